@@ -1,0 +1,1 @@
+"""kgb: a benchmark of how well LLMs and coding agents write Triton GPU kernels."""

@@ -1,0 +1,39 @@
+"""Judge one kernel file against one operator, outside any sweep.
+
+    python -m kgb.evaluate aten::softmax                 # the operator's own solution.py
+    python -m kgb.evaluate aten::softmax my_softmax.py --cases smoke,check
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from kgb import chips, operators
+from kgb.evaluate import EvalSettings, evaluate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kgb.evaluate", description=__doc__.split("\n")[0])
+    parser.add_argument("op", help="operator id, e.g. aten::softmax")
+    parser.add_argument("file", nargs="?", help="candidate source (default: the operator's solution.py)")
+    parser.add_argument("--cases", default=None, help="comma-separated tags: smoke,check,bench (default: smoke on cpu, all on a GPU)")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args(argv)
+    spec = operators.load(args.op)
+    path = Path(args.file) if args.file else spec.solution_path
+    device = chips.local_device()
+    tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
+    verdict = evaluate(path.read_text(), spec, EvalSettings(device=device, case_tags=tags, time_cases=("bench",), timeout_s=args.timeout))
+    for case in verdict.cases:
+        timing = f"  {case.latency_us:.1f} us vs {case.baseline_us:.1f} us" if case.latency_us else ""
+        print(f"  {case.status:<12} {case.name}{timing}")
+    print(f"{args.op}: {verdict.status}: {verdict.message}")
+    if not verdict.correct and verdict.logs.strip():
+        print(verdict.logs[-3000:], file=sys.stderr)
+    return 0 if verdict.correct else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

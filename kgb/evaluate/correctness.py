@@ -1,0 +1,128 @@
+"""Comparing a candidate's outputs with the reference's. Runs inside the worker."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from kgb.operators import Tolerance, published_tolerance
+
+
+def clone_exact(value: Any) -> Any:
+    """A deep copy that keeps every tensor's storage layout (strides, offset, overlap)."""
+    if isinstance(value, torch.Tensor):
+        copy = torch.empty(0, dtype=value.dtype, device=value.device)
+        copy.set_(value.untyped_storage().clone(), value.storage_offset(), value.size(), value.stride())
+        return copy
+    if isinstance(value, Mapping):
+        return {k: clone_exact(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(clone_exact(v) for v in value)
+    return value
+
+
+def poison_(t: torch.Tensor) -> None:
+    """Fill an output buffer with values a correct kernel overwrites and a lazy one leaves."""
+    if t.is_floating_point() or t.is_complex():
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).min + 7 if t.dtype != torch.uint8 else 0xA5)
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Exact equality, NaN included: for inputs that must be left untouched."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return bool((a == b).all())
+
+
+def _describe(index: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(i) for i in index) + ")"
+
+
+def compare_tensor(
+    what: str, actual: Any, expected: torch.Tensor, reduction: int, tol: Tolerance | None = None
+) -> tuple[str | None, float | None, float | None]:
+    """(mismatch message or None, max abs error, max relative error)."""
+    if not isinstance(actual, torch.Tensor):
+        return f"{what}: expected a tensor, got {type(actual).__name__}", None, None
+    if actual.shape != expected.shape:
+        return f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}", None, None
+    if actual.dtype != expected.dtype:
+        return f"{what}: dtype {actual.dtype}, expected {expected.dtype}", None, None
+    if actual.device.type != expected.device.type:
+        return f"{what}: on {actual.device}, expected {expected.device.type}", None, None
+    if expected.numel() == 0:
+        return None, 0.0, 0.0
+    exact = not (expected.is_floating_point() or expected.is_complex())
+    a = actual.detach().cpu()
+    e = expected.detach().cpu()
+    if exact:
+        bad = a != e
+        if not bad.any():
+            return None, 0.0, 0.0
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        return (
+            f"{what}: {int(bad.sum())} of {e.numel()} elements differ; first at "
+            f"{_describe(where)}: got {a[where].item()}, expected {e[where].item()}",
+            None,
+            None,
+        )
+    wide = torch.complex128 if e.is_complex() else torch.float64
+    a, e = a.to(wide), e.to(wide)
+    finite = torch.isfinite(e)
+    scale = float(e[finite].abs().pow(2).mean().sqrt()) if finite.any() else 0.0
+    if tol is None:
+        tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, scale)
+    err = (a - e).abs()
+    allowed = tol.atol + tol.rtol * e.abs()
+    # Non-finite expected values (inf, nan) must be matched exactly.
+    both_nan = torch.isnan(a) & torch.isnan(e)
+    ok = torch.where(finite, err <= allowed, (a == e) | both_nan)
+    max_abs = float(err[finite].max()) if finite.any() else 0.0
+    rel = err[finite] / e[finite].abs().clamp_min(1e-30)
+    max_rel = float(rel.max()) if finite.any() else 0.0
+    if bool(ok.all()):
+        return None, max_abs, max_rel
+    where = tuple(int(i) for i in (~ok).nonzero()[0])
+    return (
+        f"{what}: {int((~ok).sum())} of {e.numel()} elements outside tolerance "
+        f"(rtol {tol.rtol:g}, atol {tol.atol:.3g}); first at {_describe(where)}: "
+        f"got {a[where].item():.6g}, expected {e[where].item():.6g}",
+        max_abs,
+        max_rel,
+    )
+
+
+def compare_values(
+    what: str, actual: Any, expected: Any, reduction: int
+) -> tuple[str | None, float | None, float | None]:
+    """Compare return values: a tensor, a sequence of them, or a Python scalar."""
+    if isinstance(expected, torch.Tensor):
+        return compare_tensor(what, actual, expected, reduction)
+    if isinstance(expected, list | tuple):
+        if not isinstance(actual, list | tuple) or len(actual) != len(expected):
+            return f"{what}: expected a sequence of {len(expected)} values, got {type(actual).__name__}", None, None
+        worst_abs, worst_rel = 0.0, 0.0
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
+            msg, ab, rl = compare_values(f"{what}[{i}]", a, e, reduction)
+            if msg:
+                return msg, ab, rl
+            worst_abs, worst_rel = max(worst_abs, ab or 0.0), max(worst_rel, rl or 0.0)
+        return None, worst_abs, worst_rel
+    if expected is None:
+        return (None if actual is None else f"{what}: expected None, got {type(actual).__name__}"), None, None
+    if type(actual) is not type(expected):
+        return f"{what}: expected a Python {type(expected).__name__}, got {type(actual).__name__}", None, None
+    if isinstance(expected, float):
+        tol = published_tolerance("float32", reduction, abs(expected))
+        if abs(actual - expected) <= tol.atol + tol.rtol * abs(expected) or (actual != actual and expected != expected):
+            return None, abs(actual - expected), None
+        return f"{what}: got {actual!r}, expected {expected!r}", abs(actual - expected), None
+    return (None if actual == expected else f"{what}: got {actual!r}, expected {expected!r}"), None, None

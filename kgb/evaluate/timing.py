@@ -1,0 +1,82 @@
+"""GPU timing of one callable. Runs inside the worker; the candidate and the baseline go
+through the same protocol so their ratio is fair.
+
+Protocol: warm-up calls (compilation, autotuning, allocator), then repetitions each
+preceded by an L2 flush, bracketed by device events, median over repetitions. Calls
+shorter than GRAPH_BELOW_US are captured in a CUDA graph and the replays are timed, so
+that Python and launch overhead does not swamp a kernel of a few microseconds.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+GRAPH_BELOW_US = 20.0
+L2_FLUSH_BYTES = 256 * 1024 * 1024  # well over the H200's 60 MB of L2
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_us: float
+    spread: float  # (p80 - p20) / median
+    repeats: int
+    mode: str  # "eager" or "graph"
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+def _timed(run: Callable[[], object], flush: torch.Tensor, repeats: int) -> list[float]:
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
+    for start, end in zip(starts, ends, strict=True):
+        flush.zero_()
+        start.record()
+        run()
+        end.record()
+    torch.cuda.synchronize()
+    return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)]
+
+
+def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10) -> Timing:
+    """Median device time of fn() in microseconds, inputs prepared outside the timed region."""
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    estimate = statistics.median(_timed(fn, flush, 5))
+    mode, run = "eager", fn
+    if estimate < GRAPH_BELOW_US:
+        graph = _capture(fn)
+        if graph is not None:
+            mode, run = "graph", graph.replay
+    # keep a slow kernel's timing to a few seconds
+    repeats = max(10, min(repeats, int(2e6 / max(estimate, 1.0))))
+    samples = sorted(_timed(run, flush, repeats))
+    median = statistics.median(samples)
+    spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
+    return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode)
+
+
+def _capture(fn: Callable[[], object]) -> torch.cuda.CUDAGraph | None:
+    """A CUDA graph of one call, or None where the callable cannot be captured."""
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()  # a warm-up on the capture stream, as CUDA graphs require
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        graph.replay()
+        torch.cuda.synchronize()
+        return graph
+    except Exception:  # noqa: BLE001 - any capture failure falls back to eager timing
+        torch.cuda.synchronize()
+        return None

@@ -1,0 +1,92 @@
+"""The evaluator's judgement of one candidate."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """Outcome of evaluating one candidate, from worst to best."""
+
+    REJECTED = "rejected"  # failed the static or integrity check
+    COMPILE_ERROR = "compile_error"  # did not import or its kernel did not compile
+    RUNTIME_ERROR = "runtime_error"  # raised, or the worker process died
+    TIMEOUT = "timeout"  # the worker ran past eval.timeout_s and was killed
+    WRONG_OUTPUT = "wrong_output"  # ran, but some output is outside tolerance
+    CORRECT = "correct"  # every case passed and the integrity audit is clean
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case's outcome. Latencies are None where nothing was timed (CPU, or failure)."""
+
+    name: str
+    tag: str
+    status: Status
+    message: str = ""
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    latency_us: float | None = None
+    baseline_us: float | None = None
+    latency_spread: float | None = None  # (p80 - p20) / median of the candidate's timings
+    timing_mode: str | None = None  # "eager" or "graph"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The evaluator's judgement of one candidate."""
+
+    status: Status
+    message: str
+    cases: tuple[CaseResult, ...] = ()
+    logs: str = ""  # captured stderr of the worker (compile logs, tracebacks)
+    baseline: str | None = None  # which speed baseline was timed (e.g. "torch", "libcublas")
+    device: str = "cpu"
+    kernels: tuple[str, ...] = ()  # names of the Triton kernels the candidate launched
+    torch_ops: tuple[str, ...] = ()  # ATen ops the candidate dispatched outside kernels
+    eval_s: float = 0.0
+
+    @property
+    def correct(self) -> bool:
+        return self.status == Status.CORRECT
+
+    @property
+    def speedup(self) -> float | None:
+        """Geometric mean over timed cases of baseline time / candidate time."""
+        ratios = [
+            c.baseline_us / c.latency_us
+            for c in self.cases
+            if c.latency_us and c.baseline_us and c.status == Status.CORRECT
+        ]
+        if not ratios or not self.correct:
+            return None
+        return geomean(ratios)
+
+    @property
+    def latency_us(self) -> float | None:
+        timed = [c.latency_us for c in self.cases if c.latency_us]
+        return geomean(timed) if timed and self.correct else None
+
+    @property
+    def baseline_us(self) -> float | None:
+        timed = [c.baseline_us for c in self.cases if c.baseline_us and c.latency_us]
+        return geomean(timed) if timed and self.correct else None
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How one candidate is evaluated (derived from the eval config and the chip)."""
+
+    device: str = "cpu"  # torch device type: cpu (Triton interpreter), cuda, ...
+    case_tags: tuple[str, ...] = ("smoke",)
+    time_cases: tuple[str, ...] = ()  # tags of the cases that are timed (GPU only)
+    timeout_s: float = 300.0
+    repeats: int = 100
+    warmup: int = 10
+    extra_env: dict[str, str] = field(default_factory=dict)
