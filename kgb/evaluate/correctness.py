@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from kgb.operators import Tolerance, published_tolerance
+from kgb.operators import Case, Spec, Tolerance, published_tolerance
 
 
 def clone_exact(value: Any) -> Any:
@@ -126,3 +126,24 @@ def compare_values(
             return None, abs(actual - expected), None
         return f"{what}: got {actual!r}, expected {expected!r}", abs(actual - expected), None
     return (None if actual == expected else f"{what}: got {actual!r}, expected {expected!r}"), None, None
+
+
+def compare_outputs(
+    spec: Spec, case: Case, actual: dict[str, Any], expected: dict[str, Any], inputs: dict[str, Any]
+) -> tuple[str | None, float | None, float | None]:
+    """Judge everything a call produced: `{"return": value, <written arg>: tensor, ...}`.
+
+    Uses the spec's own `compare` where it has one (random, uninitialised or aliasing
+    outputs), else the published tolerance on every value.
+    """
+    custom = getattr(spec.module, "compare", None)
+    if custom is not None:
+        return custom(actual, expected, case, inputs), None, None
+    worst_abs, worst_rel = 0.0, 0.0
+    for key, exp in expected.items():
+        what = "return value" if key == "return" else f"argument {key}"
+        message, ab, rl = compare_values(what, actual.get(key), exp, case.reduction)
+        if message:
+            return message, ab, rl
+        worst_abs, worst_rel = max(worst_abs, ab or 0.0), max(worst_rel, rl or 0.0)
+    return None, worst_abs, worst_rel

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import clone_exact, compare_values, poison_, same_bits
+from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
 from kgb.evaluate.integrity import ALLOWED_OPS, audited
 from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Case, Spec, _import_file, load_spec
@@ -110,23 +110,11 @@ class CaseRunner:
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
 
     def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
-        spec = self.spec
-        written = (*spec.output_args, *spec.inout_args)
-        custom = getattr(spec.module, "compare", None)
-        if custom is not None:
-            exp = {"return": expected, **_tensors(ref_in, written)}
-            act = {"return": actual, **_tensors(cand_in, written)}
-            message = custom(act, exp, case)
-            return (f"case {case.name}: {message}" if message else None), None, None
-        worst_abs, worst_rel = 0.0, 0.0
-        pairs = [("return value", actual, expected)]
-        pairs += [(f"argument {n}", cand_in[n], t) for n, t in _tensors(ref_in, written).items()]
-        for what, act, exp in pairs:
-            message, ab, rl = compare_values(what, act, exp, case.reduction)
-            if message:
-                return f"case {case.name}: {message}", ab, rl
-            worst_abs, worst_rel = max(worst_abs, ab or 0.0), max(worst_rel, rl or 0.0)
-        return None, worst_abs, worst_rel
+        written = (*self.spec.output_args, *self.spec.inout_args)
+        exp = {"return": expected, **_tensors(ref_in, written)}
+        act = {"return": actual, **_tensors(cand_in, written)}
+        message, max_abs, max_rel = compare_outputs(self.spec, case, act, exp, cand_in)
+        return (f"case {case.name}: {message}" if message else None), max_abs, max_rel
 
     def _untouched(self, case: Case, pristine: dict, cand_in: dict) -> str | None:
         written = set(self.spec.output_args) | set(self.spec.inout_args)

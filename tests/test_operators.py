@@ -1,0 +1,100 @@
+"""The dataset's self-test: every operator's spec is well formed, its solution passes its
+own smoke cases through the real evaluator, and its comparison is strict enough that an
+all-zeros answer and a perturbation just beyond tolerance both fail."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, evaluate
+from kgb.evaluate.correctness import clone_exact, compare_outputs
+from kgb.operators import CaseTag, published_tolerance
+
+OPS = list(operators.discover())
+
+
+def _expected(spec, case):
+    """What the reference produces for a case: {"return": ..., <written arg>: tensor}."""
+    gen = torch.Generator().manual_seed(case.seed)
+    inputs = spec.module.make_inputs(case, gen, "cpu")
+    ref_in = clone_exact(inputs)
+    entry = spec.entry_of(case)
+    args, kwargs = entry.bind(ref_in)
+    ret = spec.reference_for(entry.name)(*args, **kwargs)
+    written = (*spec.output_args, *spec.inout_args)
+    return {"return": ret, **{n: ref_in[n] for n in written if n in ref_in}}, inputs
+
+
+def _floating_leaves(value, path=()):
+    if isinstance(value, torch.Tensor):
+        if (value.is_floating_point() or value.is_complex()) and value.numel() > 0:
+            yield path, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _floating_leaves(v, (*path, k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _floating_leaves(v, (*path, i))
+
+
+def _replace(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replace(value[head], rest, new)}
+    items = list(value)
+    items[head] = _replace(items[head], rest, new)
+    return type(value)(items)
+
+
+def _nudged(t: torch.Tensor, reduction: int) -> torch.Tensor:
+    """t with one finite element moved to twice its allowed error."""
+    wide = t.to(torch.complex128 if t.is_complex() else torch.float64)
+    finite = torch.isfinite(wide)
+    scale = float(wide[finite].abs().pow(2).mean().sqrt()) if finite.any() else 0.0
+    tol = published_tolerance(str(t.dtype).removeprefix("torch."), reduction, scale)
+    flat = wide.reshape(-1).clone()
+    i = int(finite.reshape(-1).nonzero()[0])
+    step = 2 * (tol.atol + tol.rtol * abs(flat[i].item())) + 1e-30
+    flat[i] = flat[i] + step * (1 if flat[i].real >= 0 else -1)
+    out = flat.reshape(t.shape).to(t.dtype)
+    return out
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_spec_is_well_formed(op):
+    spec = operators.load(op)
+    assert spec.task and spec.version >= 1
+    tags = {c.tag for c in spec.cases}
+    assert {CaseTag.SMOKE, CaseTag.CHECK, CaseTag.BENCH} <= tags, f"{op} needs smoke, check and bench cases"
+    problem = spec.problem()
+    assert "solution" not in problem.reference
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_solution_passes_its_smoke_cases(op):
+    spec = operators.load(op)
+    verdict = evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=600))
+    assert verdict.correct, f"{op}: {verdict.status}: {verdict.message}\n{verdict.logs[-3000:]}"
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_zeros_and_nudges_fail(op):
+    spec = operators.load(op)
+    checked = 0
+    for case in spec.cases_for({CaseTag.SMOKE}):
+        expected, inputs = _expected(spec, case)
+        for path, leaf in _floating_leaves(expected):
+            zeros = _replace(expected, path, torch.zeros_like(leaf))
+            message, _, _ = compare_outputs(spec, case, zeros, expected, inputs)
+            assert message, f"{op} case {case.name}: all zeros at {path} passes"
+            if getattr(spec.module, "compare", None) is None:
+                nudged = _replace(expected, path, _nudged(leaf, case.reduction))
+                message, _, _ = compare_outputs(spec, case, nudged, expected, inputs)
+                assert message, f"{op} case {case.name}: a nudge beyond tolerance at {path} passes"
+            checked += 1
+    if checked == 0:
+        pytest.skip(f"{op} has no floating outputs in its smoke cases")
