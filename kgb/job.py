@@ -1,0 +1,111 @@
+"""A job's identity and the facts about where it runs.
+
+A job is one (method, model, source, chip) combination of a sweep. Its id is a hash of
+the config that decides its results, so running the same command again finds the same
+event log and resumes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kgb import chips
+from kgb.config import ChipConfig, Config, EvalConfig
+from kgb.evaluate import EvalSettings
+from kgb.operators import REPO_ROOT
+
+PACKAGES = ("kgb", "torch", "triton", "numpy", "mlflow", "hydra-core", "anthropic", "openai")
+CASE_SETS = {"smoke": ("smoke",), "check": ("smoke", "check"), "all": ("smoke", "check", "bench")}
+
+
+@dataclass(frozen=True)
+class Chip:
+    """The job's chip after `auto` is resolved, and whether it is present here."""
+
+    name: str
+    backend: str
+    notes: str
+    present: bool
+    reason: str
+
+
+def resolve_chip(cfg: ChipConfig) -> Chip:
+    if cfg.name == "auto":
+        name = chips.detect()
+        backend = chips.local_device()
+        return Chip(name, backend, cfg.notes, True, f"auto: {chips.device_name()}")
+    found = chips.presence(cfg.name, cfg.backend, cfg.device_name_pattern)
+    return Chip(cfg.name, cfg.backend, cfg.notes, found.present, found.reason)
+
+
+def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
+    device = chip.backend if chip.present else "cpu"
+    cases = cfg.cases if cfg.cases != "auto" else ("smoke" if device == "cpu" else "all")
+    if cases not in CASE_SETS:
+        raise ValueError(f"eval.cases={cfg.cases}: choose one of smoke, check, all, auto")
+    return EvalSettings(
+        device=device,
+        case_tags=CASE_SETS[cases],
+        time_cases=("bench",) if device != "cpu" else (),
+        timeout_s=cfg.timeout_s,
+        repeats=cfg.repeats,
+        warmup=cfg.warmup,
+    )
+
+
+def config_dict(cfg: Config) -> dict[str, Any]:
+    return dataclasses.asdict(cfg)
+
+
+def job_id(cfg: Config, chip: Chip, ops: list[str]) -> str:
+    """Readable prefix + hash of everything that decides the job's results."""
+    identity = {
+        "method": dataclasses.asdict(cfg.method),
+        "model": dataclasses.asdict(cfg.model),
+        "source": cfg.source.name,
+        "chip": chip.name,
+        "ops": ops,
+        "eval": dataclasses.asdict(cfg.eval),
+    }
+    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{cfg.method.name}-{cfg.model.name}-{cfg.source.name}-{chip.name}-{digest}".replace("/", "_")
+
+
+def packages() -> dict[str, str]:
+    versions = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+def driver_version() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=20,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+def events_path(root: Path, job: str) -> Path:
+    return Path(root) / "jobs" / job / "events.jsonl"

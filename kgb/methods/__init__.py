@@ -1,0 +1,48 @@
+"""Methods: strategies that turn a Problem into candidates.
+
+A method is a class built from its config with one method, `solve(ctx)`, that proposes
+candidates through `ctx.evaluate(...)` (and calls `ctx.model` if it uses an LLM). Which
+candidate is best is decided by the projections, never by the method. Adding a method is
+one module and one line in METHODS: see docs/adding-a-method.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from kgb.trial import TrialContext
+
+
+class NoCandidate(Exception):
+    """The method has nothing to propose for this operator; the message says why."""
+
+
+class Method(Protocol):
+    def solve(self, ctx: TrialContext) -> None: ...
+
+
+def _expert(cfg: Any) -> Method:
+    from kgb.methods.expert import Expert
+
+    return Expert(cfg)
+
+
+def _files(cfg: Any) -> Method:
+    from kgb.methods.files import Files
+
+    return Files(cfg)
+
+
+# name -> factory(config). Factories import lazily so that a method's SDK is needed only
+# when that method runs.
+METHODS: dict[str, Callable[[Any], Method]] = {
+    "expert": _expert,
+    "files": _files,
+}
+
+
+def build(cfg: Any) -> Method:
+    if cfg.name not in METHODS:
+        raise ValueError(f"unknown method {cfg.name!r}; known: {', '.join(sorted(METHODS))}")
+    return METHODS[cfg.name](cfg)

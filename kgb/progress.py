@@ -1,0 +1,70 @@
+"""What a job prints: one line per finished trial with an estimate, and a closing table."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import TextIO
+
+from kgb.tracking.projections import JobSummary, TrialOutcome
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _speed(t: TrialOutcome) -> str:
+    return f"{t.speedup:.2f}x" if t.speedup else ""
+
+
+class Progress:
+    """Prints `[n/N] op status speedup  elapsed ... eta ...` as trials finish."""
+
+    def __init__(self, total: int, title: str, out: TextIO = sys.stdout):
+        self.total, self.done, self.ran = total, 0, 0
+        self.out = out
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()
+        print(f"{title}: {total} trial(s)", file=out, flush=True)
+
+    def skipped_as_done(self, n: int) -> None:
+        """Trials already finished by an earlier run of this job."""
+        if n:
+            self.done += n
+            print(f"  {n} trial(s) already finished in this job's log: not run again", file=self.out, flush=True)
+
+    def finished(self, t: TrialOutcome) -> None:
+        with self._lock:
+            self.done += 1
+            self.ran += 1
+            elapsed = time.perf_counter() - self.started
+            left = self.total - self.done
+            eta = elapsed / self.ran * left
+            width = len(str(self.total))
+            note = t.reason if t.status.value in ("skipped", "no_candidate") else ""
+            print(
+                f"  [{self.done:>{width}}/{self.total}] {t.op:<34} {t.status.value:<13} {_speed(t):>7}"
+                f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip(),
+                file=self.out,
+                flush=True,
+            )
+
+
+def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO = sys.stdout) -> None:
+    print(f"\n{'operator':<34} {'status':<13} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}", file=out)
+    for t in sorted(outcomes, key=lambda t: (t.op, t.sample)):
+        best = t.best
+        v = best.verdict if best else None
+        lat = f"{v.latency_us:.1f}" if v and v.latency_us and t.correct else ""
+        base = f"{v.baseline_us:.1f}" if v and v.baseline_us and t.correct else ""
+        print(f"{t.op:<34} {t.status.value:<13} {_speed(t):>8} {lat:>11} {base:>12}", file=out)
+    geo = f"{summary.geomean_speedup:.2f}x" if summary.geomean_speedup else "not timed"
+    print(
+        f"\ncorrect {summary.correct}/{summary.trials}  accuracy {summary.accuracy:.3f}  "
+        f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {geo}  skipped {summary.skipped}  "
+        f"tokens {summary.usage.total_tokens}  cost ${summary.usage.cost_usd:.4f}",
+        file=out,
+        flush=True,
+    )

@@ -1,0 +1,134 @@
+"""The core loop of one job: for each operator, one trial per sample.
+
+config -> job -> trials -> events -> projections. Everything a trial does is an event in
+outputs/jobs/<job>/events.jsonl; MLflow is updated from those events as trials finish.
+Running the same job again skips finished trials and resumes unfinished ones.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kgb import chips, methods, operators
+from kgb.config import Config
+from kgb.job import (
+    Chip, config_dict, driver_version, eval_settings, events_path, git_commit, job_id, packages,
+    resolve_chip,
+)
+from kgb.methods import NoCandidate
+from kgb.progress import Progress, summary_table
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
+from kgb.tracking.log import EventLog, read_events
+from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
+from kgb.trial import BudgetExhausted, TrialContext, finish, start, trial_key
+
+
+def run_job(cfg: Config) -> JobSummary:
+    """Run (or resume) one job and return its summary."""
+    ops = operators.select(cfg.source.name, cfg.ops)
+    if not ops:
+        raise ValueError(f"no operators selected (source={cfg.source.name}, ops={cfg.ops})")
+    chip = resolve_chip(cfg.chip)
+    method = methods.build(cfg.method)  # fails here, before any trial, on a bad method config
+    model = build_model(cfg)
+    settings = eval_settings(cfg.eval, chip)
+    root = Path(cfg.tracking.root)
+    job = job_id(cfg, chip, ops)
+    path = events_path(root, job)
+    blobs = BlobStore(root / "blobs")
+    earlier = trial_outcomes(read_events(path)) if path.exists() else {}
+    log = EventLog(path)
+    specs = {op: operators.load(op) for op in ops}
+    started_at = time.perf_counter()
+    log.append(RunStarted(
+        job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
+        chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
+        device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
+        specs={op: f"v{s.version}:{s.digest}" for op, s in specs.items()},
+    ))
+    projection = open_projection(cfg)
+    if projection:
+        projection.project(read_events(path), blobs)
+
+    todo = []
+    for op, spec in specs.items():
+        for sample in range(cfg.method.samples):
+            key = trial_key(config_dict(cfg)["method"], config_dict(cfg)["model"], op, spec.version, chip.name, sample)
+            if not (key in earlier and earlier[key].finished):
+                todo.append((spec, sample, key))
+    progress = Progress(len(ops) * cfg.method.samples, f"job {job} on {chip.name} ({settings.device})")
+    progress.skipped_as_done(len(ops) * cfg.method.samples - len(todo))
+    project_lock = threading.Lock()
+
+    def one_trial(item) -> None:
+        spec, sample, key = item
+        prior = earlier[key].events if key in earlier else []
+        attempt = (earlier[key].attempts if key in earlier else 0) + 1
+        t0 = start(log, job, key, spec, sample, attempt)
+        end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior)
+        finish(log, job, key, end, reason, t0)
+        events = read_events(path)
+        progress.finished(trial_outcomes(events)[key])
+        if projection:
+            with project_lock:
+                projection.project(events, blobs)
+
+    with ThreadPoolExecutor(max_workers=max(1, cfg.method.concurrency)) as pool:
+        list(pool.map(one_trial, todo))
+
+    log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
+                           trials_skipped_as_done=len(ops) * cfg.method.samples - len(todo)))
+    log.close()
+    events = read_events(path)
+    if projection:
+        projection.project(events, blobs)
+    outcomes = list(trial_outcomes(events).values())
+    summary = summarize(outcomes)
+    summary_table(outcomes, summary)
+    print(f"event log: {path}")
+    if projection:
+        print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
+    return summary
+
+
+def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:
+    """Run the method on one operator; return how the trial ended and why."""
+    if not chip.present:
+        return TrialEnd.SKIPPED, chip.reason
+    ctx = TrialContext(
+        problem=spec.problem(chip_notes=chip.notes, show_reference=True), spec=spec,
+        settings=settings, log=log, blobs=blobs, job=job, key=key, sample=sample,
+        model=model, prior=prior,
+    )
+    try:
+        method.solve(ctx)
+    except NoCandidate as e:
+        return TrialEnd.NO_CANDIDATE, str(e)
+    except BudgetExhausted as e:
+        return TrialEnd.BUDGET, str(e)
+    except Exception as e:  # noqa: BLE001 - a method bug ends its trial, not the sweep
+        print(f"  method error on {spec.id}: {type(e).__name__}: {e}", file=sys.stderr)
+        return TrialEnd.METHOD_ERROR, f"{type(e).__name__}: {e}"
+    if ctx.proposed == 0:
+        return TrialEnd.NO_CANDIDATE, "the method proposed no candidate"
+    return TrialEnd.COMPLETED, ""
+
+
+def build_model(cfg: Config):
+    """The model wrapper for methods that call an LLM; None for the others."""
+    if cfg.model.provider == "none":
+        return None
+    raise ValueError(f"model provider {cfg.model.provider!r} is not available")
+
+
+def open_projection(cfg: Config):
+    if not cfg.tracking.mlflow:
+        return None
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    return MlflowProjection(cfg.tracking.tracking_uri(), cfg.tracking.experiment)

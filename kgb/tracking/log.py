@@ -1,0 +1,102 @@
+"""The append-only event log of one job: `events.jsonl`, one event per line.
+
+One writer per log appends and flushes every line and fsyncs at trial and run
+boundaries, so a killed job loses at most the line it was writing. Readers skip a torn
+last line, upgrade older schema versions and refuse newer ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from kgb.tracking.events import (
+    SCHEMA_VERSION,
+    Event,
+    RunFinished,
+    RunStarted,
+    TrialFinished,
+    from_json,
+    to_json,
+)
+
+DURABLE = (TrialFinished, RunStarted, RunFinished)
+
+
+class NewerSchemaError(RuntimeError):
+    """The log was written by a newer kgb than this one."""
+
+
+class EventLog:
+    """Appends events to one job's events.jsonl. Thread-safe; one per job."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        existing = read_events(self.path) if self.path.exists() else []
+        self._seq = existing[-1].seq + 1 if existing else 0
+        self._drop_torn_tail()
+        self._lock = threading.Lock()
+        self._file = self.path.open("a")
+
+    def _drop_torn_tail(self) -> None:
+        """A crash mid-write leaves a last line without newline: cut it before appending."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        data = self.path.read_bytes()
+        if not data.endswith(b"\n"):
+            with self.path.open("r+b") as f:
+                f.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, event: Event) -> Event:
+        """Stamp the event with its seq and time, write it, and return the stamped event."""
+        with self._lock:
+            stamped = dataclasses.replace(event, seq=self._seq, ts=time.time())
+            self._file.write(json.dumps(to_json(stamped)) + "\n")
+            self._file.flush()
+            if isinstance(stamped, DURABLE):
+                os.fsync(self._file.fileno())
+            self._seq += 1
+            return stamped
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def upgrade(record: dict[str, Any]) -> dict[str, Any]:
+    """Bring a record of an older schema version to the current one.
+
+    Version 1 is the first; each later version adds one step here, and tests keep a
+    golden log of every version.
+    """
+    version = record.get("schema_version", 1)
+    if version > SCHEMA_VERSION:
+        raise NewerSchemaError(
+            f"event schema version {version} is newer than this kgb understands "
+            f"({SCHEMA_VERSION}); upgrade kgb to read this log"
+        )
+    return record
+
+
+def read_events(path: Path) -> list[Event]:
+    """All events of a log, in order. A torn last line is skipped; a torn line
+    anywhere else is corruption and raises."""
+    lines = Path(path).read_text().split("\n")
+    events = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i >= len(lines) - 2:  # the last line, possibly followed by nothing
+                break
+            raise ValueError(f"{path}:{i + 1}: corrupt event line") from e
+        events.append(from_json(upgrade(record)))
+    return events

@@ -1,0 +1,204 @@
+"""Pure folds of events into views: a trial's outcome and a job's aggregates.
+
+Scores are derived here, never logged: a new metric needs no re-run, only a new fold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from kgb.evaluate.verdict import Status, Verdict
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    Event,
+    ModelCalled,
+    RunStarted,
+    TrialEnd,
+    TrialFinished,
+    TrialStarted,
+)
+from kgb.usage import Usage
+
+FAST_THRESHOLDS = (0.8, 1.0, 1.5)
+
+# Best first: the status a trial reports is that of its best candidate.
+STATUS_RANK = [
+    Status.CORRECT, Status.WRONG_OUTPUT, Status.RUNTIME_ERROR, Status.TIMEOUT,
+    Status.COMPILE_ERROR, Status.REJECTED,
+]
+
+
+class TrialStatus(StrEnum):
+    """A trial's status: its best verdict's, or why it has none."""
+
+    CORRECT = "correct"
+    WRONG_OUTPUT = "wrong_output"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    COMPILE_ERROR = "compile_error"
+    REJECTED = "rejected"
+    NO_CANDIDATE = "no_candidate"
+    SKIPPED = "skipped"
+    UNFINISHED = "unfinished"
+
+
+@dataclass
+class Candidate:
+    id: str
+    source_blob: str
+    origin: str
+    parents: tuple[str, ...]
+    verdict: Verdict | None = None
+    logs_blob: str | None = None
+
+
+@dataclass
+class TrialOutcome:
+    """Everything known about one trial, folded from its events."""
+
+    key: str
+    op: str = ""
+    sample: int = 0
+    spec_version: int = 0
+    attempts: int = 0
+    candidates: list[Candidate] = field(default_factory=list)
+    calls: list[ModelCalled] = field(default_factory=list)
+    end: TrialEnd | None = None
+    reason: str = ""
+    wall_s: float = 0.0
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.end is not None
+
+    @property
+    def usage(self) -> Usage:
+        return sum((c.usage for c in self.calls), Usage())
+
+    @property
+    def best(self) -> Candidate | None:
+        """The fastest correct candidate; else the one with the best status, latest first."""
+        judged = [c for c in self.candidates if c.verdict is not None]
+        if not judged:
+            return None
+
+        def rank(c: Candidate) -> tuple[int, float, int]:
+            v = c.verdict
+            assert v is not None
+            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, self.candidates.index(c))
+
+        return max(judged, key=rank)
+
+    @property
+    def status(self) -> TrialStatus:
+        if self.end == TrialEnd.SKIPPED:
+            return TrialStatus.SKIPPED
+        best = self.best
+        if best is not None and best.verdict is not None:
+            return TrialStatus(best.verdict.status.value)
+        return TrialStatus.NO_CANDIDATE if self.finished else TrialStatus.UNFINISHED
+
+    @property
+    def correct(self) -> bool:
+        return self.status == TrialStatus.CORRECT
+
+    @property
+    def speedup(self) -> float | None:
+        best = self.best
+        return best.verdict.speedup if best and best.verdict and self.correct else None
+
+
+def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
+    """Fold a job's events into one outcome per trial key, in first-seen order."""
+    trials: dict[str, TrialOutcome] = {}
+    for e in events:
+        if e.trial is None:
+            continue
+        t = trials.setdefault(e.trial, TrialOutcome(key=e.trial))
+        t.events.append(e)
+        if isinstance(e, TrialStarted):
+            t.op, t.sample, t.spec_version = e.op, e.sample, e.spec_version
+            t.attempts += 1
+        elif isinstance(e, CandidateProposed):
+            t.candidates.append(Candidate(e.candidate, e.source_blob, e.origin, e.parents))
+        elif isinstance(e, CandidateEvaluated):
+            for c in t.candidates:
+                if c.id == e.candidate and c.verdict is None:
+                    c.verdict, c.logs_blob = e.verdict, e.logs_blob
+        elif isinstance(e, ModelCalled):
+            t.calls.append(e)
+        elif isinstance(e, TrialFinished):
+            t.end, t.reason, t.wall_s = e.end, e.reason, t.wall_s + e.wall_s
+    return trials
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """A job's aggregate metrics (OPERATORS.md's published definitions)."""
+
+    trials: int  # finished trials that ran here (skipped ones excluded)
+    skipped: int
+    correct: int
+    accuracy: float
+    fast: dict[float, float]  # p -> share of trials correct and faster than p x baseline
+    geomean_speedup: float | None  # over correct, timed trials
+    usage: Usage
+    tokens_per_success: float | None
+    wall_s: float
+
+    def metrics(self) -> dict[str, float]:
+        """Flat numeric metrics for MLflow (absent values are left out, not -1)."""
+        m: dict[str, float] = {
+            "trials": self.trials, "skipped": self.skipped, "correct_ops": self.correct,
+            "accuracy": self.accuracy, "input_tokens": self.usage.input_tokens,
+            "output_tokens": self.usage.output_tokens,
+            "cache_read_tokens": self.usage.cache_read_tokens,
+            "cache_write_tokens": self.usage.cache_write_tokens,
+            "reasoning_tokens": self.usage.reasoning_tokens,
+            "total_tokens": self.usage.total_tokens, "cost_usd": self.usage.cost_usd,
+            "wall_s": self.wall_s,
+        }
+        for p, share in self.fast.items():
+            m[f"fast_{p}"] = share
+        if self.geomean_speedup is not None:
+            m["geomean_speedup"] = self.geomean_speedup
+        if self.tokens_per_success is not None:
+            m["tokens_per_success"] = self.tokens_per_success
+        return m
+
+
+def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
+    """Aggregate finished trials. With several samples of one operator, the operator
+    counts once and is correct if any sample is (pass@k)."""
+    finished = [t for t in outcomes if t.finished]
+    ran = [t for t in finished if t.status != TrialStatus.SKIPPED]
+    by_op: dict[str, list[TrialOutcome]] = defaultdict(list)
+    for t in ran:
+        by_op[t.op].append(t)
+    n = len(by_op)
+    correct_ops = {op: ts for op, ts in by_op.items() if any(t.correct for t in ts)}
+    speedups = {op: max((t.speedup or 0.0) for t in ts) for op, ts in correct_ops.items()}
+    timed = [s for s in speedups.values() if s > 0]
+    usage = sum((t.usage for t in ran), Usage())
+    return JobSummary(
+        trials=n,
+        skipped=len({t.op for t in finished} - set(by_op)),
+        correct=len(correct_ops),
+        accuracy=len(correct_ops) / n if n else 0.0,
+        fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS},
+        geomean_speedup=math.exp(sum(map(math.log, timed)) / len(timed)) if timed else None,
+        usage=usage,
+        tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,
+        wall_s=sum(t.wall_s for t in finished),
+    )
+
+
+def run_started(events: list[Event]) -> RunStarted | None:
+    """The latest RunStarted of a job's log (a resumed job has several)."""
+    starts = [e for e in events if isinstance(e, RunStarted)]
+    return starts[-1] if starts else None

@@ -1,0 +1,101 @@
+"""One trial: what a method is given, and the record it leaves.
+
+A method receives a `TrialContext`. Its capabilities log themselves: `evaluate` writes
+CandidateProposed and CandidateEvaluated, the model wrapper writes ModelCalled. Method
+code therefore contains no logging and can neither forget nor forge a record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgb.evaluate import EvalSettings, Verdict, evaluate
+from kgb.operators import Problem, Spec
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    Event,
+    TrialEnd,
+    TrialFinished,
+    TrialStarted,
+)
+from kgb.tracking.log import EventLog
+
+
+def trial_key(method: dict[str, Any], model: dict[str, Any], op: str, spec_version: int, chip: str, sample: int) -> str:
+    """Deterministic id of a trial: the same question asked the same way gets the same key."""
+    identity = {"method": method, "model": model, "op": op, "v": spec_version, "chip": chip, "sample": sample}
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A candidate and its verdict, as a method sees them."""
+
+    candidate: str
+    source: str
+    verdict: Verdict
+
+
+class BudgetExhausted(Exception):
+    """Raised by the model wrapper when a trial or job budget is reached."""
+
+
+@dataclass
+class TrialContext:
+    """What a method may use during one trial."""
+
+    problem: Problem
+    spec: Spec = field(repr=False)
+    settings: EvalSettings
+    log: EventLog = field(repr=False)
+    blobs: BlobStore = field(repr=False)
+    job: str
+    key: str
+    sample: int
+    model: Any = None  # kgb.models.Model where the method calls an LLM
+    prior: list[Event] = field(default_factory=list)  # events of earlier, unfinished attempts
+    proposed: int = 0  # candidates proposed so far in this attempt
+
+    def emit(self, event: Event) -> Event:
+        """Append a trial event (used by the context's capabilities, not by methods)."""
+        return self.log.append(dataclasses.replace(event, job=self.job, trial=self.key))
+
+    def evaluate(self, source: str, parents: tuple[str, ...] = (), origin: str = "") -> Evaluation:
+        """Propose `source` as a candidate and judge it; both facts are logged."""
+        self.proposed += 1
+        candidate = f"c{self.proposed}-{hashlib.sha256(source.encode()).hexdigest()[:8]}"
+        self.emit(
+            CandidateProposed(
+                job=self.job, candidate=candidate, source_blob=self.blobs.put(source),
+                parents=parents, origin=origin,
+            )
+        )
+        verdict = evaluate(source, self.spec, self.settings)
+        logs_blob = self.blobs.put(verdict.logs) if verdict.logs else None
+        self.emit(
+            CandidateEvaluated(
+                job=self.job, candidate=candidate,
+                verdict=dataclasses.replace(verdict, logs=""), logs_blob=logs_blob,
+            )
+        )
+        return Evaluation(candidate, source, verdict)
+
+    def known_solution(self) -> str:
+        """The operator's solution.py. Only the `expert` method may call this."""
+        return self.spec.solution_path.read_text()
+
+
+def start(log: EventLog, job: str, key: str, spec: Spec, sample: int, attempt: int) -> float:
+    log.append(TrialStarted(job=job, trial=key, op=spec.id, spec_version=spec.version, sample=sample, attempt=attempt))
+    return time.perf_counter()
+
+
+def finish(log: EventLog, job: str, key: str, end: TrialEnd, reason: str, started: float) -> None:
+    log.append(TrialFinished(job=job, trial=key, end=end, reason=reason, wall_s=time.perf_counter() - started))
