@@ -8,8 +8,9 @@ documentation (`python run.py --help` lists the groups).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -22,6 +23,14 @@ class MethodConfig:
     name: str = MISSING  # registry name in kgb.methods.METHODS
     samples: int = 1  # independent trials per operator (sample index is part of the trial key)
     concurrency: int = 1  # trials run at once (model calls overlap; evaluations stay serial on a GPU)
+    dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
+
+    # Fields that do not change a trial's result, left out of trial and job keys.
+    not_identity: ClassVar[tuple[str, ...]] = ("concurrency", "dir")
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide results: what trial keys and job ids hash."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.not_identity}
 
 
 @dataclass
@@ -36,7 +45,9 @@ class FilesConfig(MethodConfig):
     """Evaluates kernels a user brings: DIR/<source>__<op>.py, e.g. aten__softmax.py."""
 
     name: str = "files"
-    dir: str = MISSING
+    dir: str | None = MISSING
+
+    not_identity: ClassVar[tuple[str, ...]] = ("concurrency",)
 
 
 @dataclass

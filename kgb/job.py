@@ -67,7 +67,7 @@ def config_dict(cfg: Config) -> dict[str, Any]:
 def job_id(cfg: Config, chip: Chip, ops: list[str]) -> str:
     """Readable prefix + hash of everything that decides the job's results."""
     identity = {
-        "method": dataclasses.asdict(cfg.method),
+        "method": cfg.method.identity(),
         "model": dataclasses.asdict(cfg.model),
         "source": cfg.source.name,
         "chip": chip.name,

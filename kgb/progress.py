@@ -43,7 +43,7 @@ class Progress:
             left = self.total - self.done
             eta = elapsed / self.ran * left
             width = len(str(self.total))
-            note = t.reason if t.status.value in ("skipped", "no_candidate") else ""
+            note = t.reason if t.status.value in ("skipped", "no_candidate", "method_error") else ""
             print(
                 f"  [{self.done:>{width}}/{self.total}] {t.op:<34} {t.status.value:<13} {_speed(t):>7}"
                 f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip(),

@@ -42,6 +42,7 @@ class TrialStatus(StrEnum):
     COMPILE_ERROR = "compile_error"
     REJECTED = "rejected"
     NO_CANDIDATE = "no_candidate"
+    METHOD_ERROR = "method_error"  # the method itself raised before proposing anything
     SKIPPED = "skipped"
     UNFINISHED = "unfinished"
 
@@ -101,6 +102,8 @@ class TrialOutcome:
         best = self.best
         if best is not None and best.verdict is not None:
             return TrialStatus(best.verdict.status.value)
+        if self.end == TrialEnd.METHOD_ERROR:
+            return TrialStatus.METHOD_ERROR
         return TrialStatus.NO_CANDIDATE if self.finished else TrialStatus.UNFINISHED
 
     @property

@@ -1,0 +1,103 @@
+"""Each kind of faulty candidate gets its own verdict with a readable message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, Status, evaluate
+from kgb.evaluate.static import static_check
+
+CANDIDATES = Path(__file__).parent / "candidates"
+SMOKE = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120)
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return operators.load("aten::softmax")
+
+
+def judge(spec, name: str, settings: EvalSettings = SMOKE):
+    return evaluate((CANDIDATES / name).read_text(), spec, settings)
+
+
+def test_solution_is_correct(softmax):
+    verdict = evaluate(softmax.solution_path.read_text(), softmax, SMOKE)
+    assert verdict.status == Status.CORRECT
+    assert [c.name for c in verdict.cases] == ["smoke-f32", "smoke-f16-dim0"]
+    assert "_softmax_rows" in verdict.kernels
+
+
+def test_syntax_error_is_a_compile_error(softmax):
+    verdict = judge(softmax, "softmax_syntax_error.py")
+    assert verdict.status == Status.COMPILE_ERROR
+    assert "SyntaxError" in verdict.message
+
+
+def test_wrong_result_names_the_case_and_the_error(softmax):
+    verdict = judge(softmax, "softmax_wrong.py")
+    assert verdict.status == Status.WRONG_OUTPUT
+    assert "case smoke-f32" in verdict.message and "outside tolerance" in verdict.message
+
+
+def test_pytorch_delegation_is_rejected(softmax):
+    verdict = judge(softmax, "softmax_torch.py")
+    assert verdict.status == Status.REJECTED
+    assert "aten::_softmax" in verdict.message or "aten::softmax" in verdict.message
+
+
+def test_endless_loop_times_out(softmax):
+    verdict = judge(softmax, "softmax_hang.py", EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=8))
+    assert verdict.status == Status.TIMEOUT
+    assert "8 s" in verdict.message
+    assert verdict.eval_s < 30
+
+
+def test_hard_crash_is_a_runtime_error(softmax):
+    verdict = judge(softmax, "softmax_crash.py")
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "SIGABRT" in verdict.message
+
+
+def test_mutating_an_input_is_wrong(softmax):
+    verdict = judge(softmax, "softmax_mutates.py")
+    assert verdict.status == Status.WRONG_OUTPUT
+    assert "modified its input self" in verdict.message
+
+
+def test_secrets_do_not_reach_the_worker(softmax, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-secret")
+    verdict = judge(softmax, "softmax_env.py")
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "environment visible: []" in verdict.message
+
+
+def test_uninitialised_output_is_caught(softmax, tmp_path):
+    # Launches a kernel that writes nothing: the output keeps whatever empty() held.
+    source = (CANDIDATES / "softmax_hang.py").read_text().replace(
+        "    while True:\n        time.sleep(0.1)\n",
+        "    import torch\n    out = torch.empty_like(self)\n    _k[(1,)](out, BLOCK=16)\n    return out.fill_(float('nan'))\n",
+    )
+    assert evaluate(source, softmax, SMOKE).status == Status.WRONG_OUTPUT
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("import subprocess\n", "imports subprocess"),
+        ("import ctypes as c\n", "imports ctypes"),
+        ("x = open('/etc/passwd')\n", "calls open()"),
+        ("import os\nos.system('ls')\n", "uses .system"),
+        ("def softmax_int(self, dim, dtype=None):\n    return self\n", "no @triton.jit kernel"),
+    ],
+)
+def test_static_check_reasons(source, reason):
+    reasons = static_check(source, ("softmax_int",))
+    assert any(reason in r for r in reasons), reasons
+
+
+def test_static_check_requires_the_entry_points():
+    source = "import triton\n@triton.jit\ndef k(x):\n    pass\n"
+    assert static_check(source, ("softmax_int",)) == ["does not define the entry point(s) softmax_int"]

@@ -1,0 +1,154 @@
+"""End to end through `python run.py`: multirun, resume, kill -9, rebuild, idempotent projection.
+
+These run the real entry point in subprocesses, evaluating kernels in the Triton
+interpreter and projecting into a temporary SQLite MLflow store.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kgb.operators import REPO_ROOT
+from kgb.query import trial_runs
+from kgb.query.leaderboard import render, rows
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import CandidateEvaluated, TrialFinished
+from kgb.tracking.log import read_events
+from kgb.tracking.mlflow_projection import MlflowProjection
+
+pytestmark = pytest.mark.slow
+SOFTMAX = REPO_ROOT / "operators/aten/softmax/solution.py"
+ADD = REPO_ROOT / "operators/aten/add/solution.py"
+
+
+def kgb_run(*overrides: str, root: Path, multirun: bool = False, **popen) -> subprocess.CompletedProcess | subprocess.Popen:
+    cmd = [sys.executable, "run.py", *(["-m"] if multirun else []), f"tracking.root={root}", *overrides]
+    if popen:
+        return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    done = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def uri(root: Path) -> str:
+    return f"sqlite:///{root / 'mlflow.db'}"
+
+
+def all_events(root: Path):
+    return [e for path in sorted(root.glob("jobs/*/events.jsonl")) for e in read_events(path)]
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """A multirun over two methods and two sources, with user kernels for some operators."""
+    root = tmp_path_factory.mktemp("sweep")
+    kernels = root / "kernels"
+    kernels.mkdir()
+    (kernels / "aten__softmax.py").write_text(SOFTMAX.read_text())
+    # a wrong rms_norm: scales by weight + 1
+    wrong = (REPO_ROOT / "operators/vllm/rms_norm/solution.py").read_text()
+    (kernels / "vllm__rms_norm.py").write_text(wrong.replace("* w[None, :]", "* (w[None, :] + 1.0)"))
+    args = ("method=expert,files", f"method.dir={kernels}", "source=aten,vllm", "chip=cpu",
+            "ops=[aten::softmax,aten::add,vllm::rms_norm]")
+    first = kgb_run(*args, root=root, multirun=True)
+    return root, args, first
+
+
+def test_multirun_makes_one_job_per_combination(sweep):
+    root, _, first = sweep
+    table = {(r.method, r.source): r for r in rows(trial_runs(uri(root)))}
+    assert set(table) == {("expert", "aten"), ("expert", "vllm"), ("files", "aten"), ("files", "vllm")}
+    assert (table["expert", "aten"].trials, table["expert", "aten"].correct) == (2, 2)
+    assert (table["expert", "vllm"].trials, table["expert", "vllm"].correct) == (1, 1)
+    assert (table["files", "aten"].trials, table["files", "aten"].correct) == (2, 1)  # add has no file
+    assert (table["files", "vllm"].trials, table["files", "vllm"].correct) == (1, 0)  # wrong kernel
+    statuses = Counter(r.data.tags["kgb.status"] for r in trial_runs(uri(root)))
+    assert statuses == Counter(correct=4, no_candidate=1, wrong_output=1)
+    assert "mlflow ui --backend-store-uri" in first.stdout
+
+
+def test_rerun_adds_no_runs_and_evaluates_nothing(sweep):
+    root, args, _ = sweep
+    runs_before = len(trial_runs(uri(root)))
+    evaluations_before = sum(isinstance(e, CandidateEvaluated) for e in all_events(root))
+    kgb_run(*args, root=root, multirun=True)
+    assert len(trial_runs(uri(root))) == runs_before
+    assert sum(isinstance(e, CandidateEvaluated) for e in all_events(root)) == evaluations_before
+
+
+def test_projecting_twice_creates_no_duplicates(sweep):
+    root, _, _ = sweep
+    projection = MlflowProjection(uri(root), "kgb")
+    for path in root.glob("jobs/*/events.jsonl"):
+        projection.project(read_events(path), BlobStore(root / "blobs"))
+    keys = [r.data.tags["kgb.trial"] + r.data.tags["kgb.job"] for r in trial_runs(uri(root))]
+    assert len(keys) == len(set(keys)) == 6
+
+
+def test_rebuild_from_events_gives_the_same_leaderboard(sweep, tmp_path):
+    root, _, _ = sweep
+    fresh = f"sqlite:///{tmp_path / 'rebuilt.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "kgb.tracking", "rebuild", str(root), "--tracking-uri", fresh],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert render(rows(trial_runs(fresh)), "csv") == render(rows(trial_runs(uri(root))), "csv")
+
+
+def test_best_downloads_the_kernel(sweep, tmp_path):
+    root, _, _ = sweep
+    done = subprocess.run(
+        [sys.executable, "-m", "kgb.query", "best", "--op", "aten::softmax", "--chip", "cpu",
+         "--dest", str(tmp_path), "--tracking-uri", uri(root)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "kernel.py").read_text() == SOFTMAX.read_text()
+    assert '"status": "correct"' in (tmp_path / "verdict.json").read_text()
+
+
+def test_kill_minus_nine_then_rerun_loses_and_duplicates_nothing(tmp_path):
+    ops = "ops=[aten::softmax,aten::add,vllm::rms_norm,vllm::fused_add_rms_norm]"
+    proc = kgb_run("method=expert", "source=all", "chip=cpu", ops, root=tmp_path, popen=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        finished = [e for e in all_events(tmp_path) if isinstance(e, TrialFinished)]
+        if finished:
+            break
+        time.sleep(0.2)
+    assert finished, "no trial finished in time"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert len([e for e in all_events(tmp_path) if isinstance(e, TrialFinished)]) < 4
+    kgb_run("method=expert", "source=all", "chip=cpu", ops, root=tmp_path)
+    ends = Counter(e.trial for e in all_events(tmp_path) if isinstance(e, TrialFinished))
+    assert len(ends) == 4 and set(ends.values()) == {1}
+    runs = trial_runs(uri(tmp_path))
+    assert sorted(r.data.tags["kgb.op"] for r in runs) == sorted(
+        ["aten::softmax", "aten::add", "vllm::rms_norm", "vllm::fused_add_rms_norm"]
+    )
+    assert all(r.data.tags["kgb.status"] == "correct" for r in runs)
+
+
+def test_chip_absent_here_is_skipped_with_reason(tmp_path):
+    done = kgb_run("method=expert", "source=aten", "chip=nvidia", "ops=[aten::softmax]", root=tmp_path)
+    assert "skipped" in done.stdout
+    (run,) = trial_runs(uri(tmp_path))
+    assert run.data.tags["kgb.status"] == "skipped"
+    assert "needs a cuda device" in run.data.tags["kgb.reason"]
+
+
+def test_bad_config_fails_at_compose_time(tmp_path):
+    done = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", "method.smaples=3"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "smaples" in done.stderr
