@@ -17,7 +17,14 @@ from pathlib import Path
 from kgb import chips, methods, operators
 from kgb.config import Config
 from kgb.job import (
-    Chip, config_dict, driver_version, eval_settings, events_path, git_commit, job_id, packages,
+    Chip,
+    config_dict,
+    driver_version,
+    eval_settings,
+    events_path,
+    git_commit,
+    job_id,
+    packages,
     resolve_chip,
 )
 from kgb.methods import NoCandidate
@@ -99,19 +106,26 @@ def run_job(cfg: Config) -> JobSummary:
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:
     """Run the method on one operator; return how the trial ended and why."""
+    from kgb.models import ModelCallFailed
+
     if not chip.present:
         return TrialEnd.SKIPPED, chip.reason
     ctx = TrialContext(
         problem=spec.problem(chip_notes=chip.notes, show_reference=True), spec=spec,
         settings=settings, log=log, blobs=blobs, job=job, key=key, sample=sample,
-        model=model, prior=prior,
+        model=None, prior=prior,
     )
+    if model is not None:
+        ctx.model = model.for_trial(ctx)  # its calls log themselves into this trial
     try:
         method.solve(ctx)
     except NoCandidate as e:
         return TrialEnd.NO_CANDIDATE, str(e)
     except BudgetExhausted as e:
         return TrialEnd.BUDGET, str(e)
+    except ModelCallFailed as e:  # after its retries: it ends this trial, not the sweep
+        print(f"  model call failed on {spec.id}: {e}", file=sys.stderr)
+        return TrialEnd.METHOD_ERROR, f"model call failed: {e}"
     except Exception as e:  # noqa: BLE001 - a method bug ends its trial, not the sweep
         print(f"  method error on {spec.id}: {type(e).__name__}: {e}", file=sys.stderr)
         return TrialEnd.METHOD_ERROR, f"{type(e).__name__}: {e}"
@@ -121,10 +135,15 @@ def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, 
 
 
 def build_model(cfg: Config):
-    """The model wrapper for methods that call an LLM; None for the others."""
-    if cfg.model.provider == "none":
-        return None
-    raise ValueError(f"model provider {cfg.model.provider!r} is not available")
+    """The model wrapper for methods that call an LLM; None for the others. Fails here,
+    before any trial, on a missing API key or a model the endpoint does not serve."""
+    from kgb import models
+    from kgb.config import LLMMethodConfig
+
+    model = models.build(cfg.model)
+    if model is None and isinstance(cfg.method, LLMMethodConfig):
+        raise ValueError(f"method {cfg.method.name} calls a model: choose one, e.g. model=claude-opus-4-6 (conf/model/)")
+    return model
 
 
 def open_projection(cfg: Config):

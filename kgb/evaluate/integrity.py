@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # Allocation, views, layout copies and fills: none of them computes an operator's values.
