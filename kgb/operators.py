@@ -271,7 +271,7 @@ def load_spec(path: Path) -> Spec:
         name=name,
         path=path,
         version=int(module.VERSION),
-        task=inspect.cleandoc(module.__doc__),
+        task=inspect.cleandoc(module.__doc__ or ""),
         signatures=signatures,
         cases=cases,
         module=module,

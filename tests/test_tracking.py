@@ -10,8 +10,15 @@ import pytest
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import (
-    EVENT_TYPES, CandidateEvaluated, CandidateProposed, ModelCalled, RunFinished, TrialEnd,
-    TrialFinished, TrialStarted, from_json, to_json,
+    EVENT_TYPES,
+    CandidateEvaluated,
+    CandidateProposed,
+    ModelCalled,
+    RunFinished,
+    TrialEnd,
+    TrialFinished,
+    TrialStarted,
+    to_json,
 )
 from kgb.tracking.log import EventLog, NewerSchemaError, read_events
 from kgb.tracking.projections import TrialStatus, summarize, trial_outcomes

@@ -20,6 +20,8 @@ def file_name(op: str) -> str:
 
 class Files:
     def __init__(self, cfg: FilesConfig):
+        if not cfg.dir:
+            raise ValueError("method=files needs method.dir=DIR")
         self.dir = Path(cfg.dir).expanduser().resolve()
         if not self.dir.is_dir():
             raise ValueError(f"method.dir={cfg.dir}: no such directory")

@@ -18,7 +18,8 @@ def trial_runs(uri: str, filter_string: str = "") -> list[Any]:
     query = "tags.`kgb.kind` = 'trial' and tags.`kgb.complete` = '1'"
     if filter_string:
         query += f" and {filter_string}"
-    runs, token = [], None
+    runs: list[Any] = []
+    token = None
     while True:
         page = client.search_runs(experiments, filter_string=query, max_results=1000, page_token=token)
         runs.extend(page)

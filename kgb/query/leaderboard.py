@@ -13,9 +13,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-GROUP = ("kgb.method", "kgb.model", "kgb.source", "kgb.chip")
-
-
 @dataclass(frozen=True)
 class Row:
     method: str
@@ -34,10 +31,10 @@ class Row:
 
 
 def rows(runs: list[Any]) -> list[Row]:
-    groups: dict[tuple[str, ...], dict[str, Any]] = defaultdict(dict)
+    groups: dict[tuple[str, str, str, str], dict[str, Any]] = defaultdict(dict)
     for run in runs:
         tags = run.data.tags
-        key = tuple(tags.get(k, "") for k in GROUP)
+        key = (tags.get("kgb.method", ""), tags.get("kgb.model", ""), tags.get("kgb.source", ""), tags.get("kgb.chip", ""))
         groups[key].setdefault(tags["kgb.trial"], run)  # dedupe trials seen by several jobs
     table = []
     for key, by_trial in sorted(groups.items()):
@@ -55,8 +52,9 @@ def rows(runs: list[Any]) -> list[Row]:
         timed = [s for s in speedups if s > 0]
         tokens = int(sum(r.data.metrics.get("total_tokens", 0) for rs in per_op.values() for r in rs))
         cost = sum(r.data.metrics.get("cost_usd", 0.0) for rs in per_op.values() for r in rs)
+        method, model, source, chip = key
         table.append(Row(
-            *key, trials=n, correct=len(correct), accuracy=len(correct) / n if n else 0.0,
+            method=method, model=model, source=source, chip=chip, trials=n, correct=len(correct), accuracy=len(correct) / n if n else 0.0,
             fast_1_0=sum(1 for s in speedups if s > 1.0) / n if n else 0.0,
             geomean_speedup=math.exp(sum(map(math.log, timed)) / len(timed)) if timed else None,
             total_tokens=tokens, cost_usd=cost,

@@ -112,6 +112,36 @@ class CandidateEvaluated(Event):
     logs_blob: str | None = None
 
 
+class Extraction(StrEnum):
+    """What code extraction found in a completion (kgb/methods/extraction.py)."""
+
+    ONE_BLOCK = "one_block"  # one Python code block: the candidate
+    CHOSEN_BLOCK = "chosen_block"  # several blocks; the reason says which one was taken and why
+    JOINED_BLOCKS = "joined_blocks"  # several blocks that define the entry points only together
+    UNFENCED = "unfenced"  # no fence, but the whole reply is Python source
+    PROSE = "prose"  # no code at all
+    TRUNCATED = "truncated"  # max_tokens was reached before the code was complete
+    EMPTY = "empty"  # an empty reply
+
+    @property
+    def usable(self) -> bool:
+        """Whether a candidate came of it."""
+        return self in (Extraction.ONE_BLOCK, Extraction.CHOSEN_BLOCK, Extraction.JOINED_BLOCKS, Extraction.UNFENCED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompletionParsed(Event):
+    """Code extraction from one completion. A usable outcome is followed by the
+    CandidateProposed of its code; the others say why no candidate came of this round."""
+
+    kind: ClassVar[str] = "CompletionParsed"
+    request_hash: str  # the ModelCalled whose completion this is
+    round: int  # 1-based: the method's round (passk) or turn (refine)
+    outcome: Extraction
+    reason: str = ""
+    blocks: int = 0  # code blocks found
+
+
 class TrialEnd(StrEnum):
     """How a trial ended (facts; its score is derived by projections)."""
 
@@ -142,7 +172,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         RunStarted, TrialStarted, BaselineMeasured, ModelCalled, CandidateProposed,
-        CandidateEvaluated, TrialFinished, RunFinished,
+        CandidateEvaluated, CompletionParsed, TrialFinished, RunFinished,
     )
 }
 
@@ -180,7 +210,7 @@ def _from_json(tp: Any, value: Any) -> Any:
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
         names = {f.name for f in dataclasses.fields(tp)}
-        return tp(**{k: _from_json(hints[k], v) for k, v in value.items() if k in names})
+        return tp(**{k: _from_json(hints[k], v) for k, v in value.items() if k in names})  # type: ignore[operator]
     return value
 
 
@@ -194,6 +224,6 @@ def from_json(record: dict[str, Any]) -> Event:
 
 __all__ = [
     "SCHEMA_VERSION", "Event", "RunStarted", "TrialStarted", "BaselineMeasured", "ModelCalled",
-    "CandidateProposed", "CandidateEvaluated", "TrialEnd", "TrialFinished", "RunFinished",
+    "CandidateProposed", "CandidateEvaluated", "CompletionParsed", "Extraction", "TrialEnd", "TrialFinished", "RunFinished",
     "EVENT_TYPES", "to_json", "from_json", "Usage", "Verdict", "CaseResult", "Status",
 ]
