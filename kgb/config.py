@@ -16,8 +16,19 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 
+class Keyed:
+    """A config part whose fields, minus `not_identity`, go into trial keys and job ids."""
+
+    # Fields that do not change a trial's result, left out of the keys.
+    not_identity: ClassVar[tuple[str, ...]] = ()
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide results: what trial keys and job ids hash."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.not_identity}  # type: ignore[call-overload]
+
+
 @dataclass
-class MethodConfig:
+class MethodConfig(Keyed):
     """Common to every method."""
 
     name: str = MISSING  # registry name in kgb.methods.METHODS
@@ -25,12 +36,7 @@ class MethodConfig:
     concurrency: int = 1  # trials run at once (model calls overlap; evaluations stay serial on a GPU)
     dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
 
-    # Fields that do not change a trial's result, left out of trial and job keys.
     not_identity: ClassVar[tuple[str, ...]] = ("concurrency", "dir")
-
-    def identity(self) -> dict[str, Any]:
-        """The fields that decide results: what trial keys and job ids hash."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.not_identity}
 
 
 @dataclass
@@ -51,11 +57,99 @@ class FilesConfig(MethodConfig):
 
 
 @dataclass
-class ModelConfig:
+class LLMMethodConfig(MethodConfig):
+    """Common to methods that sample kernels from a model (`model=` must name one)."""
+
+    temperature: float | None = None  # overrides model.temperature for this method's calls
+
+
+@dataclass
+class OneshotConfig(LLMMethodConfig):
+    """One completion per operator; its code is the candidate."""
+
+    name: str = "oneshot"
+
+
+@dataclass
+class PasskConfig(LLMMethodConfig):
+    """Up to k independent completions per operator, stopping at the first correct one."""
+
+    name: str = "passk"
+    k: int = 5  # rounds; round r samples again only where no candidate is correct yet
+    temperature: float | None = 0.8  # independent samples need a temperature above 0
+
+
+@dataclass
+class RefineConfig(LLMMethodConfig):
+    """A conversation: each reply is judged and the verdict is the next user message."""
+
+    name: str = "refine"
+    rounds: int = 5  # model replies per operator, the first included
+    until_correct: bool = True  # stop at the first correct candidate (false: keep improving speed)
+
+
+@dataclass
+class ModelConfig(Keyed):
     """The LLM behind a method; `none` for methods that call no model."""
 
     name: str = "none"
     provider: str = "none"
+
+
+@dataclass
+class PriceConfig:
+    """US dollars per million tokens, per canonical bucket (docs/design/token-accounting.md)."""
+
+    input: float = 0.0  # input tokens neither read from nor written to the cache
+    output: float = 0.0  # generated tokens, reasoning included
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+
+
+@dataclass
+class LLMConfig(ModelConfig):
+    """A model behind an API: conf/model/anthropic.yaml, openai.yaml and the presets."""
+
+    name: str = MISSING  # the model id the API expects, e.g. claude-opus-4-6
+    provider: str = MISSING  # anthropic | openai (any OpenAI-compatible endpoint) | replay
+    base_url: str | None = None  # None: the provider's own endpoint
+    api_key_env: str = ""  # environment variable holding the key ("" for an endpoint without one)
+    temperature: float | None = 0.0  # None: send none (the API's default)
+    accepts_temperature: bool = True  # false for models that refuse one (Claude Opus 4.7 and later)
+    max_tokens: int = 16384  # cap on generated tokens per call, reasoning included
+    timeout_s: float = 600.0  # per HTTP attempt; a hung connection counts as a failed attempt
+    retries: int = 6  # further attempts after a 429, a 5xx, a timeout or a malformed body
+    backoff_s: float = 2.0  # first wait between attempts, doubled each time (a retry-after wins)
+    max_backoff_s: float = 120.0
+    price: PriceConfig = field(default_factory=PriceConfig)
+    max_trial_tokens: int | None = None  # budget: no further call once a trial has used this many
+    max_job_cost_usd: float | None = None  # budget: no further call once the job has spent this much
+    validate: bool = True  # list the endpoint's models before the sweep; fail on an unknown name
+
+    # How calls are made, paid for and capped, not what is asked: changing these must not
+    # make new trials that pay again for answers already logged.
+    not_identity: ClassVar[tuple[str, ...]] = (
+        "api_key_env", "timeout_s", "retries", "backoff_s", "max_backoff_s", "price",
+        "max_trial_tokens", "max_job_cost_usd", "validate",
+    )
+
+
+@dataclass
+class ReplayConfig(LLMConfig):
+    """Answers every call from the completions logged under an earlier run's tracking root.
+
+    `model.from=OUTPUTS_DIR` names that root. `name` picks which recorded model to answer
+    as where the root holds several (`replay`: the only one). Requests are built with the
+    recorded model's name, temperature and max_tokens, so that they match exactly.
+    """
+
+    name: str = "replay"
+    provider: str = "replay"
+    match: str = "request"  # request: the same request; position: the n-th call of the same trial
+    # `from` is a Python keyword, so the field cannot be declared the usual way; init=False
+    # keeps it out of the generated __init__ (OmegaConf sets it after construction).
+    __annotations__["from"] = "str"
+    vars()["from"] = field(default=MISSING, init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -115,6 +209,11 @@ def register() -> None:
     cs.store(name="kgb_config", node=Config)
     cs.store(group="method", name="base_expert", node=ExpertConfig)
     cs.store(group="method", name="base_files", node=FilesConfig)
+    cs.store(group="method", name="base_oneshot", node=OneshotConfig)
+    cs.store(group="method", name="base_passk", node=PasskConfig)
+    cs.store(group="method", name="base_refine", node=RefineConfig)
     cs.store(group="model", name="base_none", node=ModelConfig)
+    cs.store(group="model", name="base_llm", node=LLMConfig)
+    cs.store(group="model", name="base_replay", node=ReplayConfig)
     cs.store(group="source", name="base_source", node=SourceConfig)
     cs.store(group="chip", name="base_chip", node=ChipConfig)

@@ -68,7 +68,7 @@ def job_id(cfg: Config, chip: Chip, ops: list[str]) -> str:
     """Readable prefix + hash of everything that decides the job's results."""
     identity = {
         "method": cfg.method.identity(),
-        "model": dataclasses.asdict(cfg.model),
+        "model": cfg.model.identity(),
         "source": cfg.source.name,
         "chip": chip.name,
         "ops": ops,

@@ -7,7 +7,6 @@ Running the same job again skips finished trials and resumes unfinished ones.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import threading
 import time
@@ -66,7 +65,7 @@ def run_job(cfg: Config) -> JobSummary:
     todo = []
     for op, spec in specs.items():
         for sample in range(cfg.method.samples):
-            key = trial_key(cfg.method.identity(), dataclasses.asdict(cfg.model), op, spec.version, chip.name, sample)
+            key = trial_key(cfg.method.identity(), cfg.model.identity(), op, spec.version, chip.name, sample)
             if not (key in earlier and earlier[key].finished):
                 todo.append((spec, sample, key))
     progress = Progress(len(ops) * cfg.method.samples, f"job {job} on {chip.name} ({settings.device})")

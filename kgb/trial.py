@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,8 @@ from kgb.tracking.events import (
     TrialStarted,
 )
 from kgb.tracking.log import EventLog
+
+_ONE_GPU_EVALUATION = threading.Lock()
 
 
 def trial_key(method: dict[str, Any], model: dict[str, Any], op: str, spec_version: int, chip: str, sample: int) -> str:
@@ -59,7 +62,7 @@ class TrialContext:
     job: str
     key: str
     sample: int
-    model: Any = None  # kgb.models.Model where the method calls an LLM
+    model: Any = None  # kgb.models.TrialModel (model.for_trial(ctx)) where the method calls an LLM
     prior: list[Event] = field(default_factory=list)  # events of earlier, unfinished attempts
     proposed: int = 0  # candidates proposed so far in this attempt
 
@@ -68,16 +71,28 @@ class TrialContext:
         return self.log.append(dataclasses.replace(event, job=self.job, trial=self.key))
 
     def evaluate(self, source: str, parents: tuple[str, ...] = (), origin: str = "") -> Evaluation:
-        """Propose `source` as a candidate and judge it; both facts are logged."""
+        """Propose `source` as a candidate and judge it; both facts are logged.
+
+        A resumed trial that proposes again what an earlier attempt proposed at the same
+        position gets the logged verdict back: the log holds each candidate once."""
         self.proposed += 1
         candidate = f"c{self.proposed}-{hashlib.sha256(source.encode()).hexdigest()[:8]}"
-        self.emit(
-            CandidateProposed(
-                job=self.job, candidate=candidate, source_blob=self.blobs.put(source),
-                parents=parents, origin=origin,
+        judged = [e for e in self.prior if isinstance(e, CandidateEvaluated) and e.candidate == candidate]
+        if judged:
+            logs = self.blobs.get(judged[0].logs_blob) if judged[0].logs_blob else ""
+            return Evaluation(candidate, source, dataclasses.replace(judged[0].verdict, logs=logs))
+        if not any(isinstance(e, CandidateProposed) and e.candidate == candidate for e in self.prior):
+            self.emit(
+                CandidateProposed(
+                    job=self.job, candidate=candidate, source_blob=self.blobs.put(source),
+                    parents=parents, origin=origin,
+                )
             )
-        )
-        verdict = evaluate(source, self.spec, self.settings)
+        if self.settings.device == "cpu":
+            verdict = evaluate(source, self.spec, self.settings)
+        else:
+            with _ONE_GPU_EVALUATION:  # concurrent trials must not disturb each other's timings
+                verdict = evaluate(source, self.spec, self.settings)
         logs_blob = self.blobs.put(verdict.logs) if verdict.logs else None
         self.emit(
             CandidateEvaluated(

@@ -34,11 +34,32 @@ def _files(cfg: Any) -> Method:
     return Files(cfg)
 
 
+def _oneshot(cfg: Any) -> Method:
+    from kgb.methods.oneshot import Oneshot
+
+    return Oneshot(cfg)
+
+
+def _passk(cfg: Any) -> Method:
+    from kgb.methods.passk import Passk
+
+    return Passk(cfg)
+
+
+def _refine(cfg: Any) -> Method:
+    from kgb.methods.refine import Refine
+
+    return Refine(cfg)
+
+
 # name -> factory(config). Factories import lazily so that a method's SDK is needed only
 # when that method runs.
 METHODS: dict[str, Callable[[Any], Method]] = {
     "expert": _expert,
     "files": _files,
+    "oneshot": _oneshot,
+    "passk": _passk,
+    "refine": _refine,
 }
 
 

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+
 @dataclass(frozen=True)
 class Row:
     method: str

@@ -14,6 +14,7 @@ from kgb.evaluate.verdict import Status, Verdict
 from kgb.tracking.events import (
     CandidateEvaluated,
     CandidateProposed,
+    CompletionParsed,
     Event,
     ModelCalled,
     RunStarted,
@@ -55,6 +56,7 @@ class Candidate:
     parents: tuple[str, ...]
     verdict: Verdict | None = None
     logs_blob: str | None = None
+    round: int | None = None  # the method's round that produced it (CompletionParsed.round)
 
 
 @dataclass
@@ -68,6 +70,7 @@ class TrialOutcome:
     attempts: int = 0
     candidates: list[Candidate] = field(default_factory=list)
     calls: list[ModelCalled] = field(default_factory=list)
+    parses: list[CompletionParsed] = field(default_factory=list)  # one per completion, resumes deduped
     end: TrialEnd | None = None
     reason: str = ""
     wall_s: float = 0.0
@@ -115,10 +118,22 @@ class TrialOutcome:
         best = self.best
         return best.verdict.speedup if best and best.verdict and self.correct else None
 
+    @property
+    def rounds(self) -> int:
+        """Rounds of an LLM method that produced a completion (0 for other methods)."""
+        return max((p.round for p in self.parses), default=0)
+
+    @property
+    def first_correct_round(self) -> int | None:
+        """The round of the first correct candidate: pass@r holds for every r from it on."""
+        rounds = [c.round for c in self.candidates if c.round is not None and c.verdict is not None and c.verdict.correct]
+        return min(rounds) if rounds else None
+
 
 def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
     """Fold a job's events into one outcome per trial key, in first-seen order."""
     trials: dict[str, TrialOutcome] = {}
+    pending: dict[str, int | None] = {}  # trial -> round of a parse whose candidate comes next
     for e in events:
         if e.trial is None:
             continue
@@ -127,8 +142,13 @@ def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
         if isinstance(e, TrialStarted):
             t.op, t.sample, t.spec_version = e.op, e.sample, e.spec_version
             t.attempts += 1
+        elif isinstance(e, CompletionParsed):
+            # a resumed attempt parses again the completions an earlier one parsed
+            if not any((p.request_hash, p.round) == (e.request_hash, e.round) for p in t.parses):
+                t.parses.append(e)
+            pending[e.trial] = e.round if e.outcome.usable else None
         elif isinstance(e, CandidateProposed):
-            t.candidates.append(Candidate(e.candidate, e.source_blob, e.origin, e.parents))
+            t.candidates.append(Candidate(e.candidate, e.source_blob, e.origin, e.parents, round=pending.pop(e.trial, None)))
         elif isinstance(e, CandidateEvaluated):
             for c in t.candidates:
                 if c.id == e.candidate and c.verdict is None:
@@ -153,6 +173,8 @@ class JobSummary:
     usage: Usage
     tokens_per_success: float | None
     wall_s: float
+    pass_at: dict[int, float] = field(default_factory=dict)  # r -> share of operators correct within r rounds
+    extractions: dict[str, int] = field(default_factory=dict)  # Extraction outcome -> completions
 
     def metrics(self) -> dict[str, float]:
         """Flat numeric metrics for MLflow (absent values are left out, not -1)."""
@@ -172,6 +194,10 @@ class JobSummary:
             m["geomean_speedup"] = self.geomean_speedup
         if self.tokens_per_success is not None:
             m["tokens_per_success"] = self.tokens_per_success
+        for r, share in self.pass_at.items():
+            m[f"pass_at_{r}"] = share
+        for outcome, count in self.extractions.items():
+            m[f"completions_{outcome}"] = count
         return m
 
 
@@ -188,6 +214,12 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
     speedups = {op: max((t.speedup or 0.0) for t in ts) for op, ts in correct_ops.items()}
     timed = [s for s in speedups.values() if s > 0]
     usage = sum((t.usage for t in ran), Usage())
+    rounds = max((t.rounds for t in ran), default=0)
+    first = {op: min((t.first_correct_round or rounds + 1 for t in ts), default=rounds + 1) for op, ts in by_op.items()}
+    extractions: dict[str, int] = defaultdict(int)
+    for t in ran:
+        for p in t.parses:
+            extractions[p.outcome.value] += 1
     return JobSummary(
         trials=n,
         skipped=len({t.op for t in finished} - set(by_op)),
@@ -198,6 +230,8 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,
         wall_s=sum(t.wall_s for t in finished),
+        pass_at={r: sum(1 for f in first.values() if f <= r) / n for r in range(1, rounds + 1)} if n else {},
+        extractions=dict(sorted(extractions.items())),
     )
 
 

@@ -1,0 +1,302 @@
+"""The shared Model wrapper: everything about a model call except the wire format.
+
+A provider (anthropic.py, openai.py, replay.py) has one method that turns a `Request` into
+a `Reply` or raises `CallFailed`. This wrapper adds, once for all of them: retries with
+backoff on 429, 5xx, timeouts and malformed bodies (a retry-after header wins), budgets,
+cost, and the `ModelCalled` event of every call. A trial uses it through `for_trial(ctx)`,
+which also answers, on a resumed trial, every request the trial's log already holds.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import random
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from kgb.config import LLMConfig, PriceConfig
+from kgb.tracking.events import ModelCalled
+from kgb.tracking.log import read_events
+from kgb.trial import BudgetExhausted
+from kgb.usage import Usage
+
+if TYPE_CHECKING:
+    from kgb.trial import TrialContext
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+class StopReason(StrEnum):
+    """Why generation stopped, in one vocabulary across providers."""
+
+    END = "end"  # the model finished (Anthropic end_turn/stop_sequence, OpenAI stop)
+    MAX_TOKENS = "max_tokens"  # cut at max_tokens (Anthropic max_tokens, OpenAI length)
+    REFUSAL = "refusal"  # refused or filtered (Anthropic refusal, OpenAI content_filter)
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One turn of a conversation."""
+
+    role: str  # user | assistant
+    content: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """What is sent, provider-neutral. Its JSON text is logged and hashed; no secrets."""
+
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    temperature: float | None  # None: none is sent
+    max_tokens: int
+
+    def text(self) -> str:
+        return json.dumps(asdict(self), indent=1, sort_keys=True)
+
+    @property
+    def hash(self) -> str:
+        """Equal to the hash of the request blob, so resumes and replays match on it."""
+        return hashlib.sha256(self.text().encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Where a call comes from; only replay needs it, to find the recorded answer."""
+
+    op: str
+    sample: int
+    occurrence: int  # how many times this trial sent the same request before
+    index: int  # calls this trial made before this one
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's answer: the text, why it stopped, and tokens (canonical and as sent)."""
+
+    text: str
+    stop_reason: StopReason
+    usage: Usage  # canonical buckets, cost not yet set
+    raw_usage: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a method gets back from `ctx.model.complete(...)`."""
+
+    text: str
+    stop_reason: StopReason
+    request_hash: str
+
+    @property
+    def truncated(self) -> bool:
+        return self.stop_reason == StopReason.MAX_TOKENS
+
+
+class CallFailed(Exception):
+    """One attempt failed; `retryable` says whether another attempt may succeed."""
+
+    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.message, self.retryable, self.retry_after_s = message, retryable, retry_after_s
+
+
+class ModelCallFailed(Exception):
+    """A call failed for good (after its retries): it ends the trial, not the job."""
+
+
+class Provider(Protocol):
+    name: str
+
+    def complete(self, request: Request, site: CallSite) -> Reply: ...
+
+    def models(self) -> list[str] | None:
+        """The model ids the endpoint serves, or None where it cannot list them."""
+        ...
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from retry-after-ms, or retry-after as seconds or an HTTP date."""
+    if value := headers.get("retry-after-ms"):
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return max(email.utils.parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def sdk_failure(error: Exception, sdk: Any) -> CallFailed:
+    """Translate an exception of the anthropic or openai SDK (they share this shape)."""
+    if isinstance(error, sdk.APIStatusError):
+        status = error.status_code
+        retryable = status in RETRYABLE_STATUS or status >= 500
+        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers))
+    if isinstance(error, sdk.APITimeoutError):
+        return CallFailed("timed out", retryable=True)
+    if isinstance(error, sdk.APIConnectionError):
+        return CallFailed(f"connection failed: {error}", retryable=True)
+    return CallFailed(f"malformed response: {error}", retryable=True)
+
+
+def malformed(body: str, why: str) -> CallFailed:
+    """A 200 whose body is not what the API sends: retried, as a proxy glitch would be."""
+    return CallFailed(f"malformed response ({why}): {body[:200]!r}", retryable=True)
+
+
+def priced(usage: Usage, price: PriceConfig) -> Usage:
+    """`usage` with its cost: each canonical bucket at its price per million tokens.
+    Reasoning tokens are part of output_tokens and are not priced twice."""
+    cost = (
+        usage.input_tokens * price.input + usage.output_tokens * price.output
+        + usage.cache_read_tokens * price.cache_read + usage.cache_write_tokens * price.cache_write
+    ) / 1e6
+    return Usage(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                 usage.cache_write_tokens, usage.reasoning_tokens, cost)
+
+
+class Attempts(NamedTuple):
+    """How a call went after its retries: a reply, or the last failure."""
+
+    reply: Reply | None
+    failure: CallFailed | None
+    retries: int
+    latency_s: float  # of the last attempt
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Request fields a method does not choose."""
+
+    model: str
+    temperature: float | None
+    max_tokens: int
+
+
+class Model:
+    """One model for a whole job: provider, retries, budgets and the job's spend."""
+
+    def __init__(self, cfg: LLMConfig, provider: Provider, defaults: Defaults, secret: str = ""):
+        self.cfg, self.provider, self.defaults = cfg, provider, defaults
+        self._secret = secret
+        self._lock = threading.Lock()
+        self._job_cost: float | None = None  # read from the job's log at the first trial
+
+    def for_trial(self, ctx: TrialContext) -> TrialModel:
+        with self._lock:
+            if self._job_cost is None:
+                # cost of earlier runs of this job (and of earlier attempts) counts too
+                events = read_events(ctx.log.path) if ctx.log.path.exists() else []
+                self._job_cost = sum(e.usage.cost_usd for e in events if isinstance(e, ModelCalled))
+        return TrialModel(self, ctx)
+
+    def check_budget(self, trial_usage: Usage) -> None:
+        cap = self.cfg.max_trial_tokens
+        if cap is not None and trial_usage.total_tokens >= cap:
+            raise BudgetExhausted(f"trial token budget reached: {trial_usage.total_tokens} of {cap} tokens used")
+        cost_cap = self.cfg.max_job_cost_usd
+        with self._lock:
+            spent = self._job_cost or 0.0
+        if cost_cap is not None and spent >= cost_cap:
+            raise BudgetExhausted(f"job cost budget reached: ${spent:.4f} of ${cost_cap:.4f} spent")
+
+    def spend(self, cost: float) -> None:
+        with self._lock:
+            self._job_cost = (self._job_cost or 0.0) + cost
+
+    def call(self, request: Request, site: CallSite) -> Attempts:
+        """Try up to 1 + retries times, waiting between attempts."""
+        failure: CallFailed | None = None
+        latency = 0.0
+        for attempt in range(self.cfg.retries + 1):
+            if attempt:
+                assert failure is not None
+                delay = failure.retry_after_s
+                if delay is None:  # exponential backoff with jitter, so that trials spread out
+                    delay = min(self.cfg.max_backoff_s, self.cfg.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+                print(f"  {self.provider.name} {request.model} ({site.op}): {self.redact(failure.message)}; "
+                      f"retry {attempt}/{self.cfg.retries} in {delay:.1f}s", file=sys.stderr, flush=True)
+                time.sleep(delay)
+            started = time.perf_counter()
+            try:
+                return Attempts(self.provider.complete(request, site), None, attempt, time.perf_counter() - started)
+            except CallFailed as e:
+                failure, latency = e, time.perf_counter() - started
+                if not e.retryable:
+                    return Attempts(None, e, attempt, latency)
+        return Attempts(None, failure, self.cfg.retries, latency)
+
+    def redact(self, text: str) -> str:
+        """Keys never reach events or logs, even where an error message echoes one."""
+        return text.replace(self._secret, "[redacted]") if self._secret else text
+
+
+class TrialModel:
+    """The model as one trial sees it (`ctx.model`): each call is logged as ModelCalled."""
+
+    def __init__(self, model: Model, ctx: TrialContext):
+        self.model, self.ctx = model, ctx
+        self._logged: dict[str, list[ModelCalled]] = defaultdict(list)
+        self.used = Usage()  # this trial's tokens so far, earlier attempts included
+        for e in ctx.prior:
+            if isinstance(e, ModelCalled):
+                self.used += e.usage
+                if e.error is None and e.response_blob is not None:
+                    self._logged[e.request_hash].append(e)
+        self._sent: Counter[str] = Counter()
+        self._calls = 0
+
+    def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None) -> Completion:
+        """The model's reply to a conversation. Raises BudgetExhausted or ModelCallFailed."""
+        d = self.model.defaults
+        if not self.model.cfg.accepts_temperature:
+            temperature = None  # the model refuses one: the method's choice cannot apply
+        elif temperature is None:
+            temperature = d.temperature
+        request = Request(d.model, system, tuple(messages), temperature, d.max_tokens)
+        key = request.hash
+        site = CallSite(self.ctx.problem.op, self.ctx.sample, self._sent[key], self._calls)
+        self._sent[key] += 1
+        self._calls += 1
+        if site.occurrence < len(self._logged[key]):  # answered before this trial was interrupted
+            earlier = self._logged[key][site.occurrence]
+            assert earlier.response_blob is not None
+            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key)
+        self.model.check_budget(self.used)
+        reply, failure, retries, latency = self.model.call(request, site)
+        usage = priced(reply.usage, self.model.cfg.price) if reply else Usage()
+        blob = self.ctx.blobs.put(request.text())  # its hash is the request hash
+        self.ctx.emit(ModelCalled(
+            job=self.ctx.job, provider=self.model.provider.name, model=request.model,
+            request_hash=blob, request_blob=blob,
+            response_blob=self.ctx.blobs.put(reply.text) if reply else None,
+            usage=usage, raw_usage=reply.raw_usage if reply else {}, latency_s=latency, retries=retries,
+            stop_reason=reply.stop_reason.value if reply else None,
+            error=self.model.redact(failure.message) if failure else None,
+        ))
+        self.used += usage
+        self.model.spend(usage.cost_usd)
+        if reply is None:
+            assert failure is not None
+            raise ModelCallFailed(f"{self.model.provider.name} call failed after {retries} retries: "
+                                  f"{self.model.redact(failure.message)}")
+        return Completion(reply.text, reply.stop_reason, key)
