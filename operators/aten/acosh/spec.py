@@ -1,0 +1,108 @@
+"""Inverse hyperbolic cosine, elementwise: `aten::acosh` (default overload).
+
+out[i] = acosh(self[i]) = log(x + sqrt(x*x - 1)), the non-negative solution y of
+cosh(y) = x.
+
+- Domain: x >= 1. acosh(1) = 0, acosh(+inf) = +inf; x < 1 (including -inf) gives NaN, and
+  NaN gives NaN. Large x (up to the float32 maximum, about 3.4e38) must not overflow:
+  acosh(x) is close to log(2x) there.
+- Accuracy: compute half-precision inputs in float32 and round once. Results near x = 1
+  should keep their relative accuracy (acosh(1 + t) is about sqrt(2t)); avoid forming
+  x*x - 1 from a rounded x*x.
+- Dtypes: float16, bfloat16 and float32 keep their dtype. Integer and bool inputs are
+  converted to float32 and the result is float32 (PyTorch's default float dtype).
+  float64 and complex inputs are not required.
+- `self` may have any shape, including 0-d and empty, and may be non-contiguous
+  (transposed, sliced, expanded). The result is a new tensor of the same shape (any
+  strides); `self` must not be modified.
+
+Required entry point: `acosh` (aten::acosh(Tensor self) -> Tensor). Not required: the
+`out=` variant and the Python-scalar overloads (acosh.int, acosh.float, acosh.complex,
+acosh.Scalar).
+"""
+
+import torch
+
+from kgb.operators import Case
+
+VERSION = 1
+
+SIGNATURES = '''
+def acosh(self: torch.Tensor) -> torch.Tensor:
+    """aten::acosh(Tensor self) -> Tensor"""
+'''
+
+# Special values: the boundary x = 1, values just above it, huge values, and the NaN domain.
+EDGE = [1.0, 1.0000001, 1.001, 1.5, 2.0, 10.0, 1e4, 1.5e4, 1e20, 3e38, float("inf"),
+        0.999, 0.0, -1.0, -5.0, float("-inf"), float("nan")]
+
+
+def _case(name, tag, shape, dtype="float32", layout="contiguous", dist="domain", seed=0):
+    return Case(name, tag, dict(shape=tuple(shape), dtype=dtype, layout=layout, dist=dist), seed=seed)
+
+
+CASES = [
+    _case("smoke-f32", "smoke", [7, 33]),
+    _case("smoke-edge-f16", "smoke", [5, 17], "float16", dist="edge"),
+    _case("f32-hidden", "check", [8, 128, 768]),
+    _case("f16", "check", [4096, 257], "float16"),
+    _case("bf16", "check", [3, 1000, 129], "bfloat16"),
+    _case("wide-range-f32", "check", [65537], dist="wide"),
+    _case("edge-f32", "check", [34, 9], dist="edge"),
+    _case("edge-bf16", "check", [17, 5], "bfloat16", dist="edge"),
+    _case("transposed-f32", "check", [1023, 513], layout="transposed"),
+    _case("strided-f16", "check", [300, 257], "float16", layout="strided"),
+    _case("expanded-f32", "check", [64, 1000], layout="expanded"),
+    _case("scalar-f32", "check", []),
+    _case("empty-f32", "check", [0, 16]),
+    _case("int64", "check", [1000, 37], "int64", dist="int"),
+    _case("int32", "check", [4099], "int32", dist="int"),
+    _case("uint8", "check", [257, 3], "uint8", dist="int"),
+    _case("bool", "check", [129, 7], "bool", dist="int"),
+    _case("bench-f32", "bench", [8192, 8192]),
+    _case("bench-bf16", "bench", [16, 2048, 4096], "bfloat16"),
+    _case("bench-f16", "bench", [32, 1024, 1024], "float16"),
+]
+
+
+def _draw(dist: str, shape: list, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    n = 1
+    for s in shape:
+        n *= s
+    if dist == "int":
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+        low = 0 if dtype == torch.uint8 else -50
+        return torch.randint(low, 200, shape, generator=gen).to(dtype)
+    if dist == "edge":
+        vals = torch.tensor(EDGE, dtype=torch.float32)
+        idx = torch.randperm(max(n, 1), generator=gen)[:n] % len(EDGE)
+        return vals[idx].reshape(shape).to(dtype)
+    if dist == "wide":  # 1 + 10**u for u in [-7, 30]: close to 1 up to huge
+        u = torch.rand(shape, generator=gen) * 37 - 7
+        return (1 + 10.0 ** u.double()).to(dtype)
+    # mostly in the domain, about one in ten below 1 (NaN results)
+    return (0.6 + torch.randn(shape, generator=gen).abs() * 4).to(dtype)
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    shape, layout = list(p["shape"]), p["layout"]
+    base = list(shape)
+    if layout == "transposed":
+        base[-2], base[-1] = shape[-1], shape[-2]
+    elif layout == "strided":
+        base[-1] = 2 * shape[-1]
+    elif layout == "expanded":
+        base[-2] = 1
+    x = _draw(p["dist"], base, getattr(torch, p["dtype"]), gen).to(device)
+    if layout == "transposed":
+        x = x.transpose(-2, -1)
+    elif layout == "strided":
+        x = x[..., ::2]
+    elif layout == "expanded":
+        x = x.expand(shape)
+    return dict(self=x)
+
+
+reference = torch.ops.aten.acosh.default

@@ -1,0 +1,106 @@
+"""Hyperbolic cosine, elementwise: `aten::cosh` (default overload).
+
+out[i] = cosh(self[i]) = (exp(x) + exp(-x)) / 2.
+
+- cosh is even and at least 1; cosh(+-inf) = +inf, NaN gives NaN. In float32 the exact
+  result overflows to +inf for |x| above about 89.416. Between 88.72 (where exp(x) itself
+  overflows) and 89.416 PyTorch's own kernels disagree (some give +inf), so the tests
+  avoid float32 inputs in that band; elsewhere large |x| must give the finite result.
+- Accuracy: float32 results are compared with rtol 1e-5 also for large |x|; an exp of a
+  rounded product x * log2(e) loses about that much there, so split the argument
+  carefully. Compute half-precision inputs in float32 and round once.
+- Dtypes: float16, bfloat16 and float32 keep their dtype. Integer and bool inputs are
+  converted to float32 and the result is float32. float64 and complex inputs are not
+  required.
+- `self` may have any shape, including 0-d and empty, and may be non-contiguous
+  (transposed, sliced, expanded). The result is a new tensor of the same shape (any
+  strides); `self` must not be modified.
+
+Required entry point: `cosh` (aten::cosh(Tensor self) -> Tensor). Not required: the `out=`
+variant and the Python-scalar overloads (cosh.int, cosh.float, cosh.complex, cosh.Scalar).
+"""
+
+import torch
+
+from kgb.operators import Case
+
+VERSION = 1
+
+SIGNATURES = '''
+def cosh(self: torch.Tensor) -> torch.Tensor:
+    """aten::cosh(Tensor self) -> Tensor"""
+'''
+
+# Special values: 0, large arguments on both sides of the float32 overflow band (88.72 to
+# 89.416, left out because PyTorch's kernels disagree there), infinities and NaN.
+EDGE = [0.0, -0.0, 1e-20, 1.0, -1.0, 10.0, -20.5, 80.0, -85.0, 88.5, -88.7, 89.5, -90.0, 200.0,
+        float("inf"), float("-inf"), float("nan")]
+
+
+def _case(name, tag, shape, dtype="float32", layout="contiguous", dist="normal", seed=0):
+    return Case(name, tag, dict(shape=tuple(shape), dtype=dtype, layout=layout, dist=dist), seed=seed)
+
+
+CASES = [
+    _case("smoke-f32", "smoke", [7, 33]),
+    _case("smoke-edge-f32", "smoke", [5, 17], dist="edge"),
+    _case("f32-hidden", "check", [8, 128, 768]),
+    _case("f16", "check", [4096, 257], "float16"),
+    _case("bf16", "check", [3, 1000, 129], "bfloat16"),
+    _case("large-f32", "check", [65537], dist="large"),
+    _case("edge-f32", "check", [34, 9], dist="edge"),
+    _case("edge-f16", "check", [17, 5], "float16", dist="edge"),
+    _case("edge-bf16", "check", [17, 5], "bfloat16", dist="edge"),
+    _case("transposed-f32", "check", [1023, 513], layout="transposed"),
+    _case("strided-f16", "check", [300, 257], "float16", layout="strided"),
+    _case("expanded-f32", "check", [64, 1000], layout="expanded"),
+    _case("scalar-f32", "check", []),
+    _case("empty-f32", "check", [0, 16]),
+    _case("int64", "check", [1000, 37], "int64", dist="int"),
+    _case("int16", "check", [4099], "int16", dist="int"),
+    _case("bool", "check", [129, 7], "bool", dist="int"),
+    _case("bench-f32", "bench", [8192, 8192]),
+    _case("bench-bf16", "bench", [16, 2048, 4096], "bfloat16"),
+    _case("bench-f16", "bench", [32, 1024, 1024], "float16"),
+]
+
+
+def _draw(dist: str, shape: list, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    n = 1
+    for s in shape:
+        n *= s
+    if dist == "edge":
+        vals = torch.tensor(EDGE, dtype=torch.float32)
+        idx = torch.randperm(max(n, 1), generator=gen)[:n] % len(EDGE)
+        return vals[idx].reshape(shape).to(dtype)
+    if dist == "int":
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+        return torch.randint(-88, 89, shape, generator=gen).to(dtype)
+    if dist == "large":  # uniform on [-88.7, 88.7]: results up to 1.6e38
+        return ((torch.rand(shape, generator=gen) * 2 - 1) * 88.7).to(dtype)
+    return (torch.randn(shape, generator=gen) * 3).to(dtype)
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    shape, layout = list(p["shape"]), p["layout"]
+    base = list(shape)
+    if layout == "transposed":
+        base[-2], base[-1] = shape[-1], shape[-2]
+    elif layout == "strided":
+        base[-1] = 2 * shape[-1]
+    elif layout == "expanded":
+        base[-2] = 1
+    # draw on the CPU, move, then take the view, so that the layout survives the move
+    x = _draw(p["dist"], base, getattr(torch, p["dtype"]), gen).to(device)
+    if layout == "transposed":
+        x = x.transpose(-2, -1)
+    elif layout == "strided":
+        x = x[..., ::2]
+    elif layout == "expanded":
+        x = x.expand(shape)
+    return dict(self=x)
+
+
+reference = torch.ops.aten.cosh.default

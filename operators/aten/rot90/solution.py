@@ -1,0 +1,97 @@
+import torch
+import triton
+import triton.language as tl
+
+MAXD = 6  # dims a kernel walks after merging; more is refused
+BLOCK = 1024
+
+
+@triton.jit
+def _nd_offsets(i, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5, T0, T1, T2, T3, T4, T5, NDIM: tl.constexpr):
+    # Row-major flat index -> element offsets under two stride sets. Dims are left-aligned
+    # (dim 0 outermost, dim NDIM-1 innermost); the outermost coordinate is what remains.
+    r = i
+    a = i * 0
+    b = i * 0
+    if NDIM > 5:
+        c = r % D5
+        r = r // D5
+        a += c * S5
+        b += c * T5
+    if NDIM > 4:
+        c = r % D4
+        r = r // D4
+        a += c * S4
+        b += c * T4
+    if NDIM > 3:
+        c = r % D3
+        r = r // D3
+        a += c * S3
+        b += c * T3
+    if NDIM > 2:
+        c = r % D2
+        r = r // D2
+        a += c * S2
+        b += c * T2
+    if NDIM > 1:
+        c = r % D1
+        r = r // D1
+        a += c * S1
+        b += c * T1
+    return a + r * S0, b + r * T0
+
+
+@triton.jit
+def _copy_kernel(src, dst, n, src_offset, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5,
+                 T0, T1, T2, T3, T4, T5, NDIM: tl.constexpr, BLOCK: tl.constexpr):
+    # dst[walk] = src[src_offset + walk]; src strides may be negative (flipped dims).
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    so, do = _nd_offsets(i, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5, T0, T1, T2, T3, T4, T5, NDIM)
+    tl.store(dst + do, tl.load(src + src_offset + so, mask=m), mask=m)
+
+
+def _collapse(shape, *strides):
+    """Drop size-1 dims and merge neighbours contiguous in every stride list (same walk order)."""
+    dims = []
+    for k, size in enumerate(shape):
+        if size == 1:
+            continue
+        st = [s[k] for s in strides]
+        if dims and all(po == si * size for po, si in zip(dims[-1][1], st)):
+            dims[-1] = (dims[-1][0] * size, st)
+        else:
+            dims.append((size, st))
+    if not dims:
+        dims = [(1, [0] * len(strides))]
+    if len(dims) > MAXD:
+        raise NotImplementedError(f"more than {MAXD} non-mergeable dimensions")
+    sizes = [d[0] for d in dims] + [1] * (MAXD - len(dims))
+    lists = [[d[1][j] for d in dims] + [0] * (MAXD - len(dims)) for j in range(len(strides))]
+    return len(dims), sizes, lists
+
+
+
+def rot90(self: torch.Tensor, k: int = 1, dims: list = (0, 1)) -> torch.Tensor:
+    if len(dims) != 2 or self.ndim < 2:
+        raise RuntimeError("rot90 needs two dims and a tensor of at least 2 dimensions")
+    d0, d1 = dims[0] % self.ndim, dims[1] % self.ndim
+    if d0 == d1:
+        raise RuntimeError("rot90 dims must differ")
+    k %= 4
+    # Describe the rotated tensor as a strided view of self's memory: flips negate a
+    # stride and move the start to the last element, the quarter turns swap two dims.
+    sizes, strides, offset = list(self.shape), list(self.stride()), 0
+    flips = {0: [], 1: [d1], 2: [d0, d1], 3: [d0]}[k]
+    for d in flips:
+        offset += (sizes[d] - 1) * strides[d]
+        strides[d] = -strides[d]
+    if k % 2:
+        sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+    out = torch.empty(sizes, dtype=self.dtype, device=self.device)
+    n = out.numel()
+    if n:
+        ndim, d, (s, t) = _collapse(sizes, strides, out.stride())
+        _copy_kernel[(triton.cdiv(n, BLOCK),)](self, out, n, offset, *d[1:], *s, *t, NDIM=ndim, BLOCK=BLOCK)
+    return out
