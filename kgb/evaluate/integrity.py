@@ -24,7 +24,7 @@ ALLOWED_OPS = frozenset(
     zero_ fill_ view _unsafe_view reshape as_strided t transpose permute expand unsqueeze squeeze
     select slice narrow split split_with_sizes unbind alias detach lift_fresh clone copy_
     contiguous _reshape_alias unfold view_as _local_scalar_dense is_nonzero sym_size sym_stride
-    sym_numel sym_storage_offset
+    sym_numel sym_storage_offset promote_types result_type
     """.split()
 )
 

@@ -68,6 +68,7 @@ class CaseRunner:
         self.spec, self.candidate, self.device = spec, candidate, device
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
+        self.produced_elements = False  # some case's output is non-empty
 
     def inputs(self, case: Case, seed: int) -> dict[str, Any]:
         gen = torch.Generator().manual_seed(seed)
@@ -102,8 +103,7 @@ class CaseRunner:
                 "values must be computed by Triton kernels",
             )
         message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
-        if message is None and spec.kernel_required and not audit.kernels and _has_elements(expected, ref_in, spec):
-            raise Failed(Status.REJECTED, f"case {case.name}: launched no Triton kernel")
+        self.produced_elements |= _has_elements(expected, ref_in, spec)
         if message is None:
             message = self._untouched(case, pristine, cand_in)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
@@ -161,10 +161,36 @@ def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
     return any(count(v) for v in outputs)
 
 
+def _fix_interpreter_bf16_dot() -> None:
+    """Triton's CPU interpreter keeps bfloat16 as raw uint16 and multiplies those integers
+    in tl.dot (seen in Triton 3.9). Widening bf16 operands to float32 first is exact, and
+    makes a candidate's native bf16 dot judged as it would run on a GPU."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpreterBuilder, TensorHandle
+
+    original = InterpreterBuilder.create_dot
+    if getattr(original, "_kgb_fixed", False):
+        return
+
+    def widened(h):
+        if h.dtype.scalar == tl.bfloat16 and h.data.dtype == np.uint16:
+            return TensorHandle((h.data.astype(np.uint32) << 16).view(np.float32), tl.float32)
+        return h
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        return original(self, widened(a), widened(b), d, input_precision, max_num_imprecise_acc)
+
+    create_dot._kgb_fixed = True  # type: ignore[attr-defined]
+    InterpreterBuilder.create_dot = create_dot
+
+
 def run(request: dict, emit: Callable[[dict], None]) -> dict:
     """Evaluate; emit each case result; return the final verdict fields."""
     spec = load_spec(Path(request["spec"]))
     device = request["device"]
+    if device == "cpu":
+        _fix_interpreter_bf16_dot()
     torch.manual_seed(0)
     try:
         candidate = _import_file(Path(request["candidate"]), "candidate")
@@ -198,6 +224,10 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
             )
     except Failed as f:
         return _final(f.status, f.message, results, runner)
+    if spec.kernel_required and runner.produced_elements and not runner.kernels:
+        # Judged over the whole evaluation, not per case: a case with nothing to compute
+        # (k == 0) may rightly return zeros without a launch.
+        return _final(Status.REJECTED, "launched no Triton kernel in any case", results, runner)
     baseline = runner.baseline(next(iter(spec.signatures)))[0] if timed else None
     n = len(cases)
     return _final(Status.CORRECT, f"all {n} cases correct", results, runner, baseline)

@@ -24,7 +24,7 @@ import torch
 
 from kgb import cublas
 from kgb.evaluate.correctness import compare_tensor
-from kgb.operators import PUBLISHED_ATOL_PER_REDUCTION, PUBLISHED_RTOL, Case, Tolerance
+from kgb.operators import ATOL_FACTOR, PUBLISHED_RTOL, Case, Tolerance
 
 VERSION = 1
 
@@ -98,7 +98,7 @@ def compare(actual, expected, case, inputs):
     terms = _products(p["n"], p["x"], p["incx"], p["y"], p["incy"]).double()
     scale = float(terms.pow(2).mean().sqrt())
     tol = Tolerance(
-        rtol=PUBLISHED_RTOL["float32"], atol=PUBLISHED_ATOL_PER_REDUCTION * case.reduction * scale
+        rtol=PUBLISHED_RTOL["float32"], atol=ATOL_FACTOR * case.reduction * scale
     )
     message, _, _ = compare_tensor(
         "argument result", actual["result"], expected["result"], case.reduction, tol
