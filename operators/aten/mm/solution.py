@@ -27,14 +27,9 @@ def _mm_kernel(
     for k0 in range(0, K, BLOCK_K):
         a = tl.load(a_tile, mask=(rm[:, None] < M) & (rk[None, :] + k0 < K), other=0.0)
         b = tl.load(b_tile, mask=(rk[:, None] + k0 < K) & (rn[None, :] < N), other=0.0)
-        if PRECISION == "bf16":
-            # bfloat16 values are exact in TF32, so a TF32 dot of the widened tiles gives
-            # exact products. (Triton's CPU interpreter multiplies bfloat16 dot operands
-            # as raw uint16 bits, so a bfloat16 tl.dot is wrong there.)
-            acc = tl.dot(a.to(tl.float32), b.to(tl.float32), acc, input_precision="tf32")
-        elif PRECISION == "ieee":  # float32: full-precision products, not TF32
+        if PRECISION == "ieee":  # float32: full-precision products, not TF32
             acc = tl.dot(a, b, acc, input_precision="ieee")
-        else:  # float16: tensor cores, float32 accumulation
+        else:  # float16 and bfloat16: tensor cores, float32 accumulation
             acc = tl.dot(a, b, acc)
         a_tile += BLOCK_K * sa_k
         b_tile += BLOCK_K * sb_k
@@ -48,7 +43,7 @@ def mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
     out = torch.empty((M, N), dtype=self.dtype, device=self.device)
     if M == 0 or N == 0:
         return out
-    precision = {torch.float32: "ieee", torch.bfloat16: "bf16"}.get(self.dtype, "f16")
+    precision = "ieee" if self.dtype == torch.float32 else "native"
     if precision == "ieee":
         bm, bn, bk, warps, stages = 64, 64, 32, 4, 3
     else:
