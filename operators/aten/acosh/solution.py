@@ -3,7 +3,9 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-LN2 = 0.6931471805599453
+# kernels may read module-level constants only as tl.constexpr (the GPU compiler
+# rejects plain globals; the CPU interpreter does not check)
+LN2 = tl.constexpr(0.6931471805599453)
 
 
 @triton.jit

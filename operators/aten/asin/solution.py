@@ -4,8 +4,10 @@ import triton.language as tl
 
 BLOCK = 1024
 # pi/2 split in two floats, so that pi/2 - r keeps its accuracy when r is close to pi/2
-PIO2_HI = 1.5707963705062866
-PIO2_LO = -4.371138828673793e-08
+# kernels may read module-level constants only as tl.constexpr (the GPU compiler
+# rejects plain globals; the CPU interpreter does not check)
+PIO2_HI = tl.constexpr(1.5707963705062866)
+PIO2_LO = tl.constexpr(-4.371138828673793e-08)
 
 
 @triton.jit

@@ -3,9 +3,11 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-LOG2E = 1.4426950408889634
-LN2_HI = 0.693359375  # ln 2 rounded to 10 significant bits
-LN2_LO = -0.00021219444005471377  # ln 2 - LN2_HI
+# kernels may read module-level constants only as tl.constexpr (the GPU compiler
+# rejects plain globals; the CPU interpreter does not check)
+LOG2E = tl.constexpr(1.4426950408889634)
+LN2_HI = tl.constexpr(0.693359375)  # ln 2 rounded to 10 significant bits
+LN2_LO = tl.constexpr(-0.00021219444005471377)  # ln 2 - LN2_HI
 
 
 @triton.jit

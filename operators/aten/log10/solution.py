@@ -3,7 +3,9 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-INV_LN10 = 0.43429448190325176  # 1 / ln(10)
+# kernels may read module-level constants only as tl.constexpr (the GPU compiler
+# rejects plain globals; the CPU interpreter does not check)
+INV_LN10 = tl.constexpr(0.43429448190325176)  # 1 / ln(10)
 
 
 @triton.jit

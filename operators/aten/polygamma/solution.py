@@ -5,8 +5,10 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-Z0 = 10.0  # the asymptotic expansions are used from here on
-PI = 3.141592653589793
+# kernels may read module-level constants only as tl.constexpr (the GPU compiler
+# rejects plain globals; the CPU interpreter does not check)
+Z0 = tl.constexpr(10.0)  # the asymptotic expansions are used from here on
+PI = tl.constexpr(3.141592653589793)
 # Bernoulli numbers B_2, B_4, ..., B_12
 BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
 

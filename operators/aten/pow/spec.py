@@ -18,8 +18,8 @@ required.
   even for NaN; 0 ** negative = inf; (+-1) ** +-inf = 1; |x| > 1 gives inf ** +inf and 0 **
   -inf, |x| < 1 the reverse. The result must be accurate to float32's published tolerance
   over the whole range (results here span many orders of magnitude), so exp2(y * log2(x))
-  in plain float32 is not precise enough for float32 data. Float16/bfloat16 may be computed in float32 and
-  rounded once. PyTorch special-cases scalar exponents 2, 3, 0.5, -0.5, -1 and -2 (as
+  in plain float32 is not precise enough for float32 data. Float16/bfloat16 may be
+  computed in float32 and rounded once. PyTorch special-cases scalar exponents 2, 3, 0.5, -0.5, -1 and -2 (as
   x*x, x*x*x, sqrt, rsqrt, 1/x, 1/(x*x)).
 - Integers: exact repeated multiplication, wrapping around on overflow like C integers
   (2 ** 40 in int32 is 0). A negative integer exponent gives 1 for base 1, +-1 for base -1

@@ -21,9 +21,9 @@ variant is not required).
   float16). PyTorch's CUDA kernel computes each step in that dtype, so for float16 and
   bfloat16 the difference, the scaled `norm` and `beta`, and every product and quotient are
   rounded to it in turn; its CPU kernel uses float32 for bfloat16. The tolerance accepts
-  either (cases use powers of two for `beta` and for the element count with bfloat16 and
-  mean, and float16 only with reduction none or sum, where 1 / numel does not fall into
-  float16's subnormal range).
+  either: bfloat16 cases use powers of two for `beta` (and for the element count with
+  mean), and float16 appears only with reduction none or sum, since with mean the tiny
+  1 / numel lands in float16's subnormal range, where the two kernels disagree.
 """
 
 import torch

@@ -6,10 +6,14 @@ import triton.language as tl
 
 # Every element becomes one int64: (32-bit order key << 32) | its index in the row. The
 # indices are unique, so sorting these ascending is a stable sort by key, and one integer
-# compare does it. Rows are sorted in chunks of CHUNK by tl.sort, then chunks are merged
+# compare does it. Rows are sorted in chunks of up to CHUNK elements by ranking (each
+# element's place is the number of smaller ones in its chunk), then runs are merged
 # pairwise (each element finds its place in the partner run by binary search). int64
 # inputs need 64-bit keys: they are sorted twice, by the low then the high 32 bits (LSD).
-CHUNK = 1024
+# (tl.sort would do the chunk step, but Triton's CPU interpreter runs it about a thousand
+# times slower than this ranking.)
+CHUNK = 256
+SUB = 64
 _LOW32 = 0xFFFFFFFF
 _PAD = 2**63 - 1  # sorts after every real element
 
@@ -40,25 +44,36 @@ def _order_key(x, MODE: tl.constexpr, DESC: tl.constexpr):
 
 
 @triton.jit
-def _chunk_sort(x_ptr, perm_ptr, dst_ptr, R, N, K, num_cb, sxo, sxn, sxk,
-                MODE: tl.constexpr, DESC: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    # Rows r = o * K + k of x seen as (O, N, K). Sorts ROWS x BLOCK tiles of (key, index)
-    # pairs; MODE 2 reads element perm[r, n] (low bits) instead of element n.
-    pid = tl.program_id(0).to(tl.int64)
-    rows = (pid // num_cb) * ROWS + tl.arange(0, ROWS).to(tl.int64)
-    ns = (pid % num_cb) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
-    mask = (rows < R)[:, None] & (ns < N)[None, :]
-    flat = rows[:, None] * N + ns[None, :]
-    src = tl.broadcast_to(ns[None, :], [ROWS, BLOCK])
+def _pairs(x_ptr, perm_ptr, row, o, k, ns, ok, N, sxo, sxn, sxk, MODE: tl.constexpr, DESC: tl.constexpr):
+    # (key << 32 | n) for positions ns of row r = o * K + k of x seen as (O, N, K); MODE 2
+    # reads element perm[r, n] (its low bits) instead of element n. _PAD where not ok.
+    src = ns
     if MODE == 2:
-        src = tl.load(perm_ptr + flat, mask=mask, other=0) & _LOW32
-    o = rows // K
-    k = rows % K
-    x = tl.load(x_ptr + (o * sxo + k * sxk)[:, None] + src * sxn, mask=mask, other=0)
-    packed = (_order_key(x, MODE, DESC).to(tl.int64) << 32) | ns[None, :]
-    packed = tl.sort(tl.where(mask, packed, _PAD), dim=1)
-    # the padding sorts last, so the chunk's real elements fill its first positions
-    tl.store(dst_ptr + flat, packed, mask=mask)
+        src = tl.load(perm_ptr + row * N + ns, mask=ok, other=0) & _LOW32
+    x = tl.load(x_ptr + o * sxo + k * sxk + src * sxn, mask=ok, other=0)
+    packed = (_order_key(x, MODE, DESC).to(tl.int64) << 32) | ns
+    return tl.where(ok, packed, _PAD)
+
+
+@triton.jit
+def _chunk_sort(x_ptr, perm_ptr, dst_ptr, N, K, num_cb, sxo, sxn, sxk,
+                MODE: tl.constexpr, DESC: tl.constexpr, BLOCK: tl.constexpr, SUB: tl.constexpr):
+    # Sorts positions [c * BLOCK, (c + 1) * BLOCK) of one row: each element goes to
+    # position (number of smaller elements in the chunk), counted SUB elements at a time.
+    pid = tl.program_id(0).to(tl.int64)
+    row = pid // num_cb
+    start = (pid % num_cb) * BLOCK
+    o = row // K
+    k = row % K
+    ns = start + tl.arange(0, BLOCK).to(tl.int64)
+    ok = ns < N
+    mine = _pairs(x_ptr, perm_ptr, row, o, k, ns, ok, N, sxo, sxn, sxk, MODE, DESC)
+    rank = tl.zeros([BLOCK], tl.int32)
+    for j in range(0, BLOCK, SUB):
+        js = start + j + tl.arange(0, SUB).to(tl.int64)
+        theirs = _pairs(x_ptr, perm_ptr, row, o, k, js, js < N, N, sxo, sxn, sxk, MODE, DESC)
+        rank += tl.sum((theirs[None, :] < mine[:, None]).to(tl.int32), axis=1)
+    tl.store(dst_ptr + row * N + start + rank, mine, mask=ok)
 
 
 @triton.jit
@@ -117,25 +132,25 @@ def _merge(sizes, strides):
 
 
 def _tile(R, N):
-    block = max(2, min(triton.next_power_of_2(N), CHUNK))  # tl.sort needs 2 or more
+    block = min(triton.next_power_of_2(N), 1024)
     rows = max(1, min(triton.next_power_of_2(R), 2048 // block))
     return rows, block
 
 
 def _sorted_pairs(x, layout, R, N, K, mode, descending, perm=None):
     """(R, N) int64 pairs (key << 32 | index), each row sorted ascending."""
-    rows, block = _tile(R, N)
+    block = min(triton.next_power_of_2(N), CHUNK)
     num_cb = triton.cdiv(N, block)
     a = torch.empty((R, N), dtype=torch.int64, device=x.device)
-    _chunk_sort[(triton.cdiv(R, rows) * num_cb,)](
-        x, a if perm is None else perm, a, R, N, K, num_cb, *layout,
-        MODE=mode, DESC=descending, ROWS=rows, BLOCK=block)
+    _chunk_sort[(R * num_cb,)](
+        x, a if perm is None else perm, a, N, K, num_cb, *layout,
+        MODE=mode, DESC=descending, BLOCK=block, SUB=min(block, SUB))
     run = block
     if run < N:
         b = torch.empty_like(a)
-        num_mb = triton.cdiv(N, CHUNK)
+        num_mb = triton.cdiv(N, 1024)
         while run < N:
-            _merge_runs[(R * num_mb,)](a, b, N, run, run.bit_length(), num_mb, BLOCK=CHUNK)
+            _merge_runs[(R * num_mb,)](a, b, N, run, run.bit_length(), num_mb, BLOCK=1024)
             a, b = b, a
             run *= 2
     return a
