@@ -42,7 +42,7 @@ def worker_env(settings: EvalSettings, workdir: Path) -> dict[str, str]:
 def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
     """Judge candidate `source` against `spec`. Never raises for a faulty candidate."""
     started = time.perf_counter()
-    reasons = static_check(source, tuple(spec.signatures))
+    reasons = static_check(source, tuple(spec.signatures), spec.kernel_required)
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     with tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:

@@ -20,7 +20,7 @@ def _is_triton_jit(decorator: ast.expr) -> bool:
     return name.split(".")[-1] in {"jit", "autotune", "heuristics"}
 
 
-def static_check(source: str, entry_points: tuple[str, ...]) -> list[str]:
+def static_check(source: str, entry_points: tuple[str, ...], kernel_required: bool = True) -> list[str]:
     """Reasons to reject `source`; an empty list means it may run.
 
     A syntax error is not a reason here: the worker reports it as a compile error with
@@ -46,7 +46,7 @@ def static_check(source: str, entry_points: tuple[str, ...]) -> list[str]:
         n for n in ast.walk(tree)
         if isinstance(n, ast.FunctionDef) and any(_is_triton_jit(d) for d in n.decorator_list)
     ]
-    if not kernels:
+    if not kernels and kernel_required:
         reasons.append("defines no @triton.jit kernel")
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     defined |= {
