@@ -3,13 +3,13 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-# kernels may read module-level constants only as tl.constexpr (the GPU compiler
-# rejects plain globals; the CPU interpreter does not check)
-LN2 = tl.constexpr(0.6931471805599453)
 
 
 @triton.jit
 def _acosh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # constants as locals: a kernel may not read plain module globals on the GPU, and
+    # tl.constexpr globals misbehave in the CPU interpreter when they come first in an expression
+    ln2 = 0.6931471805599453
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=1).to(tl.float32)
@@ -21,7 +21,7 @@ def _acosh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     w = 1.0 + u
     small = tl.where(w == 1.0, u, tl.log(w) * (u / (w - 1.0)))
     # beyond 1e4 the -1 under the root is below float32 resolution: acosh(x) = log(2x)
-    big = tl.log(x) + LN2
+    big = tl.log(x) + ln2
     y = tl.where(x > 1.0e4, big, small)
     y = tl.where(x < 1.0, float("nan"), y)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

@@ -73,7 +73,11 @@ CASES = [
 
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
-    names = {"arange": ("end",), "arange_start": ("start", "end"), "arange_start_step": ("start", "end", "step")}
+    names = {
+        "arange": ("end",),
+        "arange_start": ("start", "end"),
+        "arange_start_step": ("start", "end", "step"),
+    }
     inputs = dict(zip(names[case.entry], case.params["args"], strict=True))
     dtype = case.params["dtype"]
     return dict(inputs, dtype=getattr(torch, dtype) if dtype else None, device=torch.device(device))

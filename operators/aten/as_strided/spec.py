@@ -35,7 +35,9 @@ KERNEL_REQUIRED = False
 
 
 def _case(name, tag, base, dtype, size, stride, offset=None, slice_from=0):
-    params = dict(base=base, dtype=dtype, size=size, stride=stride, offset=offset, slice_from=slice_from)
+    params = dict(
+        base=base, dtype=dtype, size=size, stride=stride, offset=offset, slice_from=slice_from
+    )
     return Case(name, tag, params)
 
 
@@ -47,9 +49,27 @@ CASES = [
     _case("empty-view", "check", [10], "float32", [0, 4], [4, 1]),
     _case("transpose-like", "check", [33, 65], "bfloat16", [65, 33], [1, 65]),
     _case("broadcast-zero-stride", "check", [129], "float32", [7, 129], [0, 1]),
-    _case("im2col-windows", "check", [2, 3, 16, 16], "float16", [2, 3, 14, 14, 3, 3], [768, 256, 16, 1, 16, 1]),
-    _case("sliced-self-default-offset", "check", [1000], "float32", [10, 10], [10, 1], slice_from=123),
-    _case("sliced-self-absolute-offset", "check", [1000], "int32", [10, 10], [20, 2], offset=5, slice_from=123),
+    _case(
+        "im2col-windows",
+        "check",
+        [2, 3, 16, 16],
+        "float16",
+        [2, 3, 14, 14, 3, 3],
+        [768, 256, 16, 1, 16, 1],
+    ),
+    _case(
+        "sliced-self-default-offset", "check", [1000], "float32", [10, 10], [10, 1], slice_from=123
+    ),
+    _case(
+        "sliced-self-absolute-offset",
+        "check",
+        [1000],
+        "int32",
+        [10, 10],
+        [20, 2],
+        offset=5,
+        slice_from=123,
+    ),
     _case("audio-frames", "check", [16000], "float32", [97, 400], [160, 1]),
     _case("bool", "check", [40], "bool", [5, 5], [3, 1]),
     _case("bench-windows", "bench", [1 << 24], "float32", [65533, 1024], [256, 1]),
@@ -64,7 +84,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     x = (x > 0) if dtype == torch.bool else x.to(dtype)
     x = x.to(device)
     if p["slice_from"]:
-        x = x[p["slice_from"]:]
+        x = x[p["slice_from"] :]
     return dict(self=x, size=list(p["size"]), stride=list(p["stride"]), storage_offset=p["offset"])
 
 
@@ -85,17 +105,25 @@ def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
         return "return value: not a view of self (it must share self's storage, not copy it)"
     if a.numel():
         if a.storage_offset() != e.storage_offset():
-            return f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
-        if any(n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride())):
+            return (
+                f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
+            )
+        if any(
+            n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride(), strict=True)
+        ):
             return f"return value: strides {a.stride()}, expected {e.stride()}"
-        if not _same_values(a, e):
+        # implied by the checks above; kept as a cross-check where it is cheap
+        if a.numel() <= 1 << 24 and not _same_values(a, e):
             return "return value: values differ from the reference"
     return None

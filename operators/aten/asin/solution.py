@@ -4,14 +4,14 @@ import triton.language as tl
 
 BLOCK = 1024
 # pi/2 split in two floats, so that pi/2 - r keeps its accuracy when r is close to pi/2
-# kernels may read module-level constants only as tl.constexpr (the GPU compiler
-# rejects plain globals; the CPU interpreter does not check)
-PIO2_HI = tl.constexpr(1.5707963705062866)
-PIO2_LO = tl.constexpr(-4.371138828673793e-08)
 
 
 @triton.jit
 def _asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # constants as locals: a kernel may not read plain module globals on the GPU, and
+    # tl.constexpr globals misbehave in the CPU interpreter when they come first in an expression
+    pio2_hi = 1.5707963705062866
+    pio2_lo = -4.371138828673793e-08
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
@@ -29,7 +29,7 @@ def _asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     p = p * z + 0.07500098645687103
     p = p * z + 0.1666666567325592
     q = s * z * p
-    r = tl.where(big, PIO2_HI - (2.0 * s - (PIO2_LO - 2.0 * q)), s + q)
+    r = tl.where(big, pio2_hi - (2.0 * s - (pio2_lo - 2.0 * q)), s + q)
     r = tl.where(a > 1.0, float("nan"), r)
     y = tl.where(x < 0, -r, r)
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

@@ -10,8 +10,26 @@ _calls = itertools.count(1)
 
 
 @triton.jit
-def _bernoulli(out_ptr, p_ptr, p_value, n, seed, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5,
-               P_FROM_TENSOR: tl.constexpr, BLOCK: tl.constexpr):
+def _bernoulli(
+    out_ptr,
+    p_ptr,
+    p_value,
+    n,
+    seed,
+    s1,
+    s2,
+    s3,
+    s4,
+    s5,
+    t0,
+    t1,
+    t2,
+    t3,
+    t4,
+    t5,
+    P_FROM_TENSOR: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     # out is contiguous; p (when a tensor) is read through its strides, broadcast included
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n
@@ -46,7 +64,7 @@ def _layout(t: torch.Tensor):
     """Sizes and strides of t with size-1 dims dropped and chaining dims merged (row-major
     order kept), padded in front to MAX_DIMS."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:
@@ -65,8 +83,14 @@ def _sample(self, probs, p_value, generator):
     if n:
         layout = _layout(probs) if probs is not None else [1] * 5 + [0] * 6
         _bernoulli[(triton.cdiv(n, BLOCK),)](
-            out, probs if probs is not None else out, float(p_value), n, _seed(generator), *layout,
-            P_FROM_TENSOR=probs is not None, BLOCK=BLOCK,
+            out,
+            probs if probs is not None else out,
+            float(p_value),
+            n,
+            _seed(generator),
+            *layout,
+            P_FROM_TENSOR=probs is not None,
+            BLOCK=BLOCK,
         )
     return out
 

@@ -51,7 +51,17 @@ def bernoulli_Tensor(self: torch.Tensor, p: torch.Tensor, *, generator: torch.Ge
 '''
 
 
-def _case(name, tag, entry, shape, dtype="float32", p=None, p_shape=None, p_dtype="float32", layout="contiguous"):
+def _case(
+    name,
+    tag,
+    entry,
+    shape,
+    dtype="float32",
+    p=None,
+    p_shape=None,
+    p_dtype="float32",
+    layout="contiguous",
+):
     params = dict(shape=shape, dtype=dtype, p=p, p_shape=p_shape, p_dtype=p_dtype, layout=layout)
     return Case(name, tag, params, entry=entry)
 
@@ -61,7 +71,9 @@ CASES = [
     _case("smoke-p-f16", "smoke", "bernoulli_p", [32, 128], "float16", p=0.3),
     _case("smoke-tensor-int64", "smoke", "bernoulli_Tensor", [16, 256], "int64", p_shape=[256]),
     _case("probs-f16", "check", "bernoulli", [256, 1024], "float16"),
-    _case("probs-bf16-transposed", "check", "bernoulli", [300, 777], "bfloat16", layout="transposed"),
+    _case(
+        "probs-bf16-transposed", "check", "bernoulli", [300, 777], "bfloat16", layout="transposed"
+    ),
     _case("probs-f64", "check", "bernoulli", [100003], "float64"),
     _case("dropout-keep-f32", "check", "bernoulli_p", [512, 1023], "float32", p=0.9),
     _case("dropout-bf16", "check", "bernoulli_p", [8, 128, 257], "bfloat16", p=0.5),
@@ -70,13 +82,35 @@ CASES = [
     _case("p-one-uint8", "check", "bernoulli_p", [1000], "uint8", p=1.0),
     _case("p-scalar-self", "check", "bernoulli_p", [], "float32", p=0.5),
     _case("p-empty", "check", "bernoulli_p", [0, 7], "float32", p=0.5),
-    _case("tensor-broadcast-rows", "check", "bernoulli_Tensor", [1024, 257], "float16", p_shape=[1024, 1]),
-    _case("tensor-f64-p-sliced", "check", "bernoulli_Tensor", [512, 300], "float32", p_shape=[512, 300],
-          p_dtype="float64", layout="sliced"),
+    _case(
+        "tensor-broadcast-rows",
+        "check",
+        "bernoulli_Tensor",
+        [1024, 257],
+        "float16",
+        p_shape=[1024, 1],
+    ),
+    _case(
+        "tensor-f64-p-sliced",
+        "check",
+        "bernoulli_Tensor",
+        [512, 300],
+        "float32",
+        p_shape=[512, 300],
+        p_dtype="float64",
+        layout="sliced",
+    ),
     _case("tensor-bool", "check", "bernoulli_Tensor", [4, 65536], "bool", p_shape=[4, 65536]),
     _case("bench-probs-f32", "bench", "bernoulli", [8192, 8192]),
     _case("bench-dropout-bf16", "bench", "bernoulli_p", [16, 2048, 4096], "bfloat16", p=0.9),
-    _case("bench-tensor-f16", "bench", "bernoulli_Tensor", [4096, 11008], "float16", p_shape=[4096, 11008]),
+    _case(
+        "bench-tensor-f16",
+        "bench",
+        "bernoulli_Tensor",
+        [4096, 11008],
+        "float16",
+        p_shape=[4096, 11008],
+    ),
 ]
 
 
@@ -106,11 +140,15 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     if case.entry == "bernoulli":
         x = _layout(p["shape"], p["layout"], lambda s: _probabilities(s, dtype, gen).to(device))
         return dict(self=x)
-    filler = (lambda s: (torch.randn(s, generator=gen) > 0).to(dtype).to(device))
+    filler = lambda s: (torch.randn(s, generator=gen) > 0).to(dtype).to(device)
     x = _layout(p["shape"], p["layout"], filler)
     if case.entry == "bernoulli_p":
         return dict(self=x, p=p["p"])
-    probs = _layout(p["p_shape"], p["layout"], lambda s: _probabilities(s, getattr(torch, p["p_dtype"]), gen).to(device))
+    probs = _layout(
+        p["p_shape"],
+        p["layout"],
+        lambda s: _probabilities(s, getattr(torch, p["p_dtype"]), gen).to(device),
+    )
     return dict(self=x, p=probs)
 
 
@@ -152,8 +190,11 @@ def compare(actual, expected, case, inputs):
     a, e = actual["return"], expected["return"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:
@@ -178,8 +219,10 @@ def compare(actual, expected, case, inputs):
             continue
         diff = float((x[sel] - p[sel]).mean())
         if abs(diff) > _eps(k, 1.0):
-            return (f"return value: for p in [{b / 10:.1f}, {(b + 1) / 10:.1f}) the share of ones is off by "
-                    f"{diff:.4g} over {k} samples (allowed {_eps(k, 1.0):.3g})")
+            return (
+                f"return value: for p in [{b / 10:.1f}, {(b + 1) / 10:.1f}) the share of ones is off by "
+                f"{diff:.4g} over {k} samples (allowed {_eps(k, 1.0):.3g})"
+            )
     row = a.shape[-1] if a.dim() else 1
     message = _uncorrelated(x - p, 1.0, row)
     return f"return value: {message}" if message else None

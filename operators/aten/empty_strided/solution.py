@@ -13,6 +13,8 @@ def _unused(ptr):
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     size, stride = list(size), list(stride)
     # elements the strides can address: the last one is at sum((size - 1) * stride)
-    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
-    storage = torch.empty(extent, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    storage = torch.empty(
+        extent, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device
+    )
     return storage.as_strided(size, stride)

@@ -10,7 +10,6 @@ def _erfc_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-
     # x >= 1/2: erfc(x) = exp(-x^2) t P(t), t = 1 / (1 + x), P a least-squares fit (relative
     # error) of erfc(x) exp(x^2) / t on t in (0, 2/3]; no cancellation in the right tail.
     t = 1.0 / (1.0 + tl.abs(x))

@@ -1,4 +1,3 @@
-import torch
 import triton
 import triton.language as tl
 
@@ -14,7 +13,9 @@ def expand(self, size, *, implicit=False):
     size = list(size)
     lead = len(size) - self.dim()
     if lead < 0:
-        raise RuntimeError(f"expand: target has {len(size)} dims, fewer than the tensor's {self.dim()}")
+        raise RuntimeError(
+            f"expand: target has {len(size)} dims, fewer than the tensor's {self.dim()}"
+        )
     shape, stride = [], []
     for d, target in enumerate(size):
         if d < lead:  # new leading dim: every index reads the same elements

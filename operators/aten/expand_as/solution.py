@@ -1,4 +1,3 @@
-import torch
 import triton
 import triton.language as tl
 
@@ -14,7 +13,9 @@ def expand_as(self, other):
     size = list(other.shape)
     lead = len(size) - self.dim()
     if lead < 0:
-        raise RuntimeError(f"expand_as: target has {len(size)} dims, fewer than the tensor's {self.dim()}")
+        raise RuntimeError(
+            f"expand_as: target has {len(size)} dims, fewer than the tensor's {self.dim()}"
+        )
     # new leading dims and broadcast size-1 dims read the same elements: stride 0
     shape, stride = size[:lead], [0] * lead
     for d in range(self.dim()):

@@ -37,7 +37,11 @@ DENIED_TORCH_OPS = ("aten::expand", "aten::expand_as", "aten::broadcast_to")
 
 
 def _case(name, tag, shape, other, dtype="float32", layout="contiguous", other_dtype="float32"):
-    return Case(name, tag, dict(shape=shape, other=other, dtype=dtype, layout=layout, other_dtype=other_dtype))
+    return Case(
+        name,
+        tag,
+        dict(shape=shape, other=other, dtype=dtype, layout=layout, other_dtype=other_dtype),
+    )
 
 
 CASES = [
@@ -45,7 +49,9 @@ CASES = [
     _case("smoke-new-dims-f16", "smoke", [3, 1], [2, 3, 4], "float16"),
     _case("smoke-scalar-int", "smoke", [], [3, 4], "int64", other_dtype="bfloat16"),
     _case("attention-mask", "check", [2, 1, 1, 77], [2, 8, 77, 77], "bool", other_dtype="float16"),
-    _case("grad-like-bf16", "check", [1, 128, 1], [16, 128, 64], "bfloat16", other_dtype="bfloat16"),
+    _case(
+        "grad-like-bf16", "check", [1, 128, 1], [16, 128, 64], "bfloat16", other_dtype="bfloat16"
+    ),
     _case("bias-transposed", "check", [65, 1], [3, 65, 33], "float32", "transposed"),
     _case("sliced-self", "check", [1, 40], [7, 40], "float16", "sliced"),
     _case("same-shape", "check", [5, 6], [5, 6], "int32"),
@@ -93,17 +99,25 @@ def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
         return "return value: not a view of self (it must share self's storage, not copy it)"
     if a.numel():
         if a.storage_offset() != e.storage_offset():
-            return f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
-        if any(n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride())):
+            return (
+                f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
+            )
+        if any(
+            n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride(), strict=True)
+        ):
             return f"return value: strides {a.stride()}, expected {e.stride()}"
-        if not _same_values(a, e):
+        # implied by the checks above; kept as a cross-check where it is cheap
+        if a.numel() <= 1 << 24 and not _same_values(a, e):
             return "return value: values differ from the reference"
     return None

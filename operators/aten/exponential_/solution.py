@@ -10,7 +10,9 @@ _calls = itertools.count(1)
 
 
 @triton.jit
-def _exponential(ptr, n, inv_lambd, seed, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr):
+def _exponential(
+    ptr, n, inv_lambd, seed, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr
+):
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     # element offset of logical (row-major) index idx, up to 6 dims
     i5 = idx % s5
@@ -39,7 +41,7 @@ def _layout(t: torch.Tensor):
     """Sizes and strides of t with size-1 dims dropped and chaining dims merged, padded in
     front to MAX_DIMS."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:

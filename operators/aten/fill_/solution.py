@@ -36,8 +36,25 @@ def _store_value(ptr, v, offs, mask, ACC_IS_F64: tl.constexpr):
 
 
 @triton.jit
-def _fill_scalar(ptr, hi, lo, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5,
-                 ACC: tl.constexpr, BLOCK: tl.constexpr):
+def _fill_scalar(
+    ptr,
+    hi,
+    lo,
+    n,
+    s1,
+    s2,
+    s3,
+    s4,
+    s5,
+    t0,
+    t1,
+    t2,
+    t3,
+    t4,
+    t5,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     # the value is hi + lo rebuilt in ACC (int64 for ints, float64 for floats)
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     offs = _strided_offsets(idx, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5)
@@ -46,7 +63,9 @@ def _fill_scalar(ptr, hi, lo, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5,
 
 
 @triton.jit
-def _fill_tensor(ptr, value_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr):
+def _fill_tensor(
+    ptr, value_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr
+):
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     offs = _strided_offsets(idx, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5)
     value = tl.load(value_ptr)
@@ -58,7 +77,7 @@ def _layout(t: torch.Tensor):
     """Sizes and strides of t with size-1 dims dropped and mergeable dims merged, padded
     in front to MAX_DIMS (size 1, stride 0)."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:
@@ -89,7 +108,9 @@ def fill__Scalar(self, value):
         else:
             hi, lo, acc = int(value), 0, tl.int64
         # the pointer is self's first element (data_ptr includes the storage offset)
-        _fill_scalar[(triton.cdiv(n, BLOCK),)](self, hi, lo, n, *_layout(self), ACC=acc, BLOCK=BLOCK)
+        _fill_scalar[(triton.cdiv(n, BLOCK),)](
+            self, hi, lo, n, *_layout(self), ACC=acc, BLOCK=BLOCK
+        )
     return self
 
 

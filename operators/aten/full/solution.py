@@ -15,7 +15,11 @@ def _fill(out_ptr, hi, lo, n, ACC: tl.constexpr, BLOCK: tl.constexpr):
     v = (tl.zeros([BLOCK], ACC) + hi) + lo
     if out_ptr.dtype.element_ty == tl.int1:
         v = v != 0
-    elif ACC == tl.float64 and out_ptr.dtype.element_ty.is_floating() and out_ptr.dtype.element_ty != tl.float64:
+    elif (
+        ACC == tl.float64
+        and out_ptr.dtype.element_ty.is_floating()
+        and out_ptr.dtype.element_ty != tl.float64
+    ):
         v = v.to(tl.float32)  # float64 -> bfloat16 casts are not supported everywhere
     tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=offs < n)
 

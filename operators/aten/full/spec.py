@@ -31,8 +31,14 @@ def full(size: list[int], fill_value: bool | int | float, *, dtype: torch.dtype 
 
 # Its whole job is a fill: PyTorch's own fills and copies would do it without Triton.
 DENIED_TORCH_OPS = (
-    "aten::fill_", "aten::zero_", "aten::zeros", "aten::zeros_like", "aten::new_zeros",
-    "aten::copy_", "aten::clone", "aten::contiguous",
+    "aten::fill_",
+    "aten::zero_",
+    "aten::zeros",
+    "aten::zeros_like",
+    "aten::new_zeros",
+    "aten::copy_",
+    "aten::clone",
+    "aten::contiguous",
 )
 
 
@@ -67,7 +73,9 @@ CASES = [
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"]) if p["dtype"] else None
-    return dict(size=list(p["size"]), fill_value=p["value"], dtype=dtype, device=torch.device(device))
+    return dict(
+        size=list(p["size"]), fill_value=p["value"], dtype=dtype, device=torch.device(device)
+    )
 
 
 reference = torch.ops.aten.full.default

@@ -10,7 +10,6 @@ def _hardsigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-
     t = x + 3.0
     # clamps written with where: a NaN fails both tests and passes through
     t = tl.where(t < 0.0, 0.0, t)

@@ -3,12 +3,6 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-# kernels may read module-level constants only as tl.constexpr (the GPU compiler
-# rejects plain globals; the CPU interpreter does not check)
-LOG2E = tl.constexpr(1.4426950408889634)
-LN2_HI = tl.constexpr(0.693359375)  # ln 2 rounded to 10 significant bits
-LN2_LO = tl.constexpr(-0.00021219444005471377)  # ln 2 - LN2_HI
-INV_SQRT_2PI = tl.constexpr(0.3989422804014327)
 
 
 @triton.jit
@@ -19,10 +13,15 @@ def _pow2(k):
 
 @triton.jit
 def _i0_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # constants as locals: a kernel may not read plain module globals on the GPU, and
+    # tl.constexpr globals misbehave in the CPU interpreter when they come first in an expression
+    log2e = 1.4426950408889634
+    ln2_hi = 0.693359375  # ln 2 rounded to 10 significant bits
+    ln2_lo = -0.00021219444005471377  # ln 2 - ln2_hi
+    inv_sqrt_2pi = 0.3989422804014327
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-
     a = tl.abs(x)
     # |x| < 10: the power series in u = x^2 / 4, coefficients 1 / (k!)^2, k <= 17
     u = a * a * 0.25
@@ -61,14 +60,14 @@ def _i0_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     s = s * w + 0.0703125
     s = s * w + 0.125
     s = s * w + 1.0
-    # exp(ac) = 2^k e^r with |r| <= ln2 / 2 (Cody-Waite: k * LN2_HI is exact), the power of
+    # exp(ac) = 2^k e^r with |r| <= ln2 / 2 (Cody-Waite: k * ln2_hi is exact), the power of
     # two applied last in two halves so that overflow happens only where I0 overflows
-    kf = tl.floor(ac * LOG2E + 0.5)
+    kf = tl.floor(ac * log2e + 0.5)
     kf = tl.where(kf == kf, kf, 0.0)  # NaN lanes: any k, the NaN stays in r
-    r = (ac - kf * LN2_HI) - kf * LN2_LO
+    r = (ac - kf * ln2_hi) - kf * ln2_lo
     k = kf.to(tl.int32)
     k1 = k >> 1
-    big = tl.exp(r) * s * (INV_SQRT_2PI * tl.rsqrt(ac)) * _pow2(k1) * _pow2(k - k1)
+    big = tl.exp(r) * s * (inv_sqrt_2pi * tl.rsqrt(ac)) * _pow2(k1) * _pow2(k - k1)
     y = tl.where(a < 10.0, p, big)
     y = tl.where(a == float("inf"), float("nan"), y)  # PyTorch: inf / inf
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

@@ -3,18 +3,17 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-# kernels may read module-level constants only as tl.constexpr (the GPU compiler
-# rejects plain globals; the CPU interpreter does not check)
-INV_LN10 = tl.constexpr(0.43429448190325176)  # 1 / ln(10)
 
 
 @triton.jit
 def _log10_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # constants as locals: a kernel may not read plain module globals on the GPU, and
+    # tl.constexpr globals misbehave in the CPU interpreter when they come first in an expression
+    inv_ln10 = 0.43429448190325176  # 1 / ln(10)
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=1).to(tl.float32)
-
-    y = tl.log(x) * INV_LN10  # log(0) = -inf, log(x < 0) = NaN carry over
+    y = tl.log(x) * inv_ln10  # log(0) = -inf, log(x < 0) = NaN carry over
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 

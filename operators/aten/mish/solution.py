@@ -10,7 +10,6 @@ def _mish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-
     # tanh(softplus(x)) = p / (p + 2) with p = e (e + 2), e = exp(x): no cancellation, and
     # about e for very negative x. Beyond x = 20 the factor is 1 in float32 (and p would
     # overflow), so the result is x itself.

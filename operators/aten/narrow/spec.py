@@ -42,11 +42,18 @@ KERNEL_REQUIRED = False
 
 # The op's whole job is one of these calls: the candidate must work out the view itself.
 DENIED_TORCH_OPS = (
-    "aten::narrow", "aten::slice", "aten::split", "aten::split_with_sizes", "aten::unbind", "aten::select",
+    "aten::narrow",
+    "aten::slice",
+    "aten::split",
+    "aten::split_with_sizes",
+    "aten::unbind",
+    "aten::select",
 )
 
 
-def _case(name, tag, shape, dim, start, length, dtype="float32", layout="contiguous", tensor_start=False):
+def _case(
+    name, tag, shape, dim, start, length, dtype="float32", layout="contiguous", tensor_start=False
+):
     params = dict(shape=shape, dim=dim, start=start, length=length, dtype=dtype, layout=layout)
     return Case(name, tag, params, entry="narrow_Tensor" if tensor_start else "narrow")
 
@@ -64,7 +71,17 @@ CASES = [
     _case("full-length", "check", [6, 7], 0, 0, 6, "int32"),
     _case("1d", "check", [1000], 0, 999, 1, "bool"),
     _case("tensor-start-negative", "check", [3, 50, 4], 1, -20, 15, "bfloat16", tensor_start=True),
-    _case("tensor-start-transposed", "check", [30, 20], 0, 4, 9, "float32", "transposed", tensor_start=True),
+    _case(
+        "tensor-start-transposed",
+        "check",
+        [30, 20],
+        0,
+        4,
+        9,
+        "float32",
+        "transposed",
+        tensor_start=True,
+    ),
     _case("bench-qkv", "bench", [8, 2048, 3 * 4096], 2, 4096, 4096, "bfloat16"),
     _case("bench-rows", "bench", [65536, 1024], 0, 1024, 32768, "float32", tensor_start=True),
 ]
@@ -105,17 +122,25 @@ def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
         return "return value: not a view of self (it must share self's storage, not copy it)"
     if a.numel():
         if a.storage_offset() != e.storage_offset():
-            return f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
-        if any(n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride())):
+            return (
+                f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
+            )
+        if any(
+            n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride(), strict=True)
+        ):
             return f"return value: strides {a.stride()}, expected {e.stride()}"
-        if not _same_values(a, e):
+        # implied by the checks above; kept as a cross-check where it is cheap
+        if a.numel() <= 1 << 24 and not _same_values(a, e):
             return "return value: values differ from the reference"
     return None

@@ -13,7 +13,7 @@ def _unused(ptr):
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     size, stride = list(size), list(stride)
     # elements the strides can address: the last one is at sum((size - 1) * stride)
-    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
     storage = torch.empty(
         extent,
         dtype=dtype if dtype is not None else self.dtype,

@@ -84,12 +84,20 @@ def compare(actual, expected, case, inputs):
     a, e = actual["return"], expected["return"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("stride", a.stride(), e.stride()),
-                            ("dtype", a.dtype, e.dtype), ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("stride", a.stride(), e.stride()),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.numel():
-        needed = a.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(a.shape, a.stride()))
+        needed = (
+            a.storage_offset()
+            + 1
+            + sum((n - 1) * s for n, s in zip(a.shape, a.stride(), strict=True))
+        )
         if a.untyped_storage().nbytes() < needed * a.itemsize:
             return f"return value: storage of {a.untyped_storage().nbytes()} bytes, needs {needed * a.itemsize}"
     return None

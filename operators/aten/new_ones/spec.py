@@ -28,8 +28,14 @@ def new_ones(self: torch.Tensor, size: list[int], *, dtype: torch.dtype | None =
 
 # Its whole job is a fill: PyTorch's own fills and copies would do it without Triton.
 DENIED_TORCH_OPS = (
-    "aten::fill_", "aten::zero_", "aten::zeros", "aten::zeros_like", "aten::new_zeros",
-    "aten::copy_", "aten::clone", "aten::contiguous",
+    "aten::fill_",
+    "aten::zero_",
+    "aten::zeros",
+    "aten::zeros_like",
+    "aten::new_zeros",
+    "aten::copy_",
+    "aten::clone",
+    "aten::contiguous",
 )
 
 

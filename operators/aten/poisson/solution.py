@@ -26,8 +26,25 @@ def _log_factorial(k):
 
 
 @triton.jit
-def _poisson(rate_ptr, out_ptr, n, seed, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5,
-             STREAM: tl.constexpr, BLOCK: tl.constexpr):
+def _poisson(
+    rate_ptr,
+    out_ptr,
+    n,
+    seed,
+    s1,
+    s2,
+    s3,
+    s4,
+    s5,
+    t0,
+    t1,
+    t2,
+    t3,
+    t4,
+    t5,
+    STREAM: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n
     i5 = idx % s5
@@ -40,7 +57,9 @@ def _poisson(rate_ptr, out_ptr, n, seed, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4,
     r = r // s2
     i1 = r % s1
     i0 = r // s1
-    lam = tl.load(rate_ptr + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask, other=0)
+    lam = tl.load(
+        rate_ptr + i0 * t0 + i1 * t1 + i2 * t2 + i3 * t3 + i4 * t4 + i5 * t5, mask=mask, other=0
+    )
     lam = lam.to(tl.float64)
     counter = idx * STREAM
 
@@ -110,7 +129,7 @@ def _layout(t: torch.Tensor):
     """Sizes and strides of t with size-1 dims dropped and chaining dims merged (row-major
     order kept), padded in front to MAX_DIMS."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:

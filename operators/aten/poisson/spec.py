@@ -128,8 +128,11 @@ def compare(actual, expected, case, inputs):
     a, e = actual["return"], expected["return"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:
@@ -153,8 +156,10 @@ def compare(actual, expected, case, inputs):
             ecdf = torch.searchsorted(xs.sort().values, values, right=True).to(torch.float64) / n
             dist = float((ecdf - cdf).abs().max())
             if dist > _eps(n, 1.0):
-                return (f"return value: counts for rate {rate:g} are not Poisson: the CDF is off by {dist:.4g} "
-                        f"over {n} samples (allowed {_eps(n, 1.0):.3g})")
+                return (
+                    f"return value: counts for rate {rate:g} are not Poisson: the CDF is off by {dist:.4g} "
+                    f"over {n} samples (allowed {_eps(n, 1.0):.3g})"
+                )
     row = a.shape[-1] if a.dim() else 1
     message = _uncorrelated(mid - 0.5, 0.5, row)
     return f"return value: {message}" if message else None

@@ -5,10 +5,6 @@ import triton
 import triton.language as tl
 
 BLOCK = 1024
-# kernels may read module-level constants only as tl.constexpr (the GPU compiler
-# rejects plain globals; the CPU interpreter does not check)
-Z0 = tl.constexpr(10.0)  # the asymptotic expansions are used from here on
-PI = tl.constexpr(3.141592653589793)
 # Bernoulli numbers B_2, B_4, ..., B_12
 BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
 
@@ -16,6 +12,10 @@ BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730)
 @triton.jit
 def _polygamma_kernel(x_ptr, y_ptr, numel, fact_n, c0, c1, b1, b2, b3, b4, b5, b6, sign,
                       N: tl.constexpr, BLOCK: tl.constexpr):
+    # constants as locals: a kernel may not read plain module globals on the GPU, and
+    # tl.constexpr globals misbehave in the CPU interpreter when they come first in an expression
+    z0 = 10.0  # the asymptotic expansions are used from here on
+    pi = 3.141592653589793
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < numel
     x = tl.load(x_ptr + offs, mask=mask, other=1).to(tl.float32)
@@ -26,12 +26,12 @@ def _polygamma_kernel(x_ptr, y_ptr, numel, fact_n, c0, c1, b1, b2, b3, b4, b5, b
     else:
         z = x  # for n >= 1 the recurrence below is exact for negative x too
     # Recurrence psi^(n)(z) = psi^(n)(z + 1) - (-1)^n n! / z^(n+1): step every lane up to
-    # z >= Z0, summing 1 / z^(n+1) on the way. NaN and -inf lanes take no steps.
-    todo = (z < Z0) & (z > float("-inf"))
-    n_steps = tl.max(tl.where(todo, tl.ceil(Z0 - z), 0.0), axis=0).to(tl.int32)
+    # z >= z0, summing 1 / z^(n+1) on the way. NaN and -inf lanes take no steps.
+    todo = (z < z0) & (z > float("-inf"))
+    n_steps = tl.max(tl.where(todo, tl.ceil(z0 - z), 0.0), axis=0).to(tl.int32)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
     for _ in range(0, n_steps):
-        active = z < Z0
+        active = z < z0
         t = 1.0 / z
         tp = t
         for _j in tl.static_range(N):
@@ -46,7 +46,7 @@ def _polygamma_kernel(x_ptr, y_ptr, numel, fact_n, c0, c1, b1, b2, b3, b4, b5, b
         y = tl.log(z) - 0.5 * w + tail - acc
         # tan(pi x) = tan(pi r) with r = x - round(x) in [-1/2, 1/2]: pi r is exact enough
         r = x - tl.floor(x + 0.5)
-        y = tl.where(neg, y - PI * tl.cos(PI * r) / tl.sin(PI * r), y)
+        y = tl.where(neg, y - pi * tl.cos(pi * r) / tl.sin(pi * r), y)
         y = tl.where(neg & (x == tl.floor(x)), float("nan"), y)  # negative integers, -inf
         minus_zero = x.to(tl.int32, bitcast=True) < 0
         y = tl.where(x == 0.0, tl.where(minus_zero, float("inf"), float("-inf")), y)

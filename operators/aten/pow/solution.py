@@ -125,9 +125,9 @@ def _pow_float(x, y):
 def _pow_int(x, y, NBITS: tl.constexpr):
     # square-and-multiply over every bit of the exponent (wrapping like C integers);
     # negative exponents give 1 / x ** -y truncated: 0 unless x is 1 or -1
-    r = x * 0 + y * 0 + 1  # block-shaped even when x or y is a scalar
-    base = x + y * 0
-    e = y + x * 0
+    r = x * 0 + 1
+    base = x
+    e = y
     for _ in range(NBITS):
         r = tl.where((e & 1) != 0, r * base, r)
         base = base * base
@@ -144,6 +144,10 @@ def _pow_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, n, sizes, o_st, a_st, b_st,
     i, mask = _index(n, IDX64, BLOCK)
     x = _read(a_ptr, a_val, i, mask, sizes, a_st, NDIM, A_SCALAR, COMMON, CT)
     y = _read(b_ptr, b_val, i, mask, sizes, b_st, NDIM, B_SCALAR, COMMON, CT)
+    if A_SCALAR:  # give the scalar operand the block's shape
+        x = x + tl.zeros_like(y)
+    if B_SCALAR:
+        y = y + tl.zeros_like(x)
     if CT.is_floating():
         r = _pow_float(x, y)
     else:

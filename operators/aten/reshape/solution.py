@@ -9,7 +9,9 @@ MAX_DIMS = 6
 
 
 @triton.jit
-def _gather_copy(src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr):
+def _gather_copy(
+    src_ptr, dst_ptr, n, s1, s2, s3, s4, s5, t0, t1, t2, t3, t4, t5, BLOCK: tl.constexpr
+):
     # dst is contiguous; element idx of dst is element idx of src in row-major order
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n
@@ -82,7 +84,7 @@ def _layout(t: torch.Tensor):
     """t's sizes and strides with size-1 dims dropped and chaining dims merged (row-major
     order is unchanged), padded in front to MAX_DIMS."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:

@@ -38,7 +38,13 @@ def reshape(self: torch.Tensor, shape: list[int]) -> torch.Tensor:
 
 # Views launch nothing; copies are held to Triton by denying PyTorch's copy ops.
 KERNEL_REQUIRED = False
-DENIED_TORCH_OPS = ("aten::reshape", "aten::clone", "aten::contiguous", "aten::copy_", "aten::_reshape_copy")
+DENIED_TORCH_OPS = (
+    "aten::reshape",
+    "aten::clone",
+    "aten::contiguous",
+    "aten::copy_",
+    "aten::_reshape_copy",
+)
 
 
 def _case(name, tag, shape, new_shape, dtype="float32", layout="contiguous"):
@@ -50,7 +56,14 @@ CASES = [
     _case("smoke-copy-transposed", "smoke", [5, 7], [35], "float32", "transposed"),
     _case("smoke-infer-f16", "smoke", [3, 4, 5], [-1, 10], "float16"),
     _case("merge-heads-bf16", "check", [2, 77, 12, 64], [2, 77, 768], "bfloat16"),
-    _case("merge-heads-transposed", "check", [2, 77, 12, 64], [2, 77, -1], "float16", "heads_transposed"),
+    _case(
+        "merge-heads-transposed",
+        "check",
+        [2, 77, 12, 64],
+        [2, 77, -1],
+        "float16",
+        "heads_transposed",
+    ),
     _case("split-heads", "check", [4, 33, 512], [4, 33, 8, -1]),
     _case("sliced-view", "check", [12, 20], [12, 2, 10], "float32", "sliced"),
     _case("sliced-copy", "check", [12, 20], [240], "bfloat16", "sliced"),
@@ -65,7 +78,14 @@ CASES = [
     _case("int64-copy", "check", [33, 65], [-1], "int64", "transposed"),
     _case("bool-copy", "check", [17, 9], [9, 17], "bool", "transposed"),
     _case("same-shape", "check", [7, 8], [7, 8], "int32", "sliced"),
-    _case("bench-merge-heads-copy", "bench", [8, 2048, 32, 128], [8, 2048, 4096], "bfloat16", "heads_transposed"),
+    _case(
+        "bench-merge-heads-copy",
+        "bench",
+        [8, 2048, 32, 128],
+        [8, 2048, 4096],
+        "bfloat16",
+        "heads_transposed",
+    ),
     _case("bench-transpose-copy", "bench", [8192, 8192], [-1], "float32", "transposed"),
     _case("bench-view", "bench", [8, 2048, 4096], [8, 2048, 32, 128], "bfloat16"),
 ]
@@ -117,8 +137,11 @@ def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.numel() and not _same_values(a, e):
@@ -130,7 +153,10 @@ def compare(actual, expected, case, inputs):
         if a.numel():
             if a.storage_offset() != e.storage_offset():
                 return f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
-            if any(n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride())):
+            if any(
+                n > 1 and sa != se
+                for n, sa, se in zip(a.shape, a.stride(), e.stride(), strict=True)
+            ):
                 return f"return value: strides {a.stride()}, expected {e.stride()}"
     elif shares and a.numel():
         return "return value: shares self's storage, but no view can express this reshape: copy it"

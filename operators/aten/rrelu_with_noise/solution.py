@@ -10,9 +10,35 @@ _calls = itertools.count(1)
 
 
 @triton.jit
-def _rrelu(x_ptr, noise_ptr, out_ptr, n, lower, upper, slope, seed,
-           s1, s2, s3, s4, s5, a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5,
-           TRAINING: tl.constexpr, BLOCK: tl.constexpr):
+def _rrelu(
+    x_ptr,
+    noise_ptr,
+    out_ptr,
+    n,
+    lower,
+    upper,
+    slope,
+    seed,
+    s1,
+    s2,
+    s3,
+    s4,
+    s5,
+    a0,
+    a1,
+    a2,
+    a3,
+    a4,
+    a5,
+    b0,
+    b1,
+    b2,
+    b3,
+    b4,
+    b5,
+    TRAINING: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
     # one logical index space; self is read through strides a*, noise through strides b*,
     # out is contiguous
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -52,7 +78,7 @@ def _joint_layout(a: torch.Tensor, b: torch.Tensor):
     """Shared sizes with a's and b's strides: size-1 dims dropped, dims merged where both
     tensors chain, padded in front to MAX_DIMS."""
     dims = []
-    for size, sa, sb in zip(a.shape, a.stride(), b.stride()):
+    for size, sa, sb in zip(a.shape, a.stride(), b.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * sa and dims[-1][2] == size * sb:
@@ -73,7 +99,16 @@ def rrelu_with_noise(self, noise, lower=0.125, upper=1 / 3, training=False, gene
     if n:
         seed = _seed(generator) if training else 0
         _rrelu[(triton.cdiv(n, BLOCK),)](
-            self, noise, out, n, float(lower), float(upper), (float(lower) + float(upper)) / 2, seed,
-            *_joint_layout(self, noise), TRAINING=bool(training), BLOCK=BLOCK,
+            self,
+            noise,
+            out,
+            n,
+            float(lower),
+            float(upper),
+            (float(lower) + float(upper)) / 2,
+            seed,
+            *_joint_layout(self, noise),
+            TRAINING=bool(training),
+            BLOCK=BLOCK,
         )
     return out

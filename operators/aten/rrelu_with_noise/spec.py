@@ -47,8 +47,12 @@ def rrelu_with_noise(self: torch.Tensor, noise: torch.Tensor, lower: float = 0.1
 INOUT_ARGS = ("noise",)
 
 
-def _case(name, tag, shape, dtype="float32", training=True, lower=0.125, upper=1 / 3, layout="contiguous"):
-    params = dict(shape=shape, dtype=dtype, training=training, lower=lower, upper=upper, layout=layout)
+def _case(
+    name, tag, shape, dtype="float32", training=True, lower=0.125, upper=1 / 3, layout="contiguous"
+):
+    params = dict(
+        shape=shape, dtype=dtype, training=training, lower=lower, upper=upper, layout=layout
+    )
     return Case(name, tag, params)
 
 
@@ -65,7 +69,14 @@ CASES = [
     _case("train-scalar", "check", [], "float32"),
     _case("train-empty", "check", [0, 9], "float32"),
     _case("eval-bf16", "check", [64, 4099], "bfloat16", training=False),
-    _case("eval-f16-transposed", "check", [257, 129], "float16", training=False, layout="self_transposed"),
+    _case(
+        "eval-f16-transposed",
+        "check",
+        [257, 129],
+        "float16",
+        training=False,
+        layout="self_transposed",
+    ),
     _case("eval-f32-bounds", "check", [1000], "float32", training=False, lower=0.05, upper=0.45),
     _case("bench-train-f32", "bench", [4096, 8192]),
     _case("bench-train-bf16", "bench", [16, 2048, 1024], "bfloat16"),
@@ -94,8 +105,12 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
             return torch.full(shape, float("nan"))
         return torch.rand(shape, generator=gen) * 5  # must come back unchanged
 
-    x = _maybe_transposed(p["shape"], p["layout"] == "self_transposed", lambda s: make_self(s).to(dtype).to(device))
-    noise = _maybe_transposed(p["shape"], p["layout"] == "noise_transposed", lambda s: make_noise(s).to(dtype).to(device))
+    x = _maybe_transposed(
+        p["shape"], p["layout"] == "self_transposed", lambda s: make_self(s).to(dtype).to(device)
+    )
+    noise = _maybe_transposed(
+        p["shape"], p["layout"] == "noise_transposed", lambda s: make_noise(s).to(dtype).to(device)
+    )
     return dict(self=x, noise=noise, lower=p["lower"], upper=p["upper"], training=p["training"])
 
 
@@ -117,7 +132,12 @@ def reference(self, noise, lower=0.125, upper=1 / 3, training=False, generator=N
 ALPHA = 1e-10
 # Relative error of one rounding to the dtype, doubled (a draw may be rounded through
 # float32 first, and out and noise are rounded separately).
-_ROUNDING = {torch.float16: 2.0**-10, torch.bfloat16: 2.0**-7, torch.float32: 2.0**-23, torch.float64: 2.0**-23}
+_ROUNDING = {
+    torch.float16: 2.0**-10,
+    torch.bfloat16: 2.0**-7,
+    torch.float32: 2.0**-23,
+    torch.float64: 2.0**-23,
+}
 _RTOL = {torch.float16: 1e-3, torch.bfloat16: 0.016, torch.float32: 1e-5, torch.float64: 1e-5}
 
 
@@ -153,8 +173,11 @@ def compare(actual, expected, case, inputs):
     a, e = actual["return"], expected["return"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:

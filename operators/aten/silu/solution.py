@@ -10,7 +10,6 @@ def _silu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-
     # exp(-x) = inf for x < -88.7 gives x / inf = -0, the limit
     y = x / (1.0 + tl.exp(-x))
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

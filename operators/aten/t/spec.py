@@ -71,7 +71,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     elif p["layout"] == "sliced":
         x = x[..., 1::2]
     elif p["layout"] == "row_block":
-        x = x[7:7 + p["shape"][0]]
+        x = x[7 : 7 + p["shape"][0]]
     return dict(self=x)
 
 
@@ -92,17 +92,25 @@ def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
         return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (("shape", tuple(a.shape), tuple(e.shape)), ("dtype", a.dtype, e.dtype),
-                            ("device", a.device.type, e.device.type)):
+    for what, got, want in (
+        ("shape", tuple(a.shape), tuple(e.shape)),
+        ("dtype", a.dtype, e.dtype),
+        ("device", a.device.type, e.device.type),
+    ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
     if a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
         return "return value: not a view of self (it must share self's storage, not copy it)"
     if a.numel():
         if a.storage_offset() != e.storage_offset():
-            return f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
-        if any(n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride())):
+            return (
+                f"return value: storage offset {a.storage_offset()}, expected {e.storage_offset()}"
+            )
+        if any(
+            n > 1 and sa != se for n, sa, se in zip(a.shape, a.stride(), e.stride(), strict=True)
+        ):
             return f"return value: strides {a.stride()}, expected {e.stride()}"
-        if not _same_values(a, e):
+        # implied by the checks above; kept as a cross-check where it is cheap
+        if a.numel() <= 1 << 24 and not _same_values(a, e):
             return "return value: values differ from the reference"
     return None

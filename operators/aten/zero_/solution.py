@@ -28,7 +28,7 @@ def _layout(t: torch.Tensor):
     """Sizes and strides of t with size-1 dims dropped and mergeable dims merged, padded
     in front to MAX_DIMS (size 1, stride 0)."""
     dims = []
-    for size, stride in zip(t.shape, t.stride()):
+    for size, stride in zip(t.shape, t.stride(), strict=True):
         if size == 1:
             continue
         if dims and dims[-1][1] == size * stride:

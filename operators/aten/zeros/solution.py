@@ -12,7 +12,9 @@ def _zero(out_ptr, n, BLOCK: tl.constexpr):
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    out = torch.empty(size, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)
+    out = torch.empty(
+        size, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device
+    )
     n = out.numel()
     if n:
         _zero[(triton.cdiv(n, BLOCK),)](out, n, BLOCK=BLOCK)

@@ -27,8 +27,14 @@ def zeros(size: list[int], *, dtype: torch.dtype | None = None, layout: torch.la
 
 # Its whole job is a fill: PyTorch's own fills and copies would do it without Triton.
 DENIED_TORCH_OPS = (
-    "aten::fill_", "aten::zero_", "aten::zeros", "aten::zeros_like", "aten::new_zeros",
-    "aten::copy_", "aten::clone", "aten::contiguous",
+    "aten::fill_",
+    "aten::zero_",
+    "aten::zeros",
+    "aten::zeros_like",
+    "aten::new_zeros",
+    "aten::copy_",
+    "aten::clone",
+    "aten::contiguous",
 )
 
 

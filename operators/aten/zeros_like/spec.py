@@ -31,13 +31,23 @@ def zeros_like(self: torch.Tensor, *, dtype: torch.dtype | None = None, layout: 
 
 # Its whole job is a fill: PyTorch's own fills and copies would do it without Triton.
 DENIED_TORCH_OPS = (
-    "aten::fill_", "aten::zero_", "aten::zeros", "aten::zeros_like", "aten::new_zeros",
-    "aten::copy_", "aten::clone", "aten::contiguous",
+    "aten::fill_",
+    "aten::zero_",
+    "aten::zeros",
+    "aten::zeros_like",
+    "aten::new_zeros",
+    "aten::copy_",
+    "aten::clone",
+    "aten::contiguous",
 )
 
 
-def _case(name, tag, shape, dtype="float32", layout="contiguous", out_dtype=None, memory_format=None):
-    params = dict(shape=shape, dtype=dtype, layout=layout, out_dtype=out_dtype, memory_format=memory_format)
+def _case(
+    name, tag, shape, dtype="float32", layout="contiguous", out_dtype=None, memory_format=None
+):
+    params = dict(
+        shape=shape, dtype=dtype, layout=layout, out_dtype=out_dtype, memory_format=memory_format
+    )
     return Case(name, tag, params)
 
 
@@ -54,7 +64,14 @@ CASES = [
     _case("int32", "check", [12345], "int32"),
     _case("bool", "check", [31, 3], "bool"),
     _case("f16-to-f32", "check", [4, 4099], "float16", out_dtype="float32"),
-    _case("contiguous-format", "check", [65, 33], "float32", "transposed", memory_format="contiguous_format"),
+    _case(
+        "contiguous-format",
+        "check",
+        [65, 33],
+        "float32",
+        "transposed",
+        memory_format="contiguous_format",
+    ),
     _case("channels-last", "check", [2, 3, 17, 19], "float32", "channels_last"),
     _case("bench-f32", "bench", [8192, 8192]),
     _case("bench-bf16", "bench", [32, 32, 256, 128], "bfloat16"),
