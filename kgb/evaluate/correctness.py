@@ -15,6 +15,9 @@ def clone_exact(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         copy = torch.empty(0, dtype=value.dtype, device=value.device)
         copy.set_(value.untyped_storage().clone(), value.storage_offset(), value.size(), value.stride())
+        # lazy conjugate / negative views keep their bit, as the case made them
+        torch._C._set_conj(copy, value.is_conj())
+        torch._C._set_neg(copy, value.is_neg())
         return copy
     if isinstance(value, Mapping):
         return {k: clone_exact(v) for k, v in value.items()}
