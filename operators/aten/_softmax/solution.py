@@ -39,11 +39,11 @@ def _softmax_kernel(x_ptr, y_ptr, N, K, sxo, sxn, sxk, syo, syn, syk,
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
     total = 1
     for n, _ in dims:
         total *= n
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return total, (dims[-1][1] if dims else 1)

@@ -4,7 +4,7 @@ import torch
 import triton
 import triton.language as tl
 
-_NO_INDEX = 2**62  # sentinel: this lane has seen no element yet
+_NO_INDEX = tl.constexpr(2**62)  # sentinel: this lane has seen no element yet
 
 
 @triton.jit
@@ -55,8 +55,8 @@ def _argmax_kernel(x_ptr, i_ptr, yv_ptr, yi_ptr, N, K, num_kb, chunk, sxo, sxn, 
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -71,7 +71,7 @@ def _as_onk(x, dims):
         x = x.permute(kept + dims)
         cuts = (0, len(kept), x.ndim, x.ndim)
     for _ in range(2):
-        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:])]
+        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
         if None not in parts:
             return x, parts
         x = x.contiguous()

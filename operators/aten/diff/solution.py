@@ -62,8 +62,8 @@ def _diff_kernel(p_ptr, x_ptr, a_ptr, y_ptr, P, L, M, K, num_nb, num_kb,
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -85,7 +85,7 @@ def _step(sources, lengths, out, dim, do_diff):
     M = out.shape[dim]
     if out.numel() == 0:
         return
-    tensors, strides = zip(*(_strides(t, dim) for t in sources))
+    tensors, strides = zip(*(_strides(t, dim) for t in sources), strict=False)
     strides = [list(s) for s in strides]
     ys = [M * K, K, 1]
     if K == 1:  # along the last dim: rows of the o axis become the k columns

@@ -25,11 +25,11 @@ def _plan(shape, tensors):
         if shape[d] == 1:
             continue
         st = [t.stride(d) for t in tensors]
-        if sizes and all(s == acc[-1] * sizes[-1] for s, acc in zip(st, strides)):
+        if sizes and all(s == acc[-1] * sizes[-1] for s, acc in zip(st, strides, strict=True)):
             sizes[-1] *= shape[d]
         else:
             sizes.append(shape[d])
-            for acc, s in zip(strides, st):
+            for acc, s in zip(strides, st, strict=True):
                 acc.append(s)
     if not sizes:
         return (1,), [(0,) for _ in tensors]
@@ -44,7 +44,7 @@ def _launch(kernel, out, operands, **kwargs):
         return out
     views = [out] + [t.expand(out.shape) for t in operands if isinstance(t, torch.Tensor)]
     sizes, strides = _plan(out.shape, views)
-    reach = max(sum((s - 1) * st for s, st in zip(sizes, sts)) for sts in strides)
+    reach = max(sum((s - 1) * st for s, st in zip(sizes, sts, strict=True)) for sts in strides)
     block = 4096 if n >= (1 << 20) else 1024
     args, sts, flags, k = [out], [strides[0]], {}, 1
     for j, t in enumerate(operands):

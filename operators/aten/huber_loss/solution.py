@@ -60,8 +60,8 @@ def _finish_kernel(part_ptr, y_ptr, P, divisor, BLOCK: tl.constexpr):
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -72,9 +72,9 @@ def _broadcast(*tensors):
     (rows, last dim) view of that shape (copied only when the rows cannot be merged)."""
     n = max(max(t.ndim for t in tensors), 1)
     padded = [[1] * (n - t.ndim) + list(t.shape) for t in tensors]
-    shape = [0 if 0 in sizes else max(sizes) for sizes in zip(*padded)]
+    shape = [0 if 0 in sizes else max(sizes) for sizes in zip(*padded, strict=False)]
     views = []
-    for t, s in zip(tensors, padded):
+    for t, s in zip(tensors, padded, strict=False):
         t = t.reshape(s).expand(shape)
         lead = _merge(t.shape[:-1], t.stride()[:-1])
         if lead is None:

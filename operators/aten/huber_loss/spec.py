@@ -31,7 +31,7 @@ def huber_loss(self: torch.Tensor, target: torch.Tensor, reduction: int = 1, del
 def _case(name, tag, s1, s2, dtype, reduction=1, delta=1.0, transpose=False, seed=0):
     params = dict(s1=s1, s2=s2, dtype=dtype, reduction=reduction, delta=delta, transpose=transpose)
     n = 1
-    for a, b in zip((1,) * (len(s2) - len(s1)) + tuple(s1), (1,) * (len(s1) - len(s2)) + tuple(s2)):
+    for a, b in zip((1,) * (len(s2) - len(s1)) + tuple(s1), (1,) * (len(s1) - len(s2)) + tuple(s2), strict=False):
         n *= max(a, b) if min(a, b) else 0
     # mean and sum add every element: reduction = the count, capped so that atol
     # (1e-4 x reduction x RMS) stays below the result and a zero answer fails

@@ -45,8 +45,8 @@ def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sab, sam, sak, sbb, sbk, sbn, scb,
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -90,7 +90,7 @@ def matmul(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
     sa, sb = list(a.shape[:-2]), list(b.shape[:-2])
     nb = max(len(sa), len(sb))
     sa, sb = [1] * (nb - len(sa)) + sa, [1] * (nb - len(sb)) + sb
-    batch_shape = [max(x, y) if min(x, y) != 0 else 0 for x, y in zip(sa, sb)]
+    batch_shape = [max(x, y) if min(x, y) != 0 else 0 for x, y in zip(sa, sb, strict=False)]
     batch = math.prod(batch_shape)
     out = torch.empty((batch, M, N), dtype=self.dtype, device=self.device)
     shape = list(batch_shape)

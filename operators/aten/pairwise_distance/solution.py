@@ -60,8 +60,8 @@ def _pdist_kernel(a_ptr, b_ptr, y_ptr, R, D, sar, sad, sbr, sbd, p, eps,
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -82,7 +82,7 @@ def pairwise_distance(x1: torch.Tensor, x2: torch.Tensor, p: float = 2.0, eps: f
     n = max(x1.ndim, x2.ndim, 1)
     s1 = [1] * (n - x1.ndim) + list(x1.shape)
     s2 = [1] * (n - x2.ndim) + list(x2.shape)
-    shape = [a if b == 1 else b for a, b in zip(s1, s2)]
+    shape = [a if b == 1 else b for a, b in zip(s1, s2, strict=False)]
     out_shape = shape[:-1] + [1] if keepdim else shape[:-1]
     if max(x1.ndim, x2.ndim) == 0:
         out_shape = []

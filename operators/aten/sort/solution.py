@@ -14,8 +14,8 @@ import triton.language as tl
 # times slower than this ranking.)
 CHUNK = 256
 SUB = 64
-_LOW32 = 0xFFFFFFFF
-_PAD = 2**63 - 1  # sorts after every real element
+_LOW32 = tl.constexpr(0xFFFFFFFF)
+_PAD = tl.constexpr(2**63 - 1)  # sorts after every real element
 
 
 @triton.jit
@@ -124,8 +124,8 @@ def _gather_out(src_ptr, perm_ptr, x_ptr, val_ptr, idx_ptr, R, N, K, num_cb, sxo
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)

@@ -37,8 +37,8 @@ _TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl
 
 def _merge(sizes, strides):
     """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:]):
+    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
+    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
         if s0 != s1 * n1:
             return None
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
@@ -53,7 +53,7 @@ def _as_onk(x, dims):
         x = x.permute(kept + dims)
         cuts = (0, len(kept), x.ndim, x.ndim)
     for _ in range(2):
-        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:])]
+        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
         if None not in parts:
             return x, parts
         x = x.contiguous()
