@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -124,6 +125,9 @@ def compare_values(
         return (None if actual is None else f"{what}: expected None, got {type(actual).__name__}"), None, None
     if type(actual) is not type(expected):
         return f"{what}: expected a Python {type(expected).__name__}, got {type(actual).__name__}", None, None
+    if isinstance(expected, float) and not math.isfinite(expected):
+        same = actual == expected or (math.isnan(actual) and math.isnan(expected))
+        return (None if same else f"{what}: got {actual!r}, expected {expected!r}"), None, None
     if isinstance(expected, float):
         tol = published_tolerance("float32", reduction, abs(expected))
         if abs(actual - expected) <= tol.atol + tol.rtol * abs(expected) or (actual != actual and expected != expected):

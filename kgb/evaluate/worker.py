@@ -81,8 +81,12 @@ class CaseRunner:
         for t in _tensors(cand_in, spec.output_args).values():
             poison_(t)
         args, kwargs = entry.bind(ref_in)
-        with torch.no_grad():
-            expected = spec.reference_for(entry.name)(*args, **kwargs)
+        try:
+            with torch.no_grad():
+                expected = spec.reference_for(entry.name)(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - reported as what it is: a spec bug
+            raise Failed(Status.RUNTIME_ERROR, f"case {case.name}: the spec's reference raised "
+                         f"{type(exc).__name__}: {exc} (a bug in the spec, not the candidate)") from exc
         fn = getattr(self.candidate, entry.name)
         args, kwargs = entry.bind(cand_in)
         _fill_allocator_with_garbage(self.device)
