@@ -54,8 +54,17 @@ class MlflowProjection:
         return None
 
     def _find(self, **tags: str) -> list[Any]:
+        """Every run with these tags, all pages (a job of 210 operators x 5 samples has
+        more trials than one page holds)."""
         query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
-        return self.client.search_runs([self.experiment_id], filter_string=query, max_results=1000)
+        runs: list[Any] = []
+        token = None
+        while True:
+            page = self.client.search_runs([self.experiment_id], filter_string=query, max_results=1000, page_token=token)
+            runs.extend(page)
+            token = page.token
+            if not token:
+                return runs
 
     # --- jobs ------------------------------------------------------------------
     def job_run(self, started: RunStarted) -> str:
