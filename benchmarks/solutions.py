@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import tempfile
 import time
@@ -29,12 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
 from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
+from kgb.evaluate.verdict import geomean  # noqa: E402
 from kgb.tracking.events import to_json  # noqa: E402
 
 
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+def positive_geomean(values: list[float | None]) -> float | None:
+    positive = [v for v in values if v and v > 0]
+    return geomean(positive) if positive else None
 
 
 def fmt(value: float | None, spec: str = ".1f") -> str:
@@ -116,10 +116,10 @@ def main() -> int:
     for op, _, _, _, speed, *_ in rows:
         per_op.setdefault(op, []).append(speed)
     for r in records:
-        g = geomean(per_op.get(r["op"], []))
+        g = positive_geomean(per_op.get(r["op"], []))
         timing = r.get("not_timed", "") if g is None else fmt(g, ".2f")
         lines.append(f"| {r['op']} | {r['check']['status']} | {timing} |")
-    overall = geomean([geomean(v) for v in per_op.values()])
+    overall = positive_geomean([positive_geomean(v) for v in per_op.values()])
     diffs = [d for *_, d, _, _ in rows if d is not None]
     lines += ["", f"Geomean speedup over operators: {fmt(overall, '.3f')}.",
               f"Run-to-run latency difference: median {fmt(sorted(diffs)[len(diffs) // 2] if diffs else None, '.2f')}%, max {fmt(max(diffs) if diffs else None, '.2f')}% over {len(diffs)} bench cases."]

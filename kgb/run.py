@@ -68,8 +68,9 @@ def run_job(cfg: Config) -> JobSummary:
             key = trial_key(cfg.method.identity(), cfg.model.identity(), op, spec.version, chip.name, sample)
             if not (key in earlier and earlier[key].finished):
                 todo.append((spec, sample, key))
-    progress = Progress(len(ops) * cfg.method.samples, f"job {job} on {chip.name} ({settings.device})")
-    progress.skipped_as_done(len(ops) * cfg.method.samples - len(todo))
+    total = len(ops) * cfg.method.samples
+    progress = Progress(total, f"job {job} on {chip.name} ({settings.device})")
+    progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
 
     def one_trial(item) -> None:
@@ -89,7 +90,7 @@ def run_job(cfg: Config) -> JobSummary:
         list(pool.map(one_trial, todo))
 
     log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
-                           trials_skipped_as_done=len(ops) * cfg.method.samples - len(todo)))
+                           trials_skipped_as_done=total - len(todo)))
     log.close()
     events = read_events(path)
     if projection:

@@ -76,6 +76,7 @@ class Verdict:
 
 
 def geomean(values: list[float]) -> float:
+    """Geometric mean of positive values (speedups, latencies)."""
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
+
+from kgb.evaluate.verdict import geomean
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ def rows(runs: list[Any]) -> list[Row]:
         table.append(Row(
             method=method, model=model, source=source, chip=chip, trials=n, correct=len(correct), accuracy=len(correct) / n if n else 0.0,
             fast_1_0=sum(1 for s in speedups if s > 1.0) / n if n else 0.0,
-            geomean_speedup=math.exp(sum(map(math.log, timed)) / len(timed)) if timed else None,
+            geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
             tokens_per_success=tokens / len(correct) if correct else None,
             skipped=len(skipped - set(per_op)),

@@ -31,6 +31,19 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def search_all(client: Any, experiment_ids: list[str], query: str) -> list[Any]:
+    """Every run matching `query`, all pages (a job of 210 operators x 5 samples has more
+    trials than one page holds)."""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs(experiment_ids, filter_string=query, max_results=1000, page_token=token)
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
 class MlflowProjection:
     """Writes job and trial runs into one MLflow tracking store."""
 
@@ -54,17 +67,8 @@ class MlflowProjection:
         return None
 
     def _find(self, **tags: str) -> list[Any]:
-        """Every run with these tags, all pages (a job of 210 operators x 5 samples has
-        more trials than one page holds)."""
         query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
-        runs: list[Any] = []
-        token = None
-        while True:
-            page = self.client.search_runs([self.experiment_id], filter_string=query, max_results=1000, page_token=token)
-            runs.extend(page)
-            token = page.token
-            if not token:
-                return runs
+        return search_all(self.client, [self.experiment_id], query)
 
     # --- jobs ------------------------------------------------------------------
     def job_run(self, started: RunStarted) -> str:

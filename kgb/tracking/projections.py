@@ -5,12 +5,11 @@ Scores are derived here, never logged: a new metric needs no re-run, only a new 
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from kgb.evaluate.verdict import Status, Verdict
+from kgb.evaluate.verdict import Status, Verdict, geomean
 from kgb.tracking.events import (
     CandidateEvaluated,
     CandidateProposed,
@@ -226,7 +225,7 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
         correct=len(correct_ops),
         accuracy=len(correct_ops) / n if n else 0.0,
         fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS},
-        geomean_speedup=math.exp(sum(map(math.log, timed)) / len(timed)) if timed else None,
+        geomean_speedup=geomean(timed) if timed else None,
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,
         wall_s=sum(t.wall_s for t in finished),
