@@ -1,13 +1,14 @@
 """Check and time every operator's solution on this machine's GPU; print a table.
 
     python benchmarks/solutions.py [--source aten|vllm|cublas|all] [--ops a::b,c::d]
-                                   [--jobs N] [--second-run] [--deadline-s S] [--out DIR]
-                                   [--cache DIR]
+                                   [--jobs N] [--gpus G] [--second-run] [--deadline-s S]
+                                   [--out DIR] [--cache DIR]
 
 Phase 1 judges every solution on all its cases (smoke, check, bench) without timing, N
 evaluations at a time (compilation and input generation are CPU-bound). Phase 2 times
-the bench cases of the correct ones against the baseline, one worker at a time so that
-nothing else runs on the GPU; with --second-run each is timed again in a new worker
+the bench cases of the correct ones against the baseline, one worker at a time per GPU so
+that nothing else runs on the GPU being timed (with --gpus G, G operators are timed at
+once, each on its own GPU); with --second-run each is timed again in a new worker
 process, which gives the run-to-run spread of the same kernel. Phase 2 stops starting
 new operators after --deadline-s seconds, and the table says which were not timed.
 Both phases go through kgb.evaluate, exactly like any candidate; they share one Triton
@@ -107,6 +108,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--cases", default="smoke,check,bench", help="phase-1 case tags")
     parser.add_argument("--jobs", type=int, default=1, help="phase-1 evaluations at a time")
+    parser.add_argument("--gpus", type=int, default=1, help="GPUs to spread over; phase 2 times on each alone")
     parser.add_argument("--deadline-s", type=float, default=float("inf"))
     args = parser.parse_args()
     device = chips.local_device()
@@ -120,53 +122,68 @@ def main() -> int:
     saving = threading.Lock()
 
     def save() -> None:
-        with saving:  # phase-1 threads save as they finish, so a killed sweep keeps its work
+        with saving:  # threads save as they finish, so a killed sweep keeps its work
             kept = {**done, **{op: r for op, r in records.items() if r}}
             results.write_text(json.dumps(list(kept.values()), indent=1))
 
-    def settings(op: str, tags: tuple[str, ...], timed: bool) -> EvalSettings:
+    def settings(op: str, gpu: int, tags: tuple[str, ...], timed: bool) -> EvalSettings:
         env = {"TRITON_CACHE_DIR": str((cache / op.replace(":", "_")).resolve())}
+        if args.gpus > 1:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu)
         return EvalSettings(device=device, case_tags=tags, time_cases=("bench",) if timed else (),
                             timeout_s=args.timeout, extra_env=env)
 
-    def check(op: str) -> None:
+    def check(i_op: tuple[int, str]) -> None:
+        i, op = i_op
         spec = operators.load(op)
-        v = evaluate(spec.solution_path.read_text(), spec, settings(op, tuple(args.cases.split(",")), False))
+        tags = tuple(args.cases.split(","))
+        v = evaluate(spec.solution_path.read_text(), spec, settings(op, i % args.gpus, tags, False))
         records[op] = {"op": op, "check": to_json(v), "first": None, "second": None}
         print(f"  {op}: {v.status} ({v.eval_s:.0f}s) {'' if v.correct else v.message[:300]}", flush=True)
         save()
 
     todo = [op for op in ops if records[op] is None]
-    print(f"{len(ops)} operator(s) on {chips.device_name()}; phase 1: all cases of {len(todo)} "
-          f"not yet checked, {args.jobs} at a time", flush=True)
+    print(f"{len(ops)} operator(s) on {args.gpus} x {chips.device_name()}; phase 1: all cases of "
+          f"{len(todo)} not yet checked, {args.jobs} at a time", flush=True)
     with ThreadPoolExecutor(args.jobs) as pool:
-        list(pool.map(check, todo))
+        list(pool.map(check, enumerate(todo)))
     save()
     print(f"phase 1 done in {time.perf_counter() - started:.0f}s; phase 2: timing", flush=True)
 
-    for i, op in enumerate(ops, 1):
-        record = records[op]
-        if record["check"]["status"] != "correct" or record.get("first"):
-            continue
-        if device == "cpu":
-            record["not_timed"] = "no GPU"
-            continue
-        if time.perf_counter() - started > args.deadline_s:
-            record["not_timed"] = "deadline reached"
-            continue
-        record.pop("not_timed", None)
-        spec = operators.load(op)
-        source = spec.solution_path.read_text()
-        first = evaluate(source, spec, settings(op, ("bench",), True))
-        second = evaluate(source, spec, settings(op, ("bench",), True)) if args.second_run and first.correct else None
-        record["first"], record["second"] = to_json(first), to_json(second) if second else None
-        if not first.correct:  # a bench case that failed only when timed counts against the solution
-            record["check"] = to_json(first)
-        print(f"  [{i}/{len(ops)}] {op}: timed {first.status} ({first.eval_s:.0f}s)", flush=True)
-        save()
+    queue = [op for op in ops if records[op]["check"]["status"] == "correct" and not records[op].get("first")]
+    taking = threading.Lock()
+
+    def time_on(gpu: int) -> None:
+        """Times operators from the shared queue, one at a time, on GPU `gpu` alone."""
+        while True:
+            with taking:
+                if not queue:
+                    return
+                op = queue.pop(0)
+            record = records[op]
+            if device == "cpu":
+                record["not_timed"] = "no GPU"
+                continue
+            if time.perf_counter() - started > args.deadline_s:
+                record["not_timed"] = "deadline reached"
+                continue
+            record.pop("not_timed", None)
+            spec = operators.load(op)
+            source = spec.solution_path.read_text()
+            first = evaluate(source, spec, settings(op, gpu, ("bench",), True))
+            second = (evaluate(source, spec, settings(op, gpu, ("bench",), True))
+                      if args.second_run and first.correct else None)
+            record["first"], record["second"] = to_json(first), to_json(second) if second else None
+            if not first.correct:  # a bench case that failed only when timed counts against the solution
+                record["check"] = to_json(first)
+            print(f"  [{len(queue)} left] {op}: timed {first.status} on GPU {gpu} ({first.eval_s:.0f}s)", flush=True)
+            save()
+
+    with ThreadPoolExecutor(args.gpus) as pool:
+        list(pool.map(time_on, range(args.gpus)))
     save()
     ordered = [records[op] for op in ops]
-    text = table(ordered, chips.device_name())
+    text = table(ordered, f"{args.gpus} x {chips.device_name()}")
     (args.out / "solutions.md").write_text(text)
     print(text)
     return 0 if all(r["check"]["status"] == "correct" for r in ordered) else 1

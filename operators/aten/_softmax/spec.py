@@ -8,9 +8,10 @@ values count from the end). Every other dimension is a batch dimension.
   (its softmax is 1); `dim` is then 0 or -1. Tensors with zero elements give an empty
   result of the same shape.
 - `half_to_float`: when False, the result has the dtype of `self`. When True, `self` is
-  float16 or bfloat16 and the result is float32: the softmax is computed in float32 and
-  never rounded to the half type (this is the CUDA behaviour; PyTorch's CPU kernel lacks
-  this path, so the reference computes it as the float32 softmax of the upcast input).
+  float16 and the result is float32: the softmax is computed in float32 and never
+  rounded to float16 (this is the CUDA behaviour; PyTorch's CPU kernel lacks this path,
+  so the reference computes it as the float32 softmax of the upcast input, and CUDA's
+  refuses bfloat16 here, so no case passes bfloat16 with `half_to_float`).
   Half-precision inputs should be accumulated in float32 and rounded once at the end.
 - A row containing -inf is valid; a row that is entirely -inf gives NaN, as in PyTorch.
 - The result is a new tensor of the same shape (any strides); `self` must not be modified.
@@ -21,7 +22,7 @@ import torch
 
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 
 SIGNATURES = '''
 def _softmax(self: torch.Tensor, dim: int, half_to_float: bool) -> torch.Tensor:
@@ -44,7 +45,7 @@ CASES = [
     _case("rows-f16", "check", (64, 4099), 1, "float16"),
     _case("rows-bf16", "check", (3, 17, 1000), -1, "bfloat16"),
     _case("h2f-f16", "check", (128, 513), -1, "float16", half_to_float=True),
-    _case("h2f-bf16-middle", "check", (4, 300, 7), 1, "bfloat16", half_to_float=True),
+    _case("h2f-f16-middle", "check", (4, 300, 7), 1, "float16", half_to_float=True),
     _case("transposed", "check", (300, 257), -1, "float32", transpose=True),
     _case("middle-dim", "check", (8, 129, 33), 1, "float32"),
     _case("first-dim", "check", (65, 3, 40), 0, "float16"),
@@ -54,7 +55,7 @@ CASES = [
     _case("scalar", "check", (), 0, "float32"),
     _case("empty", "check", (0, 16), -1, "float32"),
     _case("attn-f16", "bench", (32 * 16, 2048), -1, "float16"),
-    _case("vocab-bf16-h2f", "bench", (256, 32000), -1, "bfloat16", half_to_float=True),
+    _case("vocab-f16-h2f", "bench", (256, 32000), -1, "float16", half_to_float=True),
     _case("wide-f32", "bench", (4096, 4096), -1, "float32"),
     _case("channels-f32", "bench", (64, 1024, 512), 1, "float32"),
 ]

@@ -20,7 +20,7 @@ import torch
 
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 
 SIGNATURES = '''
 def cumsum(self: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -81,4 +81,10 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 def reference(self, dim, *, dtype=None):
+    out = dtype or (self.dtype if self.is_floating_point() else torch.int64)
+    if out in (torch.float16, torch.bfloat16):
+        # PyTorch's CUDA scan keeps the running total in the half type (at 600 a bfloat16
+        # step is 4, so the drift reaches several units); the task asks for a float32
+        # total rounded once, which is what the CPU kernel computes.
+        return torch.ops.aten.cumsum.default(self.to(out), dim, dtype=torch.float32).to(out)
     return torch.ops.aten.cumsum.default(self, dim, dtype=dtype)

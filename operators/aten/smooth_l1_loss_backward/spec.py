@@ -17,8 +17,9 @@ variant is not required).
   be non-contiguous and must not be modified. Empty and 0-d tensors are valid.
 - Dtypes: float16, bfloat16, float32; the arithmetic is done in the common dtype of the
   three inputs (PyTorch promotion: a 0-d `grad_output` does not raise a half type; a
-  float16 `self` with a float32 `target` computes in float32, then the result is cast to
-  float16). PyTorch's CUDA kernel computes each step in that dtype, so for float16 and
+  float32 `self` with a float16 `target` computes in float32). A half-precision `self`
+  with a float32 `target` is not tested: its result is cast back to the half type, and
+  PyTorch's CPU and CUDA kernels round that path differently. PyTorch's CUDA kernel computes each step in that dtype, so for float16 and
   bfloat16 the difference, the scaled `norm` and `beta`, and every product and quotient are
   rounded to it in turn; its CPU kernel uses float32 for bfloat16. The tolerance accepts
   either: bfloat16 cases use powers of two for `beta` (and for the element count with
@@ -30,7 +31,7 @@ import torch
 
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 
 SIGNATURES = '''
 def smooth_l1_loss_backward(grad_output: torch.Tensor, self: torch.Tensor, target: torch.Tensor, reduction: int, beta: float) -> torch.Tensor:
@@ -61,7 +62,7 @@ CASES = [
     _case("mean-bf16", "check", (4, 512, 512), "bfloat16", MEAN, 1.0),
     _case("none-bf16-t", "check", (300, 257), "bfloat16", NONE, 0.25, layout="t"),
     _case("target-bcast-f32", "check", (64, 47, 33), "float32", NONE, 1.0, target_shape=(1, 47, 33)),
-    _case("mixed-f16-f32", "check", (300, 257), "float16", NONE, 1.0, target_dtype="float32"),
+    _case("mixed-f32-f16", "check", (300, 257), "float32", NONE, 1.0, target_dtype="float16"),
     _case("t-slice-f32", "check", (257, 300), "float32", MEAN, 2.0, layout="t-slice"),
     _case("tiny-beta-f32", "check", (1000, 100), "float32", MEAN, 1e-3),
     _case("big-beta-f32", "check", (1000, 100), "float32", SUM, 5.0),
