@@ -35,13 +35,14 @@ def _axis(i, n, ALIGN: tl.constexpr, DT: tl.constexpr):
         lo = (-1.0 + step * i.to(tl.float64)).to(tl.float32)
         hi = (1.0 - step * back.to(tl.float64)).to(tl.float32)
     else:
-        # half precision: every operation is rounded to the dtype
-        step = _r(2.0 / _r(nf - 1.0, DT), DT)
+        # half precision: every operation is rounded to the dtype. Divisions use div_rn:
+        # a GPU's default float32 division is approximate and can flip that rounding.
+        step = _r(tl.math.div_rn(i * 0.0 + 2.0, _r(nf - 1.0, DT)), DT)
         lo = _r(-1.0 + _r(step * _r(i.to(tl.float32), DT), DT), DT)
         hi = _r(1.0 - _r(step * _r(back, DT), DT), DT)
     v = tl.where(i < n // 2, lo, hi)
     if not ALIGN:
-        v = _r(_r(v * (nf - 1.0), DT) / nf, DT)
+        v = _r(tl.math.div_rn(_r(v * (nf - 1.0), DT), nf), DT)
     return tl.where(nf > 1.0, v, 0.0)
 
 
