@@ -1,0 +1,214 @@
+"""Compiling for a GPU the kernels that a CPU run launched, with no GPU present.
+
+Triton's CPU interpreter runs kernels that its GPU compiler rejects: a module-level
+Python float read inside a kernel, say, works in the interpreter and fails to compile
+on every GPU. A candidate checked only on the CPU can therefore look correct and be
+useless. This module closes that gap in two processes:
+
+1. `record`: runs the chosen cases in the interpreter and notes every launch: which
+   kernel, the Triton type of each argument (`*fp32`, `i32`, ...), the constexpr values
+   and the launch options (num_warps, num_stages).
+2. `compile`: imports the candidate again with the interpreter off, so `@triton.jit`
+   makes real JIT functions, and compiles each distinct launch with Triton's own
+   compiler for an NVIDIA target (sm_90, the H100/H200, by default) down to a cubin.
+
+It is a second process because the interpreter patches `triton.language` while it runs.
+
+    python -m kgb.evaluate.crosscompile OP [--file CANDIDATE.py] [--cases smoke] [--arch 90]
+
+prints one line per distinct launch and exits 1 if any failed to compile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_TRITON_TYPES = {
+    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+    "bool": "i1", "complex64": "fp32", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One distinct kernel launch, enough to compile it again."""
+
+    kernel: str  # the @triton.jit function's name in the candidate module
+    signature: tuple[tuple[str, str], ...]  # (parameter, Triton type or "constexpr")
+    constexprs: tuple[tuple[str, Any], ...]
+    options: tuple[tuple[str, int], ...] = field(default=())
+
+
+def _triton_type(value: Any) -> str | None:
+    """The Triton type of a runtime argument, or None for a constexpr-like value."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return "*" + _TRITON_TYPES[str(value.dtype).removeprefix("torch.")]
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32" if -(2**31) <= value < 2**31 else ("i64" if value < 2**63 else "u64")
+    if isinstance(value, float):
+        return "fp32"
+    return None
+
+
+def _is_constexpr(param: inspect.Parameter) -> bool:
+    return "constexpr" in str(param.annotation)
+
+
+def launch_of(fn: Any, args: tuple, kwargs: dict) -> Launch:
+    params = inspect.signature(fn).parameters
+    options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    signature, constexprs = [], []
+    for name, value in bound.arguments.items():
+        kind = None if _is_constexpr(params[name]) else _triton_type(value)
+        signature.append((name, kind or "constexpr"))
+        if kind is None:
+            constexprs.append((name, value))
+    return Launch(fn.__name__, tuple(signature), tuple(constexprs), tuple(sorted(options.items())))
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Launch]]:
+    """Notes every interpreted launch while it still runs as usual."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    launches: list[Launch] = []
+    original = InterpretedFunction.run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        launch = launch_of(self.fn, args, dict(kwargs))
+        if launch not in launches:
+            launches.append(launch)
+        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    InterpretedFunction.run = run
+    try:
+        yield launches
+    finally:
+        InterpretedFunction.run = original
+
+
+def record(op: str, candidate: Path, tags: set[str]) -> list[Launch]:
+    """Runs `candidate` on the cases of `op` with these tags in the interpreter."""
+    import torch
+
+    from kgb.evaluate.worker import _fix_interpreter_bf16_dot
+    from kgb.operators import _import_file, load
+
+    assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
+    _fix_interpreter_bf16_dot()
+    spec = load(op)
+    module = _import_file(candidate, "crosscompile_candidate")
+    with recording() as launches, torch.no_grad():
+        for case in spec.cases:
+            if str(case.tag) in tags:
+                entry = spec.entry_of(case)
+                args, kwargs = entry.bind(spec.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu"))
+                getattr(module, entry.name)(*args, **kwargs)
+    return launches
+
+
+def _jit_functions(module: Any) -> dict[str, Any]:
+    """Module-level JIT functions by name, unwrapping autotune and heuristics wrappers."""
+    from triton.runtime.jit import JITFunction
+
+    found = {}
+    for value in vars(module).values():
+        while value is not None and not isinstance(value, JITFunction) and hasattr(value, "fn"):
+            value = value.fn
+        if isinstance(value, JITFunction):
+            found[value.fn.__name__] = value
+    return found
+
+
+def compile_all(candidate: Path, launches: list[Launch], arch: int) -> list[tuple[Launch, str | None]]:
+    """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from kgb.operators import _import_file
+
+    assert not os.environ.get("TRITON_INTERPRET"), "compiling needs the interpreter off"
+    kernels = _jit_functions(_import_file(candidate, "crosscompile_candidate"))
+    target = GPUTarget("cuda", arch, 32)
+    results = []
+    for launch in launches:
+        if launch.kernel not in kernels:
+            results.append((launch, f"kernel {launch.kernel} is not a module-level @triton.jit function"))
+            continue
+        source = ASTSource(kernels[launch.kernel], dict(launch.signature), constexprs=dict(launch.constexprs))
+        try:
+            triton.compile(source, target=target, options=dict(launch.options))
+            results.append((launch, None))
+        except Exception as exc:  # noqa: BLE001 - the compiler's message is the finding
+            results.append((launch, f"{type(exc).__name__}: {str(exc).strip()[-1500:]}"))
+    return results
+
+
+def check(op: str, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
+          timeout_s: float = 600) -> list[tuple[Launch, str | None]]:
+    """Both steps, each in its own process; raises if the interpreter run itself fails."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
+        launches = Path(tmp) / "launches.pickle"
+        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
+        base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
+        args = [op, "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
+        subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
+                       timeout=timeout_s, capture_output=True, text=True)
+        subprocess.run([*base, "compile", *args], env=env, check=True, timeout=timeout_s, capture_output=True, text=True)
+        return pickle.loads(launches.with_suffix(".results").read_bytes())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("op")
+    parser.add_argument("--file", type=Path, help="candidate file (default: the operator's solution)")
+    parser.add_argument("--cases", default="smoke")
+    parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
+    parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    # Run as `-m`, this file is __main__; pickled launches must name the importable module.
+    from kgb.evaluate.crosscompile import check, compile_all, record
+    from kgb.operators import load
+
+    candidate = args.file or load(args.op).solution_path
+    tags = tuple(args.cases.split(","))
+    if args.step == "record":
+        args.launches.write_bytes(pickle.dumps(record(args.op, candidate, set(tags))))
+        return 0
+    if args.step == "compile":
+        results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch)
+        args.launches.with_suffix(".results").write_bytes(pickle.dumps(results))
+        return 0
+    results = check(args.op, candidate, tags, args.arch)
+    for launch, error in results:
+        constexprs = ", ".join(f"{k}={v}" for k, v in launch.constexprs)
+        print(f"{'ok    ' if error is None else 'FAILED'} {launch.kernel}[{constexprs}]" + (f"\n  {error}" if error else ""))
+    failed = sum(error is not None for _, error in results)
+    print(f"{len(results)} distinct launch(es) compiled for sm_{args.arch}; {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

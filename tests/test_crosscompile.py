@@ -1,0 +1,48 @@
+"""The compile-only GPU check: what the CPU interpreter accepts must also build for sm_90."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, evaluate
+from kgb.evaluate.crosscompile import check
+
+CANDIDATES = Path(__file__).parent / "candidates"
+
+
+def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler():
+    spec = operators.load("aten::softmax")
+    source = (CANDIDATES / "softmax_module_constant.py").read_text()
+    assert evaluate(source, spec, EvalSettings(device="cpu", case_tags=("smoke",))).correct
+    results = check("aten::softmax", CANDIDATES / "softmax_module_constant.py")
+    assert results and all(error is not None for _, error in results)
+    assert "global" in results[0][1].lower()
+
+
+def test_every_launch_is_recorded_with_its_types_and_constexprs():
+    results = check("aten::softmax", operators.load("aten::softmax").solution_path)
+    assert results and all(error is None for _, error in results)
+    launch = results[0][0]
+    signature = dict(launch.signature)
+    assert launch.kernel == "_softmax_rows"
+    assert signature["x_ptr"].startswith("*") and signature["n_cols"] == "i32"
+    assert signature["BLOCK"] == "constexpr" and dict(launch.constexprs)["BLOCK"] >= 1
+
+
+def test_every_solution_compiles_for_sm90():
+    """Each solution's smoke-case launches build for the H100/H200 with Triton's own
+    compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run."""
+
+    def failures(op: str) -> list[str]:
+        results = check(op, operators.load(op).solution_path)
+        if not results:
+            return [f"{op}: no Triton launch recorded"]
+        return [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]
+
+    ops = [op for op in operators.select("all", None) if operators.load(op).kernel_required]
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        found = [f for batch in pool.map(failures, ops) for f in batch]
+    assert not found, "\n".join(found)
