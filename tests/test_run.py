@@ -116,6 +116,38 @@ def test_best_downloads_the_kernel(sweep, tmp_path):
     assert '"status": "correct"' in (tmp_path / "verdict.json").read_text()
 
 
+def test_a_sweep_with_one_bad_job_stops_before_any_job_runs(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    # the bad combination comes last: without the check, the first job would run
+    done = subprocess.run(
+        [sys.executable, "run.py", "-m", f"tracking.root={tmp_path}", "chip=cpu", "ops=[aten::add]",
+         "method=expert,oneshot"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode != 0
+    assert "sweep check: the job" in done.stderr and "method=oneshot" in done.stderr
+    assert "calls a model" in done.stderr
+    assert not (tmp_path / "jobs").exists()
+    done = subprocess.run(
+        [sys.executable, "run.py", "-m", f"tracking.root={tmp_path}", "chip=cpu", "ops=[aten::add]",
+         "method=expert", "model=none,claude-opus-4-6"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode != 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_plots_reads_the_store(sweep, tmp_path):
+    root, _, _ = sweep
+    done = subprocess.run(
+        [sys.executable, "-m", "kgb.query", "plots", "--dest", str(tmp_path), "--tracking-uri", uri(root)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    # a CPU sweep has correctness but no timings: only the accuracy figure
+    assert done.stdout.split() == [str(tmp_path / "cost_accuracy.png")]
+
+
 def test_kill_minus_nine_then_rerun_loses_and_duplicates_nothing(tmp_path):
     ops = "ops=[aten::softmax,aten::add,vllm::rms_norm,vllm::fused_add_rms_norm]"
     proc = kgb_run("method=expert", "source=all", "chip=cpu", ops, root=tmp_path, popen=True)

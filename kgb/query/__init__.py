@@ -1,4 +1,4 @@
-"""Questions asked of the MLflow store: the leaderboard and the best kernels."""
+"""Questions asked of the MLflow store: the leaderboard, the best kernels and the plots."""
 
 from __future__ import annotations
 

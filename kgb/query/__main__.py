@@ -2,6 +2,7 @@
 
     python -m kgb.query leaderboard [--tracking-uri URI] [--format table|csv|md]
     python -m kgb.query best --op aten::softmax --chip nvidia --dest DIR [--tracking-uri URI]
+    python -m kgb.query plots [--dest outputs/plots] [--tracking-uri URI]
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from kgb.query import DEFAULT_URI, trial_runs
 from kgb.query.best import best_run, download
 from kgb.query.leaderboard import render, rows
+from kgb.query.plots import draw
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     best.add_argument("--chip", required=True)
     best.add_argument("--dest", required=True, type=Path)
     best.add_argument("--tracking-uri", default=DEFAULT_URI)
+    plots = sub.add_parser("plots", help="fast_p, per-operator speedup and accuracy-vs-spend figures")
+    plots.add_argument("--dest", type=Path, default=Path("outputs/plots"))
+    plots.add_argument("--tracking-uri", default=DEFAULT_URI)
     args = parser.parse_args(argv)
 
     if args.command == "leaderboard":
@@ -34,6 +39,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"no kgb trial runs in {args.tracking_uri}", file=sys.stderr)
             return 1
         sys.stdout.write(render(table, args.format))
+        return 0
+
+    if args.command == "plots":
+        runs = trial_runs(args.tracking_uri)
+        if not runs:
+            print(f"no kgb trial runs in {args.tracking_uri}", file=sys.stderr)
+            return 1
+        for path in draw(runs, args.dest):
+            print(path)
         return 0
 
     runs = trial_runs(args.tracking_uri, f"tags.`kgb.op` = '{args.op}' and tags.`kgb.chip` = '{args.chip}'")

@@ -32,13 +32,22 @@ class Row:
     skipped: int
 
 
-def rows(runs: list[Any]) -> list[Row]:
-    groups: dict[tuple[str, str, str, str], dict[str, Any]] = defaultdict(dict)
+JobKey = tuple[str, str, str, str]  # method, model, source, chip
+
+
+@dataclass
+class JobTrials:
+    per_op: dict[str, list[Any]]  # the trial runs of each operator that ran
+    skipped: set[str]  # operators skipped on this chip and never run
+
+
+def by_job(runs: list[Any]) -> dict[JobKey, JobTrials]:
+    groups: dict[JobKey, dict[str, Any]] = defaultdict(dict)
     for run in runs:
         tags = run.data.tags
         key = (tags.get("kgb.method", ""), tags.get("kgb.model", ""), tags.get("kgb.source", ""), tags.get("kgb.chip", ""))
         groups[key].setdefault(tags["kgb.trial"], run)  # dedupe trials seen by several jobs
-    table = []
+    jobs = {}
     for key, by_trial in sorted(groups.items()):
         per_op: dict[str, list[Any]] = defaultdict(list)
         skipped = set()
@@ -48,20 +57,36 @@ def rows(runs: list[Any]) -> list[Row]:
                 skipped.add(op)
             else:
                 per_op[op].append(run)
+        jobs[key] = JobTrials(dict(per_op), skipped - set(per_op))
+    return jobs
+
+
+def best_speedups(trials: JobTrials) -> dict[str, float]:
+    """Per operator solved at least once: its best speedup, 0.0 where nothing was timed."""
+    return {
+        op: max(r.data.metrics.get("speedup", 0.0) for r in rs)
+        for op, rs in trials.per_op.items()
+        if any(r.data.metrics.get("correct") == 1 for r in rs)
+    }
+
+
+def rows(runs: list[Any]) -> list[Row]:
+    table = []
+    for key, trials in by_job(runs).items():
+        per_op = trials.per_op
         n = len(per_op)
-        correct = {op: rs for op, rs in per_op.items() if any(r.data.metrics.get("correct") == 1 for r in rs)}
-        speedups = [max(r.data.metrics.get("speedup", 0.0) for r in rs) for rs in correct.values()]
-        timed = [s for s in speedups if s > 0]
+        best = best_speedups(trials)
+        timed = [s for s in best.values() if s > 0]
         tokens = int(sum(r.data.metrics.get("total_tokens", 0) for rs in per_op.values() for r in rs))
         cost = sum(r.data.metrics.get("cost_usd", 0.0) for rs in per_op.values() for r in rs)
         method, model, source, chip = key
         table.append(Row(
-            method=method, model=model, source=source, chip=chip, trials=n, correct=len(correct), accuracy=len(correct) / n if n else 0.0,
-            fast_1_0=sum(1 for s in speedups if s > 1.0) / n if n else 0.0,
+            method=method, model=model, source=source, chip=chip, trials=n, correct=len(best), accuracy=len(best) / n if n else 0.0,
+            fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n else 0.0,
             geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
-            tokens_per_success=tokens / len(correct) if correct else None,
-            skipped=len(skipped - set(per_op)),
+            tokens_per_success=tokens / len(best) if best else None,
+            skipped=len(trials.skipped),
         ))
     return table
 
