@@ -175,6 +175,9 @@ class EvalConfig:
     timeout_s: float = 300.0  # wall-clock bound on one candidate's whole evaluation
     repeats: int = 100  # timed repetitions per bench case (GPU only)
     warmup: int = 10
+    # On the CPU, also compile each correct candidate's kernels for this NVIDIA compute
+    # capability (90: H100/H200), which catches what only the interpreter accepts.
+    compile_for: int | None = None
 
 
 @dataclass

@@ -57,6 +57,7 @@ def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
         timeout_s=cfg.timeout_s,
         repeats=cfg.repeats,
         warmup=cfg.warmup,
+        compile_for=cfg.compile_for if device == "cpu" else None,  # a GPU run compiles for real
     )
 
 
@@ -72,7 +73,8 @@ def job_id(cfg: Config, chip: Chip, ops: list[str]) -> str:
         "source": cfg.source.name,
         "chip": chip.name,
         "ops": ops,
-        "eval": dataclasses.asdict(cfg.eval),
+        # a field added later counts only when set, so that earlier jobs keep their ids
+        "eval": {k: v for k, v in dataclasses.asdict(cfg.eval).items() if not (k == "compile_for" and v is None)},
     }
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
     return f"{cfg.method.name}-{cfg.model.name}-{cfg.source.name}-{chip.name}-{digest}".replace("/", "_")

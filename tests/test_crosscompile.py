@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kgb import operators
-from kgb.evaluate import EvalSettings, evaluate
+from kgb.evaluate import EvalSettings, Status, evaluate
 from kgb.evaluate.crosscompile import check
 
 CANDIDATES = Path(__file__).parent / "candidates"
@@ -17,13 +17,23 @@ def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_
     spec = operators.load("aten::softmax")
     source = (CANDIDATES / "softmax_module_constant.py").read_text()
     assert evaluate(source, spec, EvalSettings(device="cpu", case_tags=("smoke",))).correct
-    results = check("aten::softmax", CANDIDATES / "softmax_module_constant.py")
+    results = check(operators.load("aten::softmax").path, CANDIDATES / "softmax_module_constant.py")
     assert results and all(error is not None for _, error in results)
     assert "global" in results[0][1].lower()
 
 
+def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error():
+    spec = operators.load("aten::softmax")
+    settings = EvalSettings(device="cpu", case_tags=("smoke",), compile_for=90)
+    bad = evaluate((CANDIDATES / "softmax_module_constant.py").read_text(), spec, settings)
+    assert bad.status == Status.COMPILE_ERROR
+    assert "correct in the CPU interpreter" in bad.message and "sm_90" in bad.message
+    assert evaluate(spec.solution_path.read_text(), spec, settings).correct
+
+
 def test_every_launch_is_recorded_with_its_types_and_constexprs():
-    results = check("aten::softmax", operators.load("aten::softmax").solution_path)
+    spec = operators.load("aten::softmax")
+    results = check(spec.path, spec.solution_path)
     assert results and all(error is None for _, error in results)
     launch = results[0][0]
     signature = dict(launch.signature)
@@ -37,7 +47,8 @@ def test_every_solution_compiles_for_sm90():
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run."""
 
     def failures(op: str) -> list[str]:
-        results = check(op, operators.load(op).solution_path)
+        spec = operators.load(op)
+        results = check(spec.path, spec.solution_path)
         if not results:
             return [f"{op}: no Triton launch recorded"]
         return [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]

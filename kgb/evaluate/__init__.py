@@ -62,8 +62,31 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
         (workdir / "request.json").write_text(json.dumps(request))
         status, logs = _run_worker(workdir, settings)
         verdict = _read_result(result, status, logs, settings)
+        if verdict.correct and settings.device == "cpu" and settings.compile_for:
+            verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
     elapsed = time.perf_counter() - started
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed})
+
+
+def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: EvalSettings) -> Verdict:
+    """The interpreter's verdict, or a compile error if a GPU could not build the kernels."""
+    from kgb.evaluate.crosscompile import check
+
+    arch = settings.compile_for
+    try:
+        results = check(spec.path, candidate, settings.case_tags, arch, settings.timeout_s)
+    except subprocess.SubprocessError as exc:  # the record step re-runs the candidate; it may hang or die
+        tail = (getattr(exc, "stderr", "") or "").strip()[-2000:]
+        return Verdict(Status.COMPILE_ERROR, f"compiling for sm_{arch} could not be checked: {exc}",
+                       verdict.cases, verdict.logs + tail, device=settings.device)
+    failed = [(launch, error) for launch, error in results if error]
+    if not failed:
+        return verdict
+    launch, error = failed[0]
+    return Verdict(Status.COMPILE_ERROR,
+                   f"correct in the CPU interpreter, but kernel {launch.kernel} does not compile for sm_{arch} "
+                   f"({len(failed)} of {len(results)} launches fail): {error}",
+                   verdict.cases, verdict.logs, device=settings.device, kernels=verdict.kernels)
 
 
 def _run_worker(workdir: Path, settings: EvalSettings) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 
     python -m kgb.evaluate aten::softmax                 # the operator's own solution.py
     python -m kgb.evaluate aten::softmax my_softmax.py --cases smoke,check
+    python -m kgb.evaluate aten::softmax my_softmax.py --compile-for 90   # CPU: also build for sm_90
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", nargs="?", help="candidate source (default: the operator's solution.py)")
     parser.add_argument("--cases", default=None, help="comma-separated tags: smoke,check,bench (default: smoke on cpu, all on a GPU)")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--compile-for", type=int, default=None, metavar="SM",
+                        help="on the CPU, also compile the kernels for this NVIDIA compute capability (90: H100/H200)")
     args = parser.parse_args(argv)
     spec = operators.load(args.op)
     path = Path(args.file) if args.file else spec.solution_path
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
-    verdict = evaluate(path.read_text(), spec, EvalSettings(device=device, case_tags=tags, time_cases=("bench",), timeout_s=args.timeout))
+    verdict = evaluate(path.read_text(), spec, EvalSettings(
+        device=device, case_tags=tags, time_cases=("bench",), timeout_s=args.timeout,
+        compile_for=args.compile_for if device == "cpu" else None))
     for case in verdict.cases:
         timing = f"  {case.latency_us:.1f} us vs {case.baseline_us:.1f} us" if case.latency_us else ""
         print(f"  {case.status:<12} {case.name}{timing}")

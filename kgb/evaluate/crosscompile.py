@@ -16,7 +16,9 @@ It is a second process because the interpreter patches `triton.language` while i
 
     python -m kgb.evaluate.crosscompile OP [--file CANDIDATE.py] [--cases smoke] [--arch 90]
 
-prints one line per distinct launch and exits 1 if any failed to compile.
+prints one line per distinct launch and exits 1 if any failed to compile. With
+`eval.compile_for=90`, CPU evaluations run the same check on every candidate that the
+interpreter found correct (kgb.evaluate).
 """
 
 from __future__ import annotations
@@ -106,16 +108,16 @@ def recording() -> Iterator[list[Launch]]:
         InterpretedFunction.run = original
 
 
-def record(op: str, candidate: Path, tags: set[str]) -> list[Launch]:
-    """Runs `candidate` on the cases of `op` with these tags in the interpreter."""
+def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
+    """Runs `candidate` on the cases of the spec with these tags in the interpreter."""
     import torch
 
     from kgb.evaluate.worker import _fix_interpreter_bf16_dot
-    from kgb.operators import _import_file, load
+    from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
     _fix_interpreter_bf16_dot()
-    spec = load(op)
+    spec = load_spec(spec_path)
     module = _import_file(candidate, "crosscompile_candidate")
     with recording() as launches, torch.no_grad():
         for case in spec.cases:
@@ -164,7 +166,7 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int) -> list[tupl
     return results
 
 
-def check(op: str, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
+def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
           timeout_s: float = 600) -> list[tuple[Launch, str | None]]:
     """Both steps, each in its own process; raises if the interpreter run itself fails."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -172,7 +174,7 @@ def check(op: str, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: in
         launches = Path(tmp) / "launches.pickle"
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
         base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
-        args = [op, "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
+        args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
         subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
         subprocess.run([*base, "compile", *args], env=env, check=True, timeout=timeout_s, capture_output=True, text=True)
@@ -181,7 +183,7 @@ def check(op: str, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: in
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("op")
+    parser.add_argument("op", help="operator id, e.g. aten::softmax, or a spec.py path")
     parser.add_argument("--file", type=Path, help="candidate file (default: the operator's solution)")
     parser.add_argument("--cases", default="smoke")
     parser.add_argument("--arch", type=int, default=90)
@@ -192,16 +194,17 @@ def main() -> int:
     from kgb.evaluate.crosscompile import check, compile_all, record
     from kgb.operators import load
 
-    candidate = args.file or load(args.op).solution_path
+    spec_path = Path(args.op) if args.op.endswith(".py") else load(args.op).path
+    candidate = args.file or spec_path.parent / "solution.py"
     tags = tuple(args.cases.split(","))
     if args.step == "record":
-        args.launches.write_bytes(pickle.dumps(record(args.op, candidate, set(tags))))
+        args.launches.write_bytes(pickle.dumps(record(spec_path, candidate, set(tags))))
         return 0
     if args.step == "compile":
         results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch)
         args.launches.with_suffix(".results").write_bytes(pickle.dumps(results))
         return 0
-    results = check(args.op, candidate, tags, args.arch)
+    results = check(spec_path, candidate, tags, args.arch)
     for launch, error in results:
         constexprs = ", ".join(f"{k}={v}" for k, v in launch.constexprs)
         print(f"{'ok    ' if error is None else 'FAILED'} {launch.kernel}[{constexprs}]" + (f"\n  {error}" if error else ""))

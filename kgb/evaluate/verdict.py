@@ -91,3 +91,4 @@ class EvalSettings:
     repeats: int = 100
     warmup: int = 10
     extra_env: dict[str, str] = field(default_factory=dict)
+    compile_for: int | None = None  # CPU only: also compile correct candidates for sm_<this>
