@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -130,6 +131,11 @@ def main() -> int:
         env = {"TRITON_CACHE_DIR": str((cache / op.replace(":", "_")).resolve())}
         if args.gpus > 1:
             env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+            # Each worker gets its share of the host's cores: a neighbour drawing bench
+            # inputs on every core slows this worker's Python between launches, which eager
+            # timing counts whenever the GPU waits (the suspected cause of the two-GPU
+            # spread in docs/gpu-results.md).
+            env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 2) // args.gpus))
         return EvalSettings(device=device, case_tags=tags, time_cases=("bench",) if timed else (),
                             timeout_s=args.timeout, extra_env=env)
 
