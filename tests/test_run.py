@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from kgb.operators import REPO_ROOT
 from kgb.query import trial_runs
@@ -79,9 +80,17 @@ def test_rerun_adds_no_runs_and_evaluates_nothing(sweep):
     root, args, _ = sweep
     runs_before = len(trial_runs(uri(root)))
     evaluations_before = sum(isinstance(e, CandidateEvaluated) for e in all_events(root))
+    client = MlflowClient(uri(root))
+
+    def accuracy_histories() -> dict[str, int]:
+        jobs = client.search_runs([e.experiment_id for e in client.search_experiments()], "tags.`kgb.kind` = 'job'")
+        return {j.info.run_id: len(client.get_metric_history(j.info.run_id, "accuracy")) for j in jobs}
+
+    histories_before = accuracy_histories()
     kgb_run(*args, root=root, multirun=True)
     assert len(trial_runs(uri(root))) == runs_before
     assert sum(isinstance(e, CandidateEvaluated) for e in all_events(root)) == evaluations_before
+    assert accuracy_histories() == histories_before  # a re-run adds no metric step to the job runs
 
 
 def test_projecting_twice_creates_no_duplicates(sweep):

@@ -120,8 +120,11 @@ class MlflowProjection:
         if run.data.tags.get("kgb.projected_seq") == last_seq:
             return  # nothing new since the last projection
         summary = summarize(outcomes)
-        metrics = [Metric(k, float(v), int(events[-1].ts * 1000), 0) for k, v in summary.metrics().items()]
-        self.client.log_batch(parent, metrics=metrics)
+        # only changed values: a re-run that adds no trial must not add a history step
+        metrics = [Metric(k, float(v), int(events[-1].ts * 1000), 0) for k, v in summary.metrics().items()
+                   if run.data.metrics.get(k) != float(v)]
+        if metrics:
+            self.client.log_batch(parent, metrics=metrics)
         self.client.set_tag(parent, "kgb.projected_seq", last_seq)
         finished = isinstance(events[-1], RunFinished)
         self.client.update_run(parent, status="FINISHED" if finished else "RUNNING")
