@@ -42,6 +42,12 @@ def test_every_launch_is_recorded_with_its_types_and_constexprs():
     assert signature["BLOCK"] == "constexpr" and dict(launch.constexprs)["BLOCK"] >= 1
 
 
+def test_an_autotuned_kernel_is_compiled_with_its_config():
+    results = check(operators.load("aten::softmax").path, CANDIDATES / "softmax_autotuned.py")
+    assert results and all(error is None for _, error in results)
+    assert all(dict(launch.options)["num_warps"] == 4 for launch, _ in results)  # its first config
+
+
 def test_every_solution_compiles_for_sm90():
     """Each solution's smoke-case launches build for the H100/H200 with Triton's own
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run."""

@@ -30,6 +30,12 @@ def test_solution_is_correct(softmax):
     assert "_softmax_rows" in verdict.kernels
 
 
+def test_an_autotuned_kernel_runs_in_the_interpreter(softmax):
+    verdict = judge(softmax, "softmax_autotuned.py")
+    assert verdict.status == Status.CORRECT, verdict.message
+    assert verdict.kernels == ("_rows",)
+
+
 def test_syntax_error_is_a_compile_error(softmax):
     verdict = judge(softmax, "softmax_syntax_error.py")
     assert verdict.status == Status.COMPILE_ERROR

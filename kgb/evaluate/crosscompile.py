@@ -75,7 +75,10 @@ def _is_constexpr(param: inspect.Parameter) -> bool:
 
 def launch_of(fn: Any, args: tuple, kwargs: dict) -> Launch:
     params = inspect.signature(fn).parameters
-    options = {k: kwargs.pop(k) for k in list(kwargs) if k in LAUNCH_OPTIONS}
+    # launch options (num_warps...) are not kernel parameters; others such as an autotune
+    # config's ir_override do not change what is compiled here
+    extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in params}
+    options = {k: v for k, v in extra.items() if k in LAUNCH_OPTIONS}
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     signature, constexprs = [], []
@@ -112,11 +115,11 @@ def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
     """Runs `candidate` on the cases of the spec with these tags in the interpreter."""
     import torch
 
-    from kgb.evaluate.worker import _fix_interpreter_bf16_dot
+    from kgb.evaluate.worker import prepare_interpreter
     from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
-    _fix_interpreter_bf16_dot()
+    prepare_interpreter()
     spec = load_spec(spec_path)
     module = _import_file(candidate, "crosscompile_candidate")
     with recording() as launches, torch.no_grad():

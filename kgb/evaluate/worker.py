@@ -196,12 +196,26 @@ def _fix_interpreter_bf16_dot() -> None:
     InterpreterBuilder.create_dot = create_dot
 
 
+def _autotune_without_benchmarks() -> None:
+    """On a host without a GPU, Triton's autotuner has no benchmarker and fails before
+    the first launch. In the interpreter, an autotuned kernel therefore runs its first
+    config: speed means nothing there, and any config a GPU picks must be correct."""
+    from triton.runtime.autotuner import Autotuner
+
+    Autotuner.prune_configs = lambda self, kwargs, *args, **kw: self.configs[:1]
+
+
+def prepare_interpreter() -> None:
+    _fix_interpreter_bf16_dot()
+    _autotune_without_benchmarks()
+
+
 def run(request: dict, emit: Callable[[dict], None]) -> dict:
     """Evaluate; emit each case result; return the final verdict fields."""
     spec = load_spec(Path(request["spec"]))
     device = request["device"]
     if device == "cpu":
-        _fix_interpreter_bf16_dot()
+        prepare_interpreter()
     torch.manual_seed(0)
     try:
         candidate = _import_file(Path(request["candidate"]), "candidate")
