@@ -83,8 +83,8 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 def reference(self, dim, *, dtype=None):
     out = dtype or (self.dtype if self.is_floating_point() else torch.int64)
     if out in (torch.float16, torch.bfloat16):
-        # PyTorch's CUDA scan keeps the running total in the half type (at 600 a bfloat16
-        # step is 4, so the drift reaches several units); the task asks for a float32
-        # total rounded once, which is what the CPU kernel computes.
+        # PyTorch's CUDA scan drifts from the float32 total for bfloat16 (on an H200: 608
+        # where the float32 total rounds to 620, i.e. 3 bfloat16 steps); the task asks
+        # for a float32 total rounded once, which is what the CPU kernel computes.
         return torch.ops.aten.cumsum.default(self.to(out), dim, dtype=torch.float32).to(out)
     return torch.ops.aten.cumsum.default(self, dim, dtype=dtype)
