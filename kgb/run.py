@@ -48,8 +48,8 @@ def run_job(cfg: Config) -> JobSummary:
     job = job_id(cfg, chip, ops)
     path = events_path(root, job)
     blobs = BlobStore(root / "blobs")
-    earlier = trial_outcomes(read_events(path)) if path.exists() else {}
-    log = EventLog(path)
+    log = EventLog(path)  # reads what an earlier run of this job left
+    earlier = trial_outcomes(log.events())
     specs = {op: operators.load(op) for op in ops}
     started_at = time.perf_counter()
     log.append(RunStarted(
@@ -60,7 +60,7 @@ def run_job(cfg: Config) -> JobSummary:
     ))
     projection = open_projection(cfg)
     if projection:
-        projection.project(read_events(path), blobs)
+        projection.project(log.events(), blobs)
 
     todo = []
     for op, spec in specs.items():
@@ -80,7 +80,7 @@ def run_job(cfg: Config) -> JobSummary:
         t0 = start(log, job, key, spec, sample, attempt)
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior)
         finish(log, job, key, end, reason, t0)
-        events = read_events(path)
+        events = log.events()
         progress.finished(trial_outcomes(events)[key])
         if projection:
             with project_lock:

@@ -33,13 +33,17 @@ class NewerSchemaError(RuntimeError):
 
 
 class EventLog:
-    """Appends events to one job's events.jsonl. Thread-safe; one per job."""
+    """Appends events to one job's events.jsonl. Thread-safe; one per job.
+
+    It also keeps every event of the file in memory, so that the job loop can fold the
+    log after each trial without reading the whole file again."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         existing = read_events(self.path) if self.path.exists() else []
         self._seq = existing[-1].seq + 1 if existing else 0
+        self._events = existing
         self._drop_torn_tail()
         self._lock = threading.Lock()
         self._file = self.path.open("a")
@@ -62,7 +66,13 @@ class EventLog:
             if isinstance(stamped, DURABLE):
                 os.fsync(self._file.fileno())
             self._seq += 1
+            self._events.append(stamped)
             return stamped
+
+    def events(self) -> list[Event]:
+        """Every event of the log so far, as the file holds them."""
+        with self._lock:
+            return list(self._events)
 
     def close(self) -> None:
         with self._lock:

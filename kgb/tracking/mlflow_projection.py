@@ -58,6 +58,10 @@ class MlflowProjection:
         else:
             self.experiment_id = self.client.create_experiment(experiment, artifact_location=self._artifact_root(uri))
         self._lock = threading.RLock()
+        # per job: its parent run and the trials projected complete, found once by search
+        # and then kept up to date here, so a trial's projection does not search them all
+        self._parents: dict[str, str] = {}
+        self._complete: dict[str, set[str]] = {}
 
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
@@ -74,8 +78,11 @@ class MlflowProjection:
     def job_run(self, started: RunStarted) -> str:
         """The parent run of a job, created on first sight."""
         with self._lock:
+            if started.job in self._parents:
+                return self._parents[started.job]
             runs = self._find(**{"kgb.kind": "job", "kgb.job": started.job})
             if runs:
+                self._parents[started.job] = runs[0].info.run_id
                 return runs[0].info.run_id
             tags = {
                 "kgb.kind": "job", "kgb.job": started.job, "kgb.method": started.method,
@@ -92,6 +99,7 @@ class MlflowProjection:
             for i in range(0, len(items), 100):
                 self.client.log_batch(run.info.run_id, params=items[i : i + 100])
             self.client.log_text(run.info.run_id, json.dumps(to_json(started), indent=1), "run_started.json")
+            self._parents[started.job] = run.info.run_id
             return run.info.run_id
 
     def project(self, events: list[Event], blobs: BlobStore) -> str | None:
@@ -105,10 +113,14 @@ class MlflowProjection:
     def _project(self, started: RunStarted, events: list[Event], blobs: BlobStore) -> str:
         parent = self.job_run(started)
         outcomes = trial_outcomes(events)
-        done = {r.data.tags["kgb.trial"] for r in self._find(**{"kgb.kind": "trial", "kgb.job": started.job}) if r.data.tags.get("kgb.complete") == "1"}
+        done = self._complete.get(started.job)
+        if done is None:
+            runs = self._find(**{"kgb.kind": "trial", "kgb.job": started.job})
+            done = self._complete[started.job] = {r.data.tags["kgb.trial"] for r in runs if r.data.tags.get("kgb.complete") == "1"}
         for outcome in outcomes.values():
             if outcome.finished and outcome.key not in done:
                 self.trial_run(parent, started, outcome, blobs)
+                done.add(outcome.key)
         self._update_job(parent, events, list(outcomes.values()))
         return parent
 
