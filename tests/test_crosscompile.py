@@ -13,19 +13,30 @@ from kgb.evaluate.crosscompile import check
 CANDIDATES = Path(__file__).parent / "candidates"
 
 
-def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler():
+def reading_a_module_float(tmp_path: Path) -> Path:
+    """A correct candidate whose kernel reads a plain module-level float: Triton's CPU
+    interpreter runs it, no GPU compiles it ("Cannot access global variable")."""
+    source = (CANDIDATES / "softmax_autotuned.py").read_text()
+    source = source.replace("import triton.language as tl\n", 'import triton.language as tl\n\nNEG_INF = float("-inf")\n')
+    path = tmp_path / "softmax_module_float.py"
+    path.write_text(source.replace('other=float("-inf")', "other=NEG_INF"))
+    return path
+
+
+def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler(tmp_path):
     spec = operators.load("aten::softmax")
-    source = (CANDIDATES / "softmax_module_constant.py").read_text()
-    assert evaluate(source, spec, EvalSettings(device="cpu", case_tags=("smoke",))).correct
-    results = check(operators.load("aten::softmax").path, CANDIDATES / "softmax_module_constant.py")
+    candidate = reading_a_module_float(tmp_path)
+    assert "other=NEG_INF" in candidate.read_text()
+    assert evaluate(candidate.read_text(), spec, EvalSettings(device="cpu", case_tags=("smoke",))).correct
+    results = check(spec.path, candidate)
     assert results and all(error is not None for _, error in results)
     assert "global" in results[0][1].lower()
 
 
-def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error():
+def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error(tmp_path):
     spec = operators.load("aten::softmax")
     settings = EvalSettings(device="cpu", case_tags=("smoke",), compile_for=90)
-    bad = evaluate((CANDIDATES / "softmax_module_constant.py").read_text(), spec, settings)
+    bad = evaluate(reading_a_module_float(tmp_path).read_text(), spec, settings)
     assert bad.status == Status.COMPILE_ERROR
     assert "correct in the CPU interpreter" in bad.message and "sm_90" in bad.message
     assert evaluate(spec.solution_path.read_text(), spec, settings).correct
