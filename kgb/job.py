@@ -57,7 +57,7 @@ def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
         timeout_s=cfg.timeout_s,
         repeats=cfg.repeats,
         warmup=cfg.warmup,
-        compile_for=cfg.compile_for if device == "cpu" else None,  # a GPU run compiles for real
+        compile_for=cfg.compile_for,  # used on the CPU only: a GPU run compiles for real
     )
 
 

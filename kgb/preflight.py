@@ -27,24 +27,16 @@ def sweep_overrides(config: DictConfig) -> list[list[str]]:
     return [combo for batch in BasicSweeper.split_arguments(parsed, None) for combo in batch]
 
 
-def check(cfg: Any) -> None:
-    """The checks a job makes before its first trial, without running anything."""
-    from kgb import methods, operators
-    from kgb.run import build_model
-
-    if not operators.select(cfg.source.name, cfg.ops):
-        raise ValueError(f"no operators selected (source={cfg.source.name}, ops={cfg.ops})")
-    methods.build(cfg.method)
-    build_model(cfg)
-
-
 class SweepCheck(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Runs each job's own pre-trial checks (kgb.run.prepare) on every combination."""
         from hydra import compose
+
+        from kgb.run import prepare
 
         for combo in sweep_overrides(config):
             try:
-                check(OmegaConf.to_object(compose(config_name=config.hydra.job.config_name, overrides=combo)))
+                prepare(OmegaConf.to_object(compose(config_name=config.hydra.job.config_name, overrides=combo)))
             except Exception as exc:  # noqa: BLE001 - any failure stops the sweep with its reason
                 raise SystemExit(f"sweep check: the job `{' '.join(combo)}` would fail: {exc}\n"
                                  "No job of this sweep has run; fix that or leave the combination out.") from None

@@ -27,6 +27,7 @@ from kgb.job import (
     resolve_chip,
 )
 from kgb.methods import NoCandidate
+from kgb.models.model import Model
 from kgb.progress import Progress, summary_table
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
@@ -35,14 +36,19 @@ from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
 from kgb.trial import BudgetExhausted, TrialContext, finish, start, trial_key
 
 
-def run_job(cfg: Config) -> JobSummary:
-    """Run (or resume) one job and return its summary."""
+def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
+    """The job's operators, method and model; fails here, before any trial (and, for a
+    multirun, before any job: kgb.preflight), on a bad selection, method or model."""
     ops = operators.select(cfg.source.name, cfg.ops)
     if not ops:
         raise ValueError(f"no operators selected (source={cfg.source.name}, ops={cfg.ops})")
+    return ops, methods.build(cfg.method), build_model(cfg)
+
+
+def run_job(cfg: Config) -> JobSummary:
+    """Run (or resume) one job and return its summary."""
+    ops, method, model = prepare(cfg)
     chip = resolve_chip(cfg.chip)
-    method = methods.build(cfg.method)  # fails here, before any trial, on a bad method config
-    model = build_model(cfg)
     settings = eval_settings(cfg.eval, chip)
     root = Path(cfg.tracking.root)
     job = job_id(cfg, chip, ops)

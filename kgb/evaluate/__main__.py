@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     verdict = evaluate(path.read_text(), spec, EvalSettings(
         device=device, case_tags=tags, time_cases=("bench",), timeout_s=args.timeout,
-        compile_for=args.compile_for if device == "cpu" else None))
+        compile_for=args.compile_for))
     for case in verdict.cases:
         timing = f"  {case.latency_us:.1f} us vs {case.baseline_us:.1f} us" if case.latency_us else ""
         print(f"  {case.status:<12} {case.name}{timing}")

@@ -74,12 +74,13 @@ def _is_constexpr(param: inspect.Parameter) -> bool:
 
 
 def launch_of(fn: Any, args: tuple, kwargs: dict) -> Launch:
-    params = inspect.signature(fn).parameters
+    signature_of_fn = inspect.signature(fn)
+    params = signature_of_fn.parameters
     # launch options (num_warps...) are not kernel parameters; others such as an autotune
     # config's ir_override do not change what is compiled here
     extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in params}
     options = {k: v for k, v in extra.items() if k in LAUNCH_OPTIONS}
-    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound = signature_of_fn.bind(*args, **kwargs)
     bound.apply_defaults()
     signature, constexprs = [], []
     for name, value in bound.arguments.items():
@@ -115,18 +116,19 @@ def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
     """Runs `candidate` on the cases of the spec with these tags in the interpreter."""
     import torch
 
-    from kgb.evaluate.worker import prepare_interpreter
+    from kgb.evaluate.worker import CaseRunner, prepare_interpreter
     from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
     prepare_interpreter()
     spec = load_spec(spec_path)
     module = _import_file(candidate, "crosscompile_candidate")
+    runner = CaseRunner(spec, module, "cpu")  # for its inputs: the same draw as the evaluation's
     with recording() as launches, torch.no_grad():
         for case in spec.cases:
             if str(case.tag) in tags:
                 entry = spec.entry_of(case)
-                args, kwargs = entry.bind(spec.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu"))
+                args, kwargs = entry.bind(runner.inputs(case, case.seed))
                 getattr(module, entry.name)(*args, **kwargs)
     return launches
 
