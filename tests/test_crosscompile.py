@@ -59,6 +59,23 @@ def test_an_autotuned_kernel_is_compiled_with_its_config():
     assert all(dict(launch.options)["num_warps"] == 4 for launch, _ in results)  # its first config
 
 
+def test_the_ptx_shows_whether_half_products_are_fused(tmp_path):
+    # affine_grid_generator rounds each linspace step to float16 as PyTorch does; fused, the
+    # GPU computes -1 + step * i as one half FMA and misses PyTorch by a few ulp (seen on an
+    # H200), so its solution launches with enable_fp_fusion=False.
+    spec = operators.load("aten::affine_grid_generator")
+    fused = tmp_path / "fused.py"
+    fused.write_text(spec.solution_path.read_text().replace("enable_fp_fusion=False", "enable_fp_fusion=True"))
+    for candidate, expect_fma in ((spec.solution_path, False), (fused, True)):
+        ptx = tmp_path / candidate.stem
+        ptx.mkdir()
+        results = check(spec.path, candidate, ("smoke",), ptx_dir=ptx)
+        assert results and all(error is None for _, error in results)
+        texts = [f.read_text() for f in sorted(ptx.glob("*.ptx"))]
+        assert len(texts) == len(results)
+        assert any("fma.rn.f16" in t for t in texts) == expect_fma, candidate.name
+
+
 def test_every_solution_compiles_for_sm90():
     """Each solution's smoke-case launches build for the H100/H200 with Triton's own
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run."""

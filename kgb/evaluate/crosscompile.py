@@ -15,8 +15,11 @@ useless. This module closes that gap in two processes:
 It is a second process because the interpreter patches `triton.language` while it runs.
 
     python -m kgb.evaluate.crosscompile OP [--file CANDIDATE.py] [--cases smoke] [--arch 90]
+                                           [--ptx DIR]
 
-prints one line per distinct launch and exits 1 if any failed to compile. With
+prints one line per distinct launch and exits 1 if any failed to compile; `--ptx` also
+writes each launch's PTX to DIR, to see what the GPU will run (fused multiply-adds, the
+division instruction) without a GPU. With
 `eval.compile_for=90`, CPU evaluations run the same check on every candidate that the
 interpreter found correct (kgb.evaluate).
 """
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
 _TRITON_TYPES = {
     "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
@@ -146,7 +149,8 @@ def _jit_functions(module: Any) -> dict[str, Any]:
     return found
 
 
-def compile_all(candidate: Path, launches: list[Launch], arch: int) -> list[tuple[Launch, str | None]]:
+def compile_all(candidate: Path, launches: list[Launch], arch: int,
+                ptx_dir: Path | None = None) -> list[tuple[Launch, str | None]]:
     """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error)."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -158,13 +162,15 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int) -> list[tupl
     kernels = _jit_functions(_import_file(candidate, "crosscompile_candidate"))
     target = GPUTarget("cuda", arch, 32)
     results = []
-    for launch in launches:
+    for number, launch in enumerate(launches):
         if launch.kernel not in kernels:
             results.append((launch, f"kernel {launch.kernel} is not a module-level @triton.jit function"))
             continue
         source = ASTSource(kernels[launch.kernel], dict(launch.signature), constexprs=dict(launch.constexprs))
         try:
-            triton.compile(source, target=target, options=dict(launch.options))
+            compiled = triton.compile(source, target=target, options=dict(launch.options))
+            if ptx_dir is not None:
+                (ptx_dir / f"{number:02d}-{launch.kernel}.ptx").write_text(compiled.asm["ptx"])
             results.append((launch, None))
         except Exception as exc:  # noqa: BLE001 - the compiler's message is the finding
             results.append((launch, f"{type(exc).__name__}: {str(exc).strip()[-1500:]}"))
@@ -172,7 +178,7 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int) -> list[tupl
 
 
 def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
-          timeout_s: float = 600) -> list[tuple[Launch, str | None]]:
+          timeout_s: float = 600, ptx_dir: Path | None = None) -> list[tuple[Launch, str | None]]:
     """Both steps, each in its own process; raises if the interpreter run itself fails."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
@@ -180,9 +186,15 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
         base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
         args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
+        if ptx_dir is not None:
+            args += ["--ptx", str(ptx_dir)]
         subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
-        subprocess.run([*base, "compile", *args], env=env, check=True, timeout=timeout_s, capture_output=True, text=True)
+        # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
+        # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
+        compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
+        subprocess.run([*base, "compile", *args], env=compile_env, check=True, timeout=timeout_s,
+                       capture_output=True, text=True)
         return pickle.loads(launches.with_suffix(".results").read_bytes())
 
 
@@ -192,6 +204,7 @@ def main() -> int:
     parser.add_argument("--file", type=Path, help="candidate file (default: the operator's solution)")
     parser.add_argument("--cases", default="smoke")
     parser.add_argument("--arch", type=int, default=90)
+    parser.add_argument("--ptx", type=Path, help="write each launch's PTX into this folder")
     parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
     parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -206,15 +219,18 @@ def main() -> int:
         args.launches.write_bytes(pickle.dumps(record(spec_path, candidate, set(tags))))
         return 0
     if args.step == "compile":
-        results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch)
+        results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch, args.ptx)
         args.launches.with_suffix(".results").write_bytes(pickle.dumps(results))
         return 0
-    results = check(spec_path, candidate, tags, args.arch)
+    if args.ptx:
+        args.ptx.mkdir(parents=True, exist_ok=True)
+    results = check(spec_path, candidate, tags, args.arch, ptx_dir=args.ptx)
     for launch, error in results:
         constexprs = ", ".join(f"{k}={v}" for k, v in launch.constexprs)
         print(f"{'ok    ' if error is None else 'FAILED'} {launch.kernel}[{constexprs}]" + (f"\n  {error}" if error else ""))
     failed = sum(error is not None for _, error in results)
-    print(f"{len(results)} distinct launch(es) compiled for sm_{args.arch}; {failed} failed")
+    print(f"{len(results)} distinct launch(es) compiled for sm_{args.arch}; {failed} failed"
+          + (f"; PTX in {args.ptx}" if args.ptx else ""))
     return 1 if failed else 0
 
 
