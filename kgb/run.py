@@ -31,7 +31,7 @@ from kgb.models.model import Model
 from kgb.progress import Progress, summary_table
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
-from kgb.tracking.log import EventLog, read_events
+from kgb.tracking.log import EventLog
 from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
 from kgb.trial import BudgetExhausted, TrialContext, finish, start, trial_key
 
@@ -98,7 +98,7 @@ def run_job(cfg: Config) -> JobSummary:
     log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
                            trials_skipped_as_done=total - len(todo)))
     log.close()
-    events = read_events(path)
+    events = log.events()
     if projection:
         projection.project(events, blobs)
     outcomes = list(trial_outcomes(events).values())

@@ -67,8 +67,7 @@ def test_the_ptx_shows_whether_half_products_are_fused(tmp_path):
     fused = tmp_path / "fused.py"
     fused.write_text(spec.solution_path.read_text().replace("enable_fp_fusion=False", "enable_fp_fusion=True"))
     for candidate, expect_fma in ((spec.solution_path, False), (fused, True)):
-        ptx = tmp_path / candidate.stem
-        ptx.mkdir()
+        ptx = tmp_path / candidate.stem  # check() makes the folder
         results = check(spec.path, candidate, ("smoke",), ptx_dir=ptx)
         assert results and all(error is None for _, error in results)
         texts = [f.read_text() for f in sorted(ptx.glob("*.ptx"))]

@@ -169,11 +169,12 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int,
         source = ASTSource(kernels[launch.kernel], dict(launch.signature), constexprs=dict(launch.constexprs))
         try:
             compiled = triton.compile(source, target=target, options=dict(launch.options))
-            if ptx_dir is not None:
-                (ptx_dir / f"{number:02d}-{launch.kernel}.ptx").write_text(compiled.asm["ptx"])
-            results.append((launch, None))
         except Exception as exc:  # noqa: BLE001 - the compiler's message is the finding
             results.append((launch, f"{type(exc).__name__}: {str(exc).strip()[-1500:]}"))
+            continue
+        if ptx_dir is not None:
+            (ptx_dir / f"{number:02d}-{launch.kernel}.ptx").write_text(compiled.asm["ptx"])
+        results.append((launch, None))
     return results
 
 
@@ -187,6 +188,7 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
         base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
         args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
         if ptx_dir is not None:
+            ptx_dir.mkdir(parents=True, exist_ok=True)
             args += ["--ptx", str(ptx_dir)]
         subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
@@ -222,8 +224,6 @@ def main() -> int:
         results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch, args.ptx)
         args.launches.with_suffix(".results").write_bytes(pickle.dumps(results))
         return 0
-    if args.ptx:
-        args.ptx.mkdir(parents=True, exist_ok=True)
     results = check(spec_path, candidate, tags, args.arch, ptx_dir=args.ptx)
     for launch, error in results:
         constexprs = ", ".join(f"{k}={v}" for k, v in launch.constexprs)
