@@ -16,10 +16,10 @@ import time
 from pathlib import Path
 
 from kgb.evaluate.static import static_check
-from kgb.evaluate.verdict import CaseResult, EvalSettings, Status, Verdict
+from kgb.evaluate.verdict import JUDGE_VERSION, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
-__all__ = ["evaluate", "EvalSettings", "Status", "Verdict", "CaseResult"]
+__all__ = ["evaluate", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
 
 # Names of environment variables a candidate must never see (API keys and the like).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)

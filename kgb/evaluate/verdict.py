@@ -6,6 +6,10 @@ import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+# Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
+# trial's identity, so results judged under different judges are never mixed.
+JUDGE_VERSION = 2
+
 
 class Status(StrEnum):
     """Outcome of evaluating one candidate, from worst to best."""
