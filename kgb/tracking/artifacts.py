@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -113,6 +114,17 @@ class ArtifactWriter:
         tmp = folder / f".{name}.tmp{os.getpid()}"
         tmp.write_text(text)
         os.replace(tmp, folder / name)
+
+    def append(self, run_id: str, artifact_uri: str, name: str, text: str, whole: Callable[[], str]) -> None:
+        """Add `text` at the end of a file whose full new content `whole()` gives: appended
+        in place where the store is a local folder (a reader skips a torn last line), the
+        whole file uploaded again elsewhere."""
+        folder = local_dir(artifact_uri)
+        if folder is None:
+            self.client.log_text(run_id, whole(), name)
+            return
+        with (folder / name).open("a") as f:
+            f.write(text)
 
     def _upload(self, run_id: str, files: dict[str, str]) -> None:
         with tempfile.TemporaryDirectory(prefix="kgb-artifacts-") as tmp:

@@ -24,6 +24,7 @@ from typing import Any
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
+from kgb.tracking.follower import Follower
 from kgb.tracking.mlflow_store import NewRun, search_all, writer_for
 from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
 from kgb.tracking.summary import TABLE_NAME, JobInfo, header, line, trial_row
@@ -66,7 +67,7 @@ class JobState:
 class MlflowProjection:
     """Writes job and trial runs into one MLflow tracking store."""
 
-    def __init__(self, uri: str, experiment: str):
+    def __init__(self, uri: str, experiment: str, background: bool = True):
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
@@ -83,6 +84,9 @@ class MlflowProjection:
         self.artifacts = ArtifactWriter(self.client)
         self._lock = threading.RLock()
         self._jobs: dict[str, JobState] = {}
+        # a job's later calls go to the follower; its first (which opens the job run) and
+        # its last (the log ends with RunFinished) are made at once, after what is pending
+        self._follower = Follower(self._project_now) if background else None
 
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
@@ -92,9 +96,19 @@ class MlflowProjection:
         return None
 
     def project(self, events: list[Event], blobs: BlobStore) -> str | None:
-        """Bring the store up to date with one job's log; return the parent run id."""
+        """Bring the store up to date with one job's log; return the parent run id. A live
+        job's calls between its first and its last return before the store is written."""
         if not events:
             return None
+        state = self._jobs.get(events[0].job)
+        if self._follower is not None:
+            if state is not None and not isinstance(events[-1], RunFinished):
+                self._follower.submit(state.info.job, events, blobs)
+                return state.parent
+            self._follower.drain()
+        return self._project_now(events, blobs)
+
+    def _project_now(self, events: list[Event], blobs: BlobStore) -> str | None:
         with self._lock:
             state = self._jobs.get(events[0].job)
             if state is None:
@@ -136,6 +150,8 @@ class MlflowProjection:
 
     def _project(self, state: JobState, events: list[Event], blobs: BlobStore) -> None:
         first = state.folded == 0
+        if not first and len(events) <= state.folded and events[-1].seq <= state.last_seq:
+            return  # an older copy of the log than the one already projected
         if state.folded > len(events) or (state.folded and events[state.folded - 1].seq != state.last_seq):
             state.fold, state.folded = TrialFold(), 0  # not the log folded so far: start again
         new = events[state.folded:]
@@ -151,9 +167,12 @@ class MlflowProjection:
         todo = [t for t in finished if t.key not in state.lines]
         if todo:
             self._create_trial_runs(state, todo, blobs)
-        if todo or first:
-            text = header(state.info) + "".join(state.lines[k] for k in state.fold.trials if k in state.lines)
-            self.artifacts.replace(state.parent, state.artifact_uri, TABLE_NAME, text)
+        whole = lambda: header(state.info) + "".join(state.lines[k] for k in state.fold.trials if k in state.lines)
+        if first:  # this process's first sight of the job: the table written anew
+            self.artifacts.replace(state.parent, state.artifact_uri, TABLE_NAME, whole())
+        elif todo:  # then only the new trials' lines are added
+            text = "".join(state.lines[t.key] for t in todo)
+            self.artifacts.append(state.parent, state.artifact_uri, TABLE_NAME, text, whole)
         ended = isinstance(events[-1], RunFinished)
         if first or ended or time.monotonic() - state.metrics_at >= METRICS_EVERY_S:
             self._log_job_metrics(state, events[-1].ts)

@@ -101,7 +101,8 @@ class TableError(ValueError):
 
 def parse(text: str) -> list[TrialRow]:
     """The rows of a table written by `header` and `line`."""
-    lines = text.splitlines()
+    lines = text.split("\n")
+    lines = lines[:-1]  # after the last newline: nothing, or a line being appended (torn)
     if not lines:
         raise TableError("empty trials table")
     head: dict[str, Any] = json.loads(lines[0])
