@@ -32,7 +32,7 @@ from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.methods import prompts
 from kgb.methods.extraction import Attempt, Extracted, extract
 from kgb.operators import REPO_ROOT, CaseTag
-from kgb.query import trial_runs
+from kgb.query import trial_rows, trial_runs
 from kgb.query.leaderboard import rows
 from kgb.run import run_job
 from kgb.tracking.events import CompletionParsed, Extraction, ModelCalled, TrialEnd, TrialFinished
@@ -266,7 +266,7 @@ def test_sweep_gives_the_accuracy_pass_at_k_and_tokens_the_script_implies(sweep)
         assert m["cost_usd"] == pytest.approx(cost(want["tokens"]))
         assert m["accuracy"] == want["accuracy"]
         assert {int(k.removeprefix("pass_at_")): v for k, v in m.items() if k.startswith("pass_at_")} == want["pass_at"]
-    table = {row.method: row for row in rows(trial_runs(f"sqlite:///{root / 'mlflow.db'}"))}
+    table = {row.method: row for row in rows(trial_rows(f"sqlite:///{root / 'mlflow.db'}"))}
     assert {k: (row.total_tokens, round(row.cost_usd, 9)) for k, row in table.items()} == {
         k: (w["total"], round(cost(w["tokens"]), 9)) for k, w in EXPECTED.items()}
 

@@ -163,18 +163,40 @@ def sweep(tmp_path_factory):
     return root, logs
 
 
+@pytest.fixture(scope="module")
+def empty_store(tmp_path_factory) -> Path:
+    """A new MLflow SQLite store, made once: MLflow's schema migrations take seconds."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("store") / "mlflow.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def store(empty_store, tmp_path):
+    """A fresh copy of the empty store; a function that gives the URI of another copy."""
+    import shutil
+
+    def new(name: str = "mlflow.db") -> str:
+        shutil.copy(empty_store, tmp_path / name)
+        return f"sqlite:///{tmp_path / name}"
+
+    return new
+
+
 def _rebuild(root: Path, uri: str) -> None:
     from kgb.tracking.__main__ import main
 
     assert main(["rebuild", str(root), "--tracking-uri", uri]) == 0
 
 
-def test_a_rebuild_run_again_gives_the_same_leaderboard_with_each_trial_once(sweep, tmp_path):
+def test_a_rebuild_run_again_gives_the_same_leaderboard_with_each_trial_once(sweep, store):
     from kgb.query import trial_rows, trial_runs
     from kgb.query.leaderboard import render, rows
 
     root, _ = sweep
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store()
     _rebuild(root, uri)
     first = render(rows(trial_rows(uri)), "csv")
     _rebuild(root, uri)
@@ -185,7 +207,7 @@ def test_a_rebuild_run_again_gives_the_same_leaderboard_with_each_trial_once(swe
     assert sum(r.trials + r.skipped for r in table) == 60 and len(table) == 10
 
 
-def test_projecting_after_each_trial_writes_what_a_rebuild_writes(sweep, tmp_path):
+def test_projecting_after_each_trial_writes_what_a_rebuild_writes(sweep, store):
     """The incremental fold, the background follower and the appended trials table end
     where one projection of the whole log ends."""
     from kgb.query import trial_rows
@@ -193,7 +215,7 @@ def test_projecting_after_each_trial_writes_what_a_rebuild_writes(sweep, tmp_pat
 
     root, logs = sweep
     blobs = BlobStore(root / "blobs")
-    live_uri, whole_uri = f"sqlite:///{tmp_path / 'live.db'}", f"sqlite:///{tmp_path / 'whole.db'}"
+    live_uri, whole_uri = store("live.db"), store("whole.db")
     live = MlflowProjection(live_uri, "kgb")
     events = read_events(logs[0])
     for i, e in enumerate(events):
@@ -207,7 +229,7 @@ def test_projecting_after_each_trial_writes_what_a_rebuild_writes(sweep, tmp_pat
     assert view(live_uri) == view(whole_uri) and len(view(live_uri)) == 6
 
 
-def test_trial_runs_have_times_reasons_and_open_as_training_runs(tmp_path):
+def test_trial_runs_have_times_reasons_and_open_as_training_runs(tmp_path, store):
     from mlflow.tracking import MlflowClient
 
     from kgb.query import trial_runs
@@ -219,7 +241,7 @@ def test_trial_runs_have_times_reasons_and_open_as_training_runs(tmp_path):
         Status.COMPILE_ERROR, "triton.CompilationError: at 3:4: unsupported"))
     events = [dataclasses.replace(e, seq=i, ts=1000.0 + i) for i, e in enumerate(events)]
     events = [dataclasses.replace(e, source_blob=kernel) if isinstance(e, CandidateProposed) else e for e in events]
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store()
     MlflowProjection(uri, "kgb").project(events, blobs)
     runs = {r.data.tags["kgb.op"]: r for r in trial_runs(uri)}
     assert runs["aten::b"].data.tags["kgb.reason"] == "triton.CompilationError: at 3:4: unsupported"
@@ -264,14 +286,14 @@ def test_a_torn_last_table_line_is_skipped():
     assert parse(head + '["half a line') == []
 
 
-def test_a_store_that_is_not_sql_gives_the_same_rows(sweep, tmp_path, monkeypatch):
+def test_a_store_that_is_not_sql_gives_the_same_rows(sweep, tmp_path, monkeypatch, store):
     """MLflow's public client path (a tracking server in practice) for writing and reading."""
     from kgb.query import trial_rows
     from kgb.tracking.mlflow_projection import MlflowProjection
 
     root, logs = sweep
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    file_uri, sql_uri = (tmp_path / "files").as_uri(), f"sqlite:///{tmp_path / 'mlflow.db'}"
+    file_uri, sql_uri = (tmp_path / "files").as_uri(), store()
     for uri in (file_uri, sql_uri):
         projection = MlflowProjection(uri, "kgb", background=False)
         for path in logs[:2]:
