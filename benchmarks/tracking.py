@@ -190,9 +190,9 @@ def synthesise(n: int, shapes: list[tuple[TrialOutcome, dict]], root: Path, seed
 
 # --- measurements ------------------------------------------------------------------
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+def timed(cmd: list[str], cwd: Path = REPO) -> tuple[float, str]:
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - t0, done.stdout
@@ -242,8 +242,9 @@ def live_projection(uri: str, path: Path, blobs: BlobStore, background: bool) ->
     return waits, time.perf_counter() - start
 
 
-def rebuild(root: Path, db: Path, env: dict[str, str] | None = None) -> float:
-    return timed([sys.executable, "-m", "kgb.tracking", "rebuild", str(root), "--tracking-uri", f"sqlite:///{db}"], env)[0]
+def rebuild(root: Path, db: Path, kgb: Path = REPO) -> float:
+    """Seconds for `python -m kgb.tracking rebuild`, with the kgb of the checkout `kgb`."""
+    return timed([sys.executable, "-m", "kgb.tracking", "rebuild", str(root.resolve()), "--tracking-uri", f"sqlite:///{db.resolve()}"], cwd=kgb)[0]
 
 
 def main() -> None:
@@ -295,8 +296,7 @@ def main() -> None:
 
     if args.compare_with:
         old = work / "store-before" / "mlflow.db"
-        env = {**os.environ, "PYTHONPATH": str(args.compare_with.resolve())}
-        figures["before: rebuild s"] = rebuild(root, old, env)
+        figures["before: rebuild s"] = rebuild(root, old, args.compare_with.resolve())
         size = store_size(old)
         figures.update({"before: db MB": size["db_bytes"] / 1e6, "before: artifact MB": size["artifact_bytes"] / 1e6,
                         "before: KB per trial": size["artifact_bytes"] / 1e3 / args.n,

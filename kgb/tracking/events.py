@@ -9,6 +9,7 @@ See docs/event-log.md for the format and its upgrade rules.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -194,6 +195,13 @@ def to_json(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _fields_of(tp: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """A dataclass's resolved field types and names, worked out once per class: resolving
+    them costs more than decoding an event, and a rebuild decodes every event."""
+    return typing.get_type_hints(tp), frozenset(f.name for f in dataclasses.fields(tp))
+
+
 def _from_json(tp: Any, value: Any) -> Any:
     if value is None:
         return None
@@ -208,8 +216,7 @@ def _from_json(tp: Any, value: Any) -> Any:
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp(value)
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
+        hints, names = _fields_of(tp)
         return tp(**{k: _from_json(hints[k], v) for k, v in value.items() if k in names})  # type: ignore[operator]
     return value
 
