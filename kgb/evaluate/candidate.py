@@ -31,6 +31,7 @@ import torch
 
 from kgb.evaluate import codec
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.sandbox import Limits, confine, die_with_parent
 from kgb.evaluate.verdict import Status
 
@@ -111,7 +112,7 @@ class _Server:
             return
         _fill_allocator_with_garbage(self.device)
         try:
-            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled:
+            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored:
                 result = fn(*value["args"], **value["kwargs"])
                 if self.device == "cuda":
                     torch.cuda.current_stream().synchronize()
@@ -119,7 +120,8 @@ class _Server:
             self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         try:
-            codec.send(self.conn, "returned", result, known, refresh_known=True,
+            summary = summarise(stored) if self.device == "cpu" else None
+            codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
         except codec.WireError as exc:
@@ -235,6 +237,7 @@ class CandidateDied(Exception):
 class Reply:
     value: Any
     fields: dict[str, Any]
+    stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
 
     @property
     def error(self) -> dict | None:
@@ -293,7 +296,11 @@ class CandidateProcess:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
         candidate left in them, and the return value aliases them as it did there."""
         msg, _ = self._exchange("call", {"args": list(args), "kwargs": kwargs}, {"entry": entry})
-        return Reply(msg.value, msg.fields)
+        if msg.fields.get("error"):
+            return Reply(None, msg.fields)
+        if not isinstance(msg.value, dict) or "return" not in msg.value:
+            raise codec.WireError("a call's reply has no return value")
+        return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int, warmup: int) -> Reply:
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]

@@ -64,3 +64,6 @@ def prepare_interpreter() -> None:
     _fix_interpreter_bf16_dot()
     _autotune_without_benchmarks()
     _mark_transfers()
+    from kgb.evaluate.provenance import patch_interpreter_stores
+
+    patch_interpreter_stores()

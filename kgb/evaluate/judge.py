@@ -29,6 +29,7 @@ import torch
 from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
+from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Case, Spec, load_spec
@@ -66,6 +67,7 @@ class CaseRunner:
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
+        self.stored: dict | None = None  # what the last call's interpreted kernels stored
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -89,6 +91,7 @@ class CaseRunner:
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"{what}: {reply.error['message']}")
         self.audit(reply, what)
+        self.stored = reply.stored
         return reply.value
 
     def check(self, case: Case, seed: int) -> CaseResult:
@@ -103,6 +106,11 @@ class CaseRunner:
         self.produced_elements |= _has_elements(expected, ref_in, spec)
         if message is None:
             message = self._untouched(case, pristine, cand_in)
+        if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
+            written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
+            message = unexplained([actual, *written.values()], self.stored, [pristine])
+            if message:
+                raise Failed(Status.REJECTED, f"case {case.name}: {message}")
         if message is None and getattr(spec.module, "RANDOM", False):
             message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
