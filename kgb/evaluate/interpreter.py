@@ -25,10 +25,30 @@ def _fix_interpreter_bf16_dot() -> None:
         return h
 
     def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        return original(self, widened(a), widened(b), d, input_precision, max_num_imprecise_acc)
+        a, b = widened(a), widened(b)
+        if str(input_precision).rsplit(".", 1)[-1] == "TF32":
+            a, b = _tf32(a), _tf32(b)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     create_dot._kgb_fixed = True  # type: ignore[attr-defined]
     InterpreterBuilder.create_dot = create_dot
+
+
+def _tf32(h):
+    """A float32 operand as NVIDIA tensor cores see it in TF32 mode: 10 mantissa bits,
+    rounded to nearest with ties away from zero (cvt.rna.tf32.f32). The interpreter
+    ignores `input_precision` and multiplies in full float32 (Triton 3.9), so a kernel that
+    leaves tl.dot at its TF32 default would pass here and fail a float32 tolerance on a GPU."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    if h.dtype.scalar != tl.float32 or h.data.dtype != np.float32:
+        return h
+    bits = h.data.view(np.uint32)
+    finite = np.isfinite(h.data)
+    rounded = np.where(finite, (bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000), bits)
+    return TensorHandle(rounded.astype(np.uint32).view(np.float32), h.dtype)
 
 
 def _autotune_without_benchmarks() -> None:

@@ -25,13 +25,16 @@ MAX_VALUES = 4_000_000  # more than this and a call is not checked (cases on the
 _recording: list[list] = []
 
 
-def _note(values: Any, mask: Any) -> None:
+def _note(handle: Any, mask: Any) -> None:
+    """Note a stored handle's values, and its raw bits (a kernel may store a float's bits
+    through an integer view, as a sign-flipping neg does)."""
     if not _recording:
         return
     import numpy as np
 
-    picked = np.asarray(values)[np.asarray(mask, dtype=bool)] if mask is not None else np.asarray(values)
-    _recording[-1].append(picked.copy())
+    keep = (lambda a: a[np.asarray(mask, dtype=bool)]) if mask is not None else (lambda a: a)
+    raw = keep(np.asarray(handle.data)).copy()
+    _recording[-1].append((keep(_as_logical(handle)).copy(), raw))
 
 
 def patch_interpreter_stores() -> None:
@@ -44,7 +47,7 @@ def patch_interpreter_stores() -> None:
     masked_store = builder.create_masked_store
 
     def create_masked_store(self, ptrs, value, mask, cache_policy):
-        _note(_as_logical(value), mask.data)
+        _note(value, mask.data)
         return masked_store(self, ptrs, value, mask, cache_policy)
 
     create_masked_store._kgb_noted = True  # type: ignore[attr-defined]
@@ -64,7 +67,7 @@ def patch_interpreter_stores() -> None:
 
             mask = np.ones_like(ptr.data, dtype=bool)
             after = itp._interpreter.load(ptr.data, mask, np.zeros_like(ptr.data, dtype=dtype), dtype)
-            _note(_as_logical(itp.TensorHandle(after, ptr.get_element_ty())), None)
+            _note(itp.TensorHandle(after, ptr.get_element_ty()), None)
             return result
 
         setattr(builder, name, atomic)
@@ -72,7 +75,7 @@ def patch_interpreter_stores() -> None:
     if descriptor_store is not None:
 
         def create_descriptor_store(self, desc, value, indices):
-            _note(_as_logical(value), None)
+            _note(value, None)
             return descriptor_store(self, desc, value, indices)
 
         builder.create_descriptor_store = create_descriptor_store
@@ -100,21 +103,27 @@ def stored_values() -> Iterator[list]:
 
 
 def summarise(chunks: list) -> dict[str, torch.Tensor] | None:
-    """The distinct stored values, as float64 and int64 tensors; None when too many."""
+    """The distinct stored values (float64 and int64) and raw bit patterns (int64, per item
+    size); None when too many to check."""
     import numpy as np
 
-    floats, ints = [], []
+    floats, ints, bits = [], [], {1: [], 2: [], 4: [], 8: []}
     total = 0
-    for chunk in chunks:
-        total += chunk.size
+    for logical, raw in chunks:
+        total += logical.size
         if total > MAX_VALUES:
             return None
-        if chunk.dtype.kind in "fc":
-            floats.append(chunk.astype(np.float64).ravel())
+        if logical.dtype.kind in "fc":
+            floats.append(logical.astype(np.float64).ravel())
         else:
-            ints.append(chunk.astype(np.int64).ravel())
+            ints.append(logical.astype(np.int64).ravel())
+        size = raw.dtype.itemsize
+        if size in bits and raw.dtype.kind != "c":
+            bits[size].append(raw.view(f"u{size}").astype(np.int64).ravel())
     cat = lambda parts, dt: np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=dt)
-    return {"float": torch.from_numpy(cat(floats, np.float64)), "int": torch.from_numpy(cat(ints, np.int64))}
+    out = {"float": torch.from_numpy(cat(floats, np.float64)), "int": torch.from_numpy(cat(ints, np.int64))}
+    out |= {f"bits{size}": torch.from_numpy(cat(parts, np.int64)) for size, parts in bits.items()}
+    return out
 
 
 def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
@@ -127,17 +136,24 @@ def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: lis
         out = torch.view_as_real(out) if out.is_complex() else out
         if out.numel() == 0:
             continue
-        values = out.detach().cpu().reshape(-1).to(torch.float64)
+        flat = out.detach().cpu().reshape(-1)
+        values = flat.to(torch.float64)
         finite = torch.isfinite(values)
         values = values[finite]
         if values.numel() == 0:
             continue
+        size = flat.element_size()
+        stored_bits = stored.get(f"bits{size}")
+        same_bits = torch.zeros_like(finite)
+        if stored_bits is not None and stored_bits.numel() and size in _UINT:
+            raw = flat.view(_UINT[size]).to(torch.int64) & ((1 << (8 * size)) - 1 if size < 8 else -1)
+            same_bits = torch.isin(raw, stored_bits)
         allowed = torch.cat([
             _cast(stored["float"], out.dtype), _cast(stored["int"], out.dtype),
             *(_cast(t.detach().cpu().reshape(-1), out.dtype) for t in input_tensors),
             _cast(torch.tensor(scalars, dtype=torch.float64), out.dtype),
         ])
-        missing = ~torch.isin(values, allowed)
+        missing = ~torch.isin(values, allowed) & ~same_bits[finite]
         if bool(missing.any()):
             first = float(values[missing][0])
             return (f"{what}: {int(missing.sum())} of {values.numel()} values were stored by no Triton kernel "
@@ -145,10 +161,13 @@ def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: lis
     return None
 
 
+_UINT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
 def _cast(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     if values.numel() == 0:
-        return values.to(torch.float64)
-    source = torch.view_as_real(values) if values.is_complex() else values
+        return values.to(torch.float64).reshape(-1)
+    source = (torch.view_as_real(values) if values.is_complex() else values).reshape(-1)
     if source.dtype.is_floating_point and not dtype.is_floating_point:
         source = source[torch.isfinite(source)]
     return source.to(dtype).to(torch.float64)
