@@ -54,6 +54,7 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
         env["TRITON_INTERPRET"] = "1"
     else:
         env.pop("TRITON_INTERPRET", None)
+    env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
     env.update(settings.extra_env)
     return env
 

@@ -19,7 +19,6 @@ import gc
 import importlib
 import os
 import sys
-import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -32,7 +31,7 @@ import torch
 from kgb.evaluate import codec
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
-from kgb.evaluate.sandbox import Limits, confine, die_with_parent
+from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
 from kgb.evaluate.verdict import Status
 
 
@@ -195,6 +194,25 @@ def _fill_allocator_with_garbage(device: str) -> None:
         del junk
 
 
+def _warm_triton_driver() -> None:
+    """Build and load Triton's CUDA helper module before the sandbox closes. It is compiled
+    with the host's C compiler once per cache directory: the engine's shared one (trusted
+    code wrote it), not the candidate's own, which starts empty every time."""
+    own = os.environ.get("TRITON_CACHE_DIR")
+    shared = os.environ.get("KGB_DRIVER_CACHE")
+    if shared:
+        os.environ["TRITON_CACHE_DIR"] = shared
+    try:
+        import triton
+
+        driver = triton.runtime.driver.active
+        driver.utils  # noqa: B018 - the property compiles and loads the module
+        driver.get_current_device()
+    finally:
+        if own:
+            os.environ["TRITON_CACHE_DIR"] = own
+
+
 def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
     """The body of the forked candidate process; never returns."""
     code = 0
@@ -205,6 +223,7 @@ def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> Non
         if device == "cuda":
             torch.cuda.init()
             torch.empty(1, device="cuda")  # the context exists before the sandbox closes
+            _warm_triton_driver()
         else:
             from kgb.evaluate.interpreter import prepare_interpreter
 
@@ -213,7 +232,10 @@ def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> Non
         importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
         with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
             torch.ones(1).add_(1)
-        applied = confine(workspace, allow_exec=device != "cpu", limits=limits)
+        if os.environ.get("KGB_SANDBOX") == "off":  # for diagnosing a new host; recorded on the verdict
+            applied = Applied(SandboxLevel.NONE, ["switched off with KGB_SANDBOX=off"])
+        else:
+            applied = confine(workspace, allow_exec=device != "cpu", limits=limits)
         torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # no seed a candidate can predict
         codec.send(conn, "ready", None, sandbox=str(applied.level), notes=applied.notes)
         _Server(conn, device, workspace).serve()

@@ -100,10 +100,13 @@ def default_paths(workspace: Path, allow_exec: bool) -> Paths:
             "/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat"}
     execute: set[str] = set()
     if allow_exec:
-        # ptxas: Triton's bundled binary, and the dynamic loader it needs
+        # ptxas (Triton's bundled binary), the dynamic loader, and the C toolchain with which
+        # some Triton versions build a launcher per kernel signature. Not the Python binary.
         import triton
 
-        execute |= {str(Path(triton.__file__).parent / "backends"), "/lib", "/lib64", "/usr/lib", "/usr/lib64"}
+        execute |= {str(Path(triton.__file__).parent / "backends"), "/lib", "/lib64", "/usr/lib", "/usr/lib64",
+                    "/usr/libexec/gcc", *(str(p) for p in Path("/usr/bin").glob("*gcc*")),
+                    *(str(p) for p in Path("/usr/bin").glob("*-ld*")), "/usr/bin/cc", "/usr/bin/as", "/usr/bin/ld"}
     devices = tuple(str(p) for p in Path("/dev").glob("nvidia*")) + ("/dev/null",)
     return Paths(tuple(sorted(read)), tuple(sorted(execute)), (str(workspace),), devices)
 
@@ -192,6 +195,11 @@ class _Program:
     def label(self, name: str) -> None:
         self.code.append(("label", name))
 
+    @staticmethod
+    def _offset(positions: dict[str, int], target: object, index: int) -> int:
+        """A jump's offset: instructions to skip after the one at `index`."""
+        return positions[target] - index - 1 if isinstance(target, str) else 0
+
     def assemble(self) -> bytes:
         positions, index = {}, 0
         for ins in self.code:
@@ -204,8 +212,8 @@ class _Program:
             if ins[0] == "label":
                 continue
             code, jt, jf, k = ins
-            rel = lambda target: positions[target] - index - 1 if isinstance(target, str) else 0
-            out += struct.pack("=HBBI", code, rel(jt), rel(jf), k & 0xFFFFFFFF)
+            out += struct.pack("=HBBI", code, self._offset(positions, jt, index), self._offset(positions, jf, index),
+                               k & 0xFFFFFFFF)
             index += 1
         return out
 
