@@ -27,6 +27,7 @@ class Timing:
     mode: str  # "eager" or "graph"
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)  # with keep_graph
     graph_output: object = field(default=None, repr=False)  # what the captured call returned
+    note: str = ""  # why a short call was not graph-timed, if it was not
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -55,10 +56,12 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
         fn()
     torch.cuda.synchronize()
     estimate = statistics.median(_timed(fn, flush, 5))
-    mode, run, graph, output = "eager", fn, None, None
+    mode, run, graph, output, note = "eager", fn, None, None, ""
     if estimate < GRAPH_BELOW_US:
         captured = _capture(fn)
-        if captured is not None:
+        if isinstance(captured, str):
+            note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
+        else:
             graph, output = captured
             mode, run = "graph", graph.replay
     # keep a slow kernel's timing to a few seconds
@@ -68,11 +71,12 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
     if not keep_graph:
         graph, output = None, None
-    return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode, graph=graph, graph_output=output)
+    return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode, graph=graph, graph_output=output,
+                  note=note)
 
 
-def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | None:
-    """A CUDA graph of one call and the call's output, or None where it cannot be captured."""
+def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | str:
+    """A CUDA graph of one call and the call's output, or why it could not be captured."""
     try:
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
@@ -85,6 +89,6 @@ def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | 
         graph.replay()
         torch.cuda.synchronize()
         return graph, output
-    except Exception:  # noqa: BLE001 - any capture failure falls back to eager timing
+    except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
         torch.cuda.synchronize()
-        return None
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
