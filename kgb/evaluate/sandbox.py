@@ -106,9 +106,25 @@ def default_paths(workspace: Path, allow_exec: bool) -> Paths:
 
         execute |= {str(Path(triton.__file__).parent / "backends"), "/lib", "/lib64", "/usr/lib", "/usr/lib64",
                     "/usr/libexec/gcc", *(str(p) for p in Path("/usr/bin").glob("*gcc*")),
-                    *(str(p) for p in Path("/usr/bin").glob("*-ld*")), "/usr/bin/cc", "/usr/bin/as", "/usr/bin/ld"}
+                    *(str(p) for p in Path("/usr/bin").glob("*-ld*")), "/usr/bin/cc", "/usr/bin/as", "/usr/bin/ld",
+                    *_compiler_prefixes()}
     devices = tuple(str(p) for p in Path("/dev").glob("nvidia*")) + ("/dev/null",)
     return Paths(tuple(sorted(read)), tuple(sorted(execute)), (str(workspace),), devices)
+
+
+def _compiler_prefixes() -> set[str]:
+    """Where the C compiler Triton would call lives (it may be a toolchain under /opt): its
+    bin folder and the prefix above it, whose libexec holds cc1 and the linker's helpers."""
+    import shutil
+
+    found = set()
+    for name in (os.environ.get("CC"), "gcc", "cc", "clang"):
+        path = shutil.which(name) if name else None
+        if path:
+            real = Path(path).resolve()
+            found |= {str(real.parent), str(real.parent.parent / "libexec"), str(real.parent.parent / "lib")}
+            found |= {str(Path(path).parent)}
+    return found - {"/usr/bin", "/bin"}  # the system's bin folders hold python: only named tools there
 
 
 def _landlock(paths: Paths, abi: int) -> None:
