@@ -88,6 +88,11 @@ class MlflowProjection:
         # its last (the log ends with RunFinished) are made at once, after what is pending
         self._follower = Follower(self._project_now) if background else None
 
+    def runs_page(self, server: str = "http://127.0.0.1:5000") -> str:
+        """The experiment's runs in `mlflow ui`: its training view, where MLflow 3 would
+        otherwise open on GenAI traces."""
+        return f"{server}/#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
+
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
         """Keep artifacts beside a SQLite store instead of in the current directory."""
