@@ -257,7 +257,8 @@ def main() -> None:
     work = args.work or Path(tempfile.mkdtemp(prefix="kgb-tracking-bench-"))
     shapes = templates(real_logs(args.source, work))
     root = work / "outputs"
-    synthesise(args.n, shapes, root)
+    if not (root / "jobs").exists():  # a work folder of an earlier run keeps its synthetic jobs
+        synthesise(args.n, shapes, root)
     live_trials = 0
     db = work / "store" / "mlflow.db"
     uri = f"sqlite:///{db}"
