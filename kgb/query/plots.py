@@ -81,7 +81,7 @@ def draw(trials: list[TrialRow], dest: Path) -> list[Figure]:
     jobs = job_speedups(trials)
     title = "fast_p per job"
     if jobs:
-        fig, ax = plt.subplots(figsize=(9, 5))
+        fig, ax = plt.subplots(figsize=(11, 5))
         ps = thresholds()
         for i, job in enumerate(jobs):
             ax.plot(ps, [fast_p(job, p) for p in ps], label=job.label, linestyle=("-", "--", ":", "-.")[i // 10 % 4])
@@ -94,7 +94,7 @@ def draw(trials: list[TrialRow], dest: Path) -> list[Figure]:
 
     title = "Per-operator speedups (correct and timed operators)"
     if jobs:
-        fig, ax = plt.subplots(figsize=(9, 5))
+        fig, ax = plt.subplots(figsize=(11, 5))
         for i, job in enumerate(jobs):
             ax.plot(range(1, len(job.speedups) + 1), job.speedups, marker=MARKERS[i % len(MARKERS)],
                     markersize=4, label=job.label)
@@ -108,7 +108,7 @@ def draw(trials: list[TrialRow], dest: Path) -> list[Figure]:
     title = "Accuracy against spend"
     table = rows(trials)
     if table:
-        fig, ax = plt.subplots(figsize=(9, 5))
+        fig, ax = plt.subplots(figsize=(11, 5))
         priced = any(r.cost_usd > 0 for r in table)
         for i, r in enumerate(table):
             x = r.cost_usd if priced else r.total_tokens
@@ -131,6 +131,8 @@ def _save(fig: Any, ax: Any, path: Path) -> Path:
 
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.grid(True, which="major", alpha=0.3)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    # a fixed right margin holds the legend: a "tight" bounding box would draw the figure twice
+    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.93)
+    fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
