@@ -123,8 +123,22 @@ def _compiler_prefixes() -> set[str]:
         if path:
             real = Path(path).resolve()
             found |= {str(real.parent), str(real.parent.parent / "libexec"), str(real.parent.parent / "lib")}
-            found |= {str(Path(path).parent)}
-    return found - {"/usr/bin", "/bin"}  # the system's bin folders hold python: only named tools there
+            found |= {str(Path(path).parent), str(real)}
+            found |= _interpreter_of(real)
+    found = {f for f in found if f not in ("/usr/bin", "/bin")}  # they hold python: only named tools there
+    return found | {"/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash", "/bin/bash", "/usr/bin/bash"}
+
+
+def _interpreter_of(path: Path) -> set[str]:
+    """A compiler that is a wrapper script runs under its #! interpreter, which needs exec too."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return set()
+    if not head.startswith(b"#!"):
+        return set()
+    return {head[2:].split(b"\n")[0].strip().split()[0].decode(errors="replace")}
 
 
 def _landlock(paths: Paths, abi: int) -> None:
