@@ -342,7 +342,8 @@ def _own_network() -> str | None:
     return f"no network namespace ({os.strerror(ctypes.get_errno())}); TCP is still refused where Landlock has it"
 
 
-def confine(workspace: Path, allow_exec: bool, limits: Limits) -> Applied:
+def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple[str, ...] = (),
+            extra_write: tuple[str, ...] = ()) -> Applied:
     """Apply the sandbox to this process, as far as this machine allows. Irreversible."""
     notes = []
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory and /proc entries stay private
@@ -355,7 +356,9 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits) -> Applied:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     abi = landlock_abi()
     if abi:
-        _landlock(default_paths(workspace, allow_exec), abi)
+        paths = default_paths(workspace, allow_exec)
+        paths = Paths(paths.read + extra_read, paths.execute, paths.write + extra_write, paths.devices)
+        _landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
     if platform.machine() not in _SYSCALLS:
