@@ -122,7 +122,8 @@ class CaseRunner:
             message = unexplained([actual, *written.values()], self.stored, [pristine])
             if message:
                 raise Failed(Status.REJECTED, f"case {case.name}: {message}")
-        if message is None and getattr(spec.module, "RANDOM", False):
+        random_flag = getattr(spec.module, "RANDOM", False)
+        if message is None and (random_flag(case) if callable(random_flag) else random_flag):
             message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
