@@ -1,0 +1,184 @@
+"""Packed integer weight formats of vLLM's quantised GEMMs: GPTQ, AWQ, exllama and Marlin.
+
+Every format stores `32 // bits` unsigned `bits`-wide values in one int32 word. They
+differ in which axis is packed and in which order the values sit inside the word:
+
+- GPTQ: qweight [K // pf, N]; value (k, n) is field k % pf of word [k // pf, n].
+  qzeros [groups, N // pf]; zero (g, n) is field n % pf of word [g, n // pf].
+- AWQ: qweight [K, N // pf]; value (k, n) is field AWQ_FIELD[n % pf] of word [k, n // pf]
+  (4-bit: fields 0..7 hold columns 0, 2, 4, 6, 1, 3, 5, 7). qzeros use the same order.
+- exllama (what `gptq_shuffle` makes of GPTQ): rows first reordered by a permutation,
+  then, for 4 bits, the fields of each word reordered so that field p holds row
+  EXLLAMA4_ROW[p] = 0, 2, 4, 6, 1, 3, 5, 7 of the word's eight rows.
+- Marlin: tiles of 16 rows x 64 columns, each tile's values scattered so that one GPU
+  thread's tensor-core fragment is one word; see `marlin_sources`.
+
+Field i of a word occupies bits [i * bits, (i + 1) * bits). The functions here are the
+specs' references and input builders, written for clarity, not speed.
+"""
+
+from __future__ import annotations
+
+import torch
+
+TILE_K = 16  # Marlin tile: 16 rows of K ...
+TILE_N = 64  # ... by 64 columns of N
+
+
+def pack_factor(bits: int) -> int:
+    return 32 // bits
+
+
+def field_of_awq_column(bits: int) -> list[int]:
+    """AWQ: which field of a word holds column n % pf (4-bit: 0, 4, 1, 5, 2, 6, 3, 7)."""
+    pf = pack_factor(bits)
+    return [(p % 2) * (pf // 2) + p // 2 for p in range(pf)]
+
+
+def to_int32(words: torch.Tensor) -> torch.Tensor:
+    """int64 words in [0, 2**32) as the int32 with the same bits."""
+    words = words & 0xFFFFFFFF
+    return torch.where(words >= 2**31, words - 2**32, words).to(torch.int32)
+
+
+def pack_fields(values: torch.Tensor, bits: int, fields: list[int] | None = None) -> torch.Tensor:
+    """Pack the last dimension (a multiple of pf) into int32 words: the j-th value of each
+    group of pf goes to field fields[j] (default: field j)."""
+    pf = pack_factor(bits)
+    fields = fields if fields is not None else list(range(pf))
+    v = values.to(torch.int64).reshape(*values.shape[:-1], values.shape[-1] // pf, pf)
+    shifts = torch.tensor(fields, dtype=torch.int64, device=values.device) * bits
+    return to_int32((v << shifts).sum(-1))
+
+
+def unpack_fields(words: torch.Tensor, bits: int, fields: list[int] | None = None) -> torch.Tensor:
+    """Inverse of pack_fields: int32 words [..., W] -> int64 values [..., W * pf]."""
+    pf = pack_factor(bits)
+    fields = fields if fields is not None else list(range(pf))
+    shifts = torch.tensor(fields, dtype=torch.int64, device=words.device) * bits
+    v = (words.to(torch.int64)[..., None] >> shifts) & ((1 << bits) - 1)
+    return v.reshape(*words.shape[:-1], words.shape[-1] * pf)
+
+
+# --- GPTQ -------------------------------------------------------------------------------
+
+def gptq_pack_weight(q: torch.Tensor, bits: int) -> torch.Tensor:
+    """q [K, N] of values in [0, 2**bits) -> GPTQ qweight [K // pf, N] (packed along K)."""
+    return pack_fields(q.t(), bits).t().contiguous()
+
+
+def gptq_unpack_weight(qweight: torch.Tensor, bits: int) -> torch.Tensor:
+    """GPTQ qweight [K // pf, N] -> values [K, N] (int64)."""
+    return unpack_fields(qweight.t(), bits).t()
+
+
+def pack_columns(q: torch.Tensor, bits: int) -> torch.Tensor:
+    """GPTQ qzeros: q [G, N] -> [G, N // pf] (packed along N, natural order)."""
+    return pack_fields(q, bits)
+
+
+def unpack_columns(words: torch.Tensor, bits: int) -> torch.Tensor:
+    return unpack_fields(words, bits)
+
+
+# --- AWQ --------------------------------------------------------------------------------
+
+def awq_pack(q: torch.Tensor, bits: int) -> torch.Tensor:
+    """q [R, N] -> AWQ words [R, N // pf] in AWQ's interleaved field order."""
+    return pack_fields(q, bits, field_of_awq_column(bits))
+
+
+def awq_unpack(words: torch.Tensor, bits: int) -> torch.Tensor:
+    return unpack_fields(words, bits, field_of_awq_column(bits))
+
+
+# --- exllama (gptq_shuffle) -------------------------------------------------------------
+
+def exllama_shuffle(qweight: torch.Tensor, perm: torch.Tensor | None, bits: int) -> torch.Tensor:
+    """What gptq_shuffle writes: GPTQ rows reordered (new row k = old row perm[k]), then
+    for 4 bits each word's fields reordered so field p holds row (p % 4) * 2 + p // 4 of
+    its eight rows (8-bit words keep their order)."""
+    q = gptq_unpack_weight(qweight, bits)
+    if perm is not None and perm.numel() > 0:
+        q = q[perm.long()]
+    if bits == 4:
+        return pack_fields(q.t(), bits, [(j % 2) * 4 + j // 2 for j in range(8)]).t().contiguous()
+    return gptq_pack_weight(q, bits)
+
+
+def exllama_unshuffle(qweight: torch.Tensor, bits: int) -> torch.Tensor:
+    """Values [K, N] of an exllama-shuffled weight, in its (sequential) row order."""
+    if bits == 4:
+        return unpack_fields(qweight.t(), bits, [(j % 2) * 4 + j // 2 for j in range(8)]).t()
+    return gptq_unpack_weight(qweight, bits)
+
+
+# --- Marlin -----------------------------------------------------------------------------
+
+def marlin_sources(bits: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """For each word j of a Marlin tile and each field i of it, the (row, column) inside
+    the 16 x 64 tile whose value it holds. Shapes [words_per_tile, pf].
+
+    A tile is served by 4 warps w of 32 threads t. Thread (w, t) owns rows
+    r0 = (t % 4) * 2 + (0, 1, 8, 9) and columns c = w * 16 + t // 4 and c + 8: eight values
+    v[0..3] = tile[r0[0..3], c], v[4..7] = tile[r0[0..3], c + 8].
+    - 4 bits: word t * 4 + w; field i holds v[(0, 2, 4, 6, 1, 3, 5, 7)[i]].
+    - 8 bits: words t * 8 + w * 2 (fields i = v[(0, 2, 1, 3)[i]]) and t * 8 + w * 2 + 1
+      (fields i = v[4 + (0, 2, 1, 3)[i]]).
+    """
+    pf = pack_factor(bits)
+    words = TILE_K * TILE_N // pf
+    rows = torch.empty(words, pf, dtype=torch.int64)
+    cols = torch.empty(words, pf, dtype=torch.int64)
+    offsets = (0, 1, 8, 9)
+    for w in range(4):
+        for t in range(32):
+            base_r, base_c = (t % 4) * 2, w * 16 + t // 4
+            if bits == 4:
+                order = [(0, 2, 4, 6, 1, 3, 5, 7)]
+                targets = [t * 4 + w]
+            else:
+                order = [(0, 2, 1, 3), (4, 6, 5, 7)]
+                targets = [t * 8 + w * 2, t * 8 + w * 2 + 1]
+            for j, vals in zip(targets, order, strict=True):
+                for i, v in enumerate(vals):
+                    rows[j, i] = base_r + offsets[v % 4]
+                    cols[j, i] = base_c + (8 if v >= 4 else 0)
+    return rows, cols
+
+
+def marlin_pack(q: torch.Tensor, bits: int) -> torch.Tensor:
+    """Values [K, N] -> Marlin words [K // 16, N * 16 // pf]: tile (kt, nt) fills words
+    [nt * wpt, (nt + 1) * wpt) of row kt, wpt = 1024 // pf words per tile."""
+    k, n = q.shape
+    rows, cols = marlin_sources(bits)
+    tiles = q.reshape(k // TILE_K, TILE_K, n // TILE_N, TILE_N).permute(0, 2, 1, 3)
+    vals = tiles[:, :, rows.to(q.device), cols.to(q.device)]  # [kt, nt, wpt, pf]
+    words = pack_fields(vals, bits)  # [kt, nt, wpt, 1]
+    return words.reshape(k // TILE_K, -1)
+
+
+def marlin_unpack(words: torch.Tensor, bits: int, k: int, n: int) -> torch.Tensor:
+    """Inverse of marlin_pack."""
+    rows, cols = marlin_sources(bits)
+    pf = pack_factor(bits)
+    vals = unpack_fields(words.reshape(k // TILE_K, n // TILE_N, -1, 1), bits)
+    vals = vals.reshape(k // TILE_K, n // TILE_N, -1, pf)
+    tiles = torch.empty(k // TILE_K, n // TILE_N, TILE_K, TILE_N, dtype=torch.int64, device=words.device)
+    tiles[:, :, rows.to(words.device), cols.to(words.device)] = vals
+    return tiles.permute(0, 2, 1, 3).reshape(k, n)
+
+
+# --- Marlin int4 weights for fp8 activations ---------------------------------------------
+
+def fp8_preprocess(qweight: torch.Tensor, qzeros: torch.Tensor | None) -> torch.Tensor:
+    """marlin_int4_fp8_preprocess: every 4-bit value v with zero z becomes v - z when
+    v >= z, else 15 - v (z = 8 without zeros; with AWQ zeros, z is the same field of the
+    zero word of the row's group)."""
+    v = unpack_fields(qweight.reshape(-1, qweight.shape[-1]), 4).reshape(*qweight.shape[:-1], -1)
+    if qzeros is None:
+        z = torch.full_like(v, 8)
+    else:
+        group = qweight.shape[0] // qzeros.shape[0]
+        z = unpack_fields(qzeros, 4).repeat_interleave(group, dim=0)
+    return pack_fields(torch.where(v >= z, v - z, 15 - v), 4)
