@@ -182,3 +182,24 @@ def fp8_preprocess(qweight: torch.Tensor, qzeros: torch.Tensor | None) -> torch.
         group = qweight.shape[0] // qzeros.shape[0]
         z = unpack_fields(qzeros, 4).repeat_interleave(group, dim=0)
     return pack_fields(torch.where(v >= z, v - z, 15 - v), 4)
+
+
+def marlin_scale_perm(channelwise: bool) -> list[int]:
+    """Marlin's scale layout: position p of every chunk of 64 (grouped scales) holds column
+    (p % 8) * 8 + p // 8 of the chunk (an 8 x 8 transpose); with one scale row
+    (channelwise, and for the bias), position p of every chunk of 32 holds column
+    2 * (p // 8) + (0, 1, 8, 9, 16, 17, 24, 25)[p % 8]."""
+    if channelwise:
+        return [2 * i + j for i in range(4) for j in (0, 1, 8, 9, 16, 17, 24, 25)]
+    return [i + 8 * j for i in range(8) for j in range(8)]
+
+
+def marlin_permute(s: torch.Tensor, channelwise: bool) -> torch.Tensor:
+    """Scales [G, N] (or a bias [N]) in their natural order -> Marlin's order."""
+    perm = marlin_scale_perm(channelwise)
+    return s.reshape(-1, len(perm))[:, perm].reshape(s.shape).contiguous()
+
+
+def marlin_unpermute(s: torch.Tensor, channelwise: bool) -> torch.Tensor:
+    perm = torch.tensor(marlin_scale_perm(channelwise))
+    return s.reshape(-1, len(perm))[:, torch.argsort(perm).to(s.device)].reshape(s.shape)
