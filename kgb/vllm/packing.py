@@ -203,3 +203,49 @@ def marlin_permute(s: torch.Tensor, channelwise: bool) -> torch.Tensor:
 def marlin_unpermute(s: torch.Tensor, channelwise: bool) -> torch.Tensor:
     perm = torch.tensor(marlin_scale_perm(channelwise))
     return s.reshape(-1, len(perm))[:, torch.argsort(perm).to(s.device)].reshape(s.shape)
+
+
+# --- AllSpark (n32k16 order) ---------------------------------------------------------------
+
+def allspark_weight_offsets(k: int, n: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """int64 [K, N]: where allspark_repack_weight puts weight (k, n) in the flat
+    [ceil(N / 32) * 32 / 4, K * 4] result (see the allspark_w8a16_gemm spec)."""
+    kk = torch.arange(k, device=device)[:, None]
+    nn = torch.arange(n, device=device)[None, :]
+    kq, nr = kk % 16, nn % 128
+    lane = (nr // 32) * 8 + ((kq % 8) // 2) * 2 + (nr % 32) // 16
+    j = nr % 16
+    row = (nn // 128) * 32 + (lane // 8) * 8 + j % 8
+    col = (kk // 64) * 256 + ((kk % 64) // 16) * 64 + (lane % 8) * 8 + (kq // 8) * 2 + kq % 2 + (j // 8) * 4
+    return row * (4 * k) + col
+
+
+def allspark_scale_offsets(n: int, device: torch.device | str = "cpu") -> torch.Tensor:
+    """int64 [N]: where the scale (or zero) of column n goes in the reordered [1, N32]."""
+    nn = torch.arange(n, device=device)
+    nr = nn % 128
+    lane = nr % 32
+    return nn - nr + (nr // 32) * 32 + (lane % 8) * 4 + lane // 8
+
+
+def allspark_reorder(q: torch.Tensor, params: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """q uint8 [K, N] and per-column [N] tensors -> the reordered [N32, K] weight and [1, N32]
+    parameters (padding columns are zero)."""
+    k, n = q.shape
+    n32 = -(-n // 32) * 32
+    flat = torch.zeros(n32 * k, dtype=q.dtype, device=q.device)
+    flat[allspark_weight_offsets(k, n, q.device).reshape(-1)] = q.reshape(-1)
+    out = []
+    for p in params:
+        r = torch.zeros(n32, dtype=p.dtype, device=p.device)
+        r[allspark_scale_offsets(n, p.device)] = p.reshape(-1)
+        out.append(r.reshape(1, n32))
+    return flat.reshape(n32, k), out
+
+
+def allspark_restore(qr: torch.Tensor, k: int, n: int) -> torch.Tensor:
+    return qr.reshape(-1)[allspark_weight_offsets(k, n, qr.device)]
+
+
+def allspark_restore_params(p: torch.Tensor, n: int) -> torch.Tensor:
+    return p.reshape(-1)[allspark_scale_offsets(n, p.device)]

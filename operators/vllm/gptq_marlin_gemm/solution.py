@@ -7,6 +7,17 @@ UINT8B128 = 1125899923621888
 
 
 @triton.jit
+def _round_to(x, dtype: tl.constexpr):
+    """float32 -> dtype rounded to nearest even. For bfloat16 the rounding is done on the
+    bits, because Triton's CPU interpreter truncates float32 -> bfloat16 casts."""
+    if dtype == tl.bfloat16:
+        bits = x.to(tl.uint32, bitcast=True)
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+        return bits.to(tl.float32, bitcast=True).to(tl.bfloat16)
+    return x.to(dtype)
+
+
+@triton.jit
 def _marlin_gemm_kernel(
     a_ptr, qw_ptr, s_ptr, bias_ptr, perm_ptr, gidx_ptr, out_ptr, m, n, k, group_size,
     BITS: tl.constexpr, CHANNELWISE: tl.constexpr, HAS_PERM: tl.constexpr, HAS_BIAS: tl.constexpr,
@@ -23,11 +34,13 @@ def _marlin_gemm_kernel(
     w = c // 16
     hi = (c % 16) // 8  # 1: the fragment's second column (c + 8)
     t_col = c % 8
-    # Marlin's scale order: transposed 8 x 8 inside chunks of 64, or the channelwise order
+    # Marlin's orders: channelwise scales and the bias put column 2i + (0, 1, 8, 9, 16, 17,
+    # 24, 25)[j] of a chunk of 32 at position 8i + j; grouped scales transpose 8 x 8 inside
+    # chunks of 64
+    p32 = rn % 32
+    single_col = rn - p32 + 8 * ((p32 % 8) // 2) + (p32 % 2) + 2 * (p32 // 8)
     if CHANNELWISE:
-        # column 2i + (0, 1, 8, 9, 16, 17, 24, 25)[j] of a chunk of 32 sits at position 8i + j
-        p = rn % 32
-        s_col = rn - p + 8 * ((p % 8) // 2) + (p % 2) + 2 * (p // 8)
+        s_col = single_col
     else:
         p = rn % 64
         s_col = rn - p + (p % 8) * 8 + p // 8
@@ -60,12 +73,12 @@ def _marlin_gemm_kernel(
             acc += tl.dot(x, wint.to(tl.float32).to(x.dtype))  # |q - bias| <= 128: exact in half types
         else:
             s = tl.load(s_ptr + grp.to(tl.int64)[:, None] * n + s_col[None, :], mask=n_ok[None, :], other=0.0)
-            wq = (wint.to(tl.float32) * s.to(tl.float32)).to(x.dtype)
+            wq = _round_to(wint.to(tl.float32) * s.to(tl.float32), x.dtype)
             acc += tl.dot(x, wq)
     if CHANNELWISE:
         acc = acc * tl.load(s_ptr + s_col, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     if HAS_BIAS:
-        acc += tl.load(bias_ptr + s_col, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+        acc += tl.load(bias_ptr + single_col, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     o = out_ptr + rm.to(tl.int64)[:, None] * n + rn[None, :]
     tl.store(o, acc.to(out_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 

@@ -78,9 +78,9 @@ def _case(name, tag, m, k, n, bits=4, group=128, act_order=False, bias=False, dt
 
 
 CASES = [
-    _case("smoke-4bit-g32", "smoke", 3, 64, 64, group=32),
+    _case("smoke-4bit-g32-bias", "smoke", 3, 64, 64, group=32, bias=True),
     _case("smoke-8bit-channel-bias-bf16", "smoke", 2, 32, 64, bits=8, group=-1, bias=True, dtype="bfloat16", seed=1),
-    _case("smoke-4bit-actorder", "smoke", 5, 64, 128, group=32, act_order=True, seed=2),
+    _case("smoke-4bit-actorder-bf16", "smoke", 5, 64, 128, group=32, act_order=True, dtype="bfloat16", seed=2),
     _case("llama8b-qkv-decode", "check", 1, 4096, 6144),
     _case("llama8b-o-actorder-bf16", "check", 16, 4096, 4096, act_order=True, dtype="bfloat16"),
     _case("llama8b-down-8bit", "check", 33, 14336, 4096, bits=8),
