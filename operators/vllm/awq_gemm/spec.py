@@ -38,6 +38,7 @@ from kgb.operators import Case
 from kgb.vllm.packing import awq_pack, awq_unpack
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def awq_gemm(_in_feats: torch.Tensor, _kernel: torch.Tensor, _scaling_factors: torch.Tensor, _zeros: torch.Tensor, split_k_iters: int) -> torch.Tensor:

@@ -30,6 +30,7 @@ import torch
 from kgb.operators import Case
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def cutlass_scaled_mm(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, a_scales: torch.Tensor, b_scales: torch.Tensor, bias: torch.Tensor | None = None) -> None:

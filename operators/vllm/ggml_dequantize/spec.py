@@ -29,6 +29,7 @@ from kgb.operators import Case
 from kgb.vllm.ggml import dequantize, random_blocks
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def ggml_dequantize(W: torch.Tensor, type: int, m: int, n: int, dtype: torch.dtype | None = None) -> torch.Tensor:

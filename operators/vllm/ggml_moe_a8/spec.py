@@ -53,6 +53,7 @@ from kgb.operators import Case
 from kgb.vllm.ggml import align_for_experts, q8_1_matmul, random_blocks
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def ggml_moe_a8(X: torch.Tensor, W: torch.Tensor, sorted_token_ids: torch.Tensor, expert_ids: torch.Tensor, num_tokens_post_padded: torch.Tensor, type: int, row: int, top_k: int, tokens: int) -> torch.Tensor:

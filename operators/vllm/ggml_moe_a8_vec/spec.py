@@ -45,6 +45,7 @@ from kgb.operators import Case
 from kgb.vllm.ggml import q8_1_matmul, random_blocks
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def ggml_moe_a8_vec(X: torch.Tensor, W: torch.Tensor, topk_ids: torch.Tensor, top_k: int, type: int, row: int, tokens: int) -> torch.Tensor:

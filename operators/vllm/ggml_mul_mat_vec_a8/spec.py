@@ -41,6 +41,7 @@ from kgb.operators import Case
 from kgb.vllm.ggml import q8_1_matmul, random_blocks
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def ggml_mul_mat_vec_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:

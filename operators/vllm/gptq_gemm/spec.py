@@ -46,6 +46,7 @@ from kgb.vllm.packing import (
 )
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def gptq_gemm(a: torch.Tensor, b_q_weight: torch.Tensor, b_gptq_qzeros: torch.Tensor, b_gptq_scales: torch.Tensor, b_g_idx: torch.Tensor, use_exllama: bool, use_v2_format: bool, bit: int) -> torch.Tensor:

@@ -61,6 +61,7 @@ from kgb.operators import Case
 from kgb.vllm.packing import marlin_pack, marlin_permute, marlin_unpack, marlin_unpermute
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 UINT4B8 = 1125899907892224  # vllm.scalar_type.scalar_types.uint4b8.id
 UINT8B128 = 1125899923621888  # scalar_types.uint8b128.id

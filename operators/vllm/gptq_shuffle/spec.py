@@ -31,6 +31,7 @@ from kgb.operators import Case
 from kgb.vllm.packing import exllama_shuffle
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def gptq_shuffle(q_weight: torch.Tensor, q_perm: torch.Tensor, bit: int) -> None:

@@ -29,6 +29,7 @@ from kgb.operators import Case
 from kgb.vllm.packing import fp8_preprocess
 
 VERSION = 1
+# No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
 
 SIGNATURES = '''
 def marlin_int4_fp8_preprocess(qweight: torch.Tensor, qzeros_or_none: torch.Tensor | None = None, inplace: bool = False) -> torch.Tensor:
