@@ -115,57 +115,50 @@ def exllama_unshuffle(qweight: torch.Tensor, bits: int) -> torch.Tensor:
 
 # --- Marlin -----------------------------------------------------------------------------
 
-def marlin_sources(bits: int) -> tuple[torch.Tensor, torch.Tensor]:
+def marlin_sources(bits: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """For each word j of a Marlin tile and each field i of it, the (row, column) inside
     the 16 x 64 tile whose value it holds. Shapes [words_per_tile, pf].
 
     A tile is served by 4 warps w of 32 threads t. Thread (w, t) owns rows
-    r0 = (t % 4) * 2 + (0, 1, 8, 9) and columns c = w * 16 + t // 4 and c + 8: eight values
-    v[0..3] = tile[r0[0..3], c], v[4..7] = tile[r0[0..3], c + 8].
+    r[0..3] = (t % 4) * 2 + (0, 1, 8, 9) and columns c = w * 16 + t // 4 and c + 8: eight
+    values v[0..3] = tile[r[0..3], c], v[4..7] = tile[r[0..3], c + 8].
     - 4 bits: word t * 4 + w; field i holds v[(0, 2, 4, 6, 1, 3, 5, 7)[i]].
     - 8 bits: words t * 8 + w * 2 (fields i = v[(0, 2, 1, 3)[i]]) and t * 8 + w * 2 + 1
       (fields i = v[4 + (0, 2, 1, 3)[i]]).
     """
     pf = pack_factor(bits)
-    words = TILE_K * TILE_N // pf
-    rows = torch.empty(words, pf, dtype=torch.int64)
-    cols = torch.empty(words, pf, dtype=torch.int64)
-    offsets = (0, 1, 8, 9)
-    for w in range(4):
-        for t in range(32):
-            base_r, base_c = (t % 4) * 2, w * 16 + t // 4
-            if bits == 4:
-                order = [(0, 2, 4, 6, 1, 3, 5, 7)]
-                targets = [t * 4 + w]
-            else:
-                order = [(0, 2, 1, 3), (4, 6, 5, 7)]
-                targets = [t * 8 + w * 2, t * 8 + w * 2 + 1]
-            for j, vals in zip(targets, order, strict=True):
-                for i, v in enumerate(vals):
-                    rows[j, i] = base_r + offsets[v % 4]
-                    cols[j, i] = base_c + (8 if v >= 4 else 0)
+    j = torch.arange(TILE_K * TILE_N // pf, device=device)[:, None]
+    i = torch.arange(pf, device=device)[None, :]
+    if bits == 4:
+        t, w = j // 4, j % 4
+        v = (i % 4) * 2 + i // 4
+    else:
+        t, w = j // 8, (j % 8) // 2
+        v = (j % 2) * 4 + (i % 2) * 2 + i // 2
+    sub = v % 4
+    rows = (t % 4) * 2 + sub % 2 + (sub // 2) * 8
+    cols = w * 16 + t // 4 + (v // 4) * 8
     return rows, cols
 
 
 def marlin_pack(q: torch.Tensor, bits: int) -> torch.Tensor:
-    """Values [K, N] -> Marlin words [K // 16, N * 16 // pf]: tile (kt, nt) fills words
-    [nt * wpt, (nt + 1) * wpt) of row kt, wpt = 1024 // pf words per tile."""
-    k, n = q.shape
-    rows, cols = marlin_sources(bits)
-    tiles = q.reshape(k // TILE_K, TILE_K, n // TILE_N, TILE_N).permute(0, 2, 1, 3)
-    vals = tiles[:, :, rows.to(q.device), cols.to(q.device)]  # [kt, nt, wpt, pf]
-    words = pack_fields(vals, bits)  # [kt, nt, wpt, 1]
-    return words.reshape(k // TILE_K, -1)
+    """Values [..., K, N] -> Marlin words [..., K // 16, N * 16 // pf]: tile (kt, nt) fills
+    words [nt * wpt, (nt + 1) * wpt) of row kt, wpt = 1024 // pf words per tile."""
+    *lead, k, n = q.shape
+    rows, cols = marlin_sources(bits, q.device)
+    tiles = q.reshape(*lead, k // TILE_K, TILE_K, n // TILE_N, TILE_N).transpose(-3, -2)
+    vals = tiles[..., rows, cols]  # [..., kt, nt, wpt, pf]
+    return pack_fields(vals, bits).reshape(*lead, k // TILE_K, -1)
 
 
 def marlin_unpack(words: torch.Tensor, bits: int, k: int, n: int) -> torch.Tensor:
-    """Inverse of marlin_pack."""
-    rows, cols = marlin_sources(bits)
+    """Inverse of marlin_pack (for one [K // 16, N * 16 // pf] matrix)."""
+    rows, cols = marlin_sources(bits, words.device)
     pf = pack_factor(bits)
     vals = unpack_fields(words.reshape(k // TILE_K, n // TILE_N, -1, 1), bits)
     vals = vals.reshape(k // TILE_K, n // TILE_N, -1, pf)
     tiles = torch.empty(k // TILE_K, n // TILE_N, TILE_K, TILE_N, dtype=torch.int64, device=words.device)
-    tiles[:, :, rows.to(words.device), cols.to(words.device)] = vals
+    tiles[:, :, rows, cols] = vals
     return tiles.permute(0, 2, 1, 3).reshape(k, n)
 
 
@@ -182,6 +175,7 @@ def fp8_preprocess(qweight: torch.Tensor, qzeros: torch.Tensor | None) -> torch.
         group = qweight.shape[0] // qzeros.shape[0]
         z = unpack_fields(qzeros, 4).repeat_interleave(group, dim=0)
     return pack_fields(torch.where(v >= z, v - z, 15 - v), 4)
+
 
 
 def marlin_scale_perm(channelwise: bool) -> list[int]:

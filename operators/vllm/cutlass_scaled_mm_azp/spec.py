@@ -74,7 +74,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
         azp_adj = colsum
     else:
         azp = None
-        azp_adj = colsum * int(torch.randint(-40, 41, (1,), generator=gen))
+        azp_adj = colsum * torch.randint(-40, 41, (1,), generator=gen, dtype=torch.int32)
     sa = (0.5 + torch.rand(m if p["per_token"] else 1, 1, generator=gen)) * 2 / 127
     sb = (0.5 + torch.rand(1, n if p["per_channel"] else 1, generator=gen)) * 0.05 / 127
     out_dtype = getattr(torch, p["out"])

@@ -42,7 +42,7 @@ be modified.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.packing import gptq_unpack_weight, marlin_pack
+from kgb.vllm.packing import marlin_pack, unpack_fields
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -89,10 +89,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 def reference(b_q_weight, perm, size_k, size_n, num_bits, is_a_8bit=False):
-    out = []
-    for e in range(b_q_weight.shape[0]):
-        q = gptq_unpack_weight(b_q_weight[e], num_bits)
-        if perm.shape[-1] > 0:
-            q = q[perm[e].long()]
-        out.append(marlin_pack(q, num_bits))
-    return torch.stack(out)
+    q = unpack_fields(b_q_weight.transpose(1, 2), num_bits).transpose(1, 2)  # [E, K, N], GPTQ packs along K
+    if perm.shape[-1] > 0:
+        q = q.gather(1, perm.long()[:, :, None].expand(-1, -1, size_n))
+    return marlin_pack(q, num_bits)
