@@ -48,10 +48,15 @@ def _halves(raw: torch.Tensor, start: int) -> torch.Tensor:
     return torch.where(bits >= 2**15, bits - 2**16, bits).to(torch.int16).view(torch.float16).float()
 
 
-def random_blocks(type_id: int, rows: int, cols: int, gen: torch.Generator, scale: float = 0.02) -> torch.Tensor:
+# d of about max|w| / 8 (Q4) or max|w| / 127 (Q8) for weights of magnitude 0.1 to 0.3
+WEIGHT_SCALE = {Q4_0.id: 0.02, Q4_1.id: 0.02, Q8_0.id: 0.002}
+
+
+def random_blocks(type_id: int, rows: int, cols: int, gen: torch.Generator) -> torch.Tensor:
     """Random blocks of a weight [rows, cols] as uint8 [rows, cols / 32 * nbytes]: every
-    code is random and d (and m) are float16 numbers of about `scale`."""
+    code is random and d (and m) are float16 numbers of about WEIGHT_SCALE[type_id]."""
     t = TYPES[type_id]
+    scale = WEIGHT_SCALE[type_id]
     nblocks = rows * cols // QK
     d = (scale * (0.5 + torch.rand(nblocks, generator=gen))).to(torch.float16)
     d = torch.where(torch.rand(nblocks, generator=gen) < 0.5, -d, d) if t is not Q4_1 else d
@@ -126,6 +131,24 @@ def q8_1_matmul(w_raw: torch.Tensor, type_id: int, x: torch.Tensor) -> torch.Ten
             per_block = d4 * d8 * sumi
         out += per_block.double().sum(-1)
     return out.float()
+
+
+def mul_mat_inputs(params: dict, gen: torch.Generator, device: str) -> dict:
+    """ggml_mul_mat_a8 / ggml_mul_mat_vec_a8 arguments for params type, batch, row, col, dtype."""
+    w = random_blocks(params["type"], params["row"], params["col"], gen)
+    x = torch.randn(params["batch"], params["col"], generator=gen).to(getattr(torch, params["dtype"]))
+    return dict(W=w.to(device), X=x.to(device), type=params["type"], row=params["row"])
+
+
+def moe_inputs(params: dict, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Expert weights [E, row, bytes], activations [tokens, col] and top-k expert ids
+    (distinct per token, as a router's top-k gives) for params type, tokens, experts,
+    top_k, row, col, dtype; on the CPU."""
+    e, row, col = params["experts"], params["row"], params["col"]
+    w = random_blocks(params["type"], e * row, col, gen).reshape(e, row, -1)
+    x = torch.randn(params["tokens"], col, generator=gen).to(getattr(torch, params["dtype"]))
+    topk = torch.stack([torch.randperm(e, generator=gen)[: params["top_k"]] for _ in range(params["tokens"])])
+    return w, x, topk.to(torch.int32)
 
 
 def align_for_experts(topk_ids: torch.Tensor, num_experts: int, block: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -50,7 +50,7 @@ that sum is free. The inputs must not be modified.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import align_for_experts, q8_1_matmul, random_blocks
+from kgb.vllm.ggml import align_for_experts, moe_inputs, q8_1_matmul
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -61,7 +61,6 @@ def ggml_moe_a8(X: torch.Tensor, W: torch.Tensor, sorted_token_ids: torch.Tensor
 '''
 
 BLOCK = 4  # ggml_moe_get_block_size for Q4_0, Q4_1 and Q8_0 on NVIDIA GPUs
-_SCALE = {2: 0.02, 3: 0.02, 8: 0.002}  # d of about max|w| / 8 (Q4) or / 127 (Q8)
 
 
 def _case(name, tag, type_id, tokens, experts, top_k, row, col, dtype="float16", seed=0):
@@ -87,15 +86,11 @@ CASES = [
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    e, row, col = p["experts"], p["row"], p["col"]
-    w = random_blocks(p["type"], e * row, col, gen, _SCALE[p["type"]]).reshape(e, row, -1)
-    x = torch.randn(p["tokens"], col, generator=gen).to(getattr(torch, p["dtype"]))
-    # distinct experts per token, as a router's top-k gives
-    topk = torch.stack([torch.randperm(e, generator=gen)[: p["top_k"]] for _ in range(p["tokens"])])
-    sorted_ids, expert_ids, post_padded = align_for_experts(topk, e, BLOCK)
+    w, x, topk = moe_inputs(p, gen)
+    sorted_ids, expert_ids, post_padded = align_for_experts(topk, p["experts"], BLOCK)
     return dict(
         X=x.to(device), W=w.to(device), sorted_token_ids=sorted_ids.to(device), expert_ids=expert_ids.to(device),
-        num_tokens_post_padded=post_padded.to(device), type=p["type"], row=row, top_k=p["top_k"],
+        num_tokens_post_padded=post_padded.to(device), type=p["type"], row=p["row"], top_k=p["top_k"],
         tokens=p["tokens"],
     )
 

@@ -42,7 +42,7 @@ that sum is free. The inputs must not be modified.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import q8_1_matmul, random_blocks
+from kgb.vllm.ggml import moe_inputs, q8_1_matmul
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -52,7 +52,6 @@ def ggml_moe_a8_vec(X: torch.Tensor, W: torch.Tensor, topk_ids: torch.Tensor, to
     """vllm::ggml_moe_a8_vec(Tensor X, Tensor W, Tensor topk_ids, int top_k, int type, SymInt row, SymInt tokens) -> Tensor"""
 '''
 
-_SCALE = {2: 0.02, 3: 0.02, 8: 0.002}  # d of about max|w| / 8 (Q4) or / 127 (Q8)
 
 
 def _case(name, tag, type_id, tokens, experts, top_k, row, col, dtype="float16", seed=0):
@@ -78,14 +77,10 @@ CASES = [
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    e, row, col = p["experts"], p["row"], p["col"]
-    w = random_blocks(p["type"], e * row, col, gen, _SCALE[p["type"]]).reshape(e, row, -1)
-    x = torch.randn(p["tokens"], col, generator=gen).to(getattr(torch, p["dtype"]))
-    # distinct experts per token, as a router's top-k gives
-    topk = torch.stack([torch.randperm(e, generator=gen)[: p["top_k"]] for _ in range(p["tokens"])])
+    w, x, topk = moe_inputs(p, gen)
     return dict(
-        X=x.to(device), W=w.to(device), topk_ids=topk.to(torch.int32).to(device), top_k=p["top_k"],
-        type=p["type"], row=row, tokens=p["tokens"],
+        X=x.to(device), W=w.to(device), topk_ids=topk.to(device), top_k=p["top_k"],
+        type=p["type"], row=p["row"], tokens=p["tokens"],
     )
 
 

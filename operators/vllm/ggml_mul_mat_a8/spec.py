@@ -38,7 +38,7 @@ K-quants; they are not required here.)
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import q8_1_matmul, random_blocks
+from kgb.vllm.ggml import mul_mat_inputs, q8_1_matmul
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -47,9 +47,6 @@ SIGNATURES = '''
 def ggml_mul_mat_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:
     """vllm::ggml_mul_mat_a8(Tensor W, Tensor X, int type, SymInt row) -> Tensor"""
 '''
-
-_SCALE = {2: 0.02, 3: 0.02, 8: 0.002}  # d of about max|w| / 8 (Q4) or / 127 (Q8)
-
 
 def _case(name, tag, type_id, batch, row, col, dtype="float16", seed=0):
     return Case(name, tag, dict(type=type_id, batch=batch, row=row, col=col, dtype=dtype), seed=seed, reduction=col)
@@ -71,10 +68,7 @@ CASES = [
 
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
-    p = case.params
-    w = random_blocks(p["type"], p["row"], p["col"], gen, _SCALE[p["type"]])
-    x = torch.randn(p["batch"], p["col"], generator=gen).to(getattr(torch, p["dtype"]))
-    return dict(W=w.to(device), X=x.to(device), type=p["type"], row=p["row"])
+    return mul_mat_inputs(case.params, gen, device)
 
 
 def reference(W, X, type, row):
