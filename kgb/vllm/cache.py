@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import torch
 
-from kgb.vllm.quant import compare_codes, compare_floats, fp8_bytes_to, input_rtol, scaled_to_fp8_bytes
+from kgb.vllm.quant import (
+    OFF_BY_ONE_SHARE,
+    compare_codes,
+    compare_floats,
+    fp8_bytes_to,
+    input_rtol,
+    scaled_to_fp8_bytes,
+)
 
 FP8_CACHE_DTYPES = ("fp8", "fp8_e4m3")
 
@@ -62,9 +69,10 @@ def kept_tokens(slot_mapping: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]
     return tokens, slot_mapping[keep]
 
 
-def compare_caches(actual: dict, expected: dict, model_dtype: torch.dtype) -> str | None:
-    """Written caches: fp8 bytes as codes (see kgb.vllm.quant.compare_codes), model-dtype
-    caches within that dtype's rtol (a correct copy is exact). Lists of caches element-wise."""
+def compare_caches(actual: dict, expected: dict, model_dtype: torch.dtype, quantised: bool = True) -> str | None:
+    """Written caches: fp8 bytes as codes (see kgb.vllm.quant.compare_codes; bit for bit
+    unless the op quantised them), model-dtype caches within that dtype's rtol (a correct
+    copy is exact). Lists of caches element-wise."""
     for key, exp in expected.items():
         if exp is None:
             continue
@@ -75,7 +83,7 @@ def compare_caches(actual: dict, expected: dict, model_dtype: torch.dtype) -> st
         for i, (a, e) in enumerate(items):
             what = f"{key}[{i}]" if isinstance(exp, list | tuple) else key
             if e.dtype == torch.uint8 or not e.is_floating_point():
-                message = compare_codes(what, a, e)
+                message = compare_codes(what, a, e, OFF_BY_ONE_SHARE if quantised else 0.0)
             else:
                 message = compare_floats(what, a, e, input_rtol(model_dtype))
             if message:

@@ -37,7 +37,14 @@ approximate division on a GPU).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.cache import cache_scale, compare_caches, kept_tokens, random_cache, slot_mapping, stored
+from kgb.vllm.cache import (
+    cache_scale,
+    compare_caches,
+    kept_tokens,
+    random_cache,
+    slot_mapping,
+    stored,
+)
 
 VERSION = 1
 
