@@ -82,7 +82,7 @@ def compare_caches(actual: dict, expected: dict, model_dtype: torch.dtype, quant
             return f"{key}: expected {len(exp)} tensors"
         for i, (a, e) in enumerate(items):
             what = f"{key}[{i}]" if isinstance(exp, list | tuple) else key
-            if e.dtype == torch.uint8 or not e.is_floating_point():
+            if e.dtype in (torch.uint8, torch.float8_e4m3fn) or not e.is_floating_point():
                 message = compare_codes(what, a, e, OFF_BY_ONE_SHARE if quantised else 0.0)
             else:
                 message = compare_floats(what, a, e, input_rtol(model_dtype))
