@@ -38,7 +38,14 @@ dequantised values within the dtype's rtol (exact when computed as stated).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.cache import cache_scale, compare_caches, gathered_positions, loaded, random_cache, sequences
+from kgb.vllm.cache import (
+    cache_scale,
+    compare_caches,
+    gathered_positions,
+    loaded,
+    random_cache,
+    sequences,
+)
 
 VERSION = 1
 
