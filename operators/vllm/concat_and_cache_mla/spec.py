@@ -45,6 +45,8 @@ from kgb.vllm.cache import (
 )
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def concat_and_cache_mla(

@@ -29,6 +29,8 @@ from kgb.operators import Case
 from kgb.vllm.cache import compare_caches, loaded, random_cache, stored
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def convert_fp8(dst_cache: torch.Tensor, src_cache: torch.Tensor, scale: float, kv_cache_dtype: str) -> None:

@@ -30,6 +30,8 @@ from kgb.operators import Case
 from kgb.vllm.cache import block_mapping, compare_caches, copy_blocks_, random_cache
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def copy_blocks(key_caches: list[torch.Tensor], value_caches: list[torch.Tensor], block_mapping: torch.Tensor) -> None:

@@ -38,6 +38,8 @@ from kgb.operators import Case
 from kgb.vllm.cache import compare_caches, gathered_positions, random_cache, sequences
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def cp_gather_indexer_k_quant_cache(

@@ -48,6 +48,8 @@ from kgb.vllm.cache import (
 )
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def gather_and_maybe_dequant_cache(

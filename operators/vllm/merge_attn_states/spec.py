@@ -33,6 +33,8 @@ import torch
 from kgb.operators import Case
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def merge_attn_states(

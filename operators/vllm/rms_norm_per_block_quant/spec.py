@@ -50,6 +50,8 @@ from kgb.operators import Case
 from kgb.vllm.quant import compare_quantised, input_rtol, make_rms_norm_quant_inputs, rms_norm_quant
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def rms_norm_per_block_quant(

@@ -39,6 +39,8 @@ from kgb.operators import Case
 from kgb.vllm.quant import FP8_MAX, FP8_MIN_SCALE, compare_quantised, to_fp8
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def scaled_fp8_quant(

@@ -35,6 +35,8 @@ from kgb.operators import Case
 from kgb.vllm.quant import INT8_MAX, compare_quantised, to_int8
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def scaled_int8_quant(

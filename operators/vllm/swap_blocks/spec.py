@@ -25,6 +25,8 @@ from kgb.operators import Case
 from kgb.vllm.cache import compare_caches, random_cache
 
 VERSION = 1
+# Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
+# vllm is not importable on the GPU host, so timings compare against PyTorch.
 
 SIGNATURES = '''
 def swap_blocks(src: torch.Tensor, dst: torch.Tensor, block_mapping: torch.Tensor) -> None:
