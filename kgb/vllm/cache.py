@@ -39,6 +39,20 @@ def random_cache(shape: tuple[int, ...], dtype: torch.dtype, gen: torch.Generato
     return torch.randn(shape, generator=gen).to(dtype)
 
 
+def new_keys_values(rows: int, heads: int, head_size: int, dtype: torch.dtype, fused: bool,
+                    gen: torch.Generator, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keys and values [rows, heads, head_size] of new tokens: separate tensors, or (fused)
+    the k and v column slices of one qkv projection output whose rows are 3 * heads *
+    head_size long (q taking as many heads as k), views made on the device."""
+    if fused:
+        qkv = torch.randn(rows, 3 * heads * head_size, generator=gen).to(dtype).to(device)
+        width = heads * head_size
+        return (qkv[:, width:2 * width].view(rows, heads, head_size),
+                qkv[:, 2 * width:].view(rows, heads, head_size))
+    key = torch.randn(rows, heads, head_size, generator=gen).to(dtype).to(device)
+    return key, torch.randn(rows, heads, head_size, generator=gen).to(dtype).to(device)
+
+
 def slot_mapping(tokens: int, num_blocks: int, block_size: int, padding: int, gen: torch.Generator) -> torch.Tensor:
     """int64 [tokens]: distinct random slots, the last `padding` tokens -1 (not stored)."""
     slots = torch.randperm(num_blocks * block_size, generator=gen)[:tokens].to(torch.int64)

@@ -56,6 +56,16 @@ def fp8_bytes_to(codes: torch.Tensor, scale: float | torch.Tensor, dtype: torch.
     return (fp8_to_float(codes) * scale).to(dtype)
 
 
+def _kind_mismatch(what: str, actual: object, expected: torch.Tensor) -> str | None:
+    """A message if `actual` is not a tensor of the expected shape and dtype."""
+    if not isinstance(actual, torch.Tensor):
+        return f"{what}: expected a tensor, got {type(actual).__name__}"
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return (f"{what}: {actual.dtype} {tuple(actual.shape)}, expected "
+                f"{expected.dtype} {tuple(expected.shape)}")
+    return None
+
+
 def _ordered(t: torch.Tensor) -> torch.Tensor:
     """Codes as integers in value order, so that adjacent codes differ by one."""
     if t.dtype in (torch.float8_e4m3fn, torch.uint8):
@@ -70,13 +80,9 @@ def compare_codes(
 ) -> str | None:
     """Quantised outputs (fp8, fp8 bytes, int8, int32 zero points): equal, except that a
     share `off_by_one_share` of the codes may be one step away (0: bit for bit)."""
-    if not isinstance(actual, torch.Tensor):
-        return f"{what}: expected a tensor, got {type(actual).__name__}"
-    if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        return (f"{what}: {actual.dtype} {tuple(actual.shape)}, expected "
-                f"{expected.dtype} {tuple(expected.shape)}")
-    if expected.numel() == 0:
-        return None
+    kind = _kind_mismatch(what, actual, expected)
+    if kind or expected.numel() == 0:
+        return kind
     diff = (_ordered(actual.detach()) - _ordered(expected.detach())).abs()
     far = diff > 1
     if far.any():
@@ -92,13 +98,9 @@ def compare_codes(
 
 def compare_floats(what: str, actual: object, expected: torch.Tensor, rtol: float) -> str | None:
     """|actual - expected| <= 1e-4 * RMS(expected) + rtol * |expected|, elementwise."""
-    if not isinstance(actual, torch.Tensor):
-        return f"{what}: expected a tensor, got {type(actual).__name__}"
-    if actual.shape != expected.shape or actual.dtype != expected.dtype:
-        return (f"{what}: {actual.dtype} {tuple(actual.shape)}, expected "
-                f"{expected.dtype} {tuple(expected.shape)}")
-    if expected.numel() == 0:
-        return None
+    kind = _kind_mismatch(what, actual, expected)
+    if kind or expected.numel() == 0:
+        return kind
     a, e = actual.detach().double(), expected.detach().double()
     allowed = 1e-4 * float(e.pow(2).mean().sqrt()) + rtol * e.abs()
     bad = ~((a - e).abs() <= allowed)

@@ -41,6 +41,7 @@ from kgb.vllm.cache import (
     cache_scale,
     compare_caches,
     kept_tokens,
+    new_keys_values,
     random_cache,
     slot_mapping,
     stored,
@@ -99,13 +100,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     dtype = getattr(torch, p["dtype"])
     t, h, d, bs, nb = p["tokens"], p["heads"], p["head_size"], p["block_size"], p["num_blocks"]
     rows = t + p["extra_rows"]
-    if p["fused"]:  # q, k, v side by side in one row per token
-        qkv = torch.randn(rows, 3 * h * d, generator=gen).to(dtype).to(device)
-        key = qkv[:, h * d:2 * h * d].view(rows, h, d)
-        value = qkv[:, 2 * h * d:].view(rows, h, d)
-    else:
-        key = torch.randn(rows, h, d, generator=gen).to(dtype).to(device)
-        value = torch.randn(rows, h, d, generator=gen).to(dtype).to(device)
+    key, value = new_keys_values(rows, h, d, dtype, p["fused"], gen, device)
     cache_dtype = torch.uint8 if p["cache"] != "auto" else dtype
     x = 16 // torch.empty(0, dtype=cache_dtype).element_size()
     key_cache = random_cache((nb, h, d // x, bs, x), cache_dtype, gen).to(device)

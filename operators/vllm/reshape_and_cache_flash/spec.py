@@ -43,6 +43,7 @@ from kgb.vllm.cache import (
     cache_scale,
     compare_caches,
     kept_tokens,
+    new_keys_values,
     random_cache,
     slot_mapping,
     stored,
@@ -104,12 +105,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
     t, h, d, bs, nb = p["tokens"], p["heads"], p["head_size"], p["block_size"], p["num_blocks"]
-    if p["fused"]:
-        qkv = torch.randn(t, 3 * h * d, generator=gen).to(dtype).to(device)
-        key, value = qkv[:, h * d:2 * h * d].view(t, h, d), qkv[:, 2 * h * d:].view(t, h, d)
-    else:
-        key = torch.randn(t, h, d, generator=gen).to(dtype).to(device)
-        value = torch.randn(t, h, d, generator=gen).to(dtype).to(device)
+    key, value = new_keys_values(t, h, d, dtype, p["fused"], gen, device)
     cache_dtype = torch.uint8 if p["cache"] != "auto" else dtype
     if p["layout"] == "hnd":
         key_cache = random_cache((nb, h, bs, d), cache_dtype, gen).to(device).transpose(1, 2)
