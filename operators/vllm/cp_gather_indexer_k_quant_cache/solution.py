@@ -1,4 +1,3 @@
-import torch
 import triton
 import triton.language as tl
 
@@ -41,7 +40,7 @@ def cp_gather_indexer_k_quant_cache(kv_cache, dst_k, dst_scale, block_table, cu_
     block_d = min(triton.next_power_of_2(head_dim), 512)
     tok = 16
     _gather_indexer_kernel[(triton.cdiv(total, tok),)](
-        kv_cache, dst_k.view(torch.uint8), dst_scale, block_table, cu_seq_lens, total, batch,
+        kv_cache, dst_k, dst_scale, block_table, cu_seq_lens, total, batch,
         head_dim, dst_scale.shape[1], kv_cache.shape[1], block_table.stride(0), kv_cache.stride(0),
         TOK=tok, BLOCK_B=triton.next_power_of_2(batch), BLOCK_D=block_d,
         BLOCK_S=triton.next_power_of_2(dst_scale.shape[1]),

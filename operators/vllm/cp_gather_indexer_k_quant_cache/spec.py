@@ -19,8 +19,9 @@ t = cu_seq_lens[b] + i:
     dst_k[t, :]     <- the head_dim key bytes of that slot
     dst_scale[t, :] <- the 4 * (head_dim // 128) scale bytes of that slot
 
-- `dst_k`: contiguous [num_tokens, head_dim], torch.float8_e4m3fn (bytes copied as they
-  are); num_tokens = cu_seq_lens[batch]. Written entirely.
+- `dst_k`: contiguous uint8 [num_tokens, head_dim]: the fp8 key bytes as they are (vLLM
+  passes a float8_e4m3fn tensor of the same bytes); num_tokens = cu_seq_lens[batch].
+  Written entirely.
 - `dst_scale`: contiguous uint8 [num_tokens, 4 * (head_dim // 128)]: the float32 scales'
   bytes. Written entirely.
 - `block_table`: int32 [batch, max_blocks_per_seq], contiguous.
@@ -87,7 +88,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     kv_cache = random_cache((num_blocks, bs, d + _scale_bytes(d)), torch.uint8, gen).to(device)
     tokens = int(cu[-1])
     return dict(kv_cache=kv_cache,
-                dst_k=torch.empty(tokens, d, dtype=torch.float8_e4m3fn, device=device),
+                dst_k=torch.empty(tokens, d, dtype=torch.uint8, device=device),
                 dst_scale=torch.empty(tokens, _scale_bytes(d), dtype=torch.uint8, device=device),
                 block_table=table.to(device), cu_seq_lens=cu.to(device))
 
@@ -99,7 +100,7 @@ def reference(kv_cache, dst_k, dst_scale, block_table, cu_seq_lens):
     flat = kv_cache.reshape(kv_cache.shape[0], -1)  # a block's bytes
     keys = slots[:, None] * d + torch.arange(d, device=flat.device)
     scales = bs * d + slots[:, None] * s + torch.arange(s, device=flat.device)
-    dst_k.view(torch.uint8).copy_(flat[blocks[:, None], keys])
+    dst_k.copy_(flat[blocks[:, None], keys])
     dst_scale.copy_(flat[blocks[:, None], scales])
 
 

@@ -40,14 +40,20 @@ def _row_absmax_kernel(x_ptr, scale_ptr, hidden, row_stride, BLOCK: tl.constexpr
 
 @triton.jit
 def _quant_kernel(
-    x_ptr, out_ptr, scale_ptr, ub_ptr, hidden, row_stride, out_stride,
+    x_ptr, out_ptr, scale_ptr, ub_ptr, tokens, hidden, row_stride, out_stride,
     PER_TOKEN: tl.constexpr, HAS_UB: tl.constexpr, BLOCK: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     x_row = x_ptr + row * row_stride
     o_row = out_ptr + row * out_stride
-    if PER_TOKEN:
+    if row >= tokens:  # padding rows: zero codes (and a zero per-token scale)
+        for start in range(0, hidden, BLOCK):
+            c = start + cols
+            tl.store(o_row + c, tl.zeros([BLOCK], tl.uint8), mask=c < hidden)
+        if PER_TOKEN:
+            tl.store(scale_ptr + row, 0.0)
+    elif PER_TOKEN:
         m = tl.zeros([BLOCK], tl.float32)
         for start in range(0, hidden, BLOCK):
             c = start + cols
@@ -83,9 +89,9 @@ def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
     elif scale is None:
         scale = torch.zeros(1, dtype=torch.float32, device=input.device)
         _row_absmax_kernel[(tokens,)](input, scale, hidden, input.stride(0), BLOCK=block)
-    _quant_kernel[(tokens,)](
+    _quant_kernel[(output.shape[0],)](
         input, output.view(torch.uint8), scale, scale_ub if scale_ub is not None else scale,
-        hidden, input.stride(0), output.stride(0), PER_TOKEN=per_token,
+        tokens, hidden, input.stride(0), output.stride(0), PER_TOKEN=per_token,
         HAS_UB=scale_ub is not None, BLOCK=block, num_warps=4,
     )
     return output, scale

@@ -23,14 +23,14 @@ conversion, where v depends on the mode:
 
 Output: when `output` is None a new contiguous float8_e4m3fn tensor of
 [rows, hidden] is returned, rows = max(num_token_padding, num_tokens) when
-num_token_padding is given, else num_tokens; the padding rows (and the matching entries
-of a per-token scale) are left unwritten, their contents unspecified. When `output` is
+num_token_padding is given, else num_tokens. vLLM leaves the padding rows (and the
+matching entries of a per-token scale) unwritten; here they must hold zeros, since the
+judge requires every output value to come from the computation. When `output` is
 given (a float8_e4m3fn [num_tokens, hidden] tensor; num_token_padding is then None) it is
 written and returned. scale_ub is only given with per-token scales.
 
-Checked: the first num_tokens rows of the output as codes, equal to the reference's
-except that at most 0.1% may be one code step away (an approximate division on a GPU);
-scales within float32 rtol 1e-5; padding rows only by shape and dtype.
+Checked: the output as codes, equal to the reference's except that at most 0.1% may be
+one code step away (an approximate division on a GPU); scales within float32 rtol 1e-5.
 """
 
 import torch
@@ -106,13 +106,13 @@ def reference(input, scale=None, num_token_padding=None, scale_ub=None, use_per_
     t, h = input.shape
     rows = max(num_token_padding, t) if num_token_padding else t
     if output is None:
-        output = torch.empty(rows, h, dtype=torch.float8_e4m3fn, device=input.device)
+        output = torch.zeros(rows, h, dtype=torch.float8_e4m3fn, device=input.device)
     x = input.float()
     if scale is None and use_per_token_if_dynamic:
         absmax = x.abs().amax(dim=1, keepdim=True)
         if scale_ub is not None:
             absmax = torch.minimum(absmax, scale_ub.float().reshape(()))
-        scale = torch.empty(rows, 1, dtype=torch.float32, device=input.device)
+        scale = torch.zeros(rows, 1, dtype=torch.float32, device=input.device)
         scale[:t] = torch.clamp_min(absmax / FP8_MAX, FP8_MIN_SCALE)
         output[:t] = to_fp8(x / scale[:t])
         return output, scale
@@ -123,16 +123,4 @@ def reference(input, scale=None, num_token_padding=None, scale_ub=None, use_per_
 
 
 def compare(actual, expected, case, inputs):
-    t = case.params["tokens"]
-    got, exp = actual.get("return"), expected["return"]
-    if not isinstance(got, tuple | list) or len(got) != 2:
-        return "return value: expected a tuple (output, scale)"
-    for what, a, e in zip(("output", "scale"), got, exp, strict=True):
-        if not isinstance(a, torch.Tensor) or a.shape != e.shape or a.dtype != e.dtype:
-            return f"returned {what}: expected {e.dtype} {tuple(e.shape)}"
-    # padding rows are unwritten; a per-tensor or static scale has one row anyway
-    trimmed_a = {"return": (got[0][:t], got[1][:t])}
-    trimmed_e = {"return": (exp[0][:t], exp[1][:t])}
-    if "output" in expected:
-        trimmed_a["output"], trimmed_e["output"] = actual.get("output"), expected["output"]
-    return compare_quantised(trimmed_a, trimmed_e, 1e-5)
+    return compare_quantised(actual, expected, 1e-5)
