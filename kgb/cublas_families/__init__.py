@@ -7,9 +7,10 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm
+from kgb.cublas_families import gemm, matvec
 
 # explicit registry: family name -> module
 FAMILIES = {
     "gemm": gemm,
+    "matvec": matvec,
 }

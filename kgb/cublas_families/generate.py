@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 from kgb.cublas_families import FAMILIES
@@ -24,9 +25,19 @@ def _case(c: Case) -> str:
     return f"    Case({c.name!r}, {str(c.tag)!r}, {dict(c.params)!r}, seed={c.seed}, reduction={c.reduction}),"
 
 
+def _wrap(task: str) -> str:
+    """Fill plain paragraphs to 88 columns; lists and indented formulas stay as written."""
+    out = []
+    for para in task.strip().split("\n\n"):
+        lines = para.splitlines()
+        plain = not any(line.startswith(("-", " ")) for line in lines)
+        out.append(textwrap.fill(" ".join(lines), 88) if plain else para)
+    return "\n\n".join(out)
+
+
 def render_spec(r: Routine) -> str:
     lines = [
-        f'"""{r.task.strip()}\n"""',
+        f'"""{_wrap(r.task)}\n"""',
         "",
         HEADER.format(family=r.family),
         "from kgb import cublas",

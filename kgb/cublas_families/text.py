@@ -50,3 +50,16 @@ def batch(form: Batch, what: str, elem: str) -> str:
             "ones never overlap. The offset tensors must not be modified."
         )
     return ""
+
+
+def stub(name: str, py_args: str, c_args: str) -> str:
+    """The SIGNATURES stub of a routine: its Python signature, the C prototype below."""
+    return (
+        f"def {name}({py_args}) -> None:\n"
+        f'    """cublasStatus_t {name}(cublasHandle_t handle, {c_args})  -- without the handle"""'
+    )
+
+
+def params(py_args: str) -> str:
+    """The parameter names of a Python argument list, for a solution's def line."""
+    return ", ".join(a.split(":")[0].strip() for a in py_args.split(","))

@@ -1,4 +1,5 @@
-"""cuBLAS `cublasCgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, complex64, column-major.
+"""cuBLAS `cublasCgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C,
+complex64, column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,12 +13,16 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python complex values, host scalars of type cuComplex (CUBLAS_POINTER_MODE_HOST).
 
-Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start stride elements after problem b - 1's (strideA, strideB, ... are element counts, possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
+Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start
+stride elements after problem b - 1's (strideA, strideB, ... are element counts,
+possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the
+leading dimensions and the scalars.
 
-Products are accumulated in the routine's precision or better (for float32: no TF32 or half-precision tensor-core arithmetic).
+Products are accumulated in the routine's precision or better (for float32: no TF32 or
+half-precision tensor-core arithmetic).
 
-Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex);
-a Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
+Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex); a
+Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
 which interleaves real and imaginary parts.
 
 Semantics: for every 0 <= i < m, 0 <= j < n,

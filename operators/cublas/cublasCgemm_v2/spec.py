@@ -1,4 +1,5 @@
-"""cuBLAS `cublasCgemm_v2` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, complex64, column-major.
+"""cuBLAS `cublasCgemm_v2` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, complex64,
+column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,10 +13,11 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python complex values, host scalars of type cuComplex (CUBLAS_POINTER_MODE_HOST).
 
-Products are accumulated in the routine's precision or better (for float32: no TF32 or half-precision tensor-core arithmetic).
+Products are accumulated in the routine's precision or better (for float32: no TF32 or
+half-precision tensor-core arithmetic).
 
-Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex);
-a Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
+Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex); a
+Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
 which interleaves real and imaginary parts.
 
 Semantics: for every 0 <= i < m, 0 <= j < n,

@@ -1,4 +1,5 @@
-"""cuBLAS `cublasDgemmBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float64, column-major.
+"""cuBLAS `cublasDgemmBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float64,
+column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,9 +13,16 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python float values, host scalars of type double (CUBLAS_POINTER_MODE_HOST).
 
-Pointer-array batch. cuBLAS takes a device array of batchCount device pointers per operand; here each such parameter is two: the buffer that holds every problem's data (`A`) and an int64 tensor on the device (`Aarray`) whose entry b is the element offset of problem b's data in that buffer, i.e. (pointer_b - A) / sizeof(double). Problems sit at arbitrary places (shuffled, with gaps); read-only operands of different problems may coincide, written ones never overlap. The offset tensors must not be modified. Every problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
+Pointer-array batch. cuBLAS takes a device array of batchCount device pointers per
+operand; here each such parameter is two: the buffer that holds every problem's data
+(`A`) and an int64 tensor on the device (`Aarray`) whose entry b is the element offset
+of problem b's data in that buffer, i.e. (pointer_b - A) / sizeof(double). Problems sit
+at arbitrary places (shuffled, with gaps); read-only operands of different problems may
+coincide, written ones never overlap. The offset tensors must not be modified. Every
+problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
 
-Products are accumulated in the routine's precision or better (for float32: no TF32 or half-precision tensor-core arithmetic).
+Products are accumulated in the routine's precision or better (for float32: no TF32 or
+half-precision tensor-core arithmetic).
 
 Semantics: for every 0 <= i < m, 0 <= j < n,
     C(i, j) <- alpha * sum_p op(A)(i, p) * op(B)(p, j) + beta * C(i, j)

@@ -1,4 +1,5 @@
-"""cuBLAS `cublasHgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float16, column-major.
+"""cuBLAS `cublasHgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C,
+float16, column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,7 +13,10 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python float values, host scalars of type __half (CUBLAS_POINTER_MODE_HOST).
 
-Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start stride elements after problem b - 1's (strideA, strideB, ... are element counts, possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
+Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start
+stride elements after problem b - 1's (strideA, strideB, ... are element counts,
+possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the
+leading dimensions and the scalars.
 
 Products are accumulated in at least float32 and the result rounded to float16 once.
 

@@ -1,4 +1,5 @@
-"""cuBLAS `cublasSgemmEx` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float32 compute on typed buffers: A and B of type Atype (= Btype), C of type Ctype.
+"""cuBLAS `cublasSgemmEx` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float32
+compute on typed buffers: A and B of type Atype (= Btype), C of type Ctype.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,7 +13,11 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python float values, host scalars of type float (CUBLAS_POINTER_MODE_HOST).
 
-Atype, Btype, Ctype are cudaDataType_t names: 'CUDA_R_32F' (torch.float32), 'CUDA_R_16F' (float16), 'CUDA_R_16BF' (bfloat16), 'CUDA_R_8I' (int8). The supported combinations (A/B, C): 32F/32F, 16F/16F, 16F/32F, 16BF/16BF, 16BF/32F, 8I/32F. Products are computed and accumulated in float32 (exact for 16-bit and int8 inputs; float32 inputs need full float32 products, not TF32), and the result is rounded to Ctype once.
+Atype, Btype, Ctype are cudaDataType_t names: 'CUDA_R_32F' (torch.float32), 'CUDA_R_16F'
+(float16), 'CUDA_R_16BF' (bfloat16), 'CUDA_R_8I' (int8). The supported combinations
+(A/B, C): 32F/32F, 16F/16F, 16F/32F, 16BF/16BF, 16BF/32F, 8I/32F. Products are computed
+and accumulated in float32 (exact for 16-bit and int8 inputs; float32 inputs need full
+float32 products, not TF32), and the result is rounded to Ctype once.
 
 Semantics: for every 0 <= i < m, 0 <= j < n,
     C(i, j) <- alpha * sum_p op(A)(i, p) * op(B)(p, j) + beta * C(i, j)

@@ -1,4 +1,5 @@
-"""cuBLAS `cublasSgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, float32, column-major.
+"""cuBLAS `cublasSgemmStridedBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C,
+float32, column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,9 +13,13 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python float values, host scalars of type float (CUBLAS_POINTER_MODE_HOST).
 
-Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start stride elements after problem b - 1's (strideA, strideB, ... are element counts, possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
+Strided batch: problem b (0 <= b < batchCount) uses the matrices A, B and C that start
+stride elements after problem b - 1's (strideA, strideB, ... are element counts,
+possibly larger than one matrix). Every problem shares transa, transb, m, n, k, the
+leading dimensions and the scalars.
 
-Products are accumulated in the routine's precision or better (for float32: no TF32 or half-precision tensor-core arithmetic).
+Products are accumulated in the routine's precision or better (for float32: no TF32 or
+half-precision tensor-core arithmetic).
 
 Semantics: for every 0 <= i < m, 0 <= j < n,
     C(i, j) <- alpha * sum_p op(A)(i, p) * op(B)(p, j) + beta * C(i, j)

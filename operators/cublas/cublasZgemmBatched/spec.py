@@ -1,4 +1,5 @@
-"""cuBLAS `cublasZgemmBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C, complex128, column-major.
+"""cuBLAS `cublasZgemmBatched` (cuBLAS 12): C <- alpha * op(A) @ op(B) + beta * C,
+complex128, column-major.
 
 The routine without its handle. Tensors stand for device pointers: 1-D contiguous
 buffers that the routine reads and writes exactly as cuBLAS would through the raw
@@ -12,12 +13,20 @@ X with leading dimension ldx is X[i + j * ldx], and rows i >= the matrix's row c
 - C is m x n with ldc >= m, updated in place; nothing is returned.
 - `alpha, beta`: Python complex values, host scalars of type cuDoubleComplex (CUBLAS_POINTER_MODE_HOST).
 
-Pointer-array batch. cuBLAS takes a device array of batchCount device pointers per operand; here each such parameter is two: the buffer that holds every problem's data (`A`) and an int64 tensor on the device (`Aarray`) whose entry b is the element offset of problem b's data in that buffer, i.e. (pointer_b - A) / sizeof(cuDoubleComplex). Problems sit at arbitrary places (shuffled, with gaps); read-only operands of different problems may coincide, written ones never overlap. The offset tensors must not be modified. Every problem shares transa, transb, m, n, k, the leading dimensions and the scalars.
+Pointer-array batch. cuBLAS takes a device array of batchCount device pointers per
+operand; here each such parameter is two: the buffer that holds every problem's data
+(`A`) and an int64 tensor on the device (`Aarray`) whose entry b is the element offset
+of problem b's data in that buffer, i.e. (pointer_b - A) / sizeof(cuDoubleComplex).
+Problems sit at arbitrary places (shuffled, with gaps); read-only operands of different
+problems may coincide, written ones never overlap. The offset tensors must not be
+modified. Every problem shares transa, transb, m, n, k, the leading dimensions and the
+scalars.
 
-Products are accumulated in the routine's precision or better (for float32: no TF32 or half-precision tensor-core arithmetic).
+Products are accumulated in the routine's precision or better (for float32: no TF32 or
+half-precision tensor-core arithmetic).
 
-Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex);
-a Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
+Complex buffers are torch.complex64 (cuComplex) or torch.complex128 (cuDoubleComplex); a
+Triton kernel can read one through a real view, `t.view(torch.float32)` (or float64),
 which interleaves real and imaginary parts.
 
 Semantics: for every 0 <= i < m, 0 <= j < n,
