@@ -7,10 +7,11 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm, matvec
+from kgb.cublas_families import gemm, matvec, vector
 
 # explicit registry: family name -> module
 FAMILIES = {
     "gemm": gemm,
     "matvec": matvec,
+    "vector": vector,
 }
