@@ -7,11 +7,12 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm, matvec, vector
+from kgb.cublas_families import gemm, matrix, matvec, vector
 
 # explicit registry: family name -> module
 FAMILIES = {
     "gemm": gemm,
+    "matrix": matrix,
     "matvec": matvec,
     "vector": vector,
 }
