@@ -7,12 +7,13 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm, matrix, matvec, vector
+from kgb.cublas_families import gemm, matrix, matvec, symmetric, vector
 
 # explicit registry: family name -> module
 FAMILIES = {
     "gemm": gemm,
     "matrix": matrix,
     "matvec": matvec,
+    "symmetric": symmetric,
     "vector": vector,
 }

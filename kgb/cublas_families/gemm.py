@@ -4,7 +4,6 @@ pointer-array batched and Ex (typed buffers, float32 compute)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -26,7 +25,6 @@ from kgb.cublas_families.routine import Routine, case
 from kgb.operators import Case
 
 VERSION = 1
-KERNELS = (Path(__file__).parent / "kernels" / "gemm.py").read_text()
 
 
 @dataclass(frozen=True)
@@ -311,9 +309,6 @@ def _task(name: str, v: Variant) -> str:
 
 
 def _solution(name: str, v: Variant, py: str) -> str:
-    params = py.replace(": torch.Tensor", "").replace(": str", "").replace(": int", "")
-    for s in (": float", ": complex"):
-        params = params.replace(s, "")
     if v.form == Batch.SINGLE:
         call = "_gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)"
     elif v.form == Batch.STRIDED:
@@ -322,8 +317,7 @@ def _solution(name: str, v: Variant, py: str) -> str:
     else:
         call = ("_gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,\n"
                 "          batch=batchCount, offsets=(Aarray, Barray, Carray))")  # fmt: skip
-    body = KERNELS.split('"""', 2)[2].lstrip()
-    return f"{body}\n\ndef {name}({params}) -> None:\n    {call}\n"
+    return text.solution(["gemm"], name, py, call)
 
 
 def routines() -> list[Routine]:

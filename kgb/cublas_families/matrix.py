@@ -5,7 +5,6 @@ A <- alpha (x y^T + y x^T) + A on one triangle (syr2), C <- alpha op(A) + beta o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -26,7 +25,6 @@ from kgb.cublas_families.routine import Routine, case
 from kgb.operators import Case
 
 VERSION = 1
-KERNELS = (Path(__file__).parent / "kernels" / "matrix.py").read_text()
 
 
 @dataclass(frozen=True)
@@ -269,8 +267,7 @@ def _solution(name: str, v: Variant, py: str) -> str:
         "dgmm": ("_matrix(DGMM_LEFT if mode == \"L\" else DGMM_RIGHT, m, n, C, ldc, A=A,\n"
                  "            a_strides=(1, lda), x=x, incx=incx)"),  # fmt: skip
     }[v.kind]
-    body = KERNELS.split('"""', 2)[2].lstrip()
-    return f"{body}\n\ndef {name}({text.params(py)}) -> None:\n    {call}\n"
+    return text.solution(["matrix"], name, py, call)
 
 
 def routines() -> list[Routine]:

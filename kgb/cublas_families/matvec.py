@@ -5,7 +5,6 @@ x <- op(A) x with A triangular band (tbmv). One Triton kernel serves them all.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -30,7 +29,6 @@ from kgb.cublas_families.routine import Routine, case
 from kgb.operators import Case
 
 VERSION = 1
-KERNELS = (Path(__file__).parent / "kernels" / "matvec.py").read_text()
 
 
 @dataclass(frozen=True)
@@ -382,8 +380,7 @@ def _solution(name: str, v: Variant, py: str) -> str:
         band = ", kband=k" if v.kind == "sbmv" else ""
         call = ("_matvec(\"N\", n, n, alpha, A, lda, x, incx, beta, y, incy,\n"
                 f"            storage={storage}, upper=uplo == \"U\"{band})")  # fmt: skip
-    body = KERNELS.split('"""', 2)[2].lstrip()
-    return f"{body}\n\ndef {name}({text.params(py)}) -> None:\n    {call}\n"
+    return text.solution(["matvec"], name, py, call)
 
 
 def routines() -> list[Routine]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kgb.cublas_families.layout import C_TYPE, PY_SCALAR, Batch
 
 STORAGE = """\
@@ -63,3 +65,23 @@ def stub(name: str, py_args: str, c_args: str) -> str:
 def params(py_args: str) -> str:
     """The parameter names of a Python argument list, for a solution's def line."""
     return ", ".join(a.split(":")[0].strip() for a in py_args.split(","))
+
+
+KERNELS = Path(__file__).parent / "kernels"
+IMPORTS = "import torch\nimport triton\nimport triton.language as tl\n"
+
+
+def _body(name: str) -> str:
+    """A kernels/ file without its docstring and imports."""
+    source = (KERNELS / f"{name}.py").read_text().split('"""', 2)[2]
+    lines = source.splitlines()
+    while lines and (not lines[0].strip() or lines[0].startswith(("import ", "from "))):
+        lines.pop(0)
+    return "\n".join(lines).strip() + "\n"
+
+
+def solution(kernel_files: list[str], name: str, py_args: str, call: str) -> str:
+    """A self-contained solution.py: the imports, kernels/common.py and the given kernels/
+    files, then the entry point `name`, whose body is `call`."""
+    parts = [IMPORTS, *(_body(f) for f in ("common", *kernel_files))]
+    return "\n\n".join(parts) + f"\n\ndef {name}({params(py_args)}) -> None:\n    {call}\n"

@@ -4,7 +4,6 @@ vectors) and asum, dotu, dotc (reductions into a device scalar)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -23,7 +22,6 @@ from kgb.evaluate.correctness import compare_tensor
 from kgb.operators import ATOL_FACTOR, PUBLISHED_RTOL, Case, Tolerance
 
 VERSION = 1
-KERNELS = (Path(__file__).parent / "kernels" / "vector.py").read_text()
 
 
 @dataclass(frozen=True)
@@ -240,8 +238,7 @@ def _solution(name: str, v: Variant, py: str) -> str:
         "dotu": "_reduce(n, x, incx, y, incy, result)",
         "dotc": "_reduce(n, x, incx, y, incy, result, conj=True)",
     }[v.kind]
-    body = KERNELS.split('"""', 2)[2].lstrip()
-    return f"{body}\n\ndef {name}({text.params(py)}) -> None:\n    {call}\n"
+    return text.solution(["vector"], name, py, call)
 
 
 def routines() -> list[Routine]:

@@ -5,6 +5,19 @@ import torch
 import triton
 import triton.language as tl
 
+
+def _floats(t: torch.Tensor) -> torch.Tensor:
+    """A complex buffer as its interleaved real and imaginary parts (a view)."""
+    if t.is_complex():
+        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
+    return t
+
+
+def _base(n: int, inc: int) -> int:
+    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
+    return (1 - n) * inc if inc < 0 else 0
+
+
 GENERAL, SYMMETRIC, SYMMETRIC_BAND, TRIANGULAR_BAND = 0, 1, 2, 3
 
 
@@ -92,18 +105,6 @@ def _matvec_kernel(
         if not BETA_ZERO:
             out += beta_re * tl.load(y_ptr + y_off, mask=o_ok, other=0.0)
     tl.store(y_ptr + y_off, out, mask=o_ok)
-
-
-def _floats(t: torch.Tensor) -> torch.Tensor:
-    """A complex buffer as its interleaved real and imaginary parts (a view)."""
-    if t.is_complex():
-        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
-    return t
-
-
-def _base(n: int, inc: int) -> int:
-    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
-    return (1 - n) * inc if inc < 0 else 0
 
 
 def _matvec(trans, n_out, n_red, alpha, A, lda, x, incx, beta, y, incy, storage=GENERAL,

@@ -6,6 +6,18 @@ import triton
 import triton.language as tl
 
 
+def _floats(t: torch.Tensor) -> torch.Tensor:
+    """A complex buffer as its interleaved real and imaginary parts (a view)."""
+    if t.is_complex():
+        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
+    return t
+
+
+def _base(n: int, inc: int) -> int:
+    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
+    return (1 - n) * inc if inc < 0 else 0
+
+
 @triton.jit
 def _dot(x, y, acc, IEEE: tl.constexpr):
     if IEEE:  # full float32 products: TF32 would miss the float32 tolerance
@@ -21,6 +33,7 @@ def _gemm_kernel(
     sa_m, sa_k, sb_k, sb_n, sc_m, sc_n, batch_a, batch_b, batch_c,
     COMPLEX: tl.constexpr, CONJ_A: tl.constexpr, CONJ_B: tl.constexpr,
     POINTERS: tl.constexpr, BETA_ZERO: tl.constexpr, DOUBLE: tl.constexpr, IEEE: tl.constexpr,
+    TRIANGLE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
 ):
     # out[M, N] = alpha * X[M, K] @ Y[K, N] + beta * out for problem program_id(1), every
@@ -46,6 +59,11 @@ def _gemm_kernel(
     pid_m = first_m + (pid % group) % rows_in_group
     pid_n = (pid % group) // rows_in_group
 
+    # TRIANGLE 1 (2): only out's lower (upper) triangle, C's upper (lower), is written
+    if TRIANGLE == 1 and pid_n * BLOCK_N > pid_m * BLOCK_M + BLOCK_M - 1:
+        return
+    if TRIANGLE == 2 and pid_m * BLOCK_M > pid_n * BLOCK_N + BLOCK_N - 1:
+        return
     rm = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
     rn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
     rk = tl.arange(0, BLOCK_K).to(tl.int64)
@@ -71,6 +89,9 @@ def _gemm_kernel(
         if COMPLEX:
             xi = tl.load(x_tile + 1, mask=x_mask, other=0.0)
             yi = tl.load(y_tile + 1, mask=y_mask, other=0.0)
+            if xi.dtype == tl.int8:
+                xi = xi.to(tl.float16)
+                yi = yi.to(tl.float16)
             if CONJ_A:
                 xi = -xi
             if CONJ_B:
@@ -83,6 +104,10 @@ def _gemm_kernel(
 
     c_tile = c_ptr + rm[:, None] * sc_m + rn[None, :] * sc_n
     mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if TRIANGLE == 1:
+        mask = mask & (rn[None, :] <= rm[:, None])
+    if TRIANGLE == 2:
+        mask = mask & (rn[None, :] >= rm[:, None])
     if COMPLEX:
         re = acc - acc_ii
         im = acc_ri + acc_ir
@@ -101,16 +126,10 @@ def _gemm_kernel(
     tl.store(c_tile, out.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-def _floats(t: torch.Tensor) -> torch.Tensor:
-    """A complex buffer as its interleaved real and imaginary parts (a view)."""
-    if t.is_complex():
-        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
-    return t
-
-
 def _gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-          batch=1, strides=(0, 0, 0), offsets=None):
-    """C = alpha op(A) op(B) + beta C for `batch` problems, column-major."""
+          batch=1, strides=(0, 0, 0), offsets=None, triangle=""):
+    """C = alpha op(A) op(B) + beta C for `batch` problems, column-major; with triangle
+    'U' or 'L' only that triangle of C (m == n) is computed and written."""
     if m <= 0 or n <= 0 or batch <= 0:
         return
     cplx = C.is_complex()
@@ -120,7 +139,9 @@ def _gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
     sb_p, sb_j = (1, ldb) if transb == "N" else (ldb, 1)
     alpha, beta = complex(alpha), complex(beta)
     double = C.dtype in (torch.float64, torch.complex128)
-    if double or cplx:
+    if double and cplx:  # four complex128 tiles per stage must fit in shared memory
+        bm, bn, bk, warps = 64, 64, 16, 4
+    elif double or cplx:
         bm, bn, bk, warps = 64, 64, 32, 4
     elif A.dtype == torch.float32:  # measured on an H200 for Sgemm
         bm, bn, bk, warps = (64, 128, 32, 4) if sa_i == 1 else (128, 128, 32, 8)
@@ -141,7 +162,7 @@ def _gemm(transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
         e * strides[1], e * strides[0], e * strides[2],
         COMPLEX=cplx, CONJ_A=transb == "C" and cplx, CONJ_B=transa == "C" and cplx,
         POINTERS=offsets is not None, BETA_ZERO=beta == 0, DOUBLE=double,
-        IEEE=A.dtype in (torch.float32, torch.complex64),
+        IEEE=A.dtype in (torch.float32, torch.complex64), TRIANGLE={"": 0, "U": 1, "L": 2}[triangle],
         BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps, num_stages=3,
     )
 

@@ -5,6 +5,19 @@ import torch
 import triton
 import triton.language as tl
 
+
+def _floats(t: torch.Tensor) -> torch.Tensor:
+    """A complex buffer as its interleaved real and imaginary parts (a view)."""
+    if t.is_complex():
+        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
+    return t
+
+
+def _base(n: int, inc: int) -> int:
+    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
+    return (1 - n) * inc if inc < 0 else 0
+
+
 GER, SYR2, GEAM, DGMM_LEFT, DGMM_RIGHT = 0, 1, 2, 3, 4
 
 
@@ -57,18 +70,6 @@ def _matrix_kernel(
         d = tl.load(x_ptr + x_base + k * incx, mask=k < (M if OP == DGMM_LEFT else N), other=0.0)
         out = tl.load(a_ptr + i * sa_i + j * sa_j, mask=mask) * d
     tl.store(c_ptr + c_off, out, mask=mask)
-
-
-def _floats(t: torch.Tensor) -> torch.Tensor:
-    """A complex buffer as its interleaved real and imaginary parts (a view)."""
-    if t.is_complex():
-        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
-    return t
-
-
-def _base(n: int, inc: int) -> int:
-    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
-    return (1 - n) * inc if inc < 0 else 0
 
 
 def _matrix(op, m, n, C, ldc, A=None, a_strides=(0, 0), B=None, b_strides=(0, 0), x=None,

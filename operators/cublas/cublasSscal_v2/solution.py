@@ -5,6 +5,19 @@ import torch
 import triton
 import triton.language as tl
 
+
+def _floats(t: torch.Tensor) -> torch.Tensor:
+    """A complex buffer as its interleaved real and imaginary parts (a view)."""
+    if t.is_complex():
+        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
+    return t
+
+
+def _base(n: int, inc: int) -> int:
+    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
+    return (1 - n) * inc if inc < 0 else 0
+
+
 AXPY, COPY, SWAP, SCAL = 0, 1, 2, 3
 BLOCK = 2048
 MAX_PARTIALS = 1024  # programs of a reduction's first pass; one program then adds their sums
@@ -72,18 +85,6 @@ def _reduce_finish(part_ptr, result_ptr, n_parts, COMPLEX: tl.constexpr, BLOCK: 
     if COMPLEX:
         parts_im = tl.load(part_ptr + 2 * i + 1, mask=i < n_parts, other=0.0)
         tl.store(result_ptr + 1, tl.sum(parts_im, axis=0))
-
-
-def _floats(t: torch.Tensor) -> torch.Tensor:
-    """A complex buffer as its interleaved real and imaginary parts (a view)."""
-    if t.is_complex():
-        return t.view(torch.float64 if t.dtype == torch.complex128 else torch.float32)
-    return t
-
-
-def _base(n: int, inc: int) -> int:
-    # BLAS: with a negative increment, element 0 sits at the far end of the buffer
-    return (1 - n) * inc if inc < 0 else 0
 
 
 def _elementwise(op, n, alpha, x, incx, y, incy):
