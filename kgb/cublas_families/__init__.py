@@ -7,7 +7,7 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm, matrix, matvec, symmetric, vector
+from kgb.cublas_families import gemm, matrix, matvec, symmetric, triangular, vector
 
 # explicit registry: family name -> module
 FAMILIES = {
@@ -15,5 +15,6 @@ FAMILIES = {
     "matrix": matrix,
     "matvec": matvec,
     "symmetric": symmetric,
+    "triangular": triangular,
     "vector": vector,
 }
