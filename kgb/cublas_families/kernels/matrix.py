@@ -6,7 +6,8 @@ import triton.language as tl
 
 from kgb.cublas_families.kernels.common import _base, _floats
 
-GER, SYR2, GEAM, DGMM_LEFT, DGMM_RIGHT = 0, 1, 2, 3, 4
+# constexpr globals: a kernel may read no other module-level value
+GER, SYR2, GEAM, DGMM_LEFT, DGMM_RIGHT = (tl.constexpr(i) for i in range(5))
 
 
 @triton.jit

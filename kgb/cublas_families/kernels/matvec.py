@@ -6,7 +6,8 @@ import triton.language as tl
 
 from kgb.cublas_families.kernels.common import _base, _floats
 
-GENERAL, SYMMETRIC, SYMMETRIC_BAND, TRIANGULAR_BAND = 0, 1, 2, 3
+# storage modes; constexpr globals: a kernel may read no other module-level value
+GENERAL, SYMMETRIC, SYMMETRIC_BAND, TRIANGULAR_BAND = (tl.constexpr(i) for i in range(4))
 
 
 @triton.jit

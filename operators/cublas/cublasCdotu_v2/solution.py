@@ -18,7 +18,8 @@ def _base(n: int, inc: int) -> int:
     return (1 - n) * inc if inc < 0 else 0
 
 
-AXPY, COPY, SWAP, SCAL = 0, 1, 2, 3
+# constexpr globals: a kernel may read no other module-level value
+AXPY, COPY, SWAP, SCAL = (tl.constexpr(i) for i in range(4))
 BLOCK = 2048
 MAX_PARTIALS = 1024  # programs of a reduction's first pass; one program then adds their sums
 

@@ -18,7 +18,8 @@ def _base(n: int, inc: int) -> int:
     return (1 - n) * inc if inc < 0 else 0
 
 
-GER, SYR2, GEAM, DGMM_LEFT, DGMM_RIGHT = 0, 1, 2, 3, 4
+# constexpr globals: a kernel may read no other module-level value
+GER, SYR2, GEAM, DGMM_LEFT, DGMM_RIGHT = (tl.constexpr(i) for i in range(5))
 
 
 @triton.jit

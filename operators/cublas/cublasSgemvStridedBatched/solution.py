@@ -18,7 +18,8 @@ def _base(n: int, inc: int) -> int:
     return (1 - n) * inc if inc < 0 else 0
 
 
-GENERAL, SYMMETRIC, SYMMETRIC_BAND, TRIANGULAR_BAND = 0, 1, 2, 3
+# storage modes; constexpr globals: a kernel may read no other module-level value
+GENERAL, SYMMETRIC, SYMMETRIC_BAND, TRIANGULAR_BAND = (tl.constexpr(i) for i in range(4))
 
 
 @triton.jit
