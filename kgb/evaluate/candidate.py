@@ -148,7 +148,8 @@ class _Server:
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         codec.send(self.conn, "timed", result, known, refresh_known=True, median_us=timing.median_us,
-                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note)
+                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
+                   outlived_us=timing.outlived_us)
 
     def serve(self) -> None:
         while True:

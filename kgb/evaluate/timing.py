@@ -28,6 +28,7 @@ class Timing:
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)  # with keep_graph
     graph_output: object = field(default=None, repr=False)  # what the captured call returned
     note: str = ""  # why a short call was not graph-timed, if it was not
+    outlived_us: float | None = None  # set when the call's GPU work outlives it (see _outlives)
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -69,10 +70,28 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     samples = sorted(_timed(run, flush, repeats))
     median = statistics.median(samples)
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
+    outlived = _outlives(fn, median) if mode == "eager" else None
     if not keep_graph:
         graph, output = None, None
     return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode, graph=graph, graph_output=output,
-                  note=note)
+                  note=note, outlived_us=outlived)
+
+
+def _outlives(fn: Callable[[], object], median_us: float) -> float | None:
+    """The host-measured time of a call with the whole device synchronised, if it is far
+    beyond the stream-event median: work left running on another stream after the call
+    returned (which the events on the current stream do not see). None if plausible."""
+    import time
+
+    synced = []
+    for _ in range(5):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        synced.append((time.perf_counter() - started) * 1e6)
+    host = statistics.median(synced)
+    return host if host > 2.5 * median_us + 30.0 else None
 
 
 def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | str:
