@@ -24,7 +24,6 @@ from typing import Any
 
 from kgb.evaluate import JUDGE_VERSION, EvalSettings
 
-
 # eval.cases -> the case tags checked (`auto`: smoke on the CPU, all on a GPU)
 CASE_SETS = {"smoke": ("smoke",), "check": ("smoke", "check"), "all": ("smoke", "check", "bench")}
 

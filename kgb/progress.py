@@ -57,7 +57,7 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO
     something was timed: on the CPU they would all be empty, so they are left out."""
     timed = any(t.speedup for t in outcomes)
     header = f"{'operator':<34} {'status':<13}"
-    print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header}", file=out)
+    print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header.rstrip()}", file=out)
     for t in sorted(outcomes, key=lambda t: (t.op, t.sample)):
         row = f"{t.op:<34} {t.status.value:<13}"
         v = t.best.verdict if t.best else None

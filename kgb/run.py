@@ -34,7 +34,14 @@ from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
 from kgb.tracking.log import EventLog
 from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
-from kgb.trial import BudgetExhausted, InfrastructureFailure, TrialContext, finish, machine_error, start
+from kgb.trial import (
+    BudgetExhausted,
+    InfrastructureFailure,
+    TrialContext,
+    finish,
+    machine_error,
+    start,
+)
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
