@@ -11,6 +11,7 @@ one line in PROVIDERS.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -80,6 +81,10 @@ def build(cfg: Any) -> Model | None:
     """The job's model, checked before any trial; None for `model=none`."""
     if cfg.provider == "none":
         return None
+    # Hydra sets the root logger to INFO, at which the SDKs' HTTP client logs every request:
+    # the ModelCalled events already hold each call, so its lines are noise.
+    for client in ("httpx", "httpx2"):  # the SDKs' HTTP client, under either of its package names
+        logging.getLogger(client).setLevel(logging.WARNING)
     if cfg.provider not in PROVIDERS:
         raise ValueError(f"unknown model provider {cfg.provider!r}; known: {', '.join(sorted(PROVIDERS))}")
     key = api_key(cfg) if cfg.provider != "replay" else ""
