@@ -165,7 +165,7 @@ def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
 
 @dataclass(frozen=True)
 class JobSummary:
-    """A job's aggregate metrics (OPERATORS.md's published definitions)."""
+    """A job's aggregate metrics (the published definitions: docs/operators.md)."""
 
     trials: int  # finished trials that ran here (skipped ones excluded)
     skipped: int
