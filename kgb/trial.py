@@ -116,19 +116,19 @@ class TrialContext:
 
     def _judge(self, source: str) -> Verdict:
         """The judge's verdict, or InfrastructureFailure where the machine, not the candidate,
-        failed: no CandidateEvaluated is logged then, so a re-run judges the candidate again."""
+        failed: no CandidateEvaluated is logged then, so a re-run judges the candidate again.
+        `evaluate` never raises for a faulty candidate, so whatever it raises (its engine
+        died, the disk is full) is the infrastructure's failure."""
         try:
             if self.settings.device == "cpu":
                 verdict = evaluate(source, self.spec, self.settings)
             else:
                 with _ONE_GPU_EVALUATION:  # concurrent trials must not disturb each other's timings
                     verdict = evaluate(source, self.spec, self.settings)
-        except OSError as e:
-            if machine_error(e):
-                raise InfrastructureFailure(f"the judge could not run: {e}") from e
-            raise
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
         if killed_from_outside(verdict):
-            raise InfrastructureFailure(f"the judge's worker was killed from outside: {verdict.message}")
+            raise InfrastructureFailure(f"the judge's process was killed from outside: {verdict.message}")
         return verdict
 
     def known_solution(self) -> str:
