@@ -29,7 +29,15 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import MissingMandatoryValue
 
-from kgb.config import GROUPS, Config, ConfigError, LLMConfig, LLMMethodConfig, choices
+from kgb.config import (
+    GROUPS,
+    Config,
+    ConfigError,
+    LLMConfig,
+    LLMMethodConfig,
+    ReplayConfig,
+    choices,
+)
 
 # Hydra's own word for "trace this error", honoured here too.
 FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -92,6 +100,8 @@ def check_settings(cfg: Config) -> None:
         require(bool(m.dir) and Path(m.dir).is_dir(), "method.dir", m.dir, "no such folder: point it at the folder holding your <source>__<op>.py kernels")
     if isinstance(cfg.model, LLMConfig):
         check_model_settings(cfg.model)
+    if isinstance(cfg.model, ReplayConfig) and getattr(cfg.model, "from", "???") in ("???", "", None):
+        raise ConfigError(REQUIRED["model.from"])
     check_ops(cfg.ops)
     check_tracking_uri(cfg.tracking.tracking_uri())
 
