@@ -33,9 +33,11 @@ _ONE_GPU_EVALUATION = threading.Lock()
 
 # Errors of the machine rather than of anything a method or candidate did.
 MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.ENOMEM})
-# A worker the judge did not time out, killed by one of these, was killed from outside
-# (the kernel's OOM killer, an operator, a host shutting down).
-OUTSIDE_KILLS = ("killed by signal SIGKILL", "killed by signal SIGTERM")
+# The judge's own process (not the candidate's), killed by one of these without the judge
+# having timed it out, was killed from outside: an operator, a host shutting down, the OOM
+# killer. The candidate's process dying is the candidate's failure, whatever the signal:
+# it can signal itself, and must not turn its failures into retries that are never counted.
+OUTSIDE_KILLS = ("the worker process died (killed by signal SIGKILL", "the worker process died (killed by signal SIGTERM")
 
 
 class InfrastructureFailure(Exception):
@@ -49,7 +51,7 @@ def machine_error(error: BaseException) -> bool:
 
 
 def killed_from_outside(verdict: Verdict) -> bool:
-    """Whether the verdict is the judge's worker being killed rather than the candidate failing."""
+    """Whether the verdict is the judge's process being killed rather than the candidate failing."""
     return verdict.status == Status.RUNTIME_ERROR and any(kill in verdict.message for kill in OUTSIDE_KILLS)
 
 
