@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from redteam import ATTACKS
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
-from redteam import ATTACKS
 
 SMOKE = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120)
 

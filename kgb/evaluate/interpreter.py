@@ -80,8 +80,75 @@ def _mark_transfers() -> None:
         setattr(GridExecutor, name, marked)
 
 
+def _fix_bf16_arithmetic() -> None:
+    """The interpreter keeps bfloat16 values as their raw uint16 bits and applies numpy's
+    ops to those integers: a bf16 `x * y`, `-x` or `x < y` computes garbage (Triton 3.9).
+    A GPU computes each in float32 and rounds to bfloat16 (nearest even); so does this."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as itp
+
+    builder = itp.InterpreterBuilder
+    if getattr(builder.binary_op, "_kgb_fixed", False):
+        return
+    binary, unary = builder.binary_op, builder.unary_op
+
+    def is_raw_bf16(h) -> bool:
+        return h.dtype.scalar == tl.bfloat16 and np.asarray(h.data).dtype == np.uint16
+
+    def wide(h):
+        return itp.TensorHandle((np.asarray(h.data).astype(np.uint32) << 16).view(np.float32), tl.float32)
+
+    def narrow(h):
+        data = np.asarray(h.data)
+        if data.dtype == np.bool_:
+            return h
+        f32 = data.astype(np.float32)
+        bits = f32.view(np.uint32).astype(np.uint64)
+        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)  # nearest even
+        return itp.TensorHandle(np.where(np.isnan(f32), np.uint16(0x7FC0), rounded), tl.bfloat16)
+
+    def binary_op(self, lhs, rhs, op):
+        if is_raw_bf16(lhs) and is_raw_bf16(rhs):
+            return narrow(binary(self, wide(lhs), wide(rhs), op))
+        return binary(self, lhs, rhs, op)
+
+    def unary_op(self, arg, op):
+        if is_raw_bf16(arg):
+            return narrow(unary(self, wide(arg), op))
+        return unary(self, arg, op)
+
+    binary_op._kgb_fixed = True  # type: ignore[attr-defined]
+    builder.binary_op, builder.unary_op = binary_op, unary_op
+
+
+def _fix_scalar_arguments() -> None:
+    """On a GPU a Python float argument is a float32 scalar (`eps.to(tl.float32)` works),
+    and a constexpr dtype has `.value`; the interpreter passes the bare float and the bare
+    dtype (Triton 3.9). Floats become float32 scalars here; dtypes gain `.value`."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as itp
+
+    if getattr(itp._implicit_cvt, "_kgb_fixed", False):
+        return
+    convert = itp._implicit_cvt
+
+    def _implicit_cvt(arg):
+        if isinstance(arg, float):
+            return tl.tensor(itp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return convert(arg)
+
+    _implicit_cvt._kgb_fixed = True  # type: ignore[attr-defined]
+    itp._implicit_cvt = _implicit_cvt
+    if not hasattr(tl.dtype, "value"):
+        tl.dtype.value = property(lambda self: self)
+
+
 def prepare_interpreter() -> None:
     _fix_interpreter_bf16_dot()
+    _fix_bf16_arithmetic()
+    _fix_scalar_arguments()
     _autotune_without_benchmarks()
     _mark_transfers()
     from kgb.evaluate.provenance import patch_interpreter_stores
