@@ -320,6 +320,17 @@ def _seccomp(allow_exec: bool) -> None:
 # ---------------------------------------------------------------------------- applying
 
 
+def available_level() -> SandboxLevel:
+    """The confinement candidates will get on this machine (checked without applying it)."""
+    seccomp = platform.machine() in _SYSCALLS
+    landlock = landlock_abi() > 0
+    if landlock and seccomp:
+        return SandboxLevel.FULL
+    if seccomp:
+        return SandboxLevel.SECCOMP_ONLY
+    return SandboxLevel.LANDLOCK_ONLY if landlock else SandboxLevel.NONE
+
+
 @dataclass
 class Limits:
     cpu_s: int = 600
