@@ -164,6 +164,7 @@ class FakeLLMServer:
     api_key: str | None = None  # when set, any other key gets a 401, as the real APIs answer
     calls: list[Call] = field(default_factory=list)
     model_listings: int = 0  # GET /v1/models requests
+    lists_models: bool = True  # false: GET /v1/models is a 404, as on endpoints that do not list theirs
     hanging: threading.Event = field(default_factory=threading.Event)  # set while a Hang is held
 
     def __post_init__(self) -> None:
@@ -238,7 +239,7 @@ class FakeLLMServer:
                 api = "anthropic" if "anthropic-version" in {k.lower() for k in self.headers} else "openai"
                 if self._refused(api):
                     return
-                if not self.path.startswith("/v1/models"):
+                if not self.path.startswith("/v1/models") or not server.lists_models:
                     return self._send(404, json.dumps({"error": {"message": "not found"}}))
                 server.model_listings += 1
                 if api == "anthropic":

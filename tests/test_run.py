@@ -134,16 +134,16 @@ def test_a_sweep_with_one_bad_job_stops_before_any_job_runs(tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
     )
     assert done.returncode != 0
-    assert "sweep check: the job" in done.stderr and "method=oneshot" in done.stderr
-    assert "calls a model" in done.stderr
-    assert not (tmp_path / "jobs").exists()
+    assert "the job `" in done.stderr and "method=oneshot" in done.stderr and "none has run" in done.stderr
+    assert "calls a model" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
     done = subprocess.run(
         [sys.executable, "run.py", "-m", f"tracking.root={tmp_path}", "chip=cpu", "ops=[aten::add]",
          "method=expert", "model=none,claude-opus-4-6"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
     )
     assert done.returncode != 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
-    assert not (tmp_path / "jobs").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_plots_reads_the_store(sweep, tmp_path):
@@ -195,3 +195,24 @@ def test_bad_config_fails_at_compose_time(tmp_path):
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "smaples" in done.stderr
+
+
+def test_a_bad_settings_job_leaves_the_good_row_alone_and_raising_samples_runs_only_new_ones(tmp_path):
+    args = ("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]")
+    kgb_run(*args, root=tmp_path)
+    good = render(rows(trial_runs(uri(tmp_path))), "csv")
+    bad = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", *args, "eval.timeout_s=-1"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "eval.timeout_s=-1.0" in bad.stderr
+    assert render(rows(trial_runs(uri(tmp_path))), "csv") == good
+    evaluations = sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path))
+    kgb_run(*args, "method.samples=2", root=tmp_path)  # the same job: sample 0 is done, sample 1 is new
+    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1
+    assert sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path)) == evaluations + 1
+
+
+def test_auto_on_this_machine_is_the_same_job_as_the_chip_it_finds(tmp_path):
+    kgb_run("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]", root=tmp_path)
+    again = kgb_run("method=expert", "source=aten", "chip=auto", "ops=[aten::add]", root=tmp_path)
+    assert "1 trial(s) already finished" in again.stdout
+    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1

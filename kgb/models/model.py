@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from kgb.trial import TrialContext
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# Refusals that say nothing about the request a method built: the key, the account or the
+# model's availability changed under the run. Like an outage, they end a trial as an
+# infrastructure failure that a re-run retries.
+ACCESS_STATUS = frozenset({401, 403, 404})
 
 
 class StopReason(StrEnum):
@@ -106,13 +110,24 @@ class Completion:
 class CallFailed(Exception):
     """One attempt failed; `retryable` says whether another attempt may succeed."""
 
-    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None):
+    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None, status: int | None = None):
         super().__init__(message)
         self.message, self.retryable, self.retry_after_s = message, retryable, retry_after_s
+        self.status = status  # the HTTP status, where there was a response
+
+    @property
+    def outage(self) -> bool:
+        """Whether the provider, not the request, is at fault (down, overloaded, or access lost)."""
+        return self.retryable or self.status in ACCESS_STATUS
 
 
 class ModelCallFailed(Exception):
     """A call failed for good (after its retries): it ends the trial, not the job."""
+
+
+class ProviderUnavailable(ModelCallFailed):
+    """The provider was down or refused access after every retry: no verdict on the method,
+    so the trial ends as an infrastructure failure and a re-run retries it."""
 
 
 class Provider(Protocol):
@@ -150,7 +165,7 @@ def sdk_failure(error: Exception, sdk: Any) -> CallFailed:
     if isinstance(error, sdk.APIStatusError):
         status = error.status_code
         retryable = status in RETRYABLE_STATUS or status >= 500
-        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers))
+        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers), status)
     if isinstance(error, sdk.APITimeoutError):
         return CallFailed("timed out", retryable=True)
     if isinstance(error, sdk.APIConnectionError):
@@ -297,6 +312,7 @@ class TrialModel:
         self.model.spend(usage.cost_usd)
         if reply is None:
             assert failure is not None
-            raise ModelCallFailed(f"{self.model.provider.name} call failed after {retries} retries: "
-                                  f"{self.model.redact(failure.message)}")
+            error = ProviderUnavailable if failure.outage else ModelCallFailed
+            raise error(f"{self.model.provider.name} call failed after {retries} retries: "
+                        f"{self.model.redact(failure.message)}")
         return Completion(reply.text, reply.stop_reason, key)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.usage import Usage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: RunStarted.identity and .settings; TrialEnd.INFRA_ERROR
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,6 +50,12 @@ class RunStarted(Event):
     driver: str | None
     specs: dict[str, str]  # operator id -> "v<version>:<spec digest>"
     n_ops: int
+    # kgb.identity.Identity as JSON: what the trial keys hash (method, model, chip and its
+    # notes, judging settings); {} in logs of schema 1, which did not record it.
+    identity: dict[str, Any] = field(default_factory=dict)
+    # Judging.summary(): the settings every verdict of this job was given under, e.g.
+    # "cpu cases=smoke timeout=300s judge=v2". Results are compared only within one value.
+    settings: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +157,9 @@ class TrialEnd(StrEnum):
     SKIPPED = "skipped"  # not run here: the chip is absent, with the reason
     BUDGET = "budget"  # a token or cost budget was reached
     METHOD_ERROR = "method_error"  # the method itself raised (not the candidate)
+    # The infrastructure failed (provider down after its retries, the judge's worker killed
+    # from outside, a full disk): no verdict on the method, and a re-run retries the trial.
+    INFRA_ERROR = "infra_error"
 
 
 @dataclass(frozen=True, kw_only=True)

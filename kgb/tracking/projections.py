@@ -43,6 +43,7 @@ class TrialStatus(StrEnum):
     REJECTED = "rejected"
     NO_CANDIDATE = "no_candidate"
     METHOD_ERROR = "method_error"  # the method itself raised before proposing anything
+    INFRA_ERROR = "infra_error"  # the infrastructure failed; not a result: a re-run retries it
     SKIPPED = "skipped"
     UNFINISHED = "unfinished"
 
@@ -77,7 +78,8 @@ class TrialOutcome:
 
     @property
     def finished(self) -> bool:
-        return self.end is not None
+        """Whether the trial has its result; one cut short by the infrastructure has none."""
+        return self.end is not None and self.end != TrialEnd.INFRA_ERROR
 
     @property
     def started_at(self) -> float:
@@ -113,6 +115,8 @@ class TrialOutcome:
     def status(self) -> TrialStatus:
         if self.end == TrialEnd.SKIPPED:
             return TrialStatus.SKIPPED
+        if self.end == TrialEnd.INFRA_ERROR:  # its candidates' verdicts are not its result
+            return TrialStatus.INFRA_ERROR
         best = self.best
         if best is not None and best.verdict is not None:
             return TrialStatus(best.verdict.status.value)
@@ -196,7 +200,7 @@ def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
 
 @dataclass(frozen=True)
 class JobSummary:
-    """A job's aggregate metrics (OPERATORS.md's published definitions)."""
+    """A job's aggregate metrics (the published definitions: docs/operators.md)."""
 
     trials: int  # finished trials that ran here (skipped ones excluded)
     skipped: int
