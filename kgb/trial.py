@@ -28,9 +28,6 @@ from kgb.tracking.events import (
 )
 from kgb.tracking.log import EventLog
 
-_ONE_GPU_EVALUATION = threading.Lock()
-
-
 # Errors of the machine rather than of anything a method or candidate did.
 MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.ENOMEM})
 # The judge's own process (not the candidate's), killed by one of these without the judge
@@ -122,11 +119,9 @@ class TrialContext:
         `evaluate` never raises for a faulty candidate, so whatever it raises (its engine
         died, the disk is full) is the infrastructure's failure."""
         try:
-            if self.settings.device == "cpu":
-                verdict = evaluate(source, self.spec, self.settings)
-            else:
-                with _ONE_GPU_EVALUATION:  # concurrent trials must not disturb each other's timings
-                    verdict = evaluate(source, self.spec, self.settings)
+            # Concurrent trials may judge at once: the judge times one candidate at a time
+            # per GPU (a lock file) and lets checks overlap.
+            verdict = evaluate(source, self.spec, self.settings)
         except Exception as e:  # noqa: BLE001 - see the docstring
             raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
         if killed_from_outside(verdict):
