@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import hashlib
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
