@@ -73,7 +73,7 @@ def run_job(cfg: Config) -> JobSummary:
         chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
         device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
         specs={op: f"v{s.version}:{s.digest}" for op, s in specs.items()},
-        identity=ident.as_dict(), settings=ident.settings,
+        identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
     ))
     projection = open_projection(cfg)
     if projection:
@@ -167,6 +167,17 @@ def build_model(cfg: Config):
     if model is None and isinstance(cfg.method, LLMMethodConfig):
         raise ValueError(f"method {cfg.method.name} calls a model: choose one, e.g. model=claude-opus-4-6 (conf/model/)")
     return model
+
+
+def sandbox_level() -> str:
+    """How candidates will be confined here; said once per job where it is not in full."""
+    from kgb.evaluate.sandbox import SandboxLevel, available_level
+
+    level = available_level()
+    if level != SandboxLevel.FULL:
+        print(f"kgb: candidates run with sandbox={level} on this machine (Landlock and seccomp are both "
+              "needed for the full sandbox; see docs/design/threat-model.md)", file=sys.stderr)
+    return str(level)
 
 
 def open_projection(cfg: Config):

@@ -56,6 +56,9 @@ class RunStarted(Event):
     # Judging.summary(): the settings every verdict of this job was given under, e.g.
     # "cpu cases=smoke timeout=300s judge=v2". Results are compared only within one value.
     settings: str = ""
+    # kgb.evaluate.sandbox.SandboxLevel: how candidate processes are confined on this machine
+    # ("landlock+seccomp" in full; "none" where the kernel offers neither); "" before it was recorded.
+    sandbox: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -141,6 +141,7 @@ class MlflowProjection:
             "kgb.kind": "job", "kgb.job": started.job, "kgb.method": started.method,
             "kgb.model": started.model, "kgb.source": started.source, "kgb.chip": started.chip,
             "kgb.device": started.device, "kgb.git_commit": started.git_commit or "",
+            "kgb.sandbox": started.sandbox or "unrecorded", "kgb.settings": started.settings,
         }
         name = f"{started.method}/{started.model}/{started.source}/{started.chip}"
         run = self.client.create_run(self.experiment_id, run_name=name, tags=tags, start_time=int(started.ts * 1000))
