@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from kgb.models.content import Text, Tool, ToolResult, ToolUse
 from kgb.models.model import (
     CallFailed,
     Completion,
@@ -99,5 +100,5 @@ def check_model(model: Model, cfg: Any) -> None:
 
 __all__ = [
     "PROVIDERS", "build", "api_key", "Model", "TrialModel", "Message", "Request", "Completion",
-    "StopReason", "ModelCallFailed",
+    "StopReason", "ModelCallFailed", "Text", "Tool", "ToolUse", "ToolResult",
 ]

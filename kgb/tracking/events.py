@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.usage import Usage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: agent events, ModelCalled.tool_uses_blob, CandidateProposed.produced_by
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +89,7 @@ class ModelCalled(Event):
     retries: int = 0
     stop_reason: str | None = None
     error: str | None = None
+    tool_uses_blob: str | None = None  # the tool calls of the reply (JSON list of id, name, input)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +101,7 @@ class CandidateProposed(Event):
     source_blob: str
     parents: tuple[str, ...] = ()  # candidates this one refines
     origin: str = ""  # where it came from: "solution.py", a file path, "completion 3"
+    produced_by: str = ""  # the tool call id (agents) or request hash whose output this source is
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,11 +170,24 @@ class RunFinished(Event):
     trials_skipped_as_done: int
 
 
+from kgb.tracking.agent_events import (  # noqa: E402 - they build on Event above
+    AGENT_EVENTS,
+    CandidateChecked,
+    FinalKernelChosen,
+    FinalRule,
+    SessionEnd,
+    SessionFinished,
+    SessionStarted,
+    ToolCalled,
+    TurnTaken,
+    WorkspaceSnapshotted,
+)
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         RunStarted, TrialStarted, BaselineMeasured, ModelCalled, CandidateProposed,
-        CandidateEvaluated, CompletionParsed, TrialFinished, RunFinished,
+        CandidateEvaluated, CompletionParsed, TrialFinished, RunFinished, *AGENT_EVENTS,
     )
 }
 
@@ -226,4 +241,6 @@ __all__ = [
     "SCHEMA_VERSION", "Event", "RunStarted", "TrialStarted", "BaselineMeasured", "ModelCalled",
     "CandidateProposed", "CandidateEvaluated", "CompletionParsed", "Extraction", "TrialEnd", "TrialFinished", "RunFinished",
     "EVENT_TYPES", "to_json", "from_json", "Usage", "Verdict", "CaseResult", "Status",
+    "SessionStarted", "SessionFinished", "SessionEnd", "TurnTaken", "ToolCalled", "CandidateChecked",
+    "WorkspaceSnapshotted", "FinalKernelChosen", "FinalRule",
 ]
