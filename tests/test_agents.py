@@ -1,0 +1,128 @@
+"""Agent methods end to end with agent.driver=loop against tests/fake_llm_server.py: the
+scripted model writes, checks, fixes, and the harness's record (checks, final kernel and
+its rule, verdict, tokens, budgets) is what the script implies. Kernels are judged for
+real in the Triton interpreter, so each test keeps its checks few."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_script import ADD, NO_KERNEL_ADD, WRONG_ADD, check, done, scripted, write
+from fake_llm_server import Answer, FakeLLMServer, ToolCall
+
+from kgb.agents.config import AgentConfig, CodingAgentConfig
+from kgb.config import ChipConfig, Config, EvalConfig, LLMConfig, PriceConfig, SourceConfig, TrackingConfig
+from kgb.evaluate import Status
+from kgb.run import run_job
+from kgb.tracking.agent_events import (
+    CandidateChecked,
+    FinalKernelChosen,
+    FinalRule,
+    SessionFinished,
+    ToolCalled,
+    WorkspaceSnapshotted,
+)
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import CandidateEvaluated, CandidateProposed, ModelCalled, TrialEnd, TrialFinished
+from kgb.tracking.log import read_events
+
+SECRET = "sk-ant-test-agent-0123456789-never-logged"
+
+
+def model(server: FakeLLMServer, provider: str, **kw) -> LLMConfig:
+    url = server.url if provider == "anthropic" else server.openai_url
+    return LLMConfig(name="fake-model", provider=provider, base_url=url, api_key_env="KGB_TEST_KEY",
+                     price=PriceConfig(input=1.0, output=10.0), **kw)
+
+
+def job(method, llm: LLMConfig, root: Path) -> Config:
+    return Config(method=method, model=llm, source=SourceConfig("aten"), chip=ChipConfig(name="cpu", backend="cpu"),
+                  eval=EvalConfig(cases="smoke"), tracking=TrackingConfig(root=str(root), mlflow=False), ops=["aten::add"])
+
+
+def events(root: Path) -> list:
+    return [e for p in root.glob("jobs/*/events.jsonl") for e in read_events(p)]
+
+
+def of(kind, evs):
+    return [e for e in evs if isinstance(e, kind)]
+
+
+def no_secret_under(*roots: Path) -> None:
+    leaks = [p for r in roots for p in r.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_write_check_fix_check_gives_the_best_check_as_final_kernel(provider, tmp_path, monkeypatch):
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+    outside = tmp_path / "outside.py"
+    seen: list[str] = []
+
+    def read_wrong_result(call):
+        seen.append(call.tool_results[0])
+        return Answer("Outside too.", tools=(ToolCall("write_file", {"path": str(outside), "content": "x = 1\n"}),
+                                            ToolCall("edit_file", {"path": "kernel.py", "old": "r = a - alpha * b",
+                                                                   "new": "r = a + alpha * b"})), input=300, output=40)
+
+    script = {1: [write(WRONG_ADD, input=200, output=900), check(input=250, output=10), read_wrong_result,
+                  check(input=400, output=10), done(input=500, output=20)]}
+    with FakeLLMServer(scripted(script), api_key=SECRET) as server:
+        summary = run_job(job(CodingAgentConfig(), model(server, provider), tmp_path / "out"))
+        tokens = sum(c.turn.input + c.turn.output for c in server.answered)
+    assert "status: wrong_output" in seen[0] and "correct: no" in seen[0] and "tests: " in seen[0]
+    evs = events(tmp_path / "out")
+    checks = of(CandidateChecked, evs)
+    assert [c.verdict.status for c in checks] == [Status.WRONG_OUTPUT, Status.CORRECT]
+    tools = of(ToolCalled, evs)
+    assert [(t.tool, t.is_error) for t in tools] == [("write_file", False), ("check", False), ("write_file", True),
+                                                     ("edit_file", False), ("check", False)]
+    assert [c.call_id for c in checks] == [tools[1].call_id, tools[4].call_id]
+    assert not outside.exists()  # the write outside the workspace was refused
+    proposed = {e.candidate: e for e in of(CandidateProposed, evs)}
+    assert proposed[checks[1].candidate].produced_by == tools[4].call_id
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.BEST_CHECK and final.checked == checks[1].candidate
+    [judged] = of(CandidateEvaluated, evs)
+    assert judged.verdict.status == Status.CORRECT and proposed[judged.candidate].parents == (checks[1].candidate,)
+    calls = of(ModelCalled, evs)
+    assert len(calls) == 5 and sum(c.usage.total_tokens for c in calls) == tokens == 2630
+    assert summary.accuracy == 1.0 and summary.usage.total_tokens == tokens
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.COMPLETED
+    snaps = of(WorkspaceSnapshotted, evs)
+    manifest = json.loads(BlobStore(tmp_path / "out" / "blobs").get(snaps[-1].manifest_blob))
+    assert {"TASK.md", "PROTOCOL.md", "kernel.py", "check"} <= set(manifest)
+    assert BlobStore(tmp_path / "out" / "blobs").get(manifest["kernel.py"]) == ADD
+    no_secret_under(tmp_path)
+
+
+def test_a_turn_budget_ends_the_trial_and_the_workspace_kernel_is_salvaged(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+    script = {1: [write(NO_KERNEL_ADD), write(ADD), check(), done()]}
+    method = CodingAgentConfig(agent=AgentConfig(max_turns=2))
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(method, model(server, "anthropic"), tmp_path))
+        assert len(server.calls) == 2
+    evs = events(tmp_path)
+    assert of(CandidateChecked, evs) == []
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE and "no check" in final.reason
+    [judged] = of(CandidateEvaluated, evs)
+    assert judged.verdict.status == Status.CORRECT
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.BUDGET and end.reason == "agent turn budget reached: 2 of 2 turns"
+    assert [s.end.value for s in of(SessionFinished, evs)] == ["budget"]
+
+
+def test_answer_mode_takes_the_fenced_block_of_a_reply_without_tools(tmp_path, monkeypatch):
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+    with FakeLLMServer(scripted({1: [done(f"Here:\n```python\n{ADD}```\n")]})) as server:
+        run_job(job(CodingAgentConfig(mode="answer"), model(server, "openai"), tmp_path))
+        assert server.calls[0].tools == []
+    evs = events(tmp_path)
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.FENCED_BLOCK
+    assert [e.verdict.status for e in of(CandidateEvaluated, evs)] == [Status.CORRECT]
