@@ -1,9 +1,10 @@
 """Scripted agents for tests: what a model behind tests/fake_llm_server.py answers in each
 conversation of an agent trial, turn by turn, with tool calls in the provider's format.
 
-A script maps a conversation's key (the number after "session", "experiment" or nothing,
-read from its first user message) to a list of steps; step n answers the conversation's
-n-th model call. A step is an Answer, or a function of the Call (to read tool results)."""
+A script maps a conversation's key ("session 2", "experiment 1", read from its first user
+message, or "agent" for a method of one session) to a list of steps; step n answers the
+conversation's n-th model call. A step is an Answer, or a function of the Call (to read
+tool results)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,14 @@ NO_KERNEL_ADD = "import torch\n\n\ndef add_Tensor(self, other, *, alpha=1):\n   
 Step = Answer | Callable[[Call], Answer]
 
 
-def conversation(call: Call) -> int:
+def conversation(call: Call) -> str:
     first = call.messages[0]["content"]
     text = first if isinstance(first, str) else str(first)
-    match = re.search(r"This is (?:session|experiment) (\d+)", text)
-    return int(match.group(1)) if match else 1
+    match = re.search(r"This is ((?:session|experiment) \d+)", text)
+    return match.group(1) if match else "agent"
 
 
-def scripted(script: dict[int, list[Step]]) -> Callable[[Call], Answer]:
+def scripted(script: dict[str, list[Step]]) -> Callable[[Call], Answer]:
     def respond(call: Call) -> Answer:
         steps = script[conversation(call)]
         step = steps[min(call.exchange, len(steps)) - 1]

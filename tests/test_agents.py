@@ -34,7 +34,7 @@ SECRET = "sk-ant-test-agent-0123456789-never-logged"
 def model(server: FakeLLMServer, provider: str, **kw) -> LLMConfig:
     url = server.url if provider == "anthropic" else server.openai_url
     return LLMConfig(name="fake-model", provider=provider, base_url=url, api_key_env="KGB_TEST_KEY",
-                     price=PriceConfig(input=1.0, output=10.0), **kw)
+                     price=PriceConfig(input=1.0, output=10.0), **{"retries": 0, **kw})
 
 
 def job(method, llm: LLMConfig, root: Path) -> Config:
@@ -67,7 +67,7 @@ def test_write_check_fix_check_gives_the_best_check_as_final_kernel(provider, tm
                                             ToolCall("edit_file", {"path": "kernel.py", "old": "r = a - alpha * b",
                                                                    "new": "r = a + alpha * b"})), input=300, output=40)
 
-    script = {1: [write(WRONG_ADD, input=200, output=900), check(input=250, output=10), read_wrong_result,
+    script = {"agent": [write(WRONG_ADD, input=200, output=900), check(input=250, output=10), read_wrong_result,
                   check(input=400, output=10), done(input=500, output=20)]}
     with FakeLLMServer(scripted(script), api_key=SECRET) as server:
         summary = run_job(job(CodingAgentConfig(), model(server, provider), tmp_path / "out"))
@@ -101,7 +101,7 @@ def test_write_check_fix_check_gives_the_best_check_as_final_kernel(provider, tm
 
 def test_a_turn_budget_ends_the_trial_and_the_workspace_kernel_is_salvaged(tmp_path, monkeypatch):
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
-    script = {1: [write(NO_KERNEL_ADD), write(ADD), check(), done()]}
+    script = {"agent": [write(NO_KERNEL_ADD), write(ADD), check(), done()]}
     method = CodingAgentConfig(agent=AgentConfig(max_turns=2))
     with FakeLLMServer(scripted(script)) as server:
         run_job(job(method, model(server, "anthropic"), tmp_path))
@@ -119,7 +119,7 @@ def test_a_turn_budget_ends_the_trial_and_the_workspace_kernel_is_salvaged(tmp_p
 
 def test_answer_mode_takes_the_fenced_block_of_a_reply_without_tools(tmp_path, monkeypatch):
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
-    with FakeLLMServer(scripted({1: [done(f"Here:\n```python\n{ADD}```\n")]})) as server:
+    with FakeLLMServer(scripted({"agent": [done(f"Here:\n```python\n{ADD}```\n")]})) as server:
         run_job(job(CodingAgentConfig(mode="answer"), model(server, "openai"), tmp_path))
         assert server.calls[0].tools == []
     evs = events(tmp_path)

@@ -119,6 +119,7 @@ class AgentRun:
         """Choose the final kernel, judge it on every case; a budget reached ends the trial as such."""
         from kgb.methods import NoCandidate
 
+        self.snapshot("final")
         rule, reason, source, checked = self.choose_final()
         self.ctx.emit(FinalKernelChosen(job=self.ctx.job, rule=rule, reason=reason, checked=checked,
                                         source_blob=self.ctx.blobs.put(source) if source else None))
