@@ -17,13 +17,26 @@ from agent_script import ADD, check, done, scripted, write
 from fake_llm_server import Answer, FakeLLMServer, ToolCall
 from test_agents import SECRET, events, job, model, of
 
-from kgb.agents.config import AikoConfig, AutokernelConfig, CudaOptimizedSkillConfig, IterativeConfig
+from kgb.agents.config import (
+    AikoConfig,
+    AutokernelConfig,
+    CudaOptimizedSkillConfig,
+    IterativeConfig,
+)
 from kgb.evaluate import CaseResult, Status, Verdict
 from kgb.run import run_job
-from kgb.tracking.agent_events import CandidateChecked, FinalKernelChosen, FinalRule, SessionFinished, ToolCalled
-from kgb.tracking.agent_events import WorkspaceSnapshotted
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import CandidateEvaluated, TrialEnd, TrialFinished
+from kgb.tracking.events import (
+    CandidateChecked,
+    CandidateEvaluated,
+    FinalKernelChosen,
+    FinalRule,
+    SessionFinished,
+    ToolCalled,
+    TrialEnd,
+    TrialFinished,
+    WorkspaceSnapshotted,
+)
 
 
 def timed_judge(source, spec, settings) -> Verdict:

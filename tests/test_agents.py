@@ -13,19 +13,31 @@ from agent_script import ADD, NO_KERNEL_ADD, WRONG_ADD, check, done, scripted, w
 from fake_llm_server import Answer, FakeLLMServer, ToolCall
 
 from kgb.agents.config import AgentConfig, CodingAgentConfig
-from kgb.config import ChipConfig, Config, EvalConfig, LLMConfig, PriceConfig, SourceConfig, TrackingConfig
+from kgb.config import (
+    ChipConfig,
+    Config,
+    EvalConfig,
+    LLMConfig,
+    PriceConfig,
+    SourceConfig,
+    TrackingConfig,
+)
 from kgb.evaluate import Status
 from kgb.run import run_job
-from kgb.tracking.agent_events import (
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
     CandidateChecked,
+    CandidateEvaluated,
+    CandidateProposed,
     FinalKernelChosen,
     FinalRule,
+    ModelCalled,
     SessionFinished,
     ToolCalled,
+    TrialEnd,
+    TrialFinished,
     WorkspaceSnapshotted,
 )
-from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import CandidateEvaluated, CandidateProposed, ModelCalled, TrialEnd, TrialFinished
 from kgb.tracking.log import read_events
 
 SECRET = "sk-ant-test-agent-0123456789-never-logged"
@@ -126,3 +138,36 @@ def test_answer_mode_takes_the_fenced_block_of_a_reply_without_tools(tmp_path, m
     [final] = of(FinalKernelChosen, evs)
     assert final.rule == FinalRule.FENCED_BLOCK
     assert [e.verdict.status for e in of(CandidateEvaluated, evs)] == [Status.CORRECT]
+
+
+def test_the_check_command_reaches_the_harness_and_a_forged_request_is_refused(tmp_path, monkeypatch):
+    """./check inside a `run` goes through the trial's check server and is linked to that
+    call; a request without the trial's ticket is refused; a command sees no key."""
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+    outputs: list[str] = []
+    forge = ("python -c \"import json,os,socket; s=socket.socket(socket.AF_UNIX); s.connect(os.environ['KGB_CHECK_SOCKET']); "
+             "s.sendall(json.dumps({'ticket': 'guess', 'file': 'kernel.py'}).encode()+b'\\n'); print(s.makefile().readline())\"")
+
+    def run(command: str):
+        def step(call):
+            outputs.extend(call.tool_results)
+            return Answer("", tools=(ToolCall("run", {"command": command}),))
+        return step
+
+    script = {"agent": [write(NO_KERNEL_ADD), run("./check --json; echo rc=$?"), run(forge), run("env"),
+                        lambda call: outputs.extend(call.tool_results) or done()]}
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(CodingAgentConfig(), model(server, "anthropic"), tmp_path))
+    wrote, checked, forged, env = outputs
+    assert wrote.startswith("wrote ")
+    report = json.loads(checked.split("\n", 1)[1].rsplit("rc=", 1)[0])
+    assert report["status"] == "rejected" and report["compiled"] is False and "defines no @triton.jit kernel" in report["error"]
+    assert checked.strip().endswith("rc=1")
+    assert "does not come from this trial's workspace" in forged
+    assert "KGB_TEST_KEY" not in env and SECRET not in env and "HOME=/tmp/kgb-agent-" in env
+    evs = events(tmp_path)
+    [c] = of(CandidateChecked, evs)
+    runs = [t for t in of(ToolCalled, evs) if t.tool == "run"]
+    assert c.call_id == runs[0].call_id  # the forged request made no check
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE

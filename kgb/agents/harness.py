@@ -22,7 +22,7 @@ from kgb.agents.config import AgentMethodConfig, Driver
 from kgb.agents.loop import SessionOutcome, loop_session
 from kgb.agents.workspace import Workspace, task_text
 from kgb.methods.extraction import extract
-from kgb.tracking.agent_events import (
+from kgb.tracking.events import (
     FinalKernelChosen,
     FinalRule,
     SessionFinished,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from kgb.agents.tools import TOOLS, call_tool
 from kgb.models import Message, ModelCallFailed
 from kgb.models.content import Block, Text, ToolResult
-from kgb.tracking.agent_events import SessionEnd, ToolCalled, TurnTaken
+from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
 from kgb.trial import BudgetExhausted
 
 if TYPE_CHECKING:
