@@ -171,3 +171,18 @@ def test_the_check_command_reaches_the_harness_and_a_forged_request_is_refused(t
     assert c.call_id == runs[0].call_id  # the forged request made no check
     [final] = of(FinalKernelChosen, evs)
     assert final.rule == FinalRule.WORKSPACE
+
+
+def test_golden_v2_log_reads_and_folds_into_an_agent_view():
+    from kgb.agents.projection import agent_view
+    from kgb.tracking.projections import TrialStatus, trial_outcomes
+
+    events = read_events(Path(__file__).parent / "golden" / "events-v2.jsonl")
+    [trial] = trial_outcomes(events).values()
+    assert trial.status == TrialStatus.CORRECT and len(trial.calls) == 5
+    view = agent_view(trial.events)
+    assert view is not None and view.final is not None and view.final.rule == FinalRule.BEST_CHECK
+    assert [(c.status, c.correct) for c in view.checks] == [("wrong_output", False), ("correct", True)]
+    assert view.metrics() == {"agent_sessions": 1, "agent_turns": 5, "agent_tool_calls": 5, "agent_checks": 2,
+                              "agent_checks_correct": 1}
+    assert view.history() == [("check_correct", 0.0, 1), ("check_correct", 1.0, 2)]

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from agent_script import ADD, check, done, scripted, write
 from fake_llm_server import Call, FakeLLMServer, Hang
+from mlflow.tracking import MlflowClient
 
 from kgb.operators import REPO_ROOT
+from kgb.query import trial_runs
 from kgb.tracking.events import (
     CandidateChecked,
     CandidateEvaluated,
@@ -69,6 +71,15 @@ def test_the_mission_sweep_runs_aiko_and_autokernel(tmp_path):
     # autokernel's first experiment is kept and reaches it too
     assert tokens == served == (1900 + 1520) + (1750 + 1325)
     assert SECRET not in out.stdout + out.stderr
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    for run in trial_runs(f"sqlite:///{tmp_path / 'mlflow.db'}"):
+        history = client.get_metric_history(run.info.run_id, "check_correct")
+        assert [(m.step, m.value) for m in history] == [(1, 1.0)]
+        assert run.data.metrics["agent_checks"] == 1 and run.data.metrics["correct"] == 1.0
+        transcript = Path(client.download_artifacts(run.info.run_id, "agent/transcript.md")).read_text()
+        assert "# Final kernel: rule best_check" in transcript and "### write_file" in transcript
+        kernel = client.download_artifacts(run.info.run_id, "agent/workspace/kernel.py")
+        assert Path(kernel).read_text() == ADD
     assert not [p for p in tmp_path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
 
 

@@ -163,6 +163,7 @@ class MlflowProjection:
             values = self._trial_metrics(t)
             self.client.log_batch(run_id, metrics=[Metric(k, float(v), ts, 0) for k, v in values.items()])
             self._trial_artifacts(run_id, t, blobs)
+            self._agent(run_id, t, blobs, ts)
             self.client.set_tag(run_id, "kgb.complete", "1")
             self.client.update_run(run_id, status="FINISHED")
             return run_id
@@ -179,6 +180,20 @@ class MlflowProjection:
                 if value is not None:
                     m[name] = value
         return m
+
+    def _agent(self, run_id: str, t: TrialOutcome, blobs: BlobStore, ts: int) -> None:
+        """An agent trial's metrics, its checks' trajectory and its transcript (kgb/agents/projection.py)."""
+        from mlflow.entities import Metric
+
+        from kgb.agents.projection import agent_view
+
+        view = agent_view(t.events)
+        if view is None:
+            return
+        metrics = [Metric(k, float(v), ts, 0) for k, v in view.metrics().items()]
+        self.client.log_batch(run_id, metrics=metrics + [Metric(k, v, ts, step) for k, v, step in view.history()])
+        for path, text in view.artifacts(blobs).items():
+            self.client.log_text(run_id, text, path)
 
     def _trial_artifacts(self, run_id: str, t: TrialOutcome, blobs: BlobStore) -> None:
         log = self.client.log_text
