@@ -216,3 +216,22 @@ def test_each_budget_ends_the_trial_with_its_reason_and_salvages_the_work(limits
     if "max_checks" in limits:
         refused = BlobStore(tmp_path / "blobs").get(of(ToolCalled, evs)[-1].result_blob)
         assert refused == f"check refused: {reason}" and len(of(CandidateChecked, evs)) == 1
+
+
+def test_workspace_paths_cannot_leave_it_by_dots_absolute_paths_symlinks_or_git(tmp_path):
+    from kgb import operators
+    from kgb.agents.workspace import OutsideWorkspace, Workspace
+
+    ws = Workspace.create(operators.load("aten::add").problem(), "protocol", "", "cpu")
+    try:
+        (ws.root / "link").symlink_to(tmp_path)
+        for path in ("../x.py", str(tmp_path / "x.py"), "link/x.py", ".git/config", "/etc/passwd"):
+            with pytest.raises(OutsideWorkspace):
+                ws.resolve(path)
+        assert ws.resolve("notes/a.md") == ws.root / "notes" / "a.md"
+        assert ws.resolve(str(ws.root / "kernel.py")) == ws.kernel
+        env = ws.env("ticket")
+        assert env["HOME"] == str(ws.home) and not any("KEY" in k for k in env)
+    finally:
+        ws.remove()
+    assert not ws.trial_dir.exists()
