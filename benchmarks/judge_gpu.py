@@ -90,6 +90,7 @@ def skeleton(sandbox: bool) -> list[dict]:
                          "recorded_us": old, "mode": c.timing_mode})
             print(f"  {op:<28} {c.name:<24} {c.latency_us:9.1f} us (recorded {old or float('nan'):9.1f}) {diff:>7} "
                   f"base {c.baseline_us:9.1f} {c.timing_mode}", flush=True)
+        sys.stdout.flush()
         print(f"  {op}: {v.status} in {time.perf_counter() - started:.1f}s {'' if v.correct else v.message[:300]}",
               flush=True)
         rows.append({"op": op, "status": str(v.status), "eval_s": time.perf_counter() - started})
@@ -173,12 +174,6 @@ def main() -> int:
     if not sandbox:
         print("!! the sandboxed candidate failed; the rest runs with KGB_SANDBOX=off", flush=True)
         os.environ["KGB_SANDBOX"] = "off"
-    if "redteam" in parts:
-        print("== GPU red team (aten::softmax)", flush=True)
-        report["redteam"] = redteam(sandbox)
-    if "skeleton" in parts:
-        print("== the nine skeleton operators, all cases, timed", flush=True)
-        report["skeleton"] = skeleton(sandbox)
     if "ipc" in parts and not args.skip_ipc:
         print("== a judge-side clock across processes", flush=True)
         try:
@@ -186,7 +181,16 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a finding, not a failure of the run
             report["ipc"] = {"error": f"{type(exc).__name__}: {exc}"}
             print(f"  failed: {exc}", flush=True)
-    (args.out / "judge_gpu.json").write_text(json.dumps(report, indent=1, default=str))
+    save = lambda: (args.out / "judge_gpu.json").write_text(json.dumps(report, indent=1, default=str))
+    save()
+    if "redteam" in parts:
+        print("== GPU red team (aten::softmax)", flush=True)
+        report["redteam"] = redteam(sandbox)
+        save()
+    if "skeleton" in parts:
+        print("== the nine skeleton operators, all cases, timed", flush=True)
+        report["skeleton"] = skeleton(sandbox)
+        save()
     return 0
 
 

@@ -55,7 +55,6 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
     else:
         env.pop("TRITON_INTERPRET", None)
     env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
-    env.update(settings.extra_env)
     return env
 
 
@@ -111,7 +110,10 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
         }
         (workdir / "request.json").write_text(json.dumps(request))
         log = workdir / "stderr.log"
-        status = _engine(settings).run(workdir / "request.json", log, workspace_env(workdir / "candidate"), settings.timeout_s)
+        # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
+        # candidate alone: one warm engine serves them all.
+        env = {**settings.extra_env, **workspace_env(workdir / "candidate")}
+        status = _engine(settings).run(workdir / "request.json", log, env, settings.timeout_s)
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
@@ -135,7 +137,8 @@ def _timing_lock(settings: EvalSettings) -> str | None:
     """A lock file per GPU: evaluations of this machine check in parallel and time one at a time."""
     if settings.device == "cpu":
         return None
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "all").replace(",", "_") or "none"
+    visible = settings.extra_env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "all"))
+    visible = visible.replace(",", "_") or "none"
     return str(Path(tempfile.gettempdir()) / f"kgb-timing-{visible}.lock")
 
 

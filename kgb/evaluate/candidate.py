@@ -32,6 +32,7 @@ from kgb.evaluate import codec
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
+from kgb.evaluate.timing import measure
 from kgb.evaluate.verdict import Status
 
 
@@ -109,6 +110,7 @@ class _Server:
         if not callable(fn):
             self.reply_error("returned", Status.REJECTED, f"the candidate does not define {entry}")
             return
+        before = _snapshot(known)
         _fill_allocator_with_garbage(self.device)
         try:
             with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored:
@@ -121,6 +123,7 @@ class _Server:
         try:
             summary = summarise(stored) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
+                       unchanged=_unchanged(known, before),
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
         except codec.WireError as exc:
@@ -129,8 +132,6 @@ class _Server:
     def time(self, entry: str, value: dict, repeats: int, warmup: int, known: codec.Storages) -> None:
         """Time calls on set T; then load set V's values into T's buffers and call once more:
         that output goes back to the judge, who checks it against V's reference."""
-        from kgb.evaluate.timing import measure
-
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
@@ -147,7 +148,8 @@ class _Server:
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         codec.send(self.conn, "timed", result, known, refresh_known=True, median_us=timing.median_us,
-                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode)
+                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
+                   outlived_us=timing.outlived_us)
 
     def serve(self) -> None:
         while True:
@@ -184,6 +186,20 @@ def _load_values(dst: Any, src: Any) -> None:
     walk(dst, src)
     for d, s in pairs.values():
         d.copy_(s)
+
+
+def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
+    """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
+    return {sid: _bytes(s).clone() for sid, s in known.by_id.items()}
+
+
+def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
+    return frozenset(sid for sid, s in known.by_id.items()
+                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(_bytes(s), before[sid]))
+
+
+def _bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
 
 
 def _fill_allocator_with_garbage(device: str) -> None:
@@ -232,6 +248,9 @@ def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> Non
         importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
         with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
             torch.ones(1).add_(1)
+        import tempfile
+
+        tempfile.tempdir = str(workspace)  # compilers' scratch files (ptxas input) go to the workspace
         if os.environ.get("KGB_SANDBOX") == "off":  # for diagnosing a new host; recorded on the verdict
             applied = Applied(SandboxLevel.NONE, ["switched off with KGB_SANDBOX=off"])
         else:

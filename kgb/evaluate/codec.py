@@ -51,11 +51,12 @@ class Storages:
 
 
 def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
-         refresh_known: bool = False, **fields: Any) -> Storages:
+         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Storages:
     """Send one message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
-    current bytes of every known storage go along (the candidate may have written them).
+    current bytes of every known storage go along (the candidate may have written them),
+    except those the caller knows to be `unchanged`.
     Returns what was sent by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
@@ -119,6 +120,8 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
     if refresh_known:
         header["known"] = []
         for sid, storage in known.by_id.items():
+            if sid in unchanged:
+                continue
             header["known"].append({"id": sid, "nbytes": storage.nbytes(), "buffer": len(buffers)})
             buffers.append(_host_bytes(storage))
     header["buffers"] = [b.numel() for b in buffers]

@@ -55,6 +55,9 @@ def _run_child(request: str, log: str, env: dict[str, str]) -> None:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.environ.update(env)
+        import tempfile
+
+        tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
         from kgb.evaluate.judge import serve_request
 
         serve_request(Path(request))

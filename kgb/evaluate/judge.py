@@ -62,12 +62,21 @@ def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
-    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str):
+    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None):
         self.spec, self.candidate, self.device = spec, candidate, device
+        # Timing runs in a second candidate process that has never seen a check input nor
+        # run under the audit's observers (whose hooks would slow its launches).
+        self.timer = timer
+        self.timer_loaded = False
+        self.source = ""
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
         self.stored: dict | None = None  # what the last call's interpreted kernels stored
+        # Inputs of the cases to be timed, kept from their check: drawing a bench case's
+        # hundreds of MB again on the host's generator would cost more than timing it.
+        self.timed: frozenset[str] = frozenset()
+        self.kept: dict[str, dict] = {}
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -97,6 +106,8 @@ class CaseRunner:
     def check(self, case: Case, seed: int) -> CaseResult:
         spec, entry = self.spec, self.spec.entry_of(case)
         pristine = draw_inputs(spec, case, seed, self.device)
+        if case.name in self.timed and seed == case.seed:
+            self.kept[case.name] = pristine
         ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
         for t in _tensors(cand_in, spec.output_args).values():
             poison_(t)
@@ -111,7 +122,8 @@ class CaseRunner:
             message = unexplained([actual, *written.values()], self.stored, [pristine])
             if message:
                 raise Failed(Status.REJECTED, f"case {case.name}: {message}")
-        if message is None and getattr(spec.module, "RANDOM", False):
+        random_flag = getattr(spec.module, "RANDOM", False)
+        if message is None and (random_flag(case) if callable(random_flag) else random_flag):
             message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
@@ -158,22 +170,34 @@ class CaseRunner:
     def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float]:
         """(candidate median us, baseline median us, timing mode, spread).
 
-        The candidate is timed on inputs drawn for timing from a secret seed, never the
-        objects it was checked with; after the timed calls it computes once more on a
-        second fresh draw loaded into the same buffers, and that output is judged here, so
+        The candidate process rebuilds every input it receives, so the timed calls never see
+        the objects it was checked with; after them it computes once more on a fresh draw
+        from a secret seed, loaded into the same buffers, and that output is judged here, so
         an answer remembered from an earlier call, or a graph that captured nothing, fails.
         """
         from kgb.evaluate.timing import measure
 
         spec, entry = self.spec, self.spec.entry_of(case)
-        timed = draw_inputs(spec, case, secret_seed(), self.device)
+        timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
         check = draw_inputs(spec, case, secret_seed(), self.device)
         cand_t, cand_v = clone_exact(timed), clone_exact(check)
         for t in _tensors(cand_v, spec.output_args).values():
             poison_(t)
-        reply = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+        timer = self.timer or self.candidate
+        if self.timer is not None and not self.timer_loaded:
+            loaded = self.timer.load(self.source)
+            if loaded.error:
+                raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
+            self.audit(loaded, "at import (timing process)")
+            self.timer_loaded = True
+        reply = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
+        if reply.fields.get("outlived_us"):
+            raise Failed(Status.REJECTED, f"case {case.name}: the call returned before its GPU work ended "
+                         f"(timed at {float(reply.fields['median_us']):.1f} us on its stream, "
+                         f"{float(reply.fields['outlived_us']):.1f} us with the device synchronised): "
+                         "work on another stream escapes the timer and is not allowed")
         ref_v = clone_exact(check)
         expected = self.reference(entry.name, ref_v, case)
         message, _, _ = self._compare(case, expected, reply.value, ref_v, cand_t)
@@ -183,7 +207,8 @@ class CaseRunner:
         bargs, bkwargs = entry.bind(clone_exact(timed))
         base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
         f = reply.fields
-        return float(f["median_us"]), base.median_us, str(f["mode"]), float(f["spread"])
+        mode = str(f["mode"]) + (f" ({f['note']})" if f.get("note") else "")
+        return float(f["median_us"]), base.median_us, mode, float(f["spread"])
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         hook = getattr(self.spec.module, "speed_baseline", None)
@@ -217,6 +242,17 @@ def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
     return any(count(v) for v in outputs)
 
 
+def _spin_up(seconds: float = 0.2) -> None:
+    """Keep the GPU busy for a moment before timing: an idle GPU runs at low clocks, and the
+    first timings after a pause came out slower (and chose eager over graph timing)."""
+    x = torch.randn(2048, 2048, device="cuda")
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for _ in range(10):
+            x = (x @ x).clamp_(-1, 1)
+        torch.cuda.synchronize()
+
+
 @contextmanager
 def exclusive_timing(lock_path: str | None) -> Iterator[None]:
     """One timing at a time per GPU, whichever process holds the lock; checks overlap."""
@@ -238,23 +274,31 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
     limits = Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
-    try:
-        candidate = CandidateProcess(device, workspace, limits)  # forked before this process touches the GPU
+    timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
+                                     for c in spec.cases)
+    try:  # both forked before this process touches the GPU
+        candidate = CandidateProcess(device, workspace, limits)
+        timer = CandidateProcess(device, workspace, limits) if timing else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     try:
-        return _judge(spec, candidate, request, emit)
+        return _judge(spec, candidate, timer, request, emit)
     finally:
         candidate.close()
+        if timer is not None:
+            timer.close()
 
 
-def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callable[[dict], None]) -> dict:
+def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | None, request: dict,
+           emit: Callable[[dict], None]) -> dict:
     device = request["device"]
     emit_sandbox = {"sandbox": candidate.sandbox, "sandbox_notes": candidate.notes}
     tags = set(request["case_tags"])
     cases = [c for c in spec.cases if c.tag in tags]
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
-    runner = CaseRunner(spec, candidate, device)
+    runner = CaseRunner(spec, candidate, device, timer)
+    runner.timed = frozenset(c.name for c in timed)
+    runner.source = request["source"]
     results: list[CaseResult] = []
     try:
         loaded = candidate.load(request["source"])
@@ -267,11 +311,15 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
             results.append(result)
             if result.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
-        for case in random.SystemRandom().sample(cases, min(FRESH_RERUNS, len(cases))):
+        # Bench cases get fresh inputs when timed; re-check among the others, where draws are cheap.
+        pool = [c for c in cases if c.tag != "bench"] or cases
+        for case in random.SystemRandom().sample(pool, min(FRESH_RERUNS, len(pool))):
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         with exclusive_timing(request.get("timing_lock") if timed else None):
+            if timed:
+                _spin_up()
             for case in timed:
                 lat, base, mode, spread = runner.time(case, request["repeats"], request["warmup"])
                 i = next(i for i, r in enumerate(results) if r.name == case.name)

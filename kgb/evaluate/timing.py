@@ -27,6 +27,8 @@ class Timing:
     mode: str  # "eager" or "graph"
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)  # with keep_graph
     graph_output: object = field(default=None, repr=False)  # what the captured call returned
+    note: str = ""  # why a short call was not graph-timed, if it was not
+    outlived_us: float | None = None  # set when the call's GPU work outlives it (see _outlives)
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -55,10 +57,12 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
         fn()
     torch.cuda.synchronize()
     estimate = statistics.median(_timed(fn, flush, 5))
-    mode, run, graph, output = "eager", fn, None, None
+    mode, run, graph, output, note = "eager", fn, None, None, ""
     if estimate < GRAPH_BELOW_US:
         captured = _capture(fn)
-        if captured is not None:
+        if isinstance(captured, str):
+            note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
+        else:
             graph, output = captured
             mode, run = "graph", graph.replay
     # keep a slow kernel's timing to a few seconds
@@ -66,13 +70,32 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     samples = sorted(_timed(run, flush, repeats))
     median = statistics.median(samples)
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
+    outlived = _outlives(fn, median) if mode == "eager" else None
     if not keep_graph:
         graph, output = None, None
-    return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode, graph=graph, graph_output=output)
+    return Timing(median_us=median, spread=spread, repeats=repeats, mode=mode, graph=graph, graph_output=output,
+                  note=note, outlived_us=outlived)
 
 
-def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | None:
-    """A CUDA graph of one call and the call's output, or None where it cannot be captured."""
+def _outlives(fn: Callable[[], object], median_us: float) -> float | None:
+    """The host-measured time of a call with the whole device synchronised, if it is far
+    beyond the stream-event median: work left running on another stream after the call
+    returned (which the events on the current stream do not see). None if plausible."""
+    import time
+
+    synced = []
+    for _ in range(5):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        synced.append((time.perf_counter() - started) * 1e6)
+    host = statistics.median(synced)
+    return host if host > 2.5 * median_us + 30.0 else None
+
+
+def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | str:
+    """A CUDA graph of one call and the call's output, or why it could not be captured."""
     try:
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
@@ -85,6 +108,6 @@ def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | 
         graph.replay()
         torch.cuda.synchronize()
         return graph, output
-    except Exception:  # noqa: BLE001 - any capture failure falls back to eager timing
+    except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
         torch.cuda.synchronize()
-        return None
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
