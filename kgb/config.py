@@ -245,3 +245,6 @@ def register() -> None:
     cs.store(group="model", name="base_replay", node=ReplayConfig)
     cs.store(group="source", name="base_source", node=SourceConfig)
     cs.store(group="chip", name="base_chip", node=ChipConfig)
+    from kgb.agents import config as agent_methods  # they extend the schemas above
+
+    agent_methods.register()

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from kgb.models.content import Text, Tool, ToolResult, ToolUse
 from kgb.models.model import (
     CallFailed,
     CallSite,
@@ -135,5 +136,5 @@ def probe(model: Model, cfg: Any, where: str) -> None:
 
 __all__ = [
     "PROVIDERS", "build", "api_key", "Model", "TrialModel", "Message", "Request", "Completion",
-    "StopReason", "ModelCallFailed", "ProviderUnavailable",
+    "StopReason", "ModelCallFailed", "ProviderUnavailable", "Text", "Tool", "ToolUse", "ToolResult",
 ]

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kgb.config import LLMConfig, PriceConfig
+from kgb.models.content import Block, Tool, ToolUse, tool_uses_from_json, tool_uses_json
 from kgb.tracking.events import ModelCalled
 from kgb.tracking.log import read_events
 from kgb.trial import BudgetExhausted
@@ -44,6 +45,7 @@ class StopReason(StrEnum):
     END = "end"  # the model finished (Anthropic end_turn/stop_sequence, OpenAI stop)
     MAX_TOKENS = "max_tokens"  # cut at max_tokens (Anthropic max_tokens, OpenAI length)
     REFUSAL = "refusal"  # refused or filtered (Anthropic refusal, OpenAI content_filter)
+    TOOL_USE = "tool_use"  # the model called tools and waits for their results
     OTHER = "other"
 
 
@@ -52,7 +54,7 @@ class Message:
     """One turn of a conversation."""
 
     role: str  # user | assistant
-    content: str
+    content: str | tuple[Block, ...]  # text, or blocks: text, tool calls, tool results
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,13 @@ class Request:
     messages: tuple[Message, ...]
     temperature: float | None  # None: none is sent
     max_tokens: int
+    tools: tuple[Tool, ...] = ()  # tools the model may call
 
     def text(self) -> str:
-        return json.dumps(asdict(self), indent=1, sort_keys=True)
+        body = asdict(self)
+        if not self.tools:  # so that requests without tools hash as they did before tools existed
+            del body["tools"]
+        return json.dumps(body, indent=1, sort_keys=True)
 
     @property
     def hash(self) -> str:
@@ -92,6 +98,7 @@ class Reply:
     stop_reason: StopReason
     usage: Usage  # canonical buckets, cost not yet set
     raw_usage: dict[str, Any]
+    tool_uses: tuple[ToolUse, ...] = ()  # the tools the model called, in order
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,7 @@ class Completion:
     text: str
     stop_reason: StopReason
     request_hash: str
+    tool_uses: tuple[ToolUse, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -280,14 +288,15 @@ class TrialModel:
         self._sent: Counter[str] = Counter()
         self._calls = 0
 
-    def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None) -> Completion:
+    def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None,
+                 tools: Sequence[Tool] = ()) -> Completion:
         """The model's reply to a conversation. Raises BudgetExhausted or ModelCallFailed."""
         d = self.model.defaults
         if not self.model.cfg.accepts_temperature:
             temperature = None  # the model refuses one: the method's choice cannot apply
         elif temperature is None:
             temperature = d.temperature
-        request = Request(d.model, system, tuple(messages), temperature, d.max_tokens)
+        request = Request(d.model, system, tuple(messages), temperature, d.max_tokens, tuple(tools))
         key = request.hash
         site = CallSite(self.ctx.problem.op, self.ctx.sample, self._sent[key], self._calls)
         self._sent[key] += 1
@@ -295,7 +304,8 @@ class TrialModel:
         if site.occurrence < len(self._logged[key]):  # answered before this trial was interrupted
             earlier = self._logged[key][site.occurrence]
             assert earlier.response_blob is not None
-            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key)
+            uses = tool_uses_from_json(self.ctx.blobs.get(earlier.tool_uses_blob)) if earlier.tool_uses_blob else ()
+            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
         reply, failure, retries, latency = self.model.call(request, site)
         usage = priced(reply.usage, self.model.cfg.price) if reply else Usage()
@@ -304,6 +314,7 @@ class TrialModel:
             job=self.ctx.job, provider=self.model.provider.name, model=request.model,
             request_hash=blob, request_blob=blob,
             response_blob=self.ctx.blobs.put(reply.text) if reply else None,
+            tool_uses_blob=self.ctx.blobs.put(tool_uses_json(reply.tool_uses)) if reply and reply.tool_uses else None,
             usage=usage, raw_usage=reply.raw_usage if reply else {}, latency_s=latency, retries=retries,
             stop_reason=reply.stop_reason.value if reply else None,
             error=self.model.redact(failure.message) if failure else None,
@@ -315,4 +326,4 @@ class TrialModel:
             error = ProviderUnavailable if failure.outage else ModelCallFailed
             raise error(f"{self.model.provider.name} call failed after {retries} retries: "
                         f"{self.model.redact(failure.message)}")
-        return Completion(reply.text, reply.stop_reason, key)
+        return Completion(reply.text, reply.stop_reason, key, reply.tool_uses)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
+from kgb.agents.projection import agent_view
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
 from kgb.tracking.follower import Follower
@@ -230,10 +231,16 @@ class MlflowProjection:
         }
         if t.why:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
+        metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
+        view = agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
+        if view is not None:
+            metrics.update(view.metrics())
+            history = list(view.history())
+            files.update(view.artifacts(blobs))
         return NewRun(
             name=t.op if t.sample == 0 else f"{t.op}#{t.sample}",
             start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
-            tags=tags, metrics=trial_metrics(t), files=trial_files(t, blobs),
+            tags=tags, metrics=metrics, files=files, history=history,
         )
 
 

@@ -36,6 +36,7 @@ class NewRun:
     metrics: dict[str, float]
     files: dict[str, str] = field(default_factory=dict)  # artifact path -> text
     params: dict[str, str] = field(default_factory=dict)
+    history: list[tuple[str, float, int]] = field(default_factory=list)  # (metric, value, step): a trajectory
     run_id: str = ""  # set once created
 
 
@@ -94,7 +95,7 @@ class SqlRunWriter:
             return
         m = self.models
         location = self._location(experiment_id).rstrip("/")
-        run_rows, tag_rows, metric_rows, param_rows = [], [], [], []
+        run_rows, tag_rows, metric_rows, latest_rows, param_rows = [], [], [], [], []
         for run in runs:
             run.run_id = uuid.uuid4().hex
             artifact_uri = f"{location}/{run.run_id}/artifacts"
@@ -108,17 +109,22 @@ class SqlRunWriter:
             })
             tags = {"mlflow.runName": run.name, "mlflow.user": self.user, **run.tags, COMPLETE: "1"}
             tag_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in tags.items()]
-            for k, v in run.metrics.items():
+            latest: dict[str, dict] = {}
+            for k, v, step in [(k, v, 0) for k, v in run.metrics.items()] + list(run.history):
                 value, is_nan = _metric_value(float(v))
-                metric_rows.append({"key": k, "value": value, "timestamp": run.end_ms, "step": 0,
-                                    "is_nan": is_nan, "run_uuid": run.run_id})
+                row = {"key": k, "value": value, "timestamp": run.end_ms, "step": step, "is_nan": is_nan,
+                       "run_uuid": run.run_id}
+                metric_rows.append(row)
+                if k not in latest or step >= latest[k]["step"]:
+                    latest[k] = row
+            latest_rows += list(latest.values())
             param_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in run.params.items()]
         with self.engine.begin() as conn:  # one transaction: every run whole, or none
             conn.execute(m.SqlRun.__table__.insert(), run_rows)
             conn.execute(m.SqlTag.__table__.insert(), tag_rows)
             if metric_rows:
                 conn.execute(m.SqlMetric.__table__.insert(), metric_rows)
-                conn.execute(m.SqlLatestMetric.__table__.insert(), metric_rows)
+                conn.execute(m.SqlLatestMetric.__table__.insert(), latest_rows)
             if param_rows:
                 conn.execute(m.SqlParam.__table__.insert(), param_rows)
 
@@ -156,7 +162,8 @@ class ClientRunWriter:
             self.artifacts.write(run.run_id, created.info.artifact_uri, run.files)
             self.client.log_batch(
                 run.run_id,
-                metrics=[Metric(k, float(v), run.end_ms, 0) for k, v in run.metrics.items()],
+                metrics=[Metric(k, float(v), run.end_ms, 0) for k, v in run.metrics.items()]
+                + [Metric(k, float(v), run.end_ms, step) for k, v, step in run.history],
                 params=[Param(k, v) for k, v in run.params.items()],
                 tags=[RunTag(COMPLETE, "1")],  # with the metrics, in one request
             )
