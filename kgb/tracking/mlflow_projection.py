@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
-from kgb.agents.projection import agent_view
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
 from kgb.tracking.follower import Follower
@@ -231,6 +230,8 @@ class MlflowProjection:
         }
         if t.why:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
+        from kgb.agents.projection import agent_view  # an extension that folds agent events
+
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
         view = agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
         if view is not None:
