@@ -1,0 +1,1 @@
+"""Shared references and input builders for the vLLM operator specs."""
