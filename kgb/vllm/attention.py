@@ -81,69 +81,63 @@ def make_paged_inputs(shape: PagedShape, gen: torch.Generator, device: str) -> d
     )
 
 
-def gather_sequence(key_cache, value_cache, block_row, length: int, block_size: int):
-    """(keys, values), each [length, num_kv_heads, head_size], of one sequence."""
-    n = -(-length // block_size)
-    blocks = block_row[:n].long()
-    k = key_cache[blocks]  # [n, kvh, d // x, bs, x]
-    k = k.permute(0, 3, 1, 2, 4).reshape(n * block_size, k.shape[1], -1)
-    v = value_cache[blocks].permute(0, 3, 1, 2).reshape(n * block_size, value_cache.shape[1], -1)
-    return k[:length], v[:length]
-
-
 @dataclass(frozen=True)
-class Partial:
-    """The attention of one query over a range of its tokens, as vLLM's kernel leaves it."""
+class Partials:
+    """What vLLM's partition pass leaves, per sequence s, head h and partition p of
+    `partition_size` tokens (exists[s, p]: the partition holds at least one token)."""
 
-    max_logit: torch.Tensor  # [heads] float32
-    exp_sum: torch.Tensor  # [heads] float32: sum of exp(logit - max_logit)
-    out: torch.Tensor  # [heads, head_size] in the query's dtype, normalised by exp_sum + 1e-6
-
-
-def attend(q, keys, values, scale: float, alibi, first: int, length: int) -> Partial:
-    """Softmax attention of q [heads, d] over tokens first .. first + len(keys) - 1 of a
-    sequence of `length` tokens (keys/values [tokens, kv_heads, d])."""
-    heads, kvh = q.shape[0], keys.shape[1]
-    group = heads // kvh
-    k = keys.float().repeat_interleave(group, dim=1)  # [tokens, heads, d]
-    v = values.float().repeat_interleave(group, dim=1)
-    logits = scale * torch.einsum("hd,thd->ht", q.float(), k)
-    if alibi is not None:
-        pos = torch.arange(first, first + keys.shape[0], device=q.device, dtype=torch.float32)
-        logits = logits + alibi[:, None] * (pos - length + 1)[None, :]
-    m = logits.max(dim=1).values
-    e = torch.exp(logits - m[:, None])
-    total = e.sum(dim=1)
-    # the probabilities are rounded to the query's dtype before they weight the values
-    probs = (e / (total[:, None] + 1e-6)).to(q.dtype).float()
-    out = torch.einsum("ht,thd->hd", probs, v).to(q.dtype)
-    return Partial(m, total, out)
-
-
-def combine(partials: list[Partial], dtype: torch.dtype) -> torch.Tensor:
-    """paged_attention_v2's reduction of a sequence's partitions into its output."""
-    if len(partials) == 1:
-        return partials[0].out
-    m = torch.stack([p.max_logit for p in partials])  # [parts, heads]
-    sums = torch.stack([p.exp_sum for p in partials]) * torch.exp(m - m.max(dim=0).values)
-    weights = sums / (sums.sum(dim=0) + 1e-6)
-    outs = torch.stack([p.out.float() for p in partials])  # [parts, heads, d]
-    return (outs * weights[:, :, None]).sum(dim=0).to(dtype)
+    max_logit: torch.Tensor  # [seqs, heads, parts] float32
+    exp_sum: torch.Tensor  # [seqs, heads, parts] float32: sum of exp(logit - max_logit)
+    out: torch.Tensor  # [seqs, heads, parts, head_size], the query's dtype, normalised by exp_sum + 1e-6
+    exists: torch.Tensor  # [seqs, parts] bool
 
 
 def paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes,
-                    partition_size: int | None = None) -> list[list[Partial]]:
-    """Per sequence, the partials over consecutive `partition_size` tokens (one partial of
-    the whole sequence when None)."""
-    result = []
-    for s, length in enumerate(seq_lens.tolist()):
-        keys, values = gather_sequence(key_cache, value_cache, block_tables[s], length, block_size)
-        step = partition_size or length
-        result.append([
-            attend(query[s], keys[i : i + step], values[i : i + step], scale, alibi_slopes, i, length)
-            for i in range(0, length, step)
-        ])
-    return result
+                    partition_size: int | None = None) -> Partials:
+    """Every sequence's attention over consecutive partitions of its tokens (one partition
+    covering the whole table when partition_size is None). Vectorised over sequences:
+    each sequence's blocks are gathered to the width of the block table and the tokens
+    past its length are masked, so no shape depends on the lengths."""
+    seqs, heads, d = query.shape
+    kvh = key_cache.shape[1]
+    group = heads // kvh
+    width = block_tables.shape[1] * block_size
+    part = partition_size or width
+    parts = -(-width // part)
+    blocks = block_tables.long()
+    k = key_cache[blocks].permute(0, 1, 4, 2, 3, 5).reshape(seqs, width, kvh, d).float()
+    v = value_cache[blocks].permute(0, 1, 4, 2, 3).reshape(seqs, width, kvh, d).float()
+    q = query.float().reshape(seqs, kvh, group, d)
+    logits = scale * torch.einsum("skgd,slkd->skgl", q, k).reshape(seqs, heads, width)
+    pos = torch.arange(width, device=query.device)
+    lens = seq_lens.long()[:, None]
+    if alibi_slopes is not None:
+        logits = logits + alibi_slopes[None, :, None] * (pos[None, :] - lens + 1)[:, None, :]
+    valid = (pos[None, :] < lens)[:, None, :]  # [seqs, 1, width]
+    pad = parts * part - width
+    logits = torch.nn.functional.pad(torch.where(valid, logits, float("-inf")), (0, pad), value=float("-inf"))
+    logits = logits.reshape(seqs, heads, parts, part)
+    m = logits.max(dim=-1).values
+    m_safe = torch.where(torch.isfinite(m), m, 0.0)
+    e = torch.exp(logits - m_safe[..., None])  # exp(-inf) = 0 for masked tokens
+    total = e.sum(dim=-1)
+    # the probabilities are rounded to the query's dtype before they weight the values
+    probs = (e / (total[..., None] + 1e-6)).to(query.dtype).float()
+    v = torch.nn.functional.pad(v, (0, 0, 0, 0, 0, pad)).reshape(seqs, parts, part, kvh, d)
+    out = torch.einsum("skgpl,splkd->skgpd", probs.reshape(seqs, kvh, group, parts, part), v)
+    out = out.reshape(seqs, heads, parts, d).to(query.dtype)
+    exists = torch.arange(parts, device=query.device)[None, :] * part < lens
+    return Partials(m, total, out, exists)
+
+
+def combine(partials: Partials) -> torch.Tensor:
+    """paged_attention_v2's reduction of each sequence's partitions into its output."""
+    m = torch.where(partials.exists[:, None, :], partials.max_logit, float("-inf"))
+    w = torch.where(partials.exists[:, None, :], partials.exp_sum * torch.exp(m - m.max(dim=-1, keepdim=True).values), 0.0)
+    weights = w / (w.sum(dim=-1, keepdim=True) + 1e-6)
+    out = (partials.out.float() * weights[..., None]).sum(dim=2).to(partials.out.dtype)
+    single = (partials.exists.sum(dim=-1) == 1)[:, None, None]  # one partition: copied as is
+    return torch.where(single, partials.out[:, :, 0], out)
 
 
 def _close(actual, expected, rtol, atol, what) -> str | None:

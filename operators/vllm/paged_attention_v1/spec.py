@@ -120,8 +120,8 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 def reference(out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
               max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank=0, blocksparse_local_blocks=0,
               blocksparse_vert_stride=0, blocksparse_block_size=64, blocksparse_head_sliding_step=0):
-    per_seq = paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes)
-    out.copy_(torch.stack([parts[0].out for parts in per_seq]))
+    partials = paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes)
+    out.copy_(partials.out[:, :, 0])
 
 
 def compare(actual, expected, case, inputs):

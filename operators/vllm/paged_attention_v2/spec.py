@@ -148,14 +148,14 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 def reference(out, exp_sums, max_logits, tmp_out, query, key_cache, value_cache, num_kv_heads, scale, block_tables, seq_lens, block_size,
               max_seq_len, alibi_slopes, kv_cache_dtype, k_scale, v_scale, tp_rank=0, blocksparse_local_blocks=0,
               blocksparse_vert_stride=0, blocksparse_block_size=64, blocksparse_head_sliding_step=0):
-    per_seq = paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes,
-                              partition_size=PARTITION_SIZE)
-    for s, parts in enumerate(per_seq):
-        for p, part in enumerate(parts):  # partitions past the sequence's end stay untouched
-            max_logits[s, :, p] = part.max_logit
-            exp_sums[s, :, p] = part.exp_sum
-            tmp_out[s, :, p] = part.out
-        out[s] = combine(parts, query.dtype)
+    partials = paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes,
+                               partition_size=PARTITION_SIZE)
+    parts = exp_sums.shape[-1]  # the workspace may be narrower than the block table
+    exists = partials.exists[:, None, :parts]  # partitions past a sequence's end stay untouched
+    max_logits.copy_(torch.where(exists, partials.max_logit[..., :parts], max_logits))
+    exp_sums.copy_(torch.where(exists, partials.exp_sum[..., :parts], exp_sums))
+    tmp_out.copy_(torch.where(exists[..., None], partials.out[:, :, :parts], tmp_out))
+    out.copy_(combine(partials))
 
 
 def compare(actual, expected, case, inputs):
