@@ -68,7 +68,14 @@ Speed baseline: the reference below (vllm is not importable on the GPU host).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.attention import PARTITION_SIZE, PagedShape, combine, compare_v2, make_paged_inputs, paged_attention
+from kgb.vllm.attention import (
+    PARTITION_SIZE,
+    PagedShape,
+    combine,
+    compare_v2,
+    make_paged_inputs,
+    paged_attention,
+)
 
 VERSION = 1
 

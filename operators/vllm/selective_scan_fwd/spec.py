@@ -188,11 +188,12 @@ def reference(u, delta, A, B, C, D_, z_, delta_bias_, delta_softplus, query_star
     for b in range(batch):
         if slots[b] == pad_slot_id:
             continue
+        span = slice(starts[b], starts[b + 1]) if varlen else None
 
-        def part(t):  # sequence b's tokens of a [..., tokens] tensor (a view)
+        def part(t, b=b, span=span):  # sequence b's tokens of a [..., tokens] tensor (a view)
             if t is None:
                 return None
-            return t[..., starts[b] : starts[b + 1]] if varlen else t[b]
+            return t[..., span] if varlen else t[b]
 
         h = ssm_states[slots[b]].float() if initial[b] else torch.zeros_like(ssm_states[slots[b]], dtype=torch.float32)
         y, gated = _scan(part(u), part(delta), A, part(B), part(C), D_, part(z_), delta_bias_, delta_softplus, h)
