@@ -346,14 +346,20 @@ def test_selective_scan_skips_padding_sequences():
 # ---- sparse attention indexes -----------------------------------------------------------------
 
 
-def test_vertical_slash_sink_column_and_diagonal_by_hand():
+def _vertical_slash(q: int, vertical: int, slash: int) -> dict:
+    """One head, two row blocks of 64, one vertical line and one slash line, causal."""
     out = dict(block_count=torch.zeros(1, 1, 2, dtype=torch.int32),
                block_offset=torch.zeros(1, 1, 2, 1, dtype=torch.int32),
                column_count=torch.zeros(1, 1, 2, dtype=torch.int32),
                column_index=torch.zeros(1, 1, 2, 1, dtype=torch.int32))
     spec("convert_vertical_slash_indexes").reference(
-        **out, q_seqlens=i32([128]), kv_seqlens=i32([128]), vertical_indexes=i32([[[0]]]),
-        slash_indexes=i32([[[0]]]), context_size=128, block_size_M=64, block_size_N=64, causal=True)
+        **out, q_seqlens=i32([q]), kv_seqlens=i32([q]), vertical_indexes=i32([[[vertical]]]),
+        slash_indexes=i32([[[slash]]]), context_size=128, block_size_M=64, block_size_N=64, causal=True)
+    return out
+
+
+def test_vertical_slash_sink_column_and_diagonal_by_hand():
+    out = _vertical_slash(128, 0, 0)
     # row block 0: the diagonal block 0 holds column 0; row block 1: diagonal block 64
     # plus column 0 as a single column
     assert out["block_count"].flatten().tolist() == [1, 1]
@@ -363,13 +369,7 @@ def test_vertical_slash_sink_column_and_diagonal_by_hand():
 
 
 def test_vertical_slash_rows_past_the_query_stay_zero():
-    out = dict(block_count=torch.zeros(1, 1, 2, dtype=torch.int32),
-               block_offset=torch.zeros(1, 1, 2, 1, dtype=torch.int32),
-               column_count=torch.zeros(1, 1, 2, dtype=torch.int32),
-               column_index=torch.zeros(1, 1, 2, 1, dtype=torch.int32))
-    spec("convert_vertical_slash_indexes").reference(
-        **out, q_seqlens=i32([60]), kv_seqlens=i32([60]), vertical_indexes=i32([[[5]]]),
-        slash_indexes=i32([[[0]]]), context_size=128, block_size_M=64, block_size_N=64, causal=True)
+    out = _vertical_slash(60, 5, 0)
     assert out["block_count"].flatten().tolist() == [1, 0]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from kgb.operators import published_tolerance
+from kgb.vllm.moe import compare_close  # the elementwise check all vLLM helpers share
 
 PARTITION_SIZE = 512  # tokens per partition of paged_attention_v2
 
@@ -140,15 +141,6 @@ def combine(partials: Partials) -> torch.Tensor:
     return torch.where(single, partials.out[:, :, 0], out)
 
 
-def _close(actual, expected, rtol, atol, what) -> str | None:
-    a, e = actual.double(), expected.double()
-    bad = ~((a - e).abs() <= atol + rtol * e.abs())
-    if bool(bad.any()):
-        i = tuple(int(j) for j in bad.nonzero()[0])
-        return f"{what}: {int(bad.sum())} of {e.numel()} off; first at {i}: got {a[i].item():.6g}, expected {e[i].item():.6g}"
-    return None
-
-
 # unit roundoff: how much rounding the attention probabilities to the dtype moves them
 _UNIT = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
 
@@ -162,7 +154,7 @@ def compare_attention(actual: torch.Tensor, expected: torch.Tensor, reduction: i
         return f"{what}: {tuple(actual.shape)} {actual.dtype}, expected {tuple(expected.shape)} {expected.dtype}"
     rms = float(expected.double().pow(2).mean().sqrt())
     tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, rms)
-    return _close(actual, expected, tol.rtol, max(tol.atol, 4 * _UNIT[expected.dtype] * rms), what)
+    return compare_close(actual, expected, tol.rtol, max(tol.atol, 4 * _UNIT[expected.dtype] * rms), what)
 
 
 def compare_v2(actual: dict, expected: dict, reduction: int, seq_lens: torch.Tensor) -> str | None:
@@ -176,11 +168,11 @@ def compare_v2(actual: dict, expected: dict, reduction: int, seq_lens: torch.Ten
     parts = expected["exp_sums"].shape[-1]
     exists = torch.arange(parts, device=seq_lens.device)[None, :] * PARTITION_SIZE < seq_lens.long()[:, None]
     exists = exists[:, None, :].expand_as(expected["exp_sums"])  # [seqs, heads, parts]
-    message = _close(actual["exp_sums"][exists], expected["exp_sums"][exists], 1e-4, 0.0, "exp_sums")
+    message = compare_close(actual["exp_sums"][exists], expected["exp_sums"][exists], 1e-4, 0.0, "exp_sums")
     if message:
         return message
     m = expected["max_logits"][exists]
-    message = _close(actual["max_logits"][exists], m, 1e-4, 1e-4, "max_logits")
+    message = compare_close(actual["max_logits"][exists], m, 1e-4, 1e-4, "max_logits")
     if message:
         return message
     return compare_attention(actual["tmp_out"][exists], expected["tmp_out"][exists], PARTITION_SIZE, "tmp_out")

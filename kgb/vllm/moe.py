@@ -172,7 +172,8 @@ def compare_topk_choice(
 
 
 def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, what: str) -> str | None:
-    """Floating outputs against values recomputed for the candidate's own selection."""
+    """|actual - expected| <= atol + rtol |expected| everywhere (NaN fails): for outputs
+    recomputed for the candidate's own selection, and for the attention helpers."""
     if actual.shape != expected.shape or actual.dtype != expected.dtype:
         return f"{what}: shape {tuple(actual.shape)} {actual.dtype}, expected {tuple(expected.shape)} {expected.dtype}"
     a, e = actual.double(), expected.double()
