@@ -111,6 +111,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="phase-1 evaluations at a time")
     parser.add_argument("--gpus", type=int, default=1, help="GPUs to spread over; phase 2 times on each alone")
     parser.add_argument("--deadline-s", type=float, default=float("inf"))
+    parser.add_argument("--check-only", action="store_true", help="phase 1 only: judge, time nothing")
     args = parser.parse_args()
     device = chips.local_device()
     ops = operators.select(args.source, [o for o in args.ops.split(",") if o] or None)
@@ -156,7 +157,8 @@ def main() -> int:
     save()
     print(f"phase 1 done in {time.perf_counter() - started:.0f}s; phase 2: timing", flush=True)
 
-    queue = [op for op in ops if records[op]["check"]["status"] == "correct" and not records[op].get("first")]
+    queue = [op for op in ops if records[op]["check"]["status"] == "correct" and not records[op].get("first")
+             and not args.check_only]
     taking = threading.Lock()
 
     def time_on(gpu: int) -> None:

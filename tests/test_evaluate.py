@@ -94,9 +94,10 @@ def test_uninitialised_output_is_caught(softmax, tmp_path):
     [
         ("import subprocess\n", "imports subprocess"),
         ("import ctypes as c\n", "imports ctypes"),
-        ("x = open('/etc/passwd')\n", "calls open()"),
-        ("import os\nos.system('ls')\n", "uses .system"),
-        ("def softmax_int(self, dim, dtype=None):\n    return self\n", "no @triton.jit kernel"),
+        ("import os\nos.system('ls')\n", "uses os.system"),
+        ("import triton\ntriton.knobs.runtime.launch_enter_hook.add(print)\n", "uses .knobs"),
+        ("import triton\nk.add_pre_run_hook(print)\n", "uses .add_pre_run_hook"),
+        ("def softmax_int(self, dim, dtype=None):\n    return self\n", "does not import triton"),
     ],
 )
 def test_static_check_reasons(source, reason):
@@ -107,3 +108,29 @@ def test_static_check_reasons(source, reason):
 def test_static_check_requires_the_entry_points():
     source = "import triton\n@triton.jit\ndef k(x):\n    pass\n"
     assert static_check(source, ("softmax_int",)) == ["does not define the entry point(s) softmax_int"]
+
+
+SOLUTION_HEAD = "def softmax_int(self: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:"
+
+# Honest code that an earlier judge turned away: each variant of the solution must pass.
+HONEST_VARIANTS = {
+    "a threading lock": lambda s: "import threading\n_LOCK = threading.Lock()\n" + s.replace(
+        "    out_dtype = self.dtype", "    with _LOCK:\n        pass\n    out_dtype = self.dtype"),
+    "platform.system()": lambda s: "import platform\n_OS = platform.system()\n" + s,
+    "a kernel made by calling triton.jit": lambda s: s.replace("@triton.jit\ndef _softmax_rows", "def _softmax_rows_py")
+    + "\n_softmax_rows = triton.jit(_softmax_rows_py)\n",
+    "an aliased import of jit": lambda s: s.replace("import triton\n", "import triton\nfrom triton import jit as tjit\n")
+    .replace("@triton.jit", "@tjit"),
+    "the entry point under an if": lambda s: s.replace(SOLUTION_HEAD, "if True:\n    pass\n\n\n" + SOLUTION_HEAD),
+    "a dtype conversion with .to()": lambda s: s.replace(
+        "    return out.reshape(xt.shape).movedim(-1, dim)",
+        "    return out.to(torch.float32).to(out_dtype).reshape(xt.shape).movedim(-1, dim)"),
+}
+
+
+@pytest.mark.parametrize("variant", HONEST_VARIANTS)
+def test_honest_code_is_not_turned_away(softmax, variant):
+    source = HONEST_VARIANTS[variant](softmax.solution_path.read_text())
+    assert source != softmax.solution_path.read_text()
+    verdict = evaluate(source, softmax, SMOKE)
+    assert verdict.status == Status.CORRECT, verdict.message

@@ -1,6 +1,7 @@
-"""Judging one candidate: static check, then a sandboxed worker process.
+"""Judging one candidate: static check, then a judge process and a sandboxed candidate process.
 
-The candidate is source text; it is never imported into this process.
+The candidate is source text; it is never imported into this process, nor into the judge
+process that decides its verdict (kgb.evaluate.judge, kgb.evaluate.candidate).
 """
 
 from __future__ import annotations
@@ -8,35 +9,80 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+from kgb.evaluate.engine import Engine, EngineDied
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
-__all__ = ["evaluate", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
+__all__ = ["evaluate", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
 
 # Names of environment variables a candidate must never see (API keys and the like).
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH|PASS", re.IGNORECASE)
 LOG_TAIL_CHARS = 20_000
+MIN_SECRET_CHARS = 8  # shorter values (a "1", a "true") would scrub harmless text
 
 
-def worker_env(settings: EvalSettings, workdir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not SECRET_NAME.search(k)}
-    env["TRITON_CACHE_DIR"] = str(workdir / "triton-cache")
+def secret_values(settings: EvalSettings, environ: dict[str, str] | None = None) -> set[str]:
+    """The secrets this run holds: values of variables named like secrets, and of the
+    variables the config says hold one (model.api_key_env), whatever their names."""
+    environ = dict(os.environ) if environ is None else environ
+    names = {k for k in environ if SECRET_NAME.search(k)} | set(settings.secret_env)
+    return {environ[k] for k in names if len(environ.get(k, "")) >= MIN_SECRET_CHARS}
+
+
+def scrub(text: str, secrets: set[str]) -> str:
+    for value in secrets:
+        text = text.replace(value, "[secret]")
+    return text
+
+
+def engine_env(settings: EvalSettings) -> dict[str, str]:
+    """The engine's (and so every judge's) environment: no variable named like a secret,
+    none holding a secret's value, whatever its name."""
+    secrets = secret_values(settings)
+    env = {k: v for k, v in os.environ.items()
+           if not SECRET_NAME.search(k) and k not in settings.secret_env and not any(s in v for s in secrets)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if settings.device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     else:
         env.pop("TRITON_INTERPRET", None)
-    env.update(settings.extra_env)
+    env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
     return env
+
+
+def workspace_env(workspace: Path) -> dict[str, str]:
+    """Every cache and scratch place a library might write to, inside the candidate's workspace."""
+    return {
+        "TRITON_CACHE_DIR": str(workspace / "triton-cache"),
+        "TRITON_HOME": str(workspace),
+        "TMPDIR": str(workspace),
+        "HOME": str(workspace),
+        "CUDA_CACHE_PATH": str(workspace / "cuda-cache"),
+        "TORCHINDUCTOR_CACHE_DIR": str(workspace / "inductor-cache"),
+    }
+
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def _engine(settings: EvalSettings) -> Engine:
+    """The warm engine for these settings, started on first use (and again if it died)."""
+    env = engine_env(settings)
+    key = json.dumps(env, sort_keys=True)
+    with _engines_lock:
+        engine = _engines.get(key)
+        if engine is None or not engine.alive:
+            engine = _engines[key] = Engine(env)
+        return engine
 
 
 def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
@@ -47,11 +93,14 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     with tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
         workdir = Path(tmp)
-        (workdir / "candidate.py").write_text(source)
+        (workdir / "candidate").mkdir()
         result = workdir / "result.jsonl"
         request = {
             "spec": str(spec.path),
-            "candidate": str(workdir / "candidate.py"),
+            "source": source,
+            "workspace": str(workdir / "candidate"),
+            "timeout_s": settings.timeout_s,
+            "timing_lock": _timing_lock(settings),
             "device": settings.device,
             "case_tags": list(settings.case_tags),
             "time_tags": list(settings.time_cases),
@@ -60,12 +109,37 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
             "result": str(result),
         }
         (workdir / "request.json").write_text(json.dumps(request))
-        status, logs = _run_worker(workdir, settings)
+        log = workdir / "stderr.log"
+        # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
+        # candidate alone: one warm engine serves them all.
+        env = {**settings.extra_env, **workspace_env(workdir / "candidate")}
+        status = _engine(settings).run(workdir / "request.json", log, env, settings.timeout_s)
+        logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
+            (workdir / "candidate.py").write_text(source)
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
     elapsed = time.perf_counter() - started
-    return Verdict(**{**verdict.__dict__, "eval_s": elapsed})
+    secrets = secret_values(settings)
+    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
+                      "message": scrub(verdict.message, secrets)})
+
+
+def _readable_log(path: Path) -> str:
+    """The judge's and candidate's output, less the profiler's start/stop chatter."""
+    if not path.exists():
+        return ""
+    lines = path.read_text(errors="replace").splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith("USDT:"))[-LOG_TAIL_CHARS:]
+
+
+def _timing_lock(settings: EvalSettings) -> str | None:
+    """A lock file per GPU: evaluations of this machine check in parallel and time one at a time."""
+    if settings.device == "cpu":
+        return None
+    visible = settings.extra_env.get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "all"))
+    visible = visible.replace(",", "_") or "none"
+    return str(Path(tempfile.gettempdir()) / f"kgb-timing-{visible}.lock")
 
 
 def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: EvalSettings) -> Verdict:
@@ -87,39 +161,6 @@ def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: Eva
                    f"correct in the CPU interpreter, but kernel {launch.kernel} does not compile for sm_{arch} "
                    f"({len(failed)} of {len(results)} launches fail): {error}",
                    verdict.cases, verdict.logs, device=settings.device, kernels=verdict.kernels)
-
-
-def _run_worker(workdir: Path, settings: EvalSettings) -> tuple[str, str]:
-    """Run the worker; return ("ok" | "timeout" | "died:<reason>", captured stderr)."""
-    stderr_path = workdir / "stderr.log"
-    with stderr_path.open("wb") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kgb.evaluate.worker", str(workdir / "request.json")],
-            cwd=workdir,
-            env=worker_env(settings, workdir),
-            stdin=subprocess.DEVNULL,
-            stdout=stderr,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, so a kill takes its children too
-        )
-        try:
-            code = proc.wait(timeout=settings.timeout_s)
-            outcome = "ok" if code == 0 else f"died:{_describe_exit(code)}"
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            outcome = "timeout"
-    logs = stderr_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
-    return outcome, logs
-
-
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by signal {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
 
 
 def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) -> Verdict:
@@ -145,6 +186,7 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             device=settings.device,
             kernels=tuple(final.get("kernels", ())),
             torch_ops=tuple(final.get("torch_ops", ())),
+            sandbox=final.get("sandbox"),
         )
     done = f" after {len(cases)} passing case(s)" if cases else ""
     if outcome == "timeout":

@@ -1,9 +1,13 @@
 """The integrity audit: which ATen ops and which Triton kernels a candidate runs.
 
-Runs inside the worker. A TorchDispatchMode sees every ATen op dispatched while the
-candidate is called; patched launch methods count the Triton kernels it starts. Ops that
-move or allocate memory are allowed; an op that computes values means PyTorch, not the
-candidate's Triton code, produced (part of) the result, and the candidate is rejected.
+Runs inside the candidate process. Two independent observers see the ATen ops of a call:
+a TorchDispatchMode (with overload names), and PyTorch's legacy profiler, whose
+RecordFunction callbacks sit below the Python dispatcher, so popping the mode or
+disabling Python dispatch hides nothing from it. Ops inside Triton launches are recorded
+too: a launch hook or Python called from an interpreted kernel is candidate code. Ops that
+move, convert or allocate memory are allowed; an op that computes values means PyTorch,
+not the candidate's Triton code, produced (part of) the result, and the candidate is
+rejected. Patched launch methods count the Triton kernels it starts.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ ALLOWED_OPS = frozenset(
     for name in """
     empty empty_like empty_strided new_empty new_empty_strided new_zeros zeros zeros_like
     zero_ fill_ view _unsafe_view reshape as_strided t transpose permute expand unsqueeze squeeze
-    select slice narrow split split_with_sizes unbind alias detach lift_fresh clone copy_
-    contiguous _reshape_alias unfold view_as _local_scalar_dense is_nonzero sym_size sym_stride
-    sym_numel sym_storage_offset promote_types result_type
+    select slice narrow split split_with_sizes unbind alias detach lift_fresh lift_fresh_copy clone
+    copy_ contiguous _reshape_alias unfold view_as _local_scalar_dense is_nonzero sym_size
+    sym_stride sym_numel sym_storage_offset promote_types result_type set_ resize_
+    to _to_copy type_as _has_compatible_shallow_copy_type resolve_conj resolve_neg
     """.split()
 )
 
@@ -35,15 +40,38 @@ class Audit:
 
     torch_ops: list[str] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)
+    hooks: list[str] = field(default_factory=list)  # pre-run hooks found on launched kernels
     in_launch: int = 0
 
     def violations(self, allowed: frozenset[str], denied: frozenset[str]) -> list[str]:
         bad = []
         for op in dict.fromkeys(self.torch_ops):
+            if op.split("::")[0] not in ("aten", "prims"):
+                # A custom op (torch.library.triton_op, say) is judged by what it runs inside:
+                # the profiler reports its leaf ATen ops.
+                continue
             packet = op.split(".")[0]
             if packet in denied or op in denied or (packet not in allowed and op not in allowed):
                 bad.append(op)
         return bad
+
+
+# The interpreter copies a launch's tensors to host buffers and back: its own ops, not the
+# candidate's. Only Triton's two copy functions are wrapped in this marker (interpreter.py).
+TRANSFER_MARK = "kgb::interpreter-transfer"
+_in_transfer = [0]
+
+
+@contextlib.contextmanager
+def interpreter_transfer() -> Iterator[None]:
+    from torch.autograd.profiler import record_function
+
+    _in_transfer[0] += 1
+    try:
+        with record_function(TRANSFER_MARK):
+            yield
+    finally:
+        _in_transfer[0] -= 1
 
 
 class _Recorder(TorchDispatchMode):
@@ -52,8 +80,7 @@ class _Recorder(TorchDispatchMode):
         self.audit = audit
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        # The interpreter's launcher copies tensors to and from the host: not the candidate's ops.
-        if not self.audit.in_launch:
+        if not _in_transfer[0]:
             self.audit.torch_ops.append(func._schema.name + (f".{func._overloadname}" if func._overloadname != "default" else ""))
         return func(*args, **(kwargs or {}))
 
@@ -61,7 +88,7 @@ class _Recorder(TorchDispatchMode):
 _current: list[Audit] = []
 
 
-def _patch_launchers() -> None:
+def patch_launchers() -> None:
     """Wrap Triton's launch entry points once, so that every launch is counted."""
     from triton.runtime import jit
 
@@ -83,6 +110,8 @@ def _patch_launchers() -> None:
                 return _original(self, *args, **kwargs)
             if not kwargs.get("warmup", False):
                 audit.kernels.append(_kernel_name(self))
+            if getattr(self, "pre_run_hooks", None):
+                audit.hooks.append(f"a pre-run hook on kernel {_kernel_name(self)}")
             audit.in_launch += 1
             try:
                 return _original(self, *args, **kwargs)
@@ -101,7 +130,7 @@ def _kernel_name(fn) -> str:
 @contextlib.contextmanager
 def audited() -> Iterator[Audit]:
     """Record the ATen ops and Triton launches of the code run inside the block."""
-    _patch_launchers()
+    patch_launchers()
     audit = Audit()
     _current.append(audit)
     try:
@@ -110,3 +139,47 @@ def audited() -> Iterator[Audit]:
     finally:
         _current.pop()
 
+
+
+@dataclass
+class Profiled:
+    """ATen ops seen by the profiler (leaf ops: what actually ran), and whether the
+    profiler was still running at the end (a candidate that stops it is tampering)."""
+
+    ops: list[str] = field(default_factory=list)
+    intact: bool = True
+
+
+@contextlib.contextmanager
+def recorded_by_profiler() -> Iterator[Profiled]:
+    """Record the leaf ATen ops run inside the block, whatever the Python dispatch state."""
+    import warnings
+
+    from torch.autograd import profiler
+
+    found = Profiled()
+    prof = profiler.profile(use_kineto=False, record_shapes=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prof.__enter__()
+    try:
+        yield found
+    finally:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                prof.__exit__(None, None, None)
+            events = prof.function_events
+            found.ops = [e.name for e in events
+                         if not e.cpu_children and e.name.startswith("aten::") and not _under_transfer(e)]
+        except Exception:  # noqa: BLE001 - the profiler was stopped or replaced from inside
+            found.intact = False
+
+
+def _under_transfer(event) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name == TRANSFER_MARK:
+            return True
+        parent = parent.cpu_parent
+    return False

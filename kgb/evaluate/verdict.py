@@ -49,8 +49,9 @@ class Verdict:
     baseline: str | None = None  # which speed baseline was timed (e.g. "torch", "libcublas")
     device: str = "cpu"
     kernels: tuple[str, ...] = ()  # names of the Triton kernels the candidate launched
-    torch_ops: tuple[str, ...] = ()  # ATen ops the candidate dispatched outside kernels
+    torch_ops: tuple[str, ...] = ()  # ATen ops the candidate dispatched
     eval_s: float = 0.0
+    sandbox: str | None = None  # the candidate process's confinement (kgb.evaluate.sandbox.SandboxLevel)
 
     @property
     def correct(self) -> bool:
@@ -96,3 +97,4 @@ class EvalSettings:
     warmup: int = 10
     extra_env: dict[str, str] = field(default_factory=dict)
     compile_for: int | None = None  # CPU only: also compile correct candidates for sm_<this>
+    secret_env: tuple[str, ...] = ()  # variables holding secrets whatever their names (model.api_key_env)

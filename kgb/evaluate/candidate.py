@@ -1,0 +1,364 @@
+"""The candidate process: the only place where candidate code runs.
+
+The judge forks it before touching the GPU, hands it one end of a socket pair, and from
+then on talks to it in messages (kgb.evaluate.codec): "load" the source, "call" an entry
+point on inputs the judge sends, "time" an entry point. The process confines itself
+(kgb.evaluate.sandbox) before it reads the candidate's source, so nothing the candidate
+does can reach the judge's reference, cases, comparison or verdict, other candidates,
+secrets or the network.
+
+What this process reports about the candidate (the ATen ops and Triton launches it made,
+its timings) is produced next to candidate code and is therefore an observation, not a
+proof: docs/design/threat-model.md says which layers make it hard to forge and which
+attacks stay open.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import sys
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from kgb.evaluate import codec
+from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.provenance import stored_values, summarise
+from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
+from kgb.evaluate.timing import measure
+from kgb.evaluate.verdict import Status
+
+
+def classify(exc: BaseException) -> Status:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & {"CompilationError", "CompileTimeAssertionFailure", "PTXASError", "SyntaxError"}:
+        return Status.COMPILE_ERROR
+    return Status.RUNTIME_ERROR
+
+
+def short_traceback(exc: BaseException, limit: int = 6) -> str:
+    lines = traceback.format_exception(exc, limit=-limit)
+    return "".join(lines).strip()[-3000:]
+
+
+# --------------------------------------------------------------------- in the candidate
+
+
+def _hooks() -> list[str]:
+    """Hooks that would run candidate code outside the audited calls, or around launches.
+
+    Pre-run hooks on kernels are caught at launch (kgb.evaluate.integrity)."""
+    found = []
+    try:
+        import triton
+
+        runtime = triton.knobs.runtime
+        for name in ("launch_enter_hook", "launch_exit_hook", "kernel_load_start_hook",
+                     "kernel_load_end_hook", "jit_cache_hook", "jit_post_compile_hook",
+                     "add_stages_inspection_hook"):
+            hook = getattr(runtime, name, None)
+            if hook is not None and (hook.calls if hasattr(hook, "calls") else True):
+                found.append(f"triton.knobs.runtime.{name}")
+    except (ImportError, AttributeError):
+        pass
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        found.append("a Python trace or profile hook")
+    if gc.callbacks:
+        found.append("a gc callback")
+    return found
+
+
+def _import(source: str, workspace: Path) -> ModuleType:
+    # Triton reads kernel source through inspect, so the module needs a real file.
+    path = workspace / "candidate.py"
+    path.write_text(source)
+    module = ModuleType("candidate")
+    module.__file__ = str(path)
+    sys.modules["candidate"] = module
+    exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - this process exists to run it
+    return module
+
+
+class _Server:
+    def __init__(self, conn: Connection, device: str, workspace: Path):
+        self.conn, self.device, self.workspace = conn, device, workspace
+        self.module: ModuleType | None = None
+
+    def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
+        codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
+
+    def load(self, source: str) -> None:
+        try:
+            with audited() as audit, recorded_by_profiler() as profiled:
+                self.module = _import(source, self.workspace)
+        except BaseException as exc:  # noqa: BLE001 - a broken import is the verdict
+            status = Status.COMPILE_ERROR if isinstance(exc, SyntaxError) else classify(exc)
+            self.reply_error("loaded", status, f"importing the candidate failed: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
+            return
+        codec.send(self.conn, "loaded", None, torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
+                   hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
+
+    def call(self, entry: str, value: dict, known: codec.Storages) -> None:
+        fn = getattr(self.module, entry, None)
+        if not callable(fn):
+            self.reply_error("returned", Status.REJECTED, f"the candidate does not define {entry}")
+            return
+        before = _snapshot(known)
+        _fill_allocator_with_garbage(self.device)
+        try:
+            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored:
+                result = fn(*value["args"], **value["kwargs"])
+                if self.device == "cuda":
+                    torch.cuda.current_stream().synchronize()
+        except BaseException as exc:  # noqa: BLE001 - the candidate's failure is the verdict
+            self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
+            return
+        try:
+            summary = summarise(stored) if self.device == "cpu" else None
+            codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
+                       unchanged=_unchanged(known, before),
+                       torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
+                       hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
+        except codec.WireError as exc:
+            self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
+
+    def time(self, entry: str, value: dict, repeats: int, warmup: int, known: codec.Storages) -> None:
+        """Time calls on set T; then load set V's values into T's buffers and call once more:
+        that output goes back to the judge, who checks it against V's reference."""
+        fn = getattr(self.module, entry)
+        (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
+        try:
+            with torch.no_grad():
+                timing = measure(lambda: fn(*t_args, **t_kwargs), repeats, warmup, keep_graph=True)
+                _load_values((t_args, t_kwargs), (v_args, v_kwargs))
+                if timing.graph is not None:
+                    timing.graph.replay()
+                    result = timing.graph_output
+                else:
+                    result = fn(*t_args, **t_kwargs)
+                torch.cuda.current_stream().synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
+            return
+        codec.send(self.conn, "timed", result, known, refresh_known=True, median_us=timing.median_us,
+                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
+                   outlived_us=timing.outlived_us)
+
+    def serve(self) -> None:
+        while True:
+            known = codec.Storages()
+            try:
+                msg = codec.receive(self.conn, self.device, known, adopt=True)
+            except (EOFError, OSError):
+                return
+            if msg.kind == "load":
+                self.load(msg.fields["source"])
+            elif msg.kind == "call":
+                self.call(msg.fields["entry"], msg.value, known)
+            elif msg.kind == "time":
+                self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), int(msg.fields["warmup"]), known)
+            elif msg.kind == "bye":
+                return
+
+
+def _load_values(dst: Any, src: Any) -> None:
+    """Copy the storages under src's tensors into those under dst's, matched by position:
+    whole storages, so overlapping and strided layouts come across byte for byte."""
+    pairs: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+
+    def walk(d: Any, s: Any) -> None:
+        if isinstance(d, torch.Tensor):
+            pairs[d.untyped_storage()._cdata] = (d.untyped_storage(), s.untyped_storage())
+        elif isinstance(d, list | tuple):
+            for a, b in zip(d, s, strict=True):
+                walk(a, b)
+        elif isinstance(d, dict):
+            for k in d:
+                walk(d[k], s[k])
+
+    walk(dst, src)
+    for d, s in pairs.values():
+        d.copy_(s)
+
+
+def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
+    """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
+    return {sid: _bytes(s).clone() for sid, s in known.by_id.items()}
+
+
+def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
+    return frozenset(sid for sid, s in known.by_id.items()
+                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(_bytes(s), before[sid]))
+
+
+def _bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+
+
+def _fill_allocator_with_garbage(device: str) -> None:
+    """Fresh allocations by the candidate then start out as NaN bytes, not zeros."""
+    if device == "cuda":
+        junk = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device=device)
+        junk.fill_(0xFF)
+        del junk
+
+
+def _warm_triton_driver() -> None:
+    """Build and load Triton's CUDA helper module before the sandbox closes. It is compiled
+    with the host's C compiler once per cache directory: the engine's shared one (trusted
+    code wrote it), not the candidate's own, which starts empty every time."""
+    own = os.environ.get("TRITON_CACHE_DIR")
+    shared = os.environ.get("KGB_DRIVER_CACHE")
+    if shared:
+        os.environ["TRITON_CACHE_DIR"] = shared
+    try:
+        import triton
+
+        driver = triton.runtime.driver.active
+        driver.utils  # noqa: B018 - the property compiles and loads the module
+        driver.get_current_device()
+    finally:
+        if own:
+            os.environ["TRITON_CACHE_DIR"] = own
+
+
+def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
+    """The body of the forked candidate process; never returns."""
+    code = 0
+    try:
+        os.setsid()
+        die_with_parent()
+        torch.set_num_threads(1)
+        if device == "cuda":
+            torch.cuda.init()
+            torch.empty(1, device="cuda")  # the context exists before the sandbox closes
+            _warm_triton_driver()
+        else:
+            from kgb.evaluate.interpreter import prepare_interpreter
+
+            prepare_interpreter()
+        patch_launchers()
+        importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
+        with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
+            torch.ones(1).add_(1)
+        import tempfile
+
+        tempfile.tempdir = str(workspace)  # compilers' scratch files (ptxas input) go to the workspace
+        if os.environ.get("KGB_SANDBOX") == "off":  # for diagnosing a new host; recorded on the verdict
+            applied = Applied(SandboxLevel.NONE, ["switched off with KGB_SANDBOX=off"])
+        else:
+            applied = confine(workspace, allow_exec=device != "cpu", limits=limits)
+        torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # no seed a candidate can predict
+        codec.send(conn, "ready", None, sandbox=str(applied.level), notes=applied.notes)
+        _Server(conn, device, workspace).serve()
+    except BaseException:  # noqa: BLE001 - report, then leave without running atexit handlers
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+# --------------------------------------------------------------------- in the judge
+
+
+class CandidateDied(Exception):
+    """The candidate process ended without answering."""
+
+
+@dataclass
+class Reply:
+    value: Any
+    fields: dict[str, Any]
+    stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
+
+    @property
+    def error(self) -> dict | None:
+        return self.fields.get("error")
+
+
+class CandidateProcess:
+    """The judge's handle on one candidate process."""
+
+    def __init__(self, device: str, workspace: Path, limits: Limits):
+        import socket
+        from multiprocessing.connection import Connection as Conn
+
+        ours, theirs = socket.socketpair()
+        self.device = device
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            _main(Conn(theirs.detach()), device, workspace, limits)
+        theirs.close()
+        self.pid, self.conn = pid, Conn(ours.detach())
+        ready = self._receive()
+        self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
+
+    def _receive(self, known: codec.Storages | None = None) -> codec.Message:
+        try:
+            return codec.receive(self.conn, self.device, known)
+        except (EOFError, OSError) as exc:
+            raise CandidateDied(self._exit_reason()) from exc
+
+    def _exit_reason(self) -> str:
+        import signal
+
+        _, status = os.waitpid(self.pid, 0)
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            hint = " (the CPU time limit)" if sig == signal.SIGXCPU else ""
+            return f"killed by signal {name}{hint}"
+        return f"exit code {os.WEXITSTATUS(status)}"
+
+    def load(self, source: str) -> Reply:
+        codec.send(self.conn, "load", None, source=source)
+        msg = self._receive()
+        return Reply(None, msg.fields)
+
+    def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, list]:
+        sent = codec.send(self.conn, kind, value, **fields)
+        msg = self._receive(sent)
+        if msg.fields.get("error") is None:
+            for sid, data in msg.known_bytes.items():
+                codec.overwrite(sent.by_id[sid], data)
+        return msg, sent
+
+    def call(self, entry: str, args: tuple, kwargs: dict) -> Reply:
+        """Call `entry`; the tensors in args/kwargs are updated in place with what the
+        candidate left in them, and the return value aliases them as it did there."""
+        msg, _ = self._exchange("call", {"args": list(args), "kwargs": kwargs}, {"entry": entry})
+        if msg.fields.get("error"):
+            return Reply(None, msg.fields)
+        if not isinstance(msg.value, dict) or "return" not in msg.value:
+            raise codec.WireError("a call's reply has no return value")
+        return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
+
+    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int, warmup: int) -> Reply:
+        sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
+        msg, _ = self._exchange("time", {"sets": sets}, {"entry": entry, "repeats": repeats, "warmup": warmup})
+        return Reply(msg.value, msg.fields)
+
+    def close(self) -> None:
+        try:
+            codec.send(self.conn, "bye")
+        except OSError:
+            pass
+        self.conn.close()
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass

@@ -1,0 +1,269 @@
+"""Values on the wire between the judge and the candidate process.
+
+The judge never unpickles anything the candidate sends: a pickle runs code. Values travel
+as a JSON tree plus raw storage bytes, and are rebuilt from plain data only: tensors as
+plain `torch.Tensor`s (a subclass cannot cross), with their exact layout (strides, offset,
+overlap, conj/neg bits) and their storage identity, so a returned view of an input is
+rebuilt as a view of the judge's own copy of that input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+import torch
+
+MAX_HEADER_BYTES = 64 * 1024 * 1024
+_MEMORY_FORMATS = {
+    str(f).removeprefix("torch."): f
+    for f in (torch.contiguous_format, torch.channels_last, torch.channels_last_3d, torch.preserve_format)
+}
+
+
+class WireError(ValueError):
+    """A message that does not describe a valid value (from a broken or hostile peer)."""
+
+
+@dataclass
+class Storages:
+    """What both sides know of the inputs the judge sent: their storages under an id, and
+    the tensor objects themselves in the order sent (an op that returns its input
+    object, as `contiguous` does, is judged on that identity)."""
+
+    by_id: dict[int, torch.UntypedStorage] = field(default_factory=dict)
+    tensors: list[torch.Tensor] = field(default_factory=list)
+
+    def tensor_index(self, t: torch.Tensor) -> int | None:
+        for i, known in enumerate(self.tensors):
+            if known is t:
+                return i
+        return None
+
+    def id_of(self, storage: torch.UntypedStorage) -> int | None:
+        for sid, known in self.by_id.items():
+            if known._cdata == storage._cdata:
+                return sid
+        return None
+
+
+def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
+         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Storages:
+    """Send one message: `kind`, extra JSON `fields`, and `value` with its tensors.
+
+    Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
+    current bytes of every known storage go along (the candidate may have written them),
+    except those the caller knows to be `unchanged`.
+    Returns what was sent by value (storages by position, tensor objects in order): the
+    receiver that adopts them knows them the same way.
+    """
+    known = known if known is not None else Storages()
+    buffers: list[torch.Tensor] = []
+    table: list[dict] = []
+    sent = Storages()
+    local: dict[int, int] = {}  # storage _cdata -> index in table
+
+    def storage_ref(storage: torch.UntypedStorage, device: str) -> dict:
+        sid = known.id_of(storage)
+        if sid is not None:
+            return {"known": sid}
+        key = storage._cdata
+        if key not in local:
+            local[key] = len(table)
+            table.append({"nbytes": storage.nbytes(), "device": device, "buffer": len(buffers)})
+            buffers.append(_host_bytes(storage))
+            sent.by_id[len(sent.by_id)] = storage
+        return {"new": local[key]}
+
+    def enc(v: Any) -> Any:
+        if v is None or isinstance(v, bool | int | str):
+            return v
+        if isinstance(v, float):
+            return v if math.isfinite(v) else {"t": "float", "v": repr(v)}
+        if isinstance(v, complex):
+            return {"t": "complex", "re": enc(v.real), "im": enc(v.imag)}
+        if isinstance(v, torch.Tensor):
+            same = known.tensor_index(v)
+            if same is not None:
+                return {"t": "input", "i": same}
+            if type(v) is not torch.Tensor:
+                raise WireError(f"a tensor subclass ({type(v).__name__}) cannot be passed")
+            if v.layout != torch.strided:
+                raise WireError(f"only strided tensors can be passed, not {v.layout}")
+            return {
+                "t": "tensor", "storage": storage_ref(v.untyped_storage(), v.device.type),
+                "dtype": _dtype_name(v.dtype), "size": list(v.shape), "stride": list(v.stride()),
+                "offset": v.storage_offset(), "conj": v.is_conj(), "neg": v.is_neg(),
+            } | _sent_tensor(v)
+        if isinstance(v, torch.dtype):
+            return {"t": "dtype", "v": _dtype_name(v)}
+        if isinstance(v, torch.device):
+            return {"t": "device", "v": str(v)}
+        if isinstance(v, torch.memory_format):
+            return {"t": "memory_format", "v": str(v).removeprefix("torch.")}
+        if isinstance(v, torch.layout):
+            return {"t": "layout", "v": str(v).removeprefix("torch.")}
+        if isinstance(v, list | tuple):  # torch.Size is a tuple
+            return {"t": "list" if isinstance(v, list) else "tuple", "v": [enc(x) for x in v]}
+        if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+            return {"t": "dict", "v": [[k, enc(x)] for k, x in v.items()]}
+        raise WireError(f"a value of type {type(v).__name__} cannot be passed")
+
+    def _sent_tensor(v: torch.Tensor) -> dict:
+        sent.tensors.append(v)
+        return {}
+
+    header = {"kind": kind, "value": enc(value), "storages": table, **fields}
+    if refresh_known:
+        header["known"] = []
+        for sid, storage in known.by_id.items():
+            if sid in unchanged:
+                continue
+            header["known"].append({"id": sid, "nbytes": storage.nbytes(), "buffer": len(buffers)})
+            buffers.append(_host_bytes(storage))
+    header["buffers"] = [b.numel() for b in buffers]
+    conn.send_bytes(json.dumps(header).encode())
+    for b in buffers:
+        conn.send_bytes(memoryview(b.numpy()) if b.numel() else b"")
+    return sent
+
+
+@dataclass
+class Message:
+    kind: str
+    value: Any
+    fields: dict[str, Any]
+    known_bytes: dict[int, torch.Tensor]  # fresh bytes of known storages, where sent
+
+
+def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False) -> Message:
+    """Receive one message; tensors are rebuilt on `device`.
+
+    With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
+    """
+    known = known if known is not None else Storages()
+    raw = conn.recv_bytes(MAX_HEADER_BYTES)
+    try:
+        header = json.loads(raw)
+        sizes = [int(n) for n in header.pop("buffers")]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise WireError(f"unreadable message header: {exc}") from exc
+    buffers = []
+    for n in sizes:
+        if n < 0:
+            raise WireError("negative buffer size")
+        buf = torch.empty(n, dtype=torch.uint8)
+        if n:
+            got = conn.recv_bytes_into(memoryview(buf.numpy()))
+            if got != n:
+                raise WireError(f"buffer of {got} bytes, announced {n}")
+        else:
+            conn.recv_bytes(16)
+        buffers.append(buf)
+    fresh: list[torch.UntypedStorage] = []
+    for entry in header.get("storages", []):
+        buf = buffers[int(entry["buffer"])]
+        if buf.numel() != int(entry["nbytes"]):
+            raise WireError("storage size does not match its buffer")
+        fresh.append(_on_device(buf, device).untyped_storage())
+    if adopt:
+        known.by_id.update(enumerate(fresh))
+    known_bytes = {int(k["id"]): buffers[int(k["buffer"])] for k in header.get("known", [])}
+
+    def storage_of(ref: dict) -> torch.UntypedStorage:
+        if "known" in ref:
+            sid = int(ref["known"])
+            if sid not in known.by_id:
+                raise WireError(f"unknown storage id {sid}")
+            return known.by_id[sid]
+        index = int(ref["new"])
+        if not 0 <= index < len(fresh):
+            raise WireError(f"storage index {index} out of range")
+        return fresh[index]
+
+    def dec(v: Any) -> Any:
+        if v is None or isinstance(v, bool | int | float | str):
+            return v
+        if not isinstance(v, dict) or "t" not in v:
+            raise WireError("malformed value")
+        t = v["t"]
+        if t == "float":
+            return float(v["v"])
+        if t == "complex":
+            return complex(dec(v["re"]), dec(v["im"]))
+        if t == "tensor":
+            rebuilt = _tensor(storage_of(v["storage"]), v)
+            if adopt:
+                known.tensors.append(rebuilt)
+            return rebuilt
+        if t == "input":
+            index = int(v["i"])
+            if not 0 <= index < len(known.tensors):
+                raise WireError(f"input tensor index {index} out of range")
+            return known.tensors[index]
+        if t == "dtype":
+            return _dtype(v["v"])
+        if t == "device":
+            return torch.device(str(v["v"]))
+        if t == "memory_format":
+            if v["v"] not in _MEMORY_FORMATS:
+                raise WireError(f"unknown memory format {v['v']!r}")
+            return _MEMORY_FORMATS[v["v"]]
+        if t == "layout":
+            if v["v"] != "strided":
+                raise WireError(f"unsupported layout {v['v']!r}")
+            return torch.strided
+        if t in ("list", "tuple"):
+            items = [dec(x) for x in v["v"]]
+            return items if t == "list" else tuple(items)
+        if t == "dict":
+            return {str(k): dec(x) for k, x in v["v"]}
+        raise WireError(f"unknown value tag {t!r}")
+
+    fields = {k: x for k, x in header.items() if k not in ("kind", "value", "storages", "known")}
+    return Message(str(header["kind"]), dec(header["value"]), fields, known_bytes)
+
+
+def _host_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+    return flat.cpu() if flat.device.type != "cpu" else flat
+
+
+def _on_device(buf: torch.Tensor, device: str) -> torch.Tensor:
+    return buf if device == "cpu" else buf.to(device)
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _dtype(name: str) -> torch.dtype:
+    found = getattr(torch, str(name), None)
+    if not isinstance(found, torch.dtype):
+        raise WireError(f"unknown dtype {name!r}")
+    return found
+
+
+def _tensor(storage: torch.UntypedStorage, v: dict) -> torch.Tensor:
+    dtype = _dtype(v["dtype"])
+    size, stride, offset = [int(n) for n in v["size"]], [int(n) for n in v["stride"]], int(v["offset"])
+    if len(size) != len(stride) or min(size, default=0) < 0 or offset < 0:
+        raise WireError("malformed tensor geometry")
+    t = torch.empty(0, dtype=dtype, device=storage.device)
+    try:
+        t.set_(storage, offset, size, stride)  # bounds-checked against the storage
+    except RuntimeError as exc:
+        raise WireError(f"tensor does not fit its storage: {exc}") from exc
+    torch._C._set_conj(t, bool(v["conj"]))
+    torch._C._set_neg(t, bool(v["neg"]))
+    return t
+
+
+def overwrite(storage: torch.UntypedStorage, data: torch.Tensor) -> None:
+    """Copy the bytes the peer sent into a storage this side owns (same size)."""
+    if data.numel() != storage.nbytes():
+        raise WireError("a known storage changed its size")
+    torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).copy_(data)

@@ -1,0 +1,231 @@
+"""The warm engine: one process that has imported torch and Triton, forking a judge per candidate.
+
+A fresh Python that imports torch, Triton and the judge costs seconds; a fork of a
+process that already has costs milliseconds. The engine never touches the GPU itself, so
+its children can each start CUDA. It is started once per harness process and setting,
+with the judge's scrubbed environment, and dies with the harness (PR_SET_PDEATHSIG, and
+end of file on its stdin).
+
+Protocol on stdin/stdout, one JSON object or word per line:
+    harness -> engine   {"run": id, "request": path, "log": path, "env": {...}}  |  {"kill": id}
+    engine -> harness   ready  |  done <id> <exit status>
+A judge child runs in its own process group; `kill` kills that group, and the candidate
+process under it dies with its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _warm() -> None:
+    """Import everything a judge and a candidate process use, so that forks start warm."""
+    import importlib
+
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+
+    import kgb.evaluate.judge  # noqa: F401
+
+    importlib.import_module("torch._dynamo")
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from kgb.evaluate.interpreter import prepare_interpreter
+
+        prepare_interpreter()
+
+
+def _run_child(request: str, log: str, env: dict[str, str]) -> None:
+    """In the forked child: become the judge for one request; never returns."""
+    code = 0
+    try:
+        os.setsid()
+        from kgb.evaluate.sandbox import die_with_parent
+
+        die_with_parent()
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.environ.update(env)
+        import tempfile
+
+        tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
+        from kgb.evaluate.judge import serve_request
+
+        serve_request(Path(request))
+    except BaseException:  # noqa: BLE001 - the harness reads the log
+        import traceback
+
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve() -> None:
+    """The engine's loop: fork a judge per request, report each one's end."""
+    from kgb.evaluate.sandbox import die_with_parent
+
+    die_with_parent()
+    _warm()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children: dict[int, str] = {}  # pid -> request id
+    out = sys.stdout
+    out.write("ready\n")
+    out.flush()
+    buffer = b""
+    stdin = sys.stdin.fileno()
+    while True:
+        ready, _, _ = select.select([stdin, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            out.write(f"done {children.pop(pid)} {status}\n")
+            out.flush()
+        if stdin not in ready:
+            continue
+        chunk = os.read(stdin, 65536)
+        if not chunk:  # the harness is gone
+            for pid in children:
+                _kill_group(pid)
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            order = json.loads(line)
+            if "run" in order:
+                pid = os.fork()
+                if pid == 0:
+                    _run_child(order["request"], order["log"], order["env"])
+                children[pid] = str(order["run"])
+            elif "kill" in order:
+                for pid, rid in children.items():
+                    if rid == str(order["kill"]):
+                        _kill_group(pid)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# --------------------------------------------------------------------- in the harness
+
+
+class EngineDied(RuntimeError):
+    """The engine process ended: an infrastructure failure, not a verdict on a candidate."""
+
+
+@dataclass
+class _Pending:
+    done: threading.Event = field(default_factory=threading.Event)
+    status: int | None = None
+
+
+class Engine:
+    """The harness's handle on one engine process; safe to use from several threads."""
+
+    def __init__(self, env: dict[str, str]):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kgb.evaluate.engine"], env=env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            start_new_session=True,
+        )
+        self._lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self._next = 0
+        first = self.proc.stdout.readline() if self.proc.stdout else ""
+        if first.strip() != "ready":
+            raise EngineDied(f"the evaluation engine did not start (exit {self.proc.poll()})")
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            words = line.split()
+            if len(words) == 3 and words[0] == "done":
+                with self._lock:
+                    pending = self._pending.get(words[1])
+                if pending is not None:
+                    pending.status = int(words[2])
+                    pending.done.set()
+        with self._lock:  # the engine is gone: wake everyone who waits
+            for pending in self._pending.values():
+                pending.done.set()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
+        """Judge one request; "ok", "timeout" or "died:<reason>", as the judge process ended."""
+        with self._lock:
+            self._next += 1
+            rid = str(self._next)
+            pending = self._pending[rid] = _Pending()
+            self._send(json.dumps({"run": rid, "request": str(request), "log": str(log), "env": env}))
+        try:
+            if not pending.done.wait(timeout_s):
+                with self._lock:
+                    self._send(json.dumps({"kill": rid}))
+                pending.done.wait(30)
+                return "timeout"
+            if pending.status is None:
+                raise EngineDied("the evaluation engine died")
+            return _outcome(pending.status)
+        finally:
+            with self._lock:
+                self._pending.pop(rid, None)
+
+    def _send(self, line: str) -> None:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise EngineDied("the evaluation engine died") from exc
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def _outcome(status: int) -> str:
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+        return "ok" if code == 0 else f"died:exit code {code}"
+    sig = os.WTERMSIG(status)
+    try:
+        return f"died:killed by signal {signal.Signals(sig).name}"
+    except ValueError:
+        return f"died:killed by signal {sig}"
+
+
+if __name__ == "__main__":
+    serve()

@@ -1,0 +1,364 @@
+"""The judge process: draws the inputs, runs the reference, compares, times, decides.
+
+    python -m kgb.evaluate.judge REQUEST.json
+
+Started by kgb.evaluate.evaluate (or forked by its warm engine) with a scrubbed
+environment. It never imports the candidate: it forks a sandboxed candidate process
+(kgb.evaluate.candidate) before touching the GPU and sends it inputs; the reference, the
+cases' seeds, the comparison and the verdict stay here, out of the candidate's reach.
+Each finished case is appended to the result file as one JSON line, so the harness knows
+how far an evaluation got before it died.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
+from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
+from kgb.evaluate.integrity import ALLOWED_OPS, Audit
+from kgb.evaluate.provenance import unexplained
+from kgb.evaluate.sandbox import Limits, die_with_parent
+from kgb.evaluate.verdict import CaseResult, Status
+from kgb.operators import Case, Spec, load_spec
+
+FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
+
+
+class Failed(Exception):
+    """Ends the evaluation with a status and a message."""
+
+    def __init__(self, status: Status, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.Tensor]:
+    return {n: v for n, v in inputs.items() if n in names and isinstance(v, torch.Tensor)}
+
+
+def secret_seed() -> int:
+    return random.SystemRandom().randrange(1 << 62)
+
+
+def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any]:
+    """A case's inputs from a seeded generator of their own (never the global RNG)."""
+    gen = torch.Generator().manual_seed(seed)
+    return spec.module.make_inputs(case, gen, device)
+
+
+class CaseRunner:
+    """Runs the cases of one spec against one candidate process."""
+
+    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None):
+        self.spec, self.candidate, self.device = spec, candidate, device
+        # Timing runs in a second candidate process that has never seen a check input nor
+        # run under the audit's observers (whose hooks would slow its launches).
+        self.timer = timer
+        self.timer_loaded = False
+        self.source = ""
+        self.kernels: list[str] = []
+        self.torch_ops: list[str] = []
+        self.produced_elements = False  # some case's output is non-empty
+        self.stored: dict | None = None  # what the last call's interpreted kernels stored
+        # Inputs of the cases to be timed, kept from their check: drawing a bench case's
+        # hundreds of MB again on the host's generator would cost more than timing it.
+        self.timed: frozenset[str] = frozenset()
+        self.kept: dict[str, dict] = {}
+
+    def audit(self, reply: Reply, what: str) -> None:
+        """Reject what the candidate process saw the candidate do outside Triton."""
+        fields = reply.fields
+        if fields.get("hooks"):
+            raise Failed(Status.REJECTED, f"{what}: the candidate registered {', '.join(fields['hooks'])}; "
+                         "hooks run code outside the judged calls and are not allowed")
+        if not fields.get("profiler_intact", True):
+            raise Failed(Status.REJECTED, f"{what}: the candidate stopped or replaced the op audit")
+        audit = Audit(torch_ops=list(fields.get("torch_ops", [])), kernels=list(fields.get("kernels", [])))
+        self.kernels += audit.kernels
+        self.torch_ops += audit.torch_ops
+        bad = audit.violations(ALLOWED_OPS | self.spec.allowed_torch_ops, self.spec.denied_torch_ops)
+        if bad:
+            raise Failed(Status.REJECTED, f"{what}: the candidate computed with PyTorch ({', '.join(bad)}); "
+                         "values must be computed by Triton kernels")
+
+    def _call(self, entry: str, cand_in: dict, what: str) -> Any:
+        args, kwargs = self.spec.signatures[entry].bind(cand_in)
+        reply = self.candidate.call(entry, args, kwargs)
+        if reply.error:
+            raise Failed(Status(reply.error["status"]), f"{what}: {reply.error['message']}")
+        self.audit(reply, what)
+        self.stored = reply.stored
+        return reply.value
+
+    def check(self, case: Case, seed: int) -> CaseResult:
+        spec, entry = self.spec, self.spec.entry_of(case)
+        pristine = draw_inputs(spec, case, seed, self.device)
+        if case.name in self.timed and seed == case.seed:
+            self.kept[case.name] = pristine
+        ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
+        for t in _tensors(cand_in, spec.output_args).values():
+            poison_(t)
+        expected = self.reference(entry.name, ref_in, case)
+        actual = self._call(entry.name, cand_in, f"case {case.name}")
+        message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
+        self.produced_elements |= _has_elements(expected, ref_in, spec)
+        if message is None:
+            message = self._untouched(case, pristine, cand_in)
+        if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
+            written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
+            message = unexplained([actual, *written.values()], self.stored, [pristine])
+            if message:
+                raise Failed(Status.REJECTED, f"case {case.name}: {message}")
+        if message is None and getattr(spec.module, "RANDOM", False):
+            message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
+        status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
+        return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
+
+    def reference(self, entry: str, ref_in: dict, case: Case) -> Any:
+        args, kwargs = self.spec.signatures[entry].bind(ref_in)
+        try:
+            with torch.no_grad():
+                return self.spec.reference_for(entry)(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - reported as what it is: a spec bug
+            raise Failed(Status.RUNTIME_ERROR, f"case {case.name}: the spec's reference raised "
+                         f"{type(exc).__name__}: {exc} (a bug in the spec, not the candidate)") from exc
+
+    def _fresh_samples(self, case: Case, entry: str, pristine: dict, first: Any, first_in: dict) -> str | None:
+        """A random operator must draw new samples on every call, from the same inputs."""
+        again_in = clone_exact(pristine)
+        for t in _tensors(again_in, self.spec.output_args).values():
+            poison_(t)
+        second = self._call(entry, again_in, f"case {case.name} (second draw)")
+        written = (*self.spec.output_args, *self.spec.inout_args)
+        firsts = [t for t in _flat_tensors([first, _tensors(first_in, written)]) if t.numel() > 1]
+        seconds = [t for t in _flat_tensors([second, _tensors(again_in, written)]) if t.numel() > 1]
+        if firsts and len(firsts) == len(seconds) and all(same_bits(a, b) for a, b in zip(firsts, seconds, strict=True)):
+            return (f"case {case.name}: two calls on the same inputs returned the same samples; "
+                    "a random op must draw new ones on every call")
+        return None
+
+    def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
+        written = (*self.spec.output_args, *self.spec.inout_args)
+        exp = {"return": expected, **_tensors(ref_in, written)}
+        act = {"return": actual, **_tensors(cand_in, written)}
+        message, max_abs, max_rel = compare_outputs(self.spec, case, act, exp, cand_in)
+        return (f"case {case.name}: {message}" if message else None), max_abs, max_rel
+
+    def _untouched(self, case: Case, pristine: dict, cand_in: dict) -> str | None:
+        written = set(self.spec.output_args) | set(self.spec.inout_args)
+        for name, before in pristine.items():
+            if name in written or not isinstance(before, torch.Tensor):
+                continue
+            if not same_bits(cand_in[name], before):
+                return f"case {case.name}: the candidate modified its input {name}, which it must not"
+        return None
+
+    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float]:
+        """(candidate median us, baseline median us, timing mode, spread).
+
+        The candidate process rebuilds every input it receives, so the timed calls never see
+        the objects it was checked with; after them it computes once more on a fresh draw
+        from a secret seed, loaded into the same buffers, and that output is judged here, so
+        an answer remembered from an earlier call, or a graph that captured nothing, fails.
+        """
+        from kgb.evaluate.timing import measure
+
+        spec, entry = self.spec, self.spec.entry_of(case)
+        timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
+        check = draw_inputs(spec, case, secret_seed(), self.device)
+        cand_t, cand_v = clone_exact(timed), clone_exact(check)
+        for t in _tensors(cand_v, spec.output_args).values():
+            poison_(t)
+        timer = self.timer or self.candidate
+        if self.timer is not None and not self.timer_loaded:
+            loaded = self.timer.load(self.source)
+            if loaded.error:
+                raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
+            self.audit(loaded, "at import (timing process)")
+            self.timer_loaded = True
+        reply = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+        if reply.error:
+            raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
+        if reply.fields.get("outlived_us"):
+            raise Failed(Status.REJECTED, f"case {case.name}: the call returned before its GPU work ended "
+                         f"(timed at {float(reply.fields['median_us']):.1f} us on its stream, "
+                         f"{float(reply.fields['outlived_us']):.1f} us with the device synchronised): "
+                         "work on another stream escapes the timer and is not allowed")
+        ref_v = clone_exact(check)
+        expected = self.reference(entry.name, ref_v, case)
+        message, _, _ = self._compare(case, expected, reply.value, ref_v, cand_t)
+        if message:
+            raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
+        _, base_fn = self.baseline(entry.name)
+        bargs, bkwargs = entry.bind(clone_exact(timed))
+        base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
+        f = reply.fields
+        mode = str(f["mode"]) + (f" ({f['note']})" if f.get("note") else "")
+        return float(f["median_us"]), base.median_us, mode, float(f["spread"])
+
+    def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
+        hook = getattr(self.spec.module, "speed_baseline", None)
+        if hook is not None:
+            found = hook(entry, self.device)
+            if found is not None:
+                return found
+        return "torch", self.spec.reference_for(entry)
+
+
+def _flat_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _flat_tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _flat_tensors(v)]
+    return []
+
+
+def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
+    outputs = [expected, *_tensors(ref_in, (*spec.output_args, *spec.inout_args)).values()]
+
+    def count(v: Any) -> int:
+        if isinstance(v, torch.Tensor):
+            return v.numel()
+        if isinstance(v, list | tuple):
+            return sum(count(x) for x in v)
+        return 1 if v is not None else 0
+
+    return any(count(v) for v in outputs)
+
+
+@contextmanager
+def exclusive_timing(lock_path: str | None) -> Iterator[None]:
+    """One timing at a time per GPU, whichever process holds the lock; checks overlap."""
+    if not lock_path:
+        yield
+        return
+    with open(lock_path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def run(request: dict, emit: Callable[[dict], None]) -> dict:
+    """Evaluate; emit each case result; return the final verdict fields."""
+    spec = load_spec(Path(request["spec"]))
+    device = request["device"]
+    workspace = Path(request["workspace"])
+    workspace.mkdir(parents=True, exist_ok=True)
+    limits = Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
+    timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
+                                     for c in spec.cases)
+    try:  # both forked before this process touches the GPU
+        candidate = CandidateProcess(device, workspace, limits)
+        timer = CandidateProcess(device, workspace, limits) if timing else None
+    except CandidateDied as exc:
+        return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
+    try:
+        return _judge(spec, candidate, timer, request, emit)
+    finally:
+        candidate.close()
+        if timer is not None:
+            timer.close()
+
+
+def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | None, request: dict,
+           emit: Callable[[dict], None]) -> dict:
+    device = request["device"]
+    emit_sandbox = {"sandbox": candidate.sandbox, "sandbox_notes": candidate.notes}
+    tags = set(request["case_tags"])
+    cases = [c for c in spec.cases if c.tag in tags]
+    timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
+    runner = CaseRunner(spec, candidate, device, timer)
+    runner.timed = frozenset(c.name for c in timed)
+    runner.source = request["source"]
+    results: list[CaseResult] = []
+    try:
+        loaded = candidate.load(request["source"])
+        if loaded.error:
+            return _final(Status(loaded.error["status"]), loaded.error["message"], results, runner, **emit_sandbox)
+        runner.audit(loaded, "at import")
+        for case in cases:
+            result = runner.check(case, case.seed)
+            emit(dataclasses.asdict(result))
+            results.append(result)
+            if result.status != Status.CORRECT:
+                return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
+        # Bench cases get fresh inputs when timed; re-check among the others, where draws are cheap.
+        pool = [c for c in cases if c.tag != "bench"] or cases
+        for case in random.SystemRandom().sample(pool, min(FRESH_RERUNS, len(pool))):
+            again = runner.check(case, secret_seed())
+            if again.status != Status.CORRECT:
+                return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
+        with exclusive_timing(request.get("timing_lock") if timed else None):
+            for case in timed:
+                lat, base, mode, spread = runner.time(case, request["repeats"], request["warmup"])
+                i = next(i for i, r in enumerate(results) if r.name == case.name)
+                results[i] = dataclasses.replace(
+                    results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread
+                )
+    except Failed as f:
+        return _final(f.status, f.message, results, runner, **emit_sandbox)
+    except CandidateDied as exc:
+        done = f" after {len(results)} passing case(s)" if results else ""
+        return _final(Status.RUNTIME_ERROR, f"the candidate process died ({exc}){done}", results, runner, **emit_sandbox)
+    if spec.kernel_required and runner.produced_elements and not runner.kernels:
+        # Judged over the whole evaluation, not per case: a case with nothing to compute
+        # (k == 0) may rightly return zeros without a launch.
+        return _final(Status.REJECTED, "launched no Triton kernel in any case", results, runner, **emit_sandbox)
+    baseline = runner.baseline(next(iter(spec.signatures)))[0] if timed else None
+    return _final(Status.CORRECT, f"all {len(cases)} cases correct", results, runner, baseline, **emit_sandbox)
+
+
+def _final(status, message, results, runner, baseline=None, **extra) -> dict:
+    return {
+        "status": status,
+        "message": message,
+        "cases": [dataclasses.asdict(r) for r in results],
+        "kernels": sorted(set(runner.kernels)),
+        "torch_ops": sorted(set(runner.torch_ops)),
+        "baseline": baseline,
+        **extra,
+    }
+
+
+def serve_request(request_path: Path) -> None:
+    request = json.loads(request_path.read_text())
+    out = Path(request["result"])
+    started = time.perf_counter()
+
+    def emit(case: dict) -> None:
+        with out.open("a") as f:
+            f.write(json.dumps({"case": case}) + "\n")
+
+    final = run(request, emit)
+    final["eval_s"] = time.perf_counter() - started
+    with out.open("a") as f:
+        f.write(json.dumps({"final": final}) + "\n")
+
+
+def main() -> None:
+    die_with_parent()
+    parent = os.environ.get("KGB_PARENT_PID")
+    if parent and os.getppid() != int(parent):
+        sys.exit(70)  # the harness died before the flag above took effect
+    serve_request(Path(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    main()

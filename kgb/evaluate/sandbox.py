@@ -1,0 +1,351 @@
+"""The candidate's sandbox: what the process that runs candidate code may do.
+
+Applied by the candidate process to itself after it has imported torch and Triton (and,
+on a GPU, started CUDA) and before it reads the candidate's source. Every layer is a
+kernel mechanism that the process cannot undo once applied:
+
+- Landlock: the file system is read-only and limited to the Python environment and the
+  system's libraries; the candidate's workspace is the only writable place; the repo
+  (operator specs, other candidates, event logs), home directories and other processes'
+  /proc entries are out of reach; no TCP; no signals or abstract sockets out of the domain.
+- seccomp: no new threads, no fork, no exec (a GPU run may exec Triton's ptxas, and only
+  binaries under the paths granted execute), no sockets but Unix ones, no ptrace, no
+  namespace or mount changes, no io_uring (it would bypass the filter).
+- rlimits: CPU seconds, file size, no core dumps.
+- A network namespace of its own where the kernel allows one.
+
+See docs/design/threat-model.md for what each layer stops.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import resource
+import struct
+import sys
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+class SandboxLevel(StrEnum):
+    """How much of the sandbox this machine could apply; recorded on every job."""
+
+    FULL = "landlock+seccomp"  # both kernel mechanisms are in force
+    SECCOMP_ONLY = "seccomp"  # no Landlock: the file system is not confined
+    LANDLOCK_ONLY = "landlock"  # no seccomp filter for this architecture
+    NONE = "none"  # neither: the candidate runs unconfined
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+SECCOMP_MODE_FILTER = 2
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to kill this process when its parent dies (kill -9 of a run included)."""
+    _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+# ---------------------------------------------------------------------------- Landlock
+
+_SYS_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
+FS_ALL_V1 = (1 << 13) - 1  # execute .. make_sym
+FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+READ = FS_READ_FILE | FS_READ_DIR
+NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 where Landlock is missing or disabled."""
+    numbers = _SYS_LANDLOCK.get(platform.machine())
+    if numbers is None:
+        return 0
+    version = _libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(int(version), 0)
+
+
+@dataclass(frozen=True)
+class Paths:
+    """What the candidate process may reach on the file system."""
+
+    read: tuple[str, ...]  # read (and list) beneath these
+    execute: tuple[str, ...]  # also execute beneath these
+    write: tuple[str, ...]  # full access beneath these (the workspace)
+    devices: tuple[str, ...] = ()  # read, write and ioctl (GPU device files)
+
+
+def default_paths(workspace: Path, allow_exec: bool) -> Paths:
+    """The Python environment, system libraries and devices; the workspace writable."""
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p.endswith("-packages"))}
+    read = {*prefixes, "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", "/etc/ld.so.cache",
+            "/etc/localtime", "/sys", "/proc/self", "/proc/thread-self", "/dev/null", "/dev/zero",
+            "/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat"}
+    execute: set[str] = set()
+    if allow_exec:
+        # ptxas (Triton's bundled binary), the dynamic loader, and the C toolchain with which
+        # some Triton versions build a launcher per kernel signature. Not the Python binary.
+        import triton
+
+        execute |= {str(Path(triton.__file__).parent / "backends"), "/lib", "/lib64", "/usr/lib", "/usr/lib64",
+                    "/usr/libexec/gcc", *(str(p) for p in Path("/usr/bin").glob("*gcc*")),
+                    *(str(p) for p in Path("/usr/bin").glob("*-ld*")), "/usr/bin/cc", "/usr/bin/as", "/usr/bin/ld",
+                    *_compiler_prefixes()}
+    devices = tuple(str(p) for p in Path("/dev").glob("nvidia*")) + ("/dev/null",)
+    return Paths(tuple(sorted(read)), tuple(sorted(execute)), (str(workspace),), devices)
+
+
+def _compiler_prefixes() -> set[str]:
+    """Where the C compiler Triton would call lives (it may be a toolchain under /opt): its
+    bin folder and the prefix above it, whose libexec holds cc1 and the linker's helpers."""
+    import shutil
+
+    found = set()
+    for name in (os.environ.get("CC"), "gcc", "cc", "clang"):
+        path = shutil.which(name) if name else None
+        if path:
+            real = Path(path).resolve()
+            found |= {str(real.parent), str(real.parent.parent / "libexec"), str(real.parent.parent / "lib")}
+            found |= {str(Path(path).parent)}
+    return found - {"/usr/bin", "/bin"}  # the system's bin folders hold python: only named tools there
+
+
+def _landlock(paths: Paths, abi: int) -> None:
+    create, add_rule, restrict = _SYS_LANDLOCK[platform.machine()]
+    handled = FS_ALL_V1
+    if abi >= 2:
+        handled |= FS_REFER
+    if abi >= 3:
+        handled |= FS_TRUNCATE
+    if abi >= 5:
+        handled |= FS_IOCTL_DEV
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("=QQQ", handled, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    buf = ctypes.create_string_buffer(attr[:size], size)
+    ruleset = _check(_libc.syscall(create, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock_create_ruleset")
+    try:
+        file_only = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
+        rules = [(p, READ) for p in paths.read] + [(p, READ | FS_EXECUTE) for p in paths.execute]
+        rules += [(p, handled) for p in paths.write]
+        rules += [(p, FS_READ_FILE | FS_WRITE_FILE | (FS_IOCTL_DEV if abi >= 5 else 0)) for p in paths.devices]
+        for path, access in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # absent on this machine
+            try:
+                if not os.path.isdir(path):
+                    access &= file_only
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", access & handled, fd), 12)
+                _check(_libc.syscall(add_rule, ruleset, 1, rule, 0), f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        _check(_libc.syscall(restrict, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+# ---------------------------------------------------------------------------- seccomp
+
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# name -> syscall number, per architecture (only those the filter names)
+_SYSCALLS = {
+    "x86_64": dict(clone=56, fork=57, vfork=58, execve=59, execveat=322, clone3=435, socket=41,
+                   ptrace=101, process_vm_readv=310, process_vm_writev=311, kill=62, tkill=200,
+                   tgkill=234, unshare=272, setns=308, mount=165, umount2=166, pivot_root=155,
+                   chroot=161, bpf=321, perf_event_open=298, userfaultfd=323, io_uring_setup=425,
+                   io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248,
+                   request_key=249, init_module=175, finit_module=313, kexec_load=246,
+                   open_by_handle_at=304, name_to_handle_at=303, fsopen=430, fsmount=432,
+                   move_mount=429, open_tree=428, personality=135, seccomp=317),
+    "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
+                    process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
+                    unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
+                    perf_event_open=241, userfaultfd=282, io_uring_setup=425, io_uring_enter=426,
+                    io_uring_register=427, keyctl=219, add_key=217, request_key=218,
+                    init_module=105, finit_module=273, kexec_load=104, open_by_handle_at=265,
+                    name_to_handle_at=264, fsopen=430, fsmount=432, move_mount=429, open_tree=428,
+                    personality=92),
+}
+CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
+AF_UNIX = 1
+EPERM, ENOSYS = 1, 38
+RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA = 0x20, 0x15, 0x45, 0x06, 0x05
+
+
+class _Program:
+    """A tiny BPF assembler: instructions with symbolic jump targets."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple] = []
+
+    def load(self, offset: int) -> None:
+        self.code.append((_LD_W_ABS, 0, 0, offset))
+
+    def jump_if(self, op: int, k: int, true: str | None, false: str | None) -> None:
+        self.code.append((op, true, false, k))
+
+    def ret(self, value: int) -> None:
+        self.code.append((_RET_K, 0, 0, value))
+
+    def label(self, name: str) -> None:
+        self.code.append(("label", name))
+
+    @staticmethod
+    def _offset(positions: dict[str, int], target: object, index: int) -> int:
+        """A jump's offset: instructions to skip after the one at `index`."""
+        return positions[target] - index - 1 if isinstance(target, str) else 0
+
+    def assemble(self) -> bytes:
+        positions, index = {}, 0
+        for ins in self.code:
+            if ins[0] == "label":
+                positions[ins[1]] = index
+            else:
+                index += 1
+        out, index = b"", 0
+        for ins in self.code:
+            if ins[0] == "label":
+                continue
+            code, jt, jf, k = ins
+            out += struct.pack("=HBBI", code, self._offset(positions, jt, index), self._offset(positions, jf, index),
+                               k & 0xFFFFFFFF)
+            index += 1
+        return out
+
+
+def _seccomp_program(allow_exec: bool) -> bytes:
+    arch = platform.machine()
+    nr = _SYSCALLS[arch]
+    p = _Program()
+    deny, nosys = RET_ERRNO | EPERM, RET_ERRNO | ENOSYS
+    p.load(4)  # seccomp_data.arch
+    p.jump_if(_JEQ_K, _AUDIT_ARCH[arch], None, "deny")
+    p.load(0)  # seccomp_data.nr
+    if arch == "x86_64":
+        p.jump_if(_JSET_K, 0x40000000, "deny", None)  # the x32 ABI would dodge every rule
+    always_denied = ["ptrace", "process_vm_readv", "process_vm_writev", "tkill", "unshare", "setns",
+                     "mount", "umount2", "pivot_root", "chroot", "bpf", "perf_event_open",
+                     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+                     "keyctl", "add_key", "request_key", "init_module", "finit_module",
+                     "kexec_load", "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount",
+                     "move_mount", "open_tree", "personality", "fork"]
+    if not allow_exec:
+        always_denied += ["execve", "execveat", "vfork"]
+    for name in always_denied:
+        if name in nr:
+            p.jump_if(_JEQ_K, nr[name], "deny", None)
+    p.jump_if(_JEQ_K, nr["clone3"], "nosys", None)  # glibc falls back to clone, filtered below
+    p.jump_if(_JEQ_K, nr["clone"], "clone", None)
+    p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    p.jump_if(_JEQ_K, nr["kill"], "kill", None)
+    p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
+    p.ret(RET_ALLOW)
+    # clone: flags are the first argument; a thread or a fork is refused, vfork+exec is not
+    p.label("clone")
+    p.load(16)
+    p.jump_if(_JSET_K, CLONE_THREAD, "deny", None)
+    if not allow_exec:
+        p.ret(deny)
+    else:
+        p.jump_if(_JSET_K, CLONE_VFORK, None, "deny")
+        p.jump_if(_JSET_K, CLONE_VM, "allow", "deny")
+    p.label("socket")
+    p.load(16)
+    p.jump_if(_JEQ_K, AF_UNIX, "allow", "deny")
+    # signals only to itself (pid 0 is its own process group: it has a session of its own)
+    own = os.getpid()
+    p.label("kill")
+    p.load(16)
+    p.jump_if(_JEQ_K, own, "allow", None)
+    p.jump_if(_JEQ_K, 0, "allow", "deny")
+    p.label("tgkill")
+    p.load(16)
+    p.jump_if(_JEQ_K, own, "allow", "deny")
+    p.label("allow")
+    p.ret(RET_ALLOW)
+    p.label("deny")
+    p.ret(deny)
+    p.label("nosys")
+    p.ret(nosys)
+    return p.assemble()
+
+
+def _seccomp(allow_exec: bool) -> None:
+    program = _seccomp_program(allow_exec)
+    n = len(program) // 8
+    filt = ctypes.create_string_buffer(program, len(program))
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = SockFprog(n, ctypes.addressof(filt))
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
+
+
+# ---------------------------------------------------------------------------- applying
+
+
+@dataclass
+class Limits:
+    cpu_s: int = 600
+    file_bytes: int = 4 << 30
+
+
+@dataclass
+class Applied:
+    level: SandboxLevel
+    notes: list[str] = field(default_factory=list)
+
+
+def _own_network() -> str | None:
+    """A network namespace with no interfaces but loopback, where the kernel allows it."""
+    CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
+    if _libc.unshare(CLONE_NEWNET) == 0:
+        return None
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+        return None
+    return f"no network namespace ({os.strerror(ctypes.get_errno())}); TCP is still refused where Landlock has it"
+
+
+def confine(workspace: Path, allow_exec: bool, limits: Limits) -> Applied:
+    """Apply the sandbox to this process, as far as this machine allows. Irreversible."""
+    notes = []
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory and /proc entries stay private
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    note = _own_network()
+    if note:
+        notes.append(note)
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    abi = landlock_abi()
+    if abi:
+        _landlock(default_paths(workspace, allow_exec), abi)
+    else:
+        notes.append("Landlock is not available: the file system is not confined")
+    if platform.machine() not in _SYSCALLS:
+        notes.append(f"no seccomp filter for {platform.machine()}")
+        return Applied(SandboxLevel.LANDLOCK_ONLY if abi else SandboxLevel.NONE, notes)
+    _seccomp(allow_exec)
+    return Applied(SandboxLevel.FULL if abi else SandboxLevel.SECCOMP_ONLY, notes)

@@ -1,0 +1,327 @@
+"""kgb's own red-team set: candidates that try to be judged correct without computing the
+answer with Triton, to read what they must not, or to fake a timing.
+
+Each attack is the body of an aten::softmax candidate (entry `softmax_int(self, dim,
+dtype=None)`) after a common prelude whose decoy kernel stores one value into a scratch
+buffer, the way a cheat keeps the "launched a Triton kernel" check quiet. The threat model
+(docs/design/threat-model.md) names the mechanism that stops each one; tests/test_redteam.py
+asserts that none is judged correct. The GPU-only timing attacks are in GPU_ATTACKS and run
+on a GPU host (benchmarks/redteam_gpu.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PRELUDE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _decoy(p):
+    tl.store(p, 1.0)
+
+
+def _launch_decoy(device):
+    scratch = torch.empty(1, device=device)
+    _decoy[(1,)](scratch)
+'''
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attack: what it tries, the body of the candidate, and what stops it."""
+
+    name: str
+    tries: str
+    body: str
+    stopped_by: str
+
+    @property
+    def source(self) -> str:
+        return PRELUDE + self.body
+
+
+def _cheat(compute: str, imports: str = "") -> str:
+    """A softmax_int that computes `y` some other way, then launches the decoy."""
+    return f'''
+{imports}
+
+def softmax_int(self, dim, dtype=None):
+{compute}
+    _launch_decoy(self.device)
+    return y
+'''
+
+
+ATTACKS = [
+    Attack("torch-in-thread", "compute with torch.softmax in another thread, out of the dispatch mode's sight",
+           _cheat('''    box = {}
+    worker = threading.Thread(target=lambda: box.update(y=torch.softmax(self, dim, dtype=dtype)))
+    worker.start()
+    worker.join()
+    y = box["y"]''', "import threading"),
+           "seccomp refuses new threads"),
+    Attack("subprocess", "compute in a child Python reached around the static check",
+           _cheat('''    sp = builtins.__dict__["__imp" + "ort__"]("sub" + "process")
+    code = "import torch,sys;x=torch.tensor(eval(sys.stdin.read()));print(torch.softmax(x,%d).tolist())" % dim
+    out = sp.run([sys.executable, "-c", code], input=repr(self.tolist()), capture_output=True, text=True)
+    y = torch.tensor(eval(out.stdout), dtype=self.dtype)''', "import builtins\nimport sys"),
+           "seccomp refuses fork and exec on the CPU (Landlock grants exec only to Triton's ptxas on a GPU)"),
+    Attack("numpy-from-tensor", "compute with numpy through Tensor.numpy() and write the result in place",
+           _cheat('''    a = self.float().numpy()
+    e = 2.718281828459045 ** (a - a.max(axis=dim, keepdims=True))
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    y.numpy()[...] = (e / e.sum(axis=dim, keepdims=True)).astype(y.numpy().dtype)'''),
+           "value provenance: no Triton kernel stored those values"),
+    Attack("pure-python", "compute in plain Python from tolist() and build the tensor from a list",
+           _cheat('''    rows = self.movedim(dim, -1).reshape(-1, self.shape[dim]).tolist()
+    out = []
+    for r in rows:
+        m = max(r)
+        e = [2.718281828459045 ** (v - m) for v in r]
+        out.append([v / sum(e) for v in e])
+    shape = self.movedim(dim, -1).shape
+    y = torch.tensor(out, dtype=dtype or self.dtype).reshape(shape).movedim(-1, dim)'''),
+           "value provenance"),
+    Attack("ctypes-memmove", "write values computed on the host straight into the output through ctypes",
+           _cheat('''    ct = builtins.__dict__["__imp" + "ort__"]("cty" + "pes")
+    host = [v * 0.0 + 0.25 for v in self.reshape(-1).tolist()]
+    y = torch.empty(self.shape, dtype=torch.float32)
+    buf = (ct.c_float * len(host))(*host)
+    ct.memmove(y.data_ptr(), buf, 4 * len(host))''', "import builtins"),
+           "value provenance (and the values are wrong)"),
+    Attack("disable-python-dispatch", "compute with torch.softmax while Python dispatch is disabled",
+           _cheat('''    with torch._C._DisableTorchDispatch():
+        y = torch.softmax(self, dim, dtype=dtype)'''),
+           "the profiler's leaf ops sit below Python dispatch"),
+    Attack("pop-dispatch-modes", "pop the audit's dispatch mode off the stack, then compute",
+           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
+    with _disable_current_modes():
+        y = torch.softmax(self, dim, dtype=dtype)'''),
+           "the profiler's leaf ops"),
+    Attack("stop-the-profiler", "stop both observers, then compute",
+           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
+    torch.autograd._disable_profiler_legacy()
+    with _disable_current_modes():
+        y = torch.softmax(self, dim, dtype=dtype)'''),
+           "a stopped profiler is tampering; rejected"),
+    Attack("pre-run-hook", "compute in a Triton pre-run hook on the decoy kernel",
+           '''
+getattr(_decoy, "add_pre" + "_run_hook")(lambda *a, **k: None)
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+''', "a launched kernel with a pre-run hook is rejected"),
+    Attack("launch-enter-hook", "register a Triton launch hook through the knobs",
+           '''
+getattr(triton, "kno" + "bs").runtime.launch_enter_hook.add(lambda *a, **k: None)
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+''', "registered Triton hooks are rejected"),
+    Attack("python-in-kernel", "call PyTorch from Python code that an interpreted kernel calls",
+           '''
+def _helper(x):
+    return x
+
+
+@triton.jit
+def _kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + i, mask=i < n)
+    tl.store(y_ptr + i, _helper(v), mask=i < n)
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.softmax(self, dim, dtype=dtype).contiguous()
+    out = torch.empty_like(y)
+    _kernel[(1,)](y, out, y.numel(), BLOCK=triton.next_power_of_2(y.numel()))
+    return out
+''', "ATen ops inside launches are audited"),
+    Attack("new-overload-of-copy", "register aten::copy_.kgb implemented with softmax, call it",
+           '''
+_lib = torch.library.Library("aten", "FRAGMENT")
+_lib.define("copy_.kgb(Tensor(a!) self, Tensor src, int dim) -> Tensor(a!)")
+_lib.impl("copy_.kgb", lambda self, src, dim: self.copy_(torch.softmax(src, dim)), "CompositeExplicitAutograd")
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    torch.ops.aten.copy_.kgb(y, self, dim)
+    _launch_decoy(self.device)
+    return y
+''', "the profiler's leaf ops include the softmax inside"),
+    Attack("read-the-spec", "precompute every case's answer at import from the spec's own make_inputs and seeds",
+           '''
+import importlib.util as _u
+
+_spec = _u.spec_from_file_location("s", "/work/main/operators/aten/softmax/spec.py")
+_mod = _u.module_from_spec(_spec)
+_spec.loader.exec_module(_mod)
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.softmax(self, dim, dtype=dtype)
+    _launch_decoy(self.device)
+    return y
+''', "Landlock: the repo is unreadable; inputs come from hidden seeds anyway"),
+    Attack("lying-subclass", "return a tensor subclass that claims the right values",
+           '''
+class Liar(torch.Tensor):
+    pass
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.empty(self.shape, dtype=dtype or self.dtype).as_subclass(Liar)
+    _launch_decoy(self.device)
+    return y
+''', "a subclass cannot cross to the judge"),
+    Attack("replace-tensor-all", "make every comparison pass by replacing Tensor.all",
+           '''
+torch.Tensor.all = lambda self, *a, **k: torch.tensor(True)
+torch.Tensor.any = lambda self, *a, **k: torch.tensor(False)
+
+
+def softmax_int(self, dim, dtype=None):
+    y = torch.zeros(self.shape, dtype=dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+''', "the comparison runs in the judge process"),
+    Attack("judge-frames-and-gc", "find the judge's expected output through frames and gc",
+           _cheat('''    g = builtins.__dict__["__imp" + "ort__"]("g" + "c")
+    y = None
+    for obj in g.get_objects():
+        if isinstance(obj, dict) and "expected" in obj and isinstance(obj["expected"], torch.Tensor):
+            y = obj["expected"]
+    frame = getattr(sys, "_get" + "frame")()
+    while frame is not None and y is None:
+        y = frame.f_locals.get("expected") if isinstance(frame.f_locals.get("expected"), torch.Tensor) else None
+        frame = getattr(frame, "f_" + "back")
+    if y is None:
+        y = torch.zeros(self.shape, dtype=dtype or self.dtype)''', "import builtins\nimport sys"),
+           "the expected output only exists in the judge process"),
+    Attack("forge-the-result-file", "write a `final: correct` line where the judge's result might be, then exit",
+           '''
+import json
+import os
+
+
+def softmax_int(self, dim, dtype=None):
+    line = json.dumps({"final": {"status": "correct", "message": "all cases correct", "cases": []}})
+    for path in ("../result.jsonl", "result.jsonl", os.environ.get("TMPDIR", ".") + "/../result.jsonl"):
+        try:
+            with open(path, "a") as f:
+                f.write(line + "\\n")
+        except OSError:
+            pass
+    os._exit(0)
+''', "the result file is the judge's, beyond Landlock; a candidate that exits is a dead candidate"),
+    Attack("write-outside-workspace", "leave a file outside the workspace",
+           '''
+def softmax_int(self, dim, dtype=None):
+    with open("/tmp/kgb-redteam-was-here", "w") as f:
+        f.write("x")
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+''', "Landlock: only the workspace is writable"),
+    Attack("network", "open a TCP connection (exfiltration)",
+           '''
+def softmax_int(self, dim, dtype=None):
+    s = builtins.__dict__["__imp" + "ort__"]("soc" + "ket").create_connection(("127.0.0.1", 9), timeout=1)
+    s.close()
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+'''.replace("def softmax_int", "import builtins\n\n\ndef softmax_int"), "seccomp: Unix sockets only; Landlock: no TCP"),
+    Attack("secrets-from-parent", "read an API key from the parent's /proc environ and leak it in the error",
+           '''
+import os
+
+
+def softmax_int(self, dim, dtype=None):
+    found = []
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()][:50]
+    except OSError:
+        pids = []
+    for pid in [os.getppid(), 1, *pids]:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                found.append(f.read().decode(errors="replace"))
+        except OSError:
+            pass
+    found.append(repr(dict(os.environ)))
+    raise RuntimeError("LEAK " + " ".join(found))
+''', "Landlock: /proc of other processes is unreadable; the environment is scrubbed by name and value"),
+]
+
+# Timing attacks need a GPU: benchmarks/redteam_gpu.py runs them on a GPU host.
+GPU_ATTACKS = [
+    Attack("memoise-by-identity", "remember the output per input object and return it on repeat calls",
+           '''
+_memo = {}
+
+
+def softmax_int(self, dim, dtype=None):
+    key = (self.data_ptr(), tuple(self.shape), dim)
+    if key not in _memo:
+        _memo[key] = _honest(self, dim, dtype)
+    return _memo[key]
+''', "timed calls run on fresh inputs whose output is checked after timing"),
+    Attack("nothing-in-graph", "launch nothing while a CUDA graph is being captured",
+           '''
+def softmax_int(self, dim, dtype=None):
+    if torch.cuda.is_current_stream_capturing():
+        return _last[0]
+    y = _honest(self, dim, dtype)
+    _last[:] = [y]
+    return y
+
+
+_last = [None]
+''', "the graph is replayed on fresh inputs and its output checked"),
+    Attack("patch-the-timer", "divide the reported median by ten by wrapping kgb.evaluate.timing.measure",
+           '''
+import sys as _sys
+
+_timers = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.timing")]
+if _timers:
+    _orig = _timers[0].measure
+
+    def _fast(*a, _real=_orig, **k):
+        t = _real(*a, **k)
+        return type(t)(t.median_us / 10, t.spread, t.repeats, t.mode, t.graph, t.graph_output)
+
+    for _m in list(_sys.modules.values()):  # every module that holds the function, under any name
+        if _m is _sys.modules.get(__name__):
+            continue
+        for _name, _value in list(vars(_m).items()) if hasattr(_m, "__dict__") else []:
+            if _value is _orig:
+                setattr(_m, _name, _fast)
+
+
+def softmax_int(self, dim, dtype=None):
+    return _honest(self, dim, dtype)
+''', "open: the candidate process's clock can be patched (threat model, residual risks)"),
+    Attack("side-stream", "run the kernel on a side stream and return before it finishes",
+           '''
+_side = []
+
+
+def softmax_int(self, dim, dtype=None):
+    if not _side:
+        _side.append(torch.cuda.Stream())
+    with torch.cuda.stream(_side[0]):
+        return _honest(self, dim, dtype)
+''', "the output read after the call sees unfinished work (racy), graph capture refuses unjoined streams"),
+]

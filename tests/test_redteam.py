@@ -1,0 +1,54 @@
+"""The red-team set (tests/redteam.py): no attack is judged correct, and none reaches
+what it was after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from redteam import ATTACKS
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, Status, evaluate
+
+SMOKE = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120)
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return operators.load("aten::softmax")
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
+def test_no_attack_is_judged_correct(attack, softmax):
+    verdict = evaluate(attack.source, softmax, SMOKE)
+    assert verdict.status != Status.CORRECT, f"{attack.name} ({attack.tries}) was judged correct"
+
+
+def test_nothing_is_written_outside_the_workspace(softmax):
+    marker = Path("/tmp/kgb-redteam-was-here")
+    marker.unlink(missing_ok=True)
+    attack = next(a for a in ATTACKS if a.name == "write-outside-workspace")
+    evaluate(attack.source, softmax, SMOKE)
+    assert not marker.exists()
+
+
+def test_a_key_under_any_name_never_reaches_the_candidate(softmax, monkeypatch):
+    """The key sits in this process's environment (so in /proc/<pid>/environ) under a
+    name that looks like nothing; the candidate searches /proc and its environment and
+    puts all it finds in its error message."""
+    key = "kgbtest-9f3c2a7e41d04b6b8e5f"
+    monkeypatch.setenv("LLM_PASS", key)
+    monkeypatch.setenv("UNRELATED_SETTING", key)
+    settings = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120, secret_env=("LLM_PASS",))
+    attack = next(a for a in ATTACKS if a.name == "secrets-from-parent")
+    verdict = evaluate(attack.source, softmax, settings)
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "LEAK" in verdict.message + verdict.logs  # the candidate ran and reported what it found
+    assert key not in verdict.message + verdict.logs
+
+
+def test_the_judge_records_the_sandbox(softmax):
+    verdict = evaluate(softmax.solution_path.read_text(), softmax, SMOKE)
+    assert verdict.status == Status.CORRECT
+    assert verdict.sandbox == "landlock+seccomp"
