@@ -78,7 +78,8 @@ def hadacore_transform(x: torch.Tensor, inplace: bool) -> torch.Tensor:
         b = 128
         a = n // b
         z = torch.empty(x.shape, dtype=torch.float32, device=x.device)
-        _mid_kernel[(triton.cdiv(n_rows * a, 64),)](x, z, n_rows * a, 1.0, N=b, ROWS=64)
+        rows = 16 if n_rows * a <= 16 else 64
+        _mid_kernel[(triton.cdiv(n_rows * a, rows),)](x, z, n_rows * a, 1.0, N=b, ROWS=rows)
         tb = 32
         _cols_kernel[(n_rows, b // tb)](z, out, scale, A=a, B=b, TB=tb, KA=min(a, 64))
     return out
