@@ -1,9 +1,17 @@
-"""kgb's entry point: `python run.py [-m] method=... source=... chip=...` (see README)."""
+"""kgb's entry point: `python run.py [-m] method=... source=... chip=...` (see README).
+
+Bad input ends here in one line (kgb.preflight) before anything is written; `--help`
+describes every group and setting (kgb.manual). HYDRA_FULL_ERROR=1 shows tracebacks.
+"""
+
+import sys
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from kgb.config import register
+from kgb.manual import print_help, wants_help
+from kgb.preflight import main_guard
 from kgb.run import run_job
 
 register()
@@ -16,4 +24,8 @@ def main(cfg: DictConfig) -> float:
 
 
 if __name__ == "__main__":
+    if wants_help(sys.argv[1:]):
+        print_help()
+        sys.exit(0)
+    main_guard(sys.argv[1:])
     main()

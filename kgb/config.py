@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+GROUPS = ("method", "model", "source", "chip")  # Hydra config groups, one folder each under conf/
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be run. The message is one line: the problem and the fix."""
 
 
 class Keyed:
@@ -32,11 +40,13 @@ class MethodConfig(Keyed):
     """Common to every method."""
 
     name: str = MISSING  # registry name in kgb.methods.METHODS
-    samples: int = 1  # independent trials per operator (sample index is part of the trial key)
+    samples: int = 1  # independent trials per operator (raising it runs only the new sample indices)
     concurrency: int = 1  # trials run at once (model calls overlap; evaluations stay serial on a GPU)
     dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
 
-    not_identity: ClassVar[tuple[str, ...]] = ("concurrency", "dir")
+    # The sample index is part of each trial's key; the count is not, so that raising it
+    # keeps the samples already run (kgb/identity.py).
+    not_identity: ClassVar[tuple[str, ...]] = ("samples", "concurrency", "dir")
 
 
 @dataclass
@@ -53,7 +63,7 @@ class FilesConfig(MethodConfig):
     name: str = "files"
     dir: str | None = MISSING
 
-    not_identity: ClassVar[tuple[str, ...]] = ("concurrency",)
+    not_identity: ClassVar[tuple[str, ...]] = ("samples", "concurrency")
 
 
 @dataclass
@@ -102,8 +112,8 @@ class PriceConfig:
 
     input: float = 0.0  # input tokens neither read from nor written to the cache
     output: float = 0.0  # generated tokens, reasoning included
-    cache_read: float = 0.0
-    cache_write: float = 0.0
+    cache_read: float = 0.0  # input tokens read from the provider's prompt cache
+    cache_write: float = 0.0  # input tokens written to the provider's prompt cache
 
 
 @dataclass
@@ -120,11 +130,11 @@ class LLMConfig(ModelConfig):
     timeout_s: float = 600.0  # per HTTP attempt; a hung connection counts as a failed attempt
     retries: int = 6  # further attempts after a 429, a 5xx, a timeout or a malformed body
     backoff_s: float = 2.0  # first wait between attempts, doubled each time (a retry-after wins)
-    max_backoff_s: float = 120.0
+    max_backoff_s: float = 120.0  # longest wait between attempts
     price: PriceConfig = field(default_factory=PriceConfig)
     max_trial_tokens: int | None = None  # budget: no further call once a trial has used this many
     max_job_cost_usd: float | None = None  # budget: no further call once the job has spent this much
-    validate: bool = True  # list the endpoint's models before the sweep; fail on an unknown name
+    validate: bool = True  # check model.name before the sweep (listing, else one probe call); false: trust it
 
     # How calls are made, paid for and capped, not what is asked: changing these must not
     # make new trials that pay again for answers already logged.
@@ -161,7 +171,7 @@ class SourceConfig:
 class ChipConfig:
     """The chip a job targets. `auto` resolves to this machine's device at run time."""
 
-    name: str = "auto"
+    name: str = "auto"  # the chip's config name (conf/chip/)
     backend: str = "auto"  # torch device type: cpu (Triton interpreter), cuda, npu, musa
     device_name_pattern: str = ""  # regex on the device name that recognises this chip
     notes: str = ""  # advice shown to methods in the Problem (e.g. warp size, no fp64)
@@ -174,10 +184,10 @@ class EvalConfig:
     cases: str = "auto"  # smoke | check | all | auto (smoke on cpu, all on a GPU)
     timeout_s: float = 300.0  # wall-clock bound on one candidate's whole evaluation
     repeats: int = 100  # timed repetitions per bench case (GPU only)
-    warmup: int = 10
+    warmup: int = 10  # untimed runs before the timed repetitions (GPU only)
     # On the CPU, also compile each correct candidate's kernels for this NVIDIA compute
     # capability (90: H100/H200), which catches what only the interpreter accepts.
-    compile_for: int | None = None
+    compile_for: int | None = None  # e.g. 90: also compile correct kernels for sm_90 (CPU runs)
 
 
 @dataclass
@@ -206,6 +216,21 @@ class Config:
     ops: list[str] = field(default_factory=list)  # restrict a job, e.g. [aten::softmax]
 
 
+def choices(group: str) -> list[str]:
+    """The options of a config group: conf/<group>/*.yaml (the schemas' base_* are not options)."""
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+def chip_config(name: str) -> ChipConfig | None:
+    """The chip config conf/chip/<name>.yaml, or None where there is none; `chip=auto`
+    resolves through it, so that auto and the chip it finds send the same notes."""
+    path = CONF_DIR / "chip" / f"{name}.yaml"
+    if not path.exists():
+        return None
+    values = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(path)).items() if k != "defaults"}  # type: ignore[union-attr]
+    return ChipConfig(**values)
+
+
 def register() -> None:
     """Put the schemas in Hydra's ConfigStore; conf/<group>/*.yaml extend them."""
     cs = ConfigStore.instance()
@@ -220,3 +245,6 @@ def register() -> None:
     cs.store(group="model", name="base_replay", node=ReplayConfig)
     cs.store(group="source", name="base_source", node=SourceConfig)
     cs.store(group="chip", name="base_chip", node=ChipConfig)
+    from kgb.agents import config as agent_methods  # they extend the schemas above
+
+    agent_methods.register()

@@ -10,14 +10,17 @@ for transposes), so its baseline is the routine itself, called with the same arg
 `baseline` returns None where there is no NVIDIA GPU or no loadable libcublas; the
 evaluator then times the spec's reference instead. `call` runs one routine now.
 
-Argument conversion (`_convert`): int -> c_int (int64_t for the `_64` routines); a Python
-float or complex -> a pointer to the routine's scalar type, which its name gives (cublasS*
-float, D* double, C* cuComplex, Z* cuDoubleComplex, H* __half), held on the host, or on
-the device under pointer_mode="device"; a tensor -> its data pointer; 'N'/'T'/'C' -> the
-cublasOperation_t value; None -> a null pointer; a ctypes object passes unchanged. Other
-enums are spelled with `fill`, `side` and `diag`, since their letters overlap ('L' is
-both lower and left). Every cublasStatus_t is checked: a failure raises CublasError with
-the status's name.
+Argument conversion follows the routine's C signature in `SIGNATURES` (cuBLAS 12, after
+the handle): 'N'/'T'/'C' for cublasOperation_t, 'L'/'U' for the fill mode, 'L'/'R' for the
+side, 'N'/'U' for the diagonal type, "CUDA_R_16F"-style names for cudaDataType_t; ints as
+int (int64_t in the `_64` routines) or long long strides; a Python float or complex as a
+pointer to the routine's scalar type, which its name gives (cublasS* float, D* double, C*
+cuComplex, Z* cuDoubleComplex, H* __half), held on the host, or on the device under
+pointer_mode="device"; a tensor as its data pointer. A pointer array (the *Batched
+routines) is passed as two arguments, the buffer that holds the problems and an int64
+tensor of element offsets into it, and becomes a device array of buf + offset pointers.
+Every cublasStatus_t is checked: a failure raises CublasError with the status's name; a
+routine that the loaded libcublas lacks raises CublasError naming it.
 
 The library is the one PyTorch already loaded (found in /proc/self/maps), else one from
 the NVIDIA wheels (nvidia/cublas/lib, nvidia/cu13/lib), torch/lib, or the system loader.
@@ -66,21 +69,6 @@ _CTYPES = (
 
 class CublasError(RuntimeError):
     """A cuBLAS call returned a status other than CUBLAS_STATUS_SUCCESS."""
-
-
-def fill(uplo: str) -> ctypes.c_int:
-    """cublasFillMode_t: 'L' lower, 'U' upper."""
-    return ctypes.c_int({"L": 0, "U": 1}[uplo])
-
-
-def side(s: str) -> ctypes.c_int:
-    """cublasSideMode_t: 'L' left, 'R' right."""
-    return ctypes.c_int({"L": 0, "R": 1}[s])
-
-
-def diag(d: str) -> ctypes.c_int:
-    """cublasDiagType_t: 'N' non-unit, 'U' unit."""
-    return ctypes.c_int({"N": 0, "U": 1}[d])
 
 
 class _Complex64(ctypes.Structure):
@@ -179,59 +167,209 @@ def _handle(lib: ctypes.CDLL) -> ctypes.c_void_p:
     return _handles[device][0]
 
 
-def _convert(routine: str, arg: Any, device_scalars: bool, keep: list) -> Any:
-    """One Python argument as the ctypes value cuBLAS expects (see the module docstring)."""
-    if arg is None:
-        return ctypes.c_void_p(None)
-    if isinstance(arg, _CTYPES):
-        return arg
-    if isinstance(arg, torch.Tensor):
-        return ctypes.c_void_p(arg.data_ptr())
-    if isinstance(arg, str):
-        return ctypes.c_int(OPERATION[arg.upper()])
-    if isinstance(arg, bool | int):
-        return ctypes.c_int64(arg) if routine.endswith("_64") else ctypes.c_int(arg)
-    if isinstance(arg, float | complex):
-        make, dtype = _SCALARS[routine.removeprefix("cublas")[0]]
-        if device_scalars:
-            t = torch.tensor(arg, dtype=dtype, device="cuda")
-            keep.append(t)
+# cuBLAS 12's C argument lists, after the handle, one word per parameter:
+#   op fill side diag dtype   the enums cublasOperation_t, cublasFillMode_t, cublasSideMode_t,
+#                             cublasDiagType_t, cudaDataType_t (from 'N'/'T'/'C', 'L'/'U',
+#                             'L'/'R', 'N'/'U' and a name such as "CUDA_R_16F")
+#   int                       int, int64_t in the _64 routines
+#   stride                    long long int
+#   scalar                    a pointer to a scalar of the routine's type (alpha, beta)
+#   ptr                       a device pointer (a tensor)
+#   ptrs                      a device array of device pointers, passed as two Python
+#                             arguments: a buffer and an int64 tensor of element offsets
+_GEMM = "op op int int int scalar ptr int ptr int scalar ptr int"
+_GEMM_STRIDED = "op op int int int scalar ptr int stride ptr int stride scalar ptr int stride int"
+_GEMM_POINTERS = "op op int int int scalar ptrs int ptrs int scalar ptrs int int"
+_GEMV = "op int int scalar ptr int ptr int scalar ptr int"
+_GEMV_STRIDED = "op int int scalar ptr int stride ptr int stride scalar ptr int stride int"
+_GEMV_POINTERS = "op int int scalar ptrs int ptrs int scalar ptrs int int"
+_VECTOR_PAIR = "int ptr int ptr int"
+SIGNATURES: dict[str, str] = {
+    **dict.fromkeys(["cublasSaxpy_v2", "cublasDaxpy_v2"], "int scalar ptr int ptr int"),
+    **dict.fromkeys(["cublasCcopy_v2", "cublasDcopy_v2", "cublasZswap_v2"], _VECTOR_PAIR),
+    "cublasSscal_v2": "int scalar ptr int",
+    "cublasDasum_v2": "int ptr int ptr",
+    **dict.fromkeys(
+        ["cublasSdot_v2", "cublasCdotu_v2", "cublasZdotc_v2"], "int ptr int ptr int ptr"
+    ),
+    **dict.fromkeys(["cublasDgemv_v2", "cublasCgemv_v2"], _GEMV),
+    **dict.fromkeys([f"cublas{p}gemvStridedBatched" for p in "SDCZ"], _GEMV_STRIDED),
+    **dict.fromkeys(
+        ["cublasSgemvBatched", "cublasDgemvBatched", "cublasZgemvBatched", "cublasCgemvBatched_64"],
+        _GEMV_POINTERS,
+    ),
+    **dict.fromkeys(
+        ["cublasSger_v2", "cublasCgeru_v2", "cublasZgerc_v2"],
+        "int int scalar ptr int ptr int ptr int",
+    ),
+    "cublasDsbmv_v2": "fill int int scalar ptr int ptr int scalar ptr int",
+    "cublasDsyr2_v2": "fill int scalar ptr int ptr int ptr int",
+    "cublasCsymv_v2": "fill int scalar ptr int ptr int scalar ptr int",
+    "cublasStbmv_v2": "fill op diag int int ptr int ptr int",
+    "cublasStrsv_v2": "fill op diag int ptr int ptr int",
+    **dict.fromkeys(["cublasSgemm_v2", "cublasCgemm_v2"], _GEMM),
+    **dict.fromkeys(
+        [
+            "cublasSgemmStridedBatched",
+            "cublasDgemmStridedBatched",
+            "cublasCgemmStridedBatched",
+            "cublasZgemmStridedBatched",
+            "cublasHgemmStridedBatched",
+            "cublasDgemmStridedBatched_64",
+            "cublasCgemmStridedBatched_64",
+        ],
+        _GEMM_STRIDED,
+    ),
+    **dict.fromkeys(
+        ["cublasDgemmBatched", "cublasZgemmBatched", "cublasHgemmBatched", "cublasSgemmBatched_64"],
+        _GEMM_POINTERS,
+    ),
+    "cublasSgemmEx": "op op int int int scalar ptr dtype int ptr dtype int scalar ptr dtype int",
+    "cublasCsymm_v2": "side fill int int scalar ptr int ptr int scalar ptr int",
+    "cublasSsyrk_v2": "fill op int int scalar ptr int scalar ptr int",
+    "cublasCsyrkEx": "fill op int int scalar ptr dtype int scalar ptr dtype int",
+    "cublasStrsm_v2": "side fill op diag int int scalar ptr int ptr int",
+    **dict.fromkeys(
+        ["cublasDtrsmBatched", "cublasZtrsmBatched"],
+        "side fill op diag int int scalar ptrs int ptrs int int",
+    ),
+    "cublasSgeam": "op op int int scalar ptr int scalar ptr int ptr int",
+    "cublasSdgmm": "side int int ptr int ptr int ptr int",
+}
+# cudaDataType_t (library_types.h)
+DATA_TYPE = {
+    "CUDA_R_32F": 0, "CUDA_R_64F": 1, "CUDA_R_16F": 2, "CUDA_R_8I": 3, "CUDA_C_32F": 4,
+    "CUDA_C_64F": 5, "CUDA_C_16F": 6, "CUDA_C_8I": 7, "CUDA_R_16BF": 14, "CUDA_C_16BF": 15,
+}  # fmt: skip
+_ENUMS: dict[str, dict[str, int]] = {
+    "op": OPERATION,
+    "fill": {"L": 0, "U": 1},
+    "side": {"L": 0, "R": 1},
+    "diag": {"N": 0, "U": 1},
+    "dtype": DATA_TYPE,
+}
+
+
+def _argtype(routine: str, kind: str) -> Any:
+    if kind in _ENUMS:
+        return ctypes.c_int
+    if kind == "int":
+        return ctypes.c_int64 if routine.endswith("_64") else ctypes.c_int
+    if kind == "stride":
+        return ctypes.c_longlong
+    return ctypes.c_void_p
+
+
+def _pointer_array(buf: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """The device array of pointers buf + offsets[b] (elements) that a *Batched routine reads."""
+    return (offsets.to(torch.int64) * buf.element_size() + buf.data_ptr()).contiguous()
+
+
+class _Arguments:
+    """Converts a routine's Python arguments into ctypes values by its C signature, keeping
+    alive what the call points to (host scalars, device scalars, pointer arrays)."""
+
+    def __init__(self, routine: str, device_scalars: bool):
+        if routine not in SIGNATURES:
+            raise CublasError(f"kgb.cublas has no binding for {routine}")
+        self.routine, self.kinds = routine, SIGNATURES[routine].split()
+        self.device_scalars = device_scalars
+        self.keep: list[Any] = []
+        self.arrays: dict[tuple[int, int], torch.Tensor] = {}  # reused while inputs stay put
+
+    @property
+    def argtypes(self) -> list[Any]:
+        return [ctypes.c_void_p, *(_argtype(self.routine, k) for k in self.kinds)]
+
+    def convert(self, args: tuple[Any, ...]) -> list[Any]:
+        expected = len(self.kinds) + self.kinds.count("ptrs")
+        if len(args) != expected:
+            raise TypeError(f"{self.routine} takes {expected} arguments, got {len(args)}")
+        self.keep = []
+        out, rest = [], list(args)
+        for kind in self.kinds:
+            arg = rest.pop(0)
+            if kind == "ptrs":
+                out.append(self._pointers(arg, rest.pop(0)))
+            else:
+                out.append(self._one(kind, arg))
+        return out
+
+    def _pointers(self, buf: torch.Tensor, offsets: torch.Tensor) -> ctypes.c_void_p:
+        key = (buf.data_ptr(), offsets.data_ptr())
+        if key not in self.arrays:
+            self.arrays[key] = _pointer_array(buf, offsets)
+        return ctypes.c_void_p(self.arrays[key].data_ptr())
+
+    def _one(self, kind: str, arg: Any) -> Any:
+        if isinstance(arg, _CTYPES):
+            return arg
+        if kind in _ENUMS:
+            return ctypes.c_int(_ENUMS[kind][arg.upper() if kind != "dtype" else arg])
+        if kind in ("int", "stride"):
+            return _argtype(self.routine, kind)(int(arg))
+        if kind == "ptr":
+            return ctypes.c_void_p(None if arg is None else arg.data_ptr())
+        return self._scalar(arg)
+
+    def _scalar(self, value: float | complex) -> ctypes.c_void_p:
+        make, dtype = _SCALARS[self.routine.removeprefix("cublas")[0]]
+        if self.device_scalars:
+            t = torch.tensor(value, dtype=dtype, device="cuda")
+            self.keep.append(t)
             return ctypes.c_void_p(t.data_ptr())
-        value = make(arg)
-        keep.append(value)
-        return ctypes.byref(value)
-    raise TypeError(f"{routine}: cannot pass a {type(arg).__name__} to cuBLAS")
+        host = make(value)
+        self.keep.append(host)
+        return ctypes.c_void_p(ctypes.addressof(host))
+
+
+def _routine(lib: ctypes.CDLL, routine: str, argtypes: list[Any]) -> Any:
+    """The routine's symbol; a libcublas without it is reported, never replaced."""
+    try:
+        f = getattr(lib, routine)
+    except AttributeError:
+        raise CublasError(
+            f"the installed libcublas ({getattr(lib, '_name', '?')}) has no {routine}"
+        ) from None
+    f.restype, f.argtypes = ctypes.c_int, argtypes
+    return f
 
 
 def call(routine: str, *args: Any, pointer_mode: str = "host") -> None:
     """Run `routine` (e.g. "cublasSgemm_v2") on torch's current stream with the BLAS
     arguments `args` (no handle). Raises CublasError on a failed status."""
-    lib = library()
-    if lib is None:
-        raise CublasError(f"libcublas could not be loaded: {_load_error}")
-    handle = _handle(lib)
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-    _check(_fn(lib, "cublasSetStream_v2")(handle, stream), "cublasSetStream_v2")
-    _check(
-        _fn(lib, "cublasSetPointerMode_v2")(handle, ctypes.c_int(POINTER_MODE[pointer_mode])),
-        "cublasSetPointerMode_v2",
-    )
-    keep: list = []  # host scalars and device scalars must outlive the call
-    converted = [_convert(routine, a, pointer_mode == "device", keep) for a in args]
-    _check(_fn(lib, routine)(handle, *converted), routine)
+    _Caller(routine, pointer_mode)(*args)
+
+
+class _Caller:
+    """One routine bound to the library, called with Python arguments."""
+
+    def __init__(self, routine: str, pointer_mode: str):
+        lib = library()
+        if lib is None:
+            raise CublasError(f"libcublas could not be loaded: {_load_error}")
+        self.lib, self.routine, self.pointer_mode = lib, routine, pointer_mode
+        self.arguments = _Arguments(routine, pointer_mode == "device")
+        self.fn = _routine(lib, routine, self.arguments.argtypes)
+
+    def __call__(self, *args: Any) -> None:
+        handle = _handle(self.lib)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        _check(_fn(self.lib, "cublasSetStream_v2")(handle, stream), "cublasSetStream_v2")
+        mode = ctypes.c_int(POINTER_MODE[self.pointer_mode])
+        _check(_fn(self.lib, "cublasSetPointerMode_v2")(handle, mode), "cublasSetPointerMode_v2")
+        _check(self.fn(handle, *self.arguments.convert(args)), self.routine)
 
 
 def baseline(
     routine: str, device: str, pointer_mode: str = "host"
 ) -> tuple[str, Callable[..., None]] | None:
     """What a cuBLAS spec's `speed_baseline` returns: ("libcublas", fn), fn taking the
-    entry point's arguments; None off NVIDIA or without a loadable libcublas."""
+    entry point's arguments; None off NVIDIA or without a loadable libcublas. A libcublas
+    that lacks the routine raises CublasError: the routine is reported, not timed against
+    something else."""
     if device != "cuda" or not torch.cuda.is_available() or getattr(torch.version, "hip", None):
         return None
     if library() is None:
         return None
-
-    def run(*args: Any) -> None:
-        call(routine, *args, pointer_mode=pointer_mode)
-
-    return "libcublas", run
+    return "libcublas", _Caller(routine, pointer_mode)

@@ -1,15 +1,13 @@
-"""A job's identity and the facts about where it runs.
+"""A job's resolved settings and the facts about where it runs.
 
-A job is one (method, model, source, chip) combination of a sweep. Its id is a hash of
-the config that decides its results, so running the same command again finds the same
-event log and resumes it.
+A job is one (method, model, source, chip) combination of a sweep. Its id comes from its
+identity (kgb/identity.py), so running the same command again finds the same event log
+and resumes it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import subprocess
 from dataclasses import dataclass
 from importlib import metadata
@@ -17,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from kgb import chips
-from kgb.config import ChipConfig, Config, EvalConfig
+from kgb.config import ChipConfig, Config, ConfigError, EvalConfig, chip_config
 from kgb.evaluate import EvalSettings
+from kgb.identity import CASE_SETS, Identity, Judging
 from kgb.operators import REPO_ROOT
 
 PACKAGES = ("kgb", "torch", "triton", "numpy", "mlflow", "hydra-core", "anthropic", "openai")
-CASE_SETS = {"smoke": ("smoke",), "check": ("smoke", "check"), "all": ("smoke", "check", "bench")}
 
 
 @dataclass(frozen=True)
@@ -37,10 +35,13 @@ class Chip:
 
 
 def resolve_chip(cfg: ChipConfig) -> Chip:
+    """`auto` becomes the chip config of this machine's device (conf/chip/<name>.yaml), notes
+    and all, so that `chip=auto` and `chip=nvidia` on one machine are the same job."""
     if cfg.name == "auto":
         name = chips.detect()
-        backend = chips.local_device()
-        return Chip(name, backend, cfg.notes, True, f"auto: {chips.device_name()}")
+        found_cfg = chip_config(name)
+        notes = found_cfg.notes if found_cfg else cfg.notes
+        return Chip(name, chips.local_device(), notes, True, f"auto: {chips.device_name()}")
     found = chips.presence(cfg.name, cfg.backend, cfg.device_name_pattern)
     return Chip(cfg.name, cfg.backend, cfg.notes, found.present, found.reason)
 
@@ -49,7 +50,7 @@ def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
     device = chip.backend if chip.present else "cpu"
     cases = cfg.cases if cfg.cases != "auto" else ("smoke" if device == "cpu" else "all")
     if cases not in CASE_SETS:
-        raise ValueError(f"eval.cases={cfg.cases}: choose one of smoke, check, all, auto")
+        raise ConfigError(f"eval.cases={cfg.cases}: choose one of smoke, check, all, auto")
     return EvalSettings(
         device=device,
         case_tags=CASE_SETS[cases],
@@ -65,19 +66,9 @@ def config_dict(cfg: Config) -> dict[str, Any]:
     return dataclasses.asdict(cfg)
 
 
-def job_id(cfg: Config, chip: Chip, ops: list[str]) -> str:
-    """Readable prefix + hash of everything that decides the job's results."""
-    identity = {
-        "method": cfg.method.identity(),
-        "model": cfg.model.identity(),
-        "source": cfg.source.name,
-        "chip": chip.name,
-        "ops": ops,
-        # a field added later counts only when set, so that earlier jobs keep their ids
-        "eval": {k: v for k, v in dataclasses.asdict(cfg.eval).items() if not (k == "compile_for" and v is None)},
-    }
-    digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]
-    return f"{cfg.method.name}-{cfg.model.name}-{cfg.source.name}-{chip.name}-{digest}".replace("/", "_")
+def identity(cfg: Config, chip: Chip, settings: EvalSettings) -> Identity:
+    """What the job's trials share: everything that reaches their prompts or verdicts."""
+    return Identity(cfg.method.identity(), cfg.model.identity(), chip.name, chip.notes, Judging.of(settings))
 
 
 def packages() -> dict[str, str]:

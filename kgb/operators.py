@@ -63,7 +63,7 @@ class Tolerance:
     atol: float
 
 
-# The published rtol per dtype (OPERATORS.md); integers and bool compare exactly.
+# The published rtol per dtype (docs/operators.md); integers and bool compare exactly.
 PUBLISHED_RTOL = {
     "float16": 1e-3,
     "bfloat16": 0.016,

@@ -1,20 +1,182 @@
-"""Checking every job of a Hydra multirun before the first one starts.
+"""Checks that run before anything is written: a bad input costs one line, not a job.
 
-Each job checks its own configuration before its first trial (operators, method, model
-key and name). In a sweep such as `-m model=claude-opus-4-6,glm-5` that would let the
-first job run for hours before the second finds its key missing. So a Hydra callback,
-registered in conf/config.yaml, composes the configuration of every combination when
-the multirun starts and runs the same checks on all of them; the multirun stops there,
-naming the combination, if one fails.
+Three layers, earliest first:
+- `check_command_line`: every config group choice on the command line names a file under
+  conf/ (Hydra's own message lists the schemas' base_* too, on several lines);
+- `check_settings`: every value is one a job can run with (a negative timeout would
+  otherwise judge every candidate `timeout` and record that as a result);
+- `SweepCheck`, a Hydra callback (conf/config.yaml): before Hydra makes its output folder,
+  it runs each job's own pre-trial checks (kgb.run.prepare: settings, operators, method,
+  model key, SDK and name) on the run, or on every combination of a multirun, so that the
+  second job of a sweep cannot fail hours after the first started.
+
+A failure is raised as a `ConfigError` (or the ValueError of the module that found it) and
+printed as one line by `fail`; `HYDRA_FULL_ERROR=1` shows the traceback instead.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+import difflib
+import os
+import traceback
+from pathlib import Path
+from typing import Any, NoReturn
+from urllib.parse import urlparse
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+from omegaconf.errors import MissingMandatoryValue
+
+from kgb.config import (
+    GROUPS,
+    Config,
+    ConfigError,
+    LLMConfig,
+    LLMMethodConfig,
+    ReplayConfig,
+    choices,
+)
+
+# Hydra's own word for "trace this error", honoured here too.
+FULL_ERROR = "HYDRA_FULL_ERROR"
+CASES = ("smoke", "check", "all", "auto")
+# MLflow tracking URI schemes (a `+driver` suffix, as in postgresql+psycopg2, is allowed)
+TRACKING_SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
+# What to add where a required value is missing.
+REQUIRED = {
+    "method.dir": "method=files reads your kernels from a folder: add method.dir=DIR (files named <source>__<op>.py)",
+    "model.name": "this model config needs the model id: add model.name=NAME (e.g. model.name=claude-opus-4-6)",
+    "model.from": "model=replay answers from an earlier run: add model.from=OUTPUTS_DIR",
+}
+
+
+def fail(error: Exception) -> NoReturn:
+    """Print the error as one line, or its traceback under HYDRA_FULL_ERROR=1, and exit 1.
+    SystemExit, because Hydra turns any other exception of a callback into a warning."""
+    if os.environ.get(FULL_ERROR):
+        traceback.print_exception(error)
+        raise SystemExit(1)
+    message = " ".join(str(error).split())
+    raise SystemExit(f"error: {message}")
+
+
+def check_command_line(args: list[str]) -> None:
+    """Every config group choice (`method=...`, also in a sweep `a,b`) names a conf/ file."""
+    overrides = [a for a in args if not a.startswith("-") and "=" in a]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception:  # noqa: BLE001 - a syntax error is Hydra's to report, with its position
+        return
+    for override in parsed:
+        group = override.key_or_group
+        if group not in GROUPS or override.package or override.is_delete():
+            continue
+        values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [override.value()]
+        known = choices(group)
+        for value in values:
+            if str(value) not in known:
+                raise ConfigError(f"unknown {group} {value!r}: choose one of {', '.join(known)} (conf/{group}/)")
+
+
+def check_settings(cfg: Config) -> None:
+    """Every setting is one a job can run with; the first one that is not is raised."""
+    e, m = cfg.eval, cfg.method
+    require(e.cases in CASES, "eval.cases", e.cases, f"choose one of {', '.join(CASES)}")
+    require(e.timeout_s > 0, "eval.timeout_s", e.timeout_s, "the time one candidate's evaluation may take, in seconds: give a positive number such as 300")
+    require(e.repeats >= 1, "eval.repeats", e.repeats, "timed repetitions per bench case: give 1 or more (100 by default)")
+    require(e.warmup >= 0, "eval.warmup", e.warmup, "untimed warm-up runs: give 0 or more")
+    require(e.compile_for is None or 50 <= e.compile_for <= 130, "eval.compile_for", e.compile_for,
+            "an NVIDIA compute capability as a number, e.g. 90 for H100/H200 (or leave it unset)")
+    require(m.samples >= 1, "method.samples", m.samples, "trials per operator: give 1 or more")
+    require(m.concurrency >= 1, "method.concurrency", m.concurrency, "trials at once: give 1 or more")
+    for name in ("k", "rounds"):
+        if hasattr(m, name):
+            require(getattr(m, name) >= 1, f"method.{name}", getattr(m, name), "give 1 or more")
+    if isinstance(m, LLMMethodConfig):
+        require(m.temperature is None or 0 <= m.temperature <= 2, "method.temperature", m.temperature, "give a number from 0 to 2, or null")
+    if m.name == "files":
+        require(bool(m.dir) and Path(m.dir).is_dir(), "method.dir", m.dir, "no such folder: point it at the folder holding your <source>__<op>.py kernels")
+    if isinstance(cfg.model, LLMConfig):
+        check_model_settings(cfg.model)
+    if isinstance(cfg.model, ReplayConfig) and getattr(cfg.model, "from", "???") in ("???", "", None):
+        raise ConfigError(REQUIRED["model.from"])
+    check_ops(cfg.ops)
+    check_tracking_uri(cfg.tracking.tracking_uri())
+
+
+def check_ops(ops: list[str]) -> None:
+    from kgb import operators
+
+    known = operators.discover()
+    for op in ops:
+        if op not in known:
+            near = difflib.get_close_matches(op, known, n=3)
+            hint = f"did you mean {', '.join(near)}? " if near else ""
+            raise ConfigError(f"ops: unknown operator {op!r}; {hint}ids are <source>::<folder> of operators/, e.g. aten::softmax")
+
+
+def check_model_settings(model: LLMConfig) -> None:
+    require(model.max_tokens >= 1, "model.max_tokens", model.max_tokens, "give 1 or more")
+    require(model.timeout_s > 0, "model.timeout_s", model.timeout_s, "seconds per HTTP attempt: give a positive number")
+    require(model.retries >= 0, "model.retries", model.retries, "give 0 or more")
+    require(model.backoff_s >= 0 and model.max_backoff_s >= 0, "model.backoff_s", model.backoff_s, "give 0 or more seconds")
+    require(model.temperature is None or 0 <= model.temperature <= 2, "model.temperature", model.temperature, "give a number from 0 to 2, or null")
+    for bucket in ("input", "output", "cache_read", "cache_write"):
+        price = getattr(model.price, bucket)
+        require(price >= 0, f"model.price.{bucket}", price, "USD per million tokens: give 0 or more")
+    require(model.max_trial_tokens is None or model.max_trial_tokens > 0, "model.max_trial_tokens", model.max_trial_tokens, "give a positive number, or null for no cap")
+    require(model.max_job_cost_usd is None or model.max_job_cost_usd > 0, "model.max_job_cost_usd", model.max_job_cost_usd, "give a positive number, or null for no cap")
+
+
+def check_tracking_uri(uri: str) -> None:
+    scheme = urlparse(uri).scheme.split("+")[0]
+    if scheme and scheme not in TRACKING_SCHEMES:
+        raise ConfigError(f"tracking.uri={uri}: MLflow has no store for {scheme}://; use sqlite:///PATH.db (the default), "
+                          "http(s)://HOST:PORT of an `mlflow server`, or postgresql://...")
+
+
+def require(ok: bool, setting: str, value: Any, rule: str) -> None:
+    if not ok:
+        raise ConfigError(f"{setting}={value}: {rule}")
+
+
+def to_config(config: DictConfig) -> Config:
+    """The typed job config of a composed config that still holds Hydra's own node."""
+    task = copy.deepcopy(config)
+    with read_write(task), open_dict(task):
+        task.pop("hydra", None)
+    try:
+        return OmegaConf.to_object(task)  # type: ignore[return-value]
+    except MissingMandatoryValue as e:
+        key = e.full_key
+        raise ConfigError(REQUIRED.get(key, f"{key} has no value: add {key}=...")) from None
+
+
+class SweepCheck(Callback):
+    """Runs each job's pre-trial checks before Hydra writes anything."""
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from kgb.run import prepare
+
+        try:
+            prepare(to_config(config))
+        except ValueError as e:  # ConfigError and the ValueErrors of operators, methods, models
+            fail(e)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from hydra import compose
+
+        from kgb.run import prepare
+
+        for combo in sweep_overrides(config):
+            try:
+                prepare(to_config(compose(config_name=config.hydra.job.config_name, overrides=combo)))
+            except ValueError as e:
+                if os.environ.get(FULL_ERROR):
+                    fail(e)
+                fail(ConfigError(f"the job `{' '.join(combo)}` of this sweep would fail, so none has run: {e}"))
 
 
 def sweep_overrides(config: DictConfig) -> list[list[str]]:
@@ -27,16 +189,9 @@ def sweep_overrides(config: DictConfig) -> list[list[str]]:
     return [combo for batch in BasicSweeper.split_arguments(parsed, None) for combo in batch]
 
 
-class SweepCheck(Callback):
-    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Runs each job's own pre-trial checks (kgb.run.prepare) on every combination."""
-        from hydra import compose
-
-        from kgb.run import prepare
-
-        for combo in sweep_overrides(config):
-            try:
-                prepare(OmegaConf.to_object(compose(config_name=config.hydra.job.config_name, overrides=combo)))
-            except Exception as exc:  # noqa: BLE001 - any failure stops the sweep with its reason
-                raise SystemExit(f"sweep check: the job `{' '.join(combo)}` would fail: {exc}\n"
-                                 "No job of this sweep has run; fix that or leave the combination out.") from None
+def main_guard(args: list[str]) -> None:
+    """run.py's first step: one line and exit 1 for a bad group choice."""
+    try:
+        check_command_line(args)
+    except ConfigError as e:
+        fail(e)

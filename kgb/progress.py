@@ -43,7 +43,7 @@ class Progress:
             left = self.total - self.done
             eta = elapsed / self.ran * left
             width = len(str(self.total))
-            note = t.reason if t.status.value in ("skipped", "no_candidate", "method_error") else ""
+            note = t.reason if t.status.value in ("skipped", "no_candidate", "method_error", "infra_error") else ""
             print(
                 f"  [{self.done:>{width}}/{self.total}] {t.op:<34} {t.status.value:<13} {_speed(t):>7}"
                 f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip(),
@@ -53,18 +53,29 @@ class Progress:
 
 
 def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO = sys.stdout) -> None:
-    print(f"\n{'operator':<34} {'status':<13} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}", file=out)
+    """One row per trial and a closing line. Columns of timings appear only where
+    something was timed: on the CPU they would all be empty, so they are left out."""
+    timed = any(t.speedup for t in outcomes)
+    header = f"{'operator':<34} {'status':<13}"
+    print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header.rstrip()}", file=out)
     for t in sorted(outcomes, key=lambda t: (t.op, t.sample)):
-        best = t.best
-        v = best.verdict if best else None
-        lat = f"{v.latency_us:.1f}" if v and v.latency_us and t.correct else ""
-        base = f"{v.baseline_us:.1f}" if v and v.baseline_us and t.correct else ""
-        print(f"{t.op:<34} {t.status.value:<13} {_speed(t):>8} {lat:>11} {base:>12}", file=out)
-    geo = f"{summary.geomean_speedup:.2f}x" if summary.geomean_speedup else "not timed"
+        row = f"{t.op:<34} {t.status.value:<13}"
+        v = t.best.verdict if t.best else None
+        if timed:
+            lat = f"{v.latency_us:.1f}" if v and v.latency_us and t.correct else ""
+            base = f"{v.baseline_us:.1f}" if v and v.baseline_us and t.correct else ""
+            row += f" {_speed(t):>8} {lat:>11} {base:>12}"
+        print(row.rstrip(), file=out)
+    on_cpu = all(t.best.verdict.device == "cpu" for t in outcomes if t.best and t.best.verdict)
+    speed = (f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {summary.geomean_speedup:.2f}x  "
+             if summary.geomean_speedup else "speed not timed on CPU  " if on_cpu else "speed: nothing timed  ")
     print(
-        f"\ncorrect {summary.correct}/{summary.trials}  accuracy {summary.accuracy:.3f}  "
-        f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {geo}  skipped {summary.skipped}  "
-        f"tokens {summary.usage.total_tokens}  cost ${summary.usage.cost_usd:.4f}",
+        f"\ncorrect {summary.correct}/{summary.trials}  accuracy {summary.accuracy:.3f}  {speed}"
+        f"skipped {summary.skipped}  tokens {summary.usage.total_tokens}  cost ${summary.usage.cost_usd:.4f}",
         file=out,
         flush=True,
     )
+    retry = sum(1 for t in outcomes if t.status.value == "infra_error")
+    if retry:
+        print(f"{retry} trial(s) hit an infrastructure failure and have no result: run the same command "
+              "again to retry them", file=out, flush=True)

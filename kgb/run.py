@@ -22,23 +22,32 @@ from kgb.job import (
     eval_settings,
     events_path,
     git_commit,
-    job_id,
+    identity,
     packages,
     resolve_chip,
 )
 from kgb.methods import NoCandidate
 from kgb.models.model import Model
+from kgb.preflight import check_settings
 from kgb.progress import Progress, summary_table
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
 from kgb.tracking.log import EventLog
 from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
-from kgb.trial import BudgetExhausted, TrialContext, finish, start, trial_key
+from kgb.trial import (
+    BudgetExhausted,
+    InfrastructureFailure,
+    TrialContext,
+    finish,
+    machine_error,
+    start,
+)
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
-    """The job's operators, method and model; fails here, before any trial (and, for a
-    multirun, before any job: kgb.preflight), on a bad selection, method or model."""
+    """The job's operators, method and model; fails here, before any trial (and before
+    Hydra writes anything: kgb.preflight), on a bad setting, selection, method or model."""
+    check_settings(cfg)
     ops = operators.select(cfg.source.name, cfg.ops)
     if not ops:
         raise ValueError(f"no operators selected (source={cfg.source.name}, ops={cfg.ops})")
@@ -50,8 +59,9 @@ def run_job(cfg: Config) -> JobSummary:
     ops, method, model = prepare(cfg)
     chip = resolve_chip(cfg.chip)
     settings = eval_settings(cfg.eval, chip)
+    ident = identity(cfg, chip, settings)
     root = Path(cfg.tracking.root)
-    job = job_id(cfg, chip, ops)
+    job = ident.job_id(cfg.source.name, ops)
     path = events_path(root, job)
     blobs = BlobStore(root / "blobs")
     log = EventLog(path)  # reads what an earlier run of this job left
@@ -63,6 +73,7 @@ def run_job(cfg: Config) -> JobSummary:
         chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
         device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
         specs={op: f"v{s.version}:{s.digest}" for op, s in specs.items()},
+        identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
     ))
     projection = open_projection(cfg)
     if projection:
@@ -71,11 +82,11 @@ def run_job(cfg: Config) -> JobSummary:
     todo = []
     for op, spec in specs.items():
         for sample in range(cfg.method.samples):
-            key = trial_key(cfg.method.identity(), cfg.model.identity(), op, spec.version, chip.name, sample)
-            if not (key in earlier and earlier[key].finished):
+            key = ident.trial_key(op, spec.version, sample)
+            if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
                 todo.append((spec, sample, key))
     total = len(ops) * cfg.method.samples
-    progress = Progress(total, f"job {job} on {chip.name} ({settings.device})")
+    progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
     progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
 
@@ -112,7 +123,7 @@ def run_job(cfg: Config) -> JobSummary:
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:
     """Run the method on one operator; return how the trial ended and why."""
-    from kgb.models import ModelCallFailed
+    from kgb.models import ModelCallFailed, ProviderUnavailable
 
     if not chip.present:
         return TrialEnd.SKIPPED, chip.reason
@@ -129,10 +140,16 @@ def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, 
         return TrialEnd.NO_CANDIDATE, str(e)
     except BudgetExhausted as e:
         return TrialEnd.BUDGET, str(e)
+    except (ProviderUnavailable, InfrastructureFailure) as e:  # no verdict on the method: retried
+        print(f"  infrastructure failure on {spec.id} (a re-run retries it): {e}", file=sys.stderr)
+        return TrialEnd.INFRA_ERROR, str(e)
     except ModelCallFailed as e:  # after its retries: it ends this trial, not the sweep
         print(f"  model call failed on {spec.id}: {e}", file=sys.stderr)
         return TrialEnd.METHOD_ERROR, f"model call failed: {e}"
     except Exception as e:  # noqa: BLE001 - a method bug ends its trial, not the sweep
+        if machine_error(e):
+            print(f"  infrastructure failure on {spec.id} (a re-run retries it): {e}", file=sys.stderr)
+            return TrialEnd.INFRA_ERROR, f"{type(e).__name__}: {e}"
         print(f"  method error on {spec.id}: {type(e).__name__}: {e}", file=sys.stderr)
         return TrialEnd.METHOD_ERROR, f"{type(e).__name__}: {e}"
     if ctx.proposed == 0:
@@ -150,6 +167,17 @@ def build_model(cfg: Config):
     if model is None and isinstance(cfg.method, LLMMethodConfig):
         raise ValueError(f"method {cfg.method.name} calls a model: choose one, e.g. model=claude-opus-4-6 (conf/model/)")
     return model
+
+
+def sandbox_level() -> str:
+    """How candidates will be confined here; said once per job where it is not in full."""
+    from kgb.evaluate.sandbox import SandboxLevel, available_level
+
+    level = available_level()
+    if level != SandboxLevel.FULL:
+        print(f"kgb: candidates run with sandbox={level} on this machine (Landlock and seccomp are both "
+              "needed for the full sandbox; see docs/design/threat-model.md)", file=sys.stderr)
+    return str(level)
 
 
 def open_projection(cfg: Config):

@@ -8,14 +8,13 @@ code therefore contains no logging and can neither forget nor forge a record.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
-import json
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgb.evaluate import EvalSettings, Verdict, evaluate
+from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
 from kgb.operators import Problem, Spec
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import (
@@ -28,13 +27,28 @@ from kgb.tracking.events import (
 )
 from kgb.tracking.log import EventLog
 
-_ONE_GPU_EVALUATION = threading.Lock()
+# Errors of the machine rather than of anything a method or candidate did.
+MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.ENOMEM})
+# The judge's own process (not the candidate's), killed by one of these without the judge
+# having timed it out, was killed from outside: an operator, a host shutting down, the OOM
+# killer. The candidate's process dying is the candidate's failure, whatever the signal:
+# it can signal itself, and must not turn its failures into retries that are never counted.
+OUTSIDE_KILLS = ("the worker process died (killed by signal SIGKILL", "the worker process died (killed by signal SIGTERM")
 
 
-def trial_key(method: dict[str, Any], model: dict[str, Any], op: str, spec_version: int, chip: str, sample: int) -> str:
-    """Deterministic id of a trial: the same question asked the same way gets the same key."""
-    identity = {"method": method, "model": model, "op": op, "v": spec_version, "chip": chip, "sample": sample}
-    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+class InfrastructureFailure(Exception):
+    """The machine failed, not the method or its candidate: the trial ends as
+    TrialEnd.INFRA_ERROR, which is no result, and a re-run retries it."""
+
+
+def machine_error(error: BaseException) -> bool:
+    """Whether an exception is the machine's failure (a full disk, an I/O error)."""
+    return isinstance(error, OSError) and error.errno in MACHINE_ERRNOS
+
+
+def killed_from_outside(verdict: Verdict) -> bool:
+    """Whether the verdict is the judge's process being killed rather than the candidate failing."""
+    return verdict.status == Status.RUNTIME_ERROR and any(kill in verdict.message for kill in OUTSIDE_KILLS)
 
 
 @dataclass(frozen=True)
@@ -88,11 +102,7 @@ class TrialContext:
                     parents=parents, origin=origin,
                 )
             )
-        if self.settings.device == "cpu":
-            verdict = evaluate(source, self.spec, self.settings)
-        else:
-            with _ONE_GPU_EVALUATION:  # concurrent trials must not disturb each other's timings
-                verdict = evaluate(source, self.spec, self.settings)
+        verdict = self._judge(source)
         logs_blob = self.blobs.put(verdict.logs) if verdict.logs else None
         self.emit(
             CandidateEvaluated(
@@ -101,6 +111,21 @@ class TrialContext:
             )
         )
         return Evaluation(candidate, source, verdict)
+
+    def _judge(self, source: str) -> Verdict:
+        """The judge's verdict, or InfrastructureFailure where the machine, not the candidate,
+        failed: no CandidateEvaluated is logged then, so a re-run judges the candidate again.
+        `evaluate` never raises for a faulty candidate, so whatever it raises (its engine
+        died, the disk is full) is the infrastructure's failure."""
+        try:
+            # Concurrent trials may judge at once: the judge times one candidate at a time
+            # per GPU (a lock file) and lets checks overlap.
+            verdict = evaluate(source, self.spec, self.settings)
+        except Exception as e:  # noqa: BLE001 - see the docstring
+            raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
+        if killed_from_outside(verdict):
+            raise InfrastructureFailure(f"the judge's process was killed from outside: {verdict.message}")
+        return verdict
 
     def known_solution(self) -> str:
         """The operator's solution.py. Only the `expert` method may call this."""

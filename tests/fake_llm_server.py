@@ -9,6 +9,11 @@ and `Malformed` (a 200 whose body is not what the API sends). `Answer` takes can
 figures and renders each API's own usage block from them, the way each provider counts:
 Anthropic's input_tokens exclude cache reads and writes, OpenAI's prompt_tokens include
 them and its completion_tokens include reasoning.
+
+An `Answer` may also call tools (`ToolCall`): rendered as Anthropic `tool_use` content
+blocks (stop_reason tool_use) or OpenAI `tool_calls` with JSON-text arguments
+(finish_reason tool_calls). `Call.tool_results` reads the results a client sent back, in
+either format, so a scripted agent can react to what its tools said.
 """
 
 from __future__ import annotations
@@ -25,10 +30,19 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call in an Answer: the tool's name and its arguments."""
+
+    name: str
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Answer:
     """A completion, and the tokens the server says it used (canonical buckets)."""
 
     text: str
+    tools: tuple[ToolCall, ...] = ()  # tool calls after the text
     input: int = 100  # input tokens that were neither read from nor written to the cache
     output: int = 50  # all generated tokens, reasoning included
     cache_read: int = 0
@@ -86,6 +100,30 @@ class Call:
         return "\n".join(parts)
 
     @property
+    def exchange(self) -> int:
+        """1 for the first model call of a conversation, 2 after one reply, ... (both APIs)."""
+        return 1 + sum(1 for m in self.messages if m["role"] == "assistant")
+
+    @property
+    def tools(self) -> list[str]:
+        """Names of the tools the request offers."""
+        return [t.get("name") or t["function"]["name"] for t in self.body.get("tools") or []]
+
+    @property
+    def tool_results(self) -> list[str]:
+        """The contents of the tool results sent after the last assistant message."""
+        results: list[str] = []
+        for m in reversed(self.messages):
+            if m["role"] == "assistant":
+                break
+            if m["role"] == "tool":
+                results.insert(0, m["content"])
+            elif m["role"] == "user" and isinstance(m["content"], list):
+                blocks = [b for b in m["content"] if b.get("type") == "tool_result"]
+                results[:0] = [b["content"] if isinstance(b["content"], str) else json.dumps(b["content"]) for b in blocks]
+        return results
+
+    @property
     def temperature(self) -> float | None:
         return self.body.get("temperature")
 
@@ -120,10 +158,12 @@ def anthropic_body(call: Call, a: Answer, n: int) -> dict[str, Any]:
         "output_tokens_details": {"thinking_tokens": a.reasoning},
         "service_tier": "standard",
     }
+    content: list[dict[str, Any]] = [{"type": "text", "text": a.text}] if a.text or not a.tools else []
+    content += [{"type": "tool_use", "id": f"toolu_{n:04d}_{i}", "name": t.name, "input": t.input} for i, t in enumerate(a.tools)]
     return {
         "id": f"msg_{n:06d}", "type": "message", "role": "assistant", "model": call.body.get("model"),
-        "content": [{"type": "text", "text": a.text}],
-        "stop_reason": "max_tokens" if a.stop == "max_tokens" else "end_turn",
+        "content": content,
+        "stop_reason": "max_tokens" if a.stop == "max_tokens" else "tool_use" if a.tools else "end_turn",
         "stop_sequence": None, "usage": usage,
     }
 
@@ -141,8 +181,10 @@ def openai_body(call: Call, a: Answer, n: int) -> dict[str, Any]:
         "id": f"chatcmpl-{n:06d}", "object": "chat.completion", "created": int(time.time()),
         "model": call.body.get("model"),
         "choices": [{
-            "index": 0, "message": {"role": "assistant", "content": a.text},
-            "finish_reason": "length" if a.stop == "max_tokens" else "stop",
+            "index": 0, "message": {"role": "assistant", "content": a.text or None, **({"tool_calls": [
+                {"id": f"call_{n:04d}_{i}", "type": "function", "function": {"name": t.name, "arguments": json.dumps(t.input)}}
+                for i, t in enumerate(a.tools)]} if a.tools else {})},
+            "finish_reason": "length" if a.stop == "max_tokens" else "tool_calls" if a.tools else "stop",
         }],
         "usage": usage,
     }
@@ -164,6 +206,7 @@ class FakeLLMServer:
     api_key: str | None = None  # when set, any other key gets a 401, as the real APIs answer
     calls: list[Call] = field(default_factory=list)
     model_listings: int = 0  # GET /v1/models requests
+    lists_models: bool = True  # false: GET /v1/models is a 404, as on endpoints that do not list theirs
     hanging: threading.Event = field(default_factory=threading.Event)  # set while a Hang is held
 
     def __post_init__(self) -> None:
@@ -238,7 +281,7 @@ class FakeLLMServer:
                 api = "anthropic" if "anthropic-version" in {k.lower() for k in self.headers} else "openai"
                 if self._refused(api):
                     return
-                if not self.path.startswith("/v1/models"):
+                if not self.path.startswith("/v1/models") or not server.lists_models:
                     return self._send(404, json.dumps({"error": {"message": "not found"}}))
                 server.model_listings += 1
                 if api == "anthropic":

@@ -46,6 +46,13 @@ def _cast(x, o, n, DT: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def _to_bf16(x, o, n, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    m = i < n
+    tl.store(o + i, tl.load(x + i, mask=m).to(tl.bfloat16), mask=m)
+
+
+@triton.jit
 def _dot_default(a, b, c, N: tl.constexpr):
     i = tl.arange(0, N)
     x = tl.load(a + i[:, None] * N + i[None, :])
@@ -77,6 +84,7 @@ findings = {
     "float_arg": attempt(lambda: (_add_eps[(1,)](xf, of, 64, 0.5, BLOCK=64), max_diff(of, xf + 0.5))[1]),
     "dtype_value": attempt(lambda: (_cast[(1,)](xf, of, 64, DT=tl.float32, BLOCK=64), max_diff(of, xf))[1]),
 }
+findings["f32_to_bf16"] = attempt(lambda: (_to_bf16[(1,)](xf, ob, 64, BLOCK=64), max_diff(ob, xf.to(torch.bfloat16)))[1])
 a = torch.randn(16, 16, generator=g)
 b = torch.randn(16, 16, generator=g)
 c = torch.empty(16, 16)

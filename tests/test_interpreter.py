@@ -52,3 +52,8 @@ def test_constexpr_dtype_has_value(plain, fixed):
 def test_default_dot_is_tf32(plain, fixed):
     assert plain["tf32_rel_err"] < 1e-6  # the interpreter multiplies in full float32
     assert 1e-5 < fixed["tf32_rel_err"] < 1e-2  # a GPU's TF32 default loses ~3 decimal digits
+
+
+def test_float32_to_bfloat16_rounds_to_nearest(plain, fixed):
+    assert plain["f32_to_bf16"] > 0.0  # truncated
+    assert fixed["f32_to_bf16"] == 0.0  # as torch's .to(torch.bfloat16) and a GPU round

@@ -32,7 +32,7 @@ from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.methods import prompts
 from kgb.methods.extraction import Attempt, Extracted, extract
 from kgb.operators import REPO_ROOT, CaseTag
-from kgb.query import trial_runs
+from kgb.query import trial_rows, trial_runs
 from kgb.query.leaderboard import rows
 from kgb.run import run_job
 from kgb.tracking.events import CompletionParsed, Extraction, ModelCalled, TrialEnd, TrialFinished
@@ -137,21 +137,22 @@ def op_of(call: Call) -> str:
     return re.search(r"\(`(\w+::\w+)`\)", call.prompt).group(1)
 
 
-def test_a_failed_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(tmp_path, monkeypatch):
+def test_a_refused_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(tmp_path, monkeypatch):
+    """A 400 is the request's fault (too long, malformed): the method's error, not retried."""
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
     prose = Answer("A Triton kernel would tile the rows.", input=1500, output=60, cache_read=2500, cache_write=0, reasoning=25)
 
     def responder(call: Call):
-        return Fail(500) if op_of(call) == "aten::add" else prose
+        return Fail(400, message="prompt is too long") if op_of(call) == "aten::add" else prose
 
     with FakeLLMServer(responder) as server:
         model = LLMConfig(name="fake-model", provider="openai", base_url=server.openai_url, api_key_env="KGB_TEST_KEY",
                           retries=2, backoff_s=0.01, price=PriceConfig(input=2.0, output=8.0, cache_read=0.5))
         summary = run_job(job(OneshotConfig(), model, tmp_path, ["aten::add", "aten::softmax"], mlflow=True))
-        assert len(server.calls) == 4  # add: one call and two retries; softmax: one
+        assert len(server.calls) == 2  # a refusal is not retried
     runs = {r.data.tags["kgb.op"]: r for r in trial_runs(f"sqlite:///{tmp_path / 'mlflow.db'}")}
     add, softmax = runs["aten::add"], runs["aten::softmax"]
-    assert add.data.tags["kgb.status"] == "method_error" and "HTTP 500" in add.data.tags["kgb.reason"]
+    assert add.data.tags["kgb.status"] == "method_error" and "HTTP 400" in add.data.tags["kgb.reason"]
     assert softmax.data.tags["kgb.status"] == "no_candidate" and "prose" in softmax.data.tags["kgb.reason"]
     cost = (1500 * 2.0 + 60 * 8.0 + 2500 * 0.5) / 1e6
     assert {k: softmax.data.metrics[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens", "total_tokens")} == {
@@ -160,7 +161,7 @@ def test_a_failed_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(tm
     assert add.data.metrics["total_tokens"] == 0 and add.data.metrics["model_calls"] == 1
     assert summary.usage.total_tokens == 4060 and summary.accuracy == 0.0
     failed = [e for p in tmp_path.glob("jobs/*/events.jsonl") for e in read_events(p) if isinstance(e, ModelCalled) and e.error]
-    assert [(e.retries, e.error[:8]) for e in failed] == [(2, "HTTP 500")]
+    assert [(e.retries, e.error[:8]) for e in failed] == [(0, "HTTP 400")]
 
 
 def test_a_token_budget_ends_the_trial_with_its_reason(tmp_path, monkeypatch):
@@ -266,7 +267,7 @@ def test_sweep_gives_the_accuracy_pass_at_k_and_tokens_the_script_implies(sweep)
         assert m["cost_usd"] == pytest.approx(cost(want["tokens"]))
         assert m["accuracy"] == want["accuracy"]
         assert {int(k.removeprefix("pass_at_")): v for k, v in m.items() if k.startswith("pass_at_")} == want["pass_at"]
-    table = {row.method: row for row in rows(trial_runs(f"sqlite:///{root / 'mlflow.db'}"))}
+    table = {row.method: row for row in rows(trial_rows(f"sqlite:///{root / 'mlflow.db'}"))}
     assert {k: (row.total_tokens, round(row.cost_usd, 9)) for k, row in table.items()} == {
         k: (w["total"], round(cost(w["tokens"]), 9)) for k, w in EXPECTED.items()}
 

@@ -28,7 +28,7 @@ from kgb.config import (
     register,
 )
 from kgb.evaluate import EvalSettings
-from kgb.models import Message, ModelCallFailed
+from kgb.models import Message, ModelCallFailed, ProviderUnavailable
 from kgb.models.anthropic import canonical_usage as anthropic_usage
 from kgb.models.openai import canonical_usage as openai_usage
 from kgb.operators import REPO_ROOT
@@ -164,7 +164,7 @@ def test_a_call_that_keeps_failing_is_logged_and_raises(provider, tmp_path, key)
     with FakeLLMServer(Queue([Fail(500)])) as server:
         ctx = trial_ctx(tmp_path)
         ctx.model = models.build(llm(provider, server, retries=2)).for_trial(ctx)
-        with pytest.raises(ModelCallFailed, match="after 2 retries: HTTP 500"):
+        with pytest.raises(ProviderUnavailable, match="after 2 retries: HTTP 500"):  # an outage, not the method's
             ask(ctx)
     [event] = called(ctx)
     assert (event.retries, event.response_blob, event.usage, len(server.calls)) == (2, None, Usage(), 3)
@@ -177,7 +177,7 @@ def test_client_errors_are_not_retried_and_keys_are_redacted(provider, tmp_path,
         cfg = llm(provider, server, validate=False)
         ctx = trial_ctx(tmp_path)
         ctx.model = models.build(cfg).for_trial(ctx)
-        with pytest.raises(ModelCallFailed, match="HTTP 401") as raised:
+        with pytest.raises(ProviderUnavailable, match="HTTP 401") as raised:  # access lost: retried by a re-run
             ask(ctx)
         assert len(server.calls) == 0  # refused before the responder: one attempt, no retry
     [event] = called(ctx)
@@ -242,6 +242,37 @@ def test_unknown_model_and_refused_key_fail_before_any_call(provider, key):
         with pytest.raises(ValueError, match="HTTP 401.*KGB_TEST_KEY") as raised:
             models.build(llm(provider, server))
         assert SECRET not in str(raised.value) and server.calls == []
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_an_endpoint_that_does_not_list_its_models_gets_one_probe_call(provider, key, capsys):
+    with FakeLLMServer(Queue([Answer("OK", input=9, output=1)]), lists_models=False) as server:
+        models.build(llm(provider, server))
+        [probe] = server.calls
+        assert probe.body["model"] == "fake-model" and probe.body["max_tokens"] == models.PROBE_TOKENS
+    assert "one probe call" in capsys.readouterr().err
+    with FakeLLMServer(Queue([Fail(404, message="model not found")]), lists_models=False) as server:
+        with pytest.raises(ValueError, match="does not list its models.*HTTP 404.*model.validate=false"):
+            models.build(llm(provider, server, name="fake-modle"))
+        assert len(server.calls) == 1  # a 404 is not retried
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_missing_sdk_fails_with_the_install_command(provider, key, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, provider, None)  # import raises ModuleNotFoundError
+    with FakeLLMServer(Queue([Answer("x")])) as server:
+        with pytest.raises(ValueError, match=f"the {provider} package .* is not installed: pip install"):
+            models.build(llm(provider, server))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_refused_request_is_the_methods_failure_not_an_outage(provider, tmp_path, key):
+    with FakeLLMServer(Queue([Fail(400, message="prompt is too long")])) as server:
+        ctx = trial_ctx(tmp_path)
+        ctx.model = models.build(llm(provider, server)).for_trial(ctx)
+        with pytest.raises(ModelCallFailed, match="HTTP 400") as raised:
+            ask(ctx)
+        assert not isinstance(raised.value, ProviderUnavailable) and len(server.calls) == 1
 
 
 def test_unknown_provider_and_a_method_without_model_fail():

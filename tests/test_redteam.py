@@ -52,3 +52,16 @@ def test_the_judge_records_the_sandbox(softmax):
     verdict = evaluate(softmax.solution_path.read_text(), softmax, SMOKE)
     assert verdict.status == Status.CORRECT
     assert verdict.sandbox == "landlock+seccomp"
+
+
+def test_a_random_op_that_repeats_its_samples_is_wrong():
+    """The bernoulli solution with its per-call counter removed: statistically fine on each
+    call, but every call draws the same samples."""
+    spec = operators.load("aten::bernoulli")
+    honest = spec.solution_path.read_text()
+    frozen = honest.replace("next(_calls) * 0x85EBCA77", "0")
+    assert frozen != honest
+    assert evaluate(honest, spec, SMOKE).status == Status.CORRECT
+    verdict = evaluate(frozen, spec, SMOKE)
+    assert verdict.status == Status.WRONG_OUTPUT
+    assert "same samples" in verdict.message

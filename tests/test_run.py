@@ -18,7 +18,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from kgb.operators import REPO_ROOT
-from kgb.query import trial_runs
+from kgb.query import trial_rows, trial_runs
 from kgb.query.leaderboard import render, rows
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import CandidateEvaluated, TrialFinished
@@ -65,7 +65,7 @@ def sweep(tmp_path_factory):
 
 def test_multirun_makes_one_job_per_combination(sweep):
     root, _, first = sweep
-    table = {(r.method, r.source): r for r in rows(trial_runs(uri(root)))}
+    table = {(r.method, r.source): r for r in rows(trial_rows(uri(root)))}
     assert set(table) == {("expert", "aten"), ("expert", "vllm"), ("files", "aten"), ("files", "vllm")}
     assert (table["expert", "aten"].trials, table["expert", "aten"].correct) == (2, 2)
     assert (table["expert", "vllm"].trials, table["expert", "vllm"].correct) == (1, 1)
@@ -110,7 +110,7 @@ def test_rebuild_from_events_gives_the_same_leaderboard(sweep, tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    assert render(rows(trial_runs(fresh)), "csv") == render(rows(trial_runs(uri(root))), "csv")
+    assert render(rows(trial_rows(fresh)), "csv") == render(rows(trial_rows(uri(root))), "csv")
 
 
 def test_best_downloads_the_kernel(sweep, tmp_path):
@@ -134,16 +134,16 @@ def test_a_sweep_with_one_bad_job_stops_before_any_job_runs(tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
     )
     assert done.returncode != 0
-    assert "sweep check: the job" in done.stderr and "method=oneshot" in done.stderr
-    assert "calls a model" in done.stderr
-    assert not (tmp_path / "jobs").exists()
+    assert "the job `" in done.stderr and "method=oneshot" in done.stderr and "none has run" in done.stderr
+    assert "calls a model" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
     done = subprocess.run(
         [sys.executable, "run.py", "-m", f"tracking.root={tmp_path}", "chip=cpu", "ops=[aten::add]",
          "method=expert", "model=none,claude-opus-4-6"],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env=env,
     )
     assert done.returncode != 0 and "ANTHROPIC_API_KEY is not set" in done.stderr
-    assert not (tmp_path / "jobs").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_plots_reads_the_store(sweep, tmp_path):
@@ -153,8 +153,10 @@ def test_plots_reads_the_store(sweep, tmp_path):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    # a CPU sweep has correctness but no timings: only the accuracy figure
-    assert done.stdout.split() == [str(tmp_path / "cost_accuracy.png")]
+    # a CPU sweep has correctness but no timings: the accuracy figure, and why not the others
+    lines = done.stdout.splitlines()
+    assert lines[2] == str(tmp_path / "cost_accuracy.png")
+    assert [line.split(":")[0] for line in lines[:2]] == ["fast_p", "speedups"] and "not timed" in lines[0]
 
 
 def test_kill_minus_nine_then_rerun_loses_and_duplicates_nothing(tmp_path):
@@ -193,3 +195,24 @@ def test_bad_config_fails_at_compose_time(tmp_path):
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
     assert "smaples" in done.stderr
+
+
+def test_a_bad_settings_job_leaves_the_good_row_alone_and_raising_samples_runs_only_new_ones(tmp_path):
+    args = ("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]")
+    kgb_run(*args, root=tmp_path)
+    good = render(rows(trial_runs(uri(tmp_path))), "csv")
+    bad = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", *args, "eval.timeout_s=-1"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0 and "eval.timeout_s=-1.0" in bad.stderr
+    assert render(rows(trial_runs(uri(tmp_path))), "csv") == good
+    evaluations = sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path))
+    kgb_run(*args, "method.samples=2", root=tmp_path)  # the same job: sample 0 is done, sample 1 is new
+    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1
+    assert sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path)) == evaluations + 1
+
+
+def test_auto_on_this_machine_is_the_same_job_as_the_chip_it_finds(tmp_path):
+    kgb_run("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]", root=tmp_path)
+    again = kgb_run("method=expert", "source=aten", "chip=auto", "ops=[aten::add]", root=tmp_path)
+    assert "1 trial(s) already finished" in again.stdout
+    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1

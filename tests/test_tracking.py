@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -138,3 +140,179 @@ def test_unfinished_trial_is_not_counted():
     outcome = trial_outcomes(events)["a"]
     assert not outcome.finished
     assert summarize([outcome]).trials == 0
+
+
+# --- the MLflow projection and the trials tables -------------------------------------
+
+def _bench():
+    """benchmarks/tracking.py, whose synthesis builds sweeps from real event logs."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_tracking", Path(__file__).parent.parent / "benchmarks/tracking.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    """60 trials in 10 jobs, shaped like the golden log's real trial."""
+    bench = _bench()
+    root = tmp_path_factory.mktemp("sweep")
+    logs = bench.synthesise(60, bench.templates([GOLDEN / "events-v1.jsonl"]), root)
+    return root, logs
+
+
+@pytest.fixture(scope="module")
+def empty_store(tmp_path_factory) -> Path:
+    """A new MLflow SQLite store, made once: MLflow's schema migrations take seconds."""
+    from mlflow.tracking import MlflowClient
+
+    path = tmp_path_factory.mktemp("store") / "mlflow.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def store(empty_store, tmp_path):
+    """A fresh copy of the empty store; a function that gives the URI of another copy."""
+    import shutil
+
+    def new(name: str = "mlflow.db") -> str:
+        shutil.copy(empty_store, tmp_path / name)
+        return f"sqlite:///{tmp_path / name}"
+
+    return new
+
+
+def _rebuild(root: Path, uri: str) -> None:
+    from kgb.tracking.__main__ import main
+
+    assert main(["rebuild", str(root), "--tracking-uri", uri]) == 0
+
+
+def test_a_rebuild_run_again_gives_the_same_leaderboard_with_each_trial_once(sweep, store):
+    from kgb.query import trial_rows, trial_runs
+    from kgb.query.leaderboard import render, rows
+
+    root, _ = sweep
+    uri = store()
+    _rebuild(root, uri)
+    first = render(rows(trial_rows(uri)), "csv")
+    _rebuild(root, uri)
+    assert render(rows(trial_rows(uri)), "csv") == first
+    keys = [(r.data.tags["kgb.job"], r.data.tags["kgb.trial"]) for r in trial_runs(uri)]
+    assert len(keys) == len(set(keys)) == 60
+    table = rows(trial_rows(uri))
+    assert sum(r.trials + r.skipped for r in table) == 60 and len(table) == 10
+
+
+def test_projecting_after_each_trial_writes_what_a_rebuild_writes(sweep, store):
+    """The incremental fold, the background follower and the appended trials table end
+    where one projection of the whole log ends."""
+    from kgb.query import trial_rows
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    root, logs = sweep
+    blobs = BlobStore(root / "blobs")
+    live_uri, whole_uri = store("live.db"), store("whole.db")
+    live = MlflowProjection(live_uri, "kgb")
+    events = read_events(logs[0])
+    for i, e in enumerate(events):
+        if isinstance(e, TrialFinished | RunFinished) or i == 0:
+            live.project(events[: i + 1], blobs)
+    MlflowProjection(whole_uri, "kgb", background=False).project(events, blobs)
+
+    def view(uri):
+        return sorted((r.trial, r.status, r.speedup, r.total_tokens, r.start_ms, r.end_ms) for r in trial_rows(uri))
+
+    assert view(live_uri) == view(whole_uri) and len(view(live_uri)) == 6
+
+
+def test_trial_runs_have_times_reasons_and_open_as_training_runs(tmp_path, store):
+    from mlflow.tracking import MlflowClient
+
+    from kgb.query import trial_runs
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    blobs = BlobStore(tmp_path / "blobs")
+    kernel = blobs.put("import triton\n")
+    events = [_started()] + _trial("a", "aten::a", verdict(Status.CORRECT, 2.0, 4.0)) + _trial("b", "aten::b", Verdict(
+        Status.COMPILE_ERROR, "triton.CompilationError: at 3:4: unsupported"))
+    events = [dataclasses.replace(e, seq=i, ts=1000.0 + i) for i, e in enumerate(events)]
+    events = [dataclasses.replace(e, source_blob=kernel) if isinstance(e, CandidateProposed) else e for e in events]
+    uri = store()
+    MlflowProjection(uri, "kgb").project(events, blobs)
+    runs = {r.data.tags["kgb.op"]: r for r in trial_runs(uri)}
+    assert runs["aten::b"].data.tags["kgb.reason"] == "triton.CompilationError: at 3:4: unsupported"
+    assert "kgb.reason" not in runs["aten::a"].data.tags
+    a = runs["aten::a"].info
+    assert (a.start_time, a.end_time, a.status) == (1001000, 1004000, "FINISHED")  # TrialStarted .. TrialFinished
+    assert runs["aten::a"].data.metrics["speedup"] == pytest.approx(2.0)
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("kgb")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    job = client.get_run(runs["aten::a"].data.tags["mlflow.parentRunId"])
+    assert job.data.params["chip.name"] == "auto" and job.data.params["chip.resolved"] == "cpu"
+    assert {a.path for a in client.list_artifacts(a.run_id)} == {"kernel.py", "trial.json"}
+
+
+def _started():
+    from kgb.tracking.events import RunStarted
+
+    return RunStarted(job="j", method="expert", model="none", source="aten", chip="cpu",
+                      config={"chip": {"name": "auto"}}, git_commit=None, packages={}, device="cpu",
+                      driver=None, specs={}, n_ops=2)
+
+
+def test_identical_kernels_are_stored_once(tmp_path):
+    from kgb.tracking.artifacts import ArtifactWriter
+
+    writer = ArtifactWriter(client=None)
+    runs = tmp_path / "mlartifacts"
+    for run in ("r1", "r2"):
+        writer.write(run, (runs / run / "artifacts").as_uri(), {"kernel.py": "same kernel", "trial.json": run})
+    one, two = (runs / r / "artifacts" / "kernel.py" for r in ("r1", "r2"))
+    assert one.read_text() == two.read_text() == "same kernel"
+    assert one.stat().st_ino == two.stat().st_ino  # one file on disk
+    assert (runs / "r2/artifacts/trial.json").read_text() == "r2"
+
+
+def test_a_torn_last_table_line_is_skipped():
+    from kgb.tracking.summary import JobInfo, header, parse
+
+    head = header(JobInfo("j", "expert", "none", "aten", "cpu"))
+    assert parse(head) == []
+    assert parse(head + '["half a line') == []
+
+
+def test_a_store_that_is_not_sql_gives_the_same_rows(sweep, tmp_path, monkeypatch, store):
+    """MLflow's public client path (a tracking server in practice) for writing and reading."""
+    from kgb.query import trial_rows
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    root, logs = sweep
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    file_uri, sql_uri = (tmp_path / "files").as_uri(), store()
+    for uri in (file_uri, sql_uri):
+        projection = MlflowProjection(uri, "kgb", background=False)
+        for path in logs[:2]:
+            projection.project(read_events(path), BlobStore(root / "blobs"))
+
+    def view(uri):
+        return sorted((r.job, r.trial, r.status, r.speedup) for r in trial_rows(uri))
+
+    assert view(file_uri) == view(sql_uri) and len(view(sql_uri)) == 12
+
+
+def test_best_without_a_store_says_so_and_creates_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    repo = Path(__file__).parent.parent
+    done = subprocess.run([sys.executable, "-m", "kgb.query", "best", "--op", "aten::add", "--chip", "cpu",
+                           "--dest", str(tmp_path / "k")], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(repo)}, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == ["error: no MLflow store at outputs/mlflow.db: run a job first, or pass --tracking-uri"]
+    assert list(tmp_path.iterdir()) == []

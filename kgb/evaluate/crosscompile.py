@@ -29,8 +29,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
+import json
 import os
-import pickle
 import subprocess
 import sys
 import tempfile
@@ -55,6 +55,36 @@ class Launch:
     signature: tuple[tuple[str, str], ...]  # (parameter, Triton type or "constexpr")
     constexprs: tuple[tuple[str, Any], ...]
     options: tuple[tuple[str, int], ...] = field(default=())
+
+
+def _plain(value: Any) -> Any:
+    """A constexpr value as JSON: the judge never unpickles what a candidate's process wrote."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    name = getattr(value, "name", None)
+    if type(value).__name__ == "dtype" and isinstance(name, str):
+        return {"tl_dtype": name}
+    raise TypeError(f"a constexpr of type {type(value).__name__} cannot be recorded")
+
+
+def _unplain(value: Any) -> Any:
+    if isinstance(value, dict) and "tl_dtype" in value:
+        import triton.language as tl
+
+        return getattr(tl, value["tl_dtype"]) if value["tl_dtype"] != "fp32" else tl.float32
+    return value
+
+
+def launches_to_json(launches: list[Launch]) -> str:
+    return json.dumps([{"kernel": la.kernel, "signature": la.signature,
+                        "constexprs": [(k, _plain(v)) for k, v in la.constexprs], "options": la.options}
+                       for la in launches])
+
+
+def launches_from_json(text: str) -> list[Launch]:
+    return [Launch(d["kernel"], tuple((str(a), str(b)) for a, b in d["signature"]),
+                   tuple((str(k), _unplain(v)) for k, v in d["constexprs"]),
+                   tuple((str(k), v) for k, v in d["options"])) for d in json.loads(text)]
 
 
 def _triton_type(value: Any) -> str | None:
@@ -119,19 +149,19 @@ def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
     """Runs `candidate` on the cases of the spec with these tags in the interpreter."""
     import torch
 
-    from kgb.evaluate.worker import CaseRunner, prepare_interpreter
+    from kgb.evaluate.interpreter import prepare_interpreter
+    from kgb.evaluate.judge import draw_inputs
     from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
     prepare_interpreter()
     spec = load_spec(spec_path)
     module = _import_file(candidate, "crosscompile_candidate")
-    runner = CaseRunner(spec, module, "cpu")  # for its inputs: the same draw as the evaluation's
     with recording() as launches, torch.no_grad():
         for case in spec.cases:
             if str(case.tag) in tags:
                 entry = spec.entry_of(case)
-                args, kwargs = entry.bind(runner.inputs(case, case.seed))
+                args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cpu"))
                 getattr(module, entry.name)(*args, **kwargs)
     return launches
 
@@ -183,7 +213,7 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
     """Both steps, each in its own process; raises if the interpreter run itself fails."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
-        launches = Path(tmp) / "launches.pickle"
+        launches = Path(tmp) / "launches.json"
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
         base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
         args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
@@ -192,12 +222,16 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
             args += ["--ptx", str(ptx_dir)]
         subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
+        recorded = launches_from_json(launches.read_text())
         # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
         # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
         compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
         subprocess.run([*base, "compile", *args], env=compile_env, check=True, timeout=timeout_s,
                        capture_output=True, text=True)
-        return pickle.loads(launches.with_suffix(".results").read_bytes())
+        errors = json.loads(launches.with_suffix(".results").read_text())
+        if len(errors) != len(recorded):
+            raise subprocess.SubprocessError("the compile step did not report every launch")
+        return [(launch, None if error is None else str(error)) for launch, error in zip(recorded, errors, strict=True)]
 
 
 def main() -> int:
@@ -210,19 +244,30 @@ def main() -> int:
     parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
     parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    # Run as `-m`, this file is __main__; pickled launches must name the importable module.
+    # Run as `-m`, this file is __main__: take the functions from the importable module.
     from kgb.evaluate.crosscompile import check, compile_all, record
     from kgb.operators import load
 
     spec_path = Path(args.op) if args.op.endswith(".py") else load(args.op).path
     candidate = args.file or spec_path.parent / "solution.py"
     tags = tuple(args.cases.split(","))
+    if args.step is not None:
+        # These steps run candidate code: confine them as the judge confines a candidate
+        # (its own spec and kgb readable, its scratch folder writable).
+        from kgb.evaluate.sandbox import Limits, confine
+        from kgb.operators import REPO_ROOT
+
+        writable = [args.launches.parent] + ([args.ptx] if args.ptx else [])
+        tempfile.tempdir = str(writable[0])
+        confine(writable[0], allow_exec=True, limits=Limits(),
+                extra_read=(str(REPO_ROOT / "kgb"), str(spec_path.parent), str(candidate)),
+                extra_write=tuple(str(w) for w in writable[1:]))
     if args.step == "record":
-        args.launches.write_bytes(pickle.dumps(record(spec_path, candidate, set(tags))))
+        args.launches.write_text(launches_to_json(record(spec_path, candidate, set(tags))))
         return 0
     if args.step == "compile":
-        results = compile_all(candidate, pickle.loads(args.launches.read_bytes()), args.arch, args.ptx)
-        args.launches.with_suffix(".results").write_bytes(pickle.dumps(results))
+        results = compile_all(candidate, launches_from_json(args.launches.read_text()), args.arch, args.ptx)
+        args.launches.with_suffix(".results").write_text(json.dumps([error for _, error in results]))
         return 0
     results = check(spec_path, candidate, tags, args.arch, ptx_dir=args.ptx)
     for launch, error in results:

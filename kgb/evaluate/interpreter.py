@@ -80,6 +80,45 @@ def _mark_transfers() -> None:
         setattr(GridExecutor, name, marked)
 
 
+def _bf16_bits(values):
+    """float32 values as bfloat16 bits, rounded to nearest even (a GPU's cvt.rn.bf16.f32)."""
+    import numpy as np
+
+    f32 = np.asarray(values).astype(np.float32)
+    bits = f32.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f32), np.uint16(0x7FC0), rounded)
+
+
+def _fix_bf16_casts() -> None:
+    """The interpreter narrows float32 to bfloat16 by truncating the mantissa (Triton 3.9);
+    `x.to(tl.bfloat16)` on a GPU rounds to nearest even. Explicit round-toward-zero stays."""
+    import triton.language as tl
+    from triton.runtime import interpreter as itp
+
+    builder = itp.InterpreterBuilder
+    if getattr(builder.cast_impl, "_kgb_fixed", False):
+        return
+    cast_impl, fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
+
+    def to_bf16(src, dst_type) -> bool:
+        return src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16
+
+    def fixed_cast(self, src, dst_type):
+        if to_bf16(src, dst_type):
+            return itp.TensorHandle(_bf16_bits(src.data), tl.bfloat16)
+        return cast_impl(self, src, dst_type)
+
+    def fixed_fp_to_fp(self, src, dst_type, rounding_mode):
+        if to_bf16(src, dst_type) and str(rounding_mode).rsplit(".", 1)[-1] != "RTZ":
+            return itp.TensorHandle(_bf16_bits(src.data), tl.bfloat16)
+        return fp_to_fp(self, src, dst_type, rounding_mode)
+
+    fixed_cast._kgb_fixed = True  # type: ignore[attr-defined]
+    builder.cast_impl, builder.create_fp_to_fp = fixed_cast, fixed_fp_to_fp
+    # the class's create_fp_trunc & co. are lambdas bound to cast_impl by name: they follow
+
+
 def _fix_bf16_arithmetic() -> None:
     """The interpreter keeps bfloat16 values as their raw uint16 bits and applies numpy's
     ops to those integers: a bf16 `x * y`, `-x` or `x < y` computes garbage (Triton 3.9).
@@ -103,10 +142,7 @@ def _fix_bf16_arithmetic() -> None:
         data = np.asarray(h.data)
         if data.dtype == np.bool_:
             return h
-        f32 = data.astype(np.float32)
-        bits = f32.view(np.uint32).astype(np.uint64)
-        rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)  # nearest even
-        return itp.TensorHandle(np.where(np.isnan(f32), np.uint16(0x7FC0), rounded), tl.bfloat16)
+        return itp.TensorHandle(_bf16_bits(data), tl.bfloat16)
 
     def binary_op(self, lhs, rhs, op):
         if is_raw_bf16(lhs) and is_raw_bf16(rhs):
@@ -148,6 +184,7 @@ def _fix_scalar_arguments() -> None:
 def prepare_interpreter() -> None:
     _fix_interpreter_bf16_dot()
     _fix_bf16_arithmetic()
+    _fix_bf16_casts()
     _fix_scalar_arguments()
     _autotune_without_benchmarks()
     _mark_transfers()

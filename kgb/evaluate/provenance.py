@@ -168,8 +168,11 @@ def _cast(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     if values.numel() == 0:
         return values.to(torch.float64).reshape(-1)
     source = (torch.view_as_real(values) if values.is_complex() else values).reshape(-1)
-    if source.dtype.is_floating_point and not dtype.is_floating_point:
-        source = source[torch.isfinite(source)]
+    if source.dtype.is_floating_point:
+        # through float64 (exact for every float dtype, and float8 has no isfinite)
+        source = source.to(torch.float64)
+        if not dtype.is_floating_point:
+            source = source[torch.isfinite(source)]
     return source.to(dtype).to(torch.float64)
 
 

@@ -123,8 +123,22 @@ def _compiler_prefixes() -> set[str]:
         if path:
             real = Path(path).resolve()
             found |= {str(real.parent), str(real.parent.parent / "libexec"), str(real.parent.parent / "lib")}
-            found |= {str(Path(path).parent)}
-    return found - {"/usr/bin", "/bin"}  # the system's bin folders hold python: only named tools there
+            found |= {str(Path(path).parent), str(real)}
+            found |= _interpreter_of(real)
+    found = {f for f in found if f not in ("/usr/bin", "/bin")}  # they hold python: only named tools there
+    return found | {"/bin/sh", "/usr/bin/sh", "/bin/dash", "/usr/bin/dash", "/bin/bash", "/usr/bin/bash"}
+
+
+def _interpreter_of(path: Path) -> set[str]:
+    """A compiler that is a wrapper script runs under its #! interpreter, which needs exec too."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return set()
+    if not head.startswith(b"#!"):
+        return set()
+    return {head[2:].split(b"\n")[0].strip().split()[0].decode(errors="replace")}
 
 
 def _landlock(paths: Paths, abi: int) -> None:
@@ -306,6 +320,17 @@ def _seccomp(allow_exec: bool) -> None:
 # ---------------------------------------------------------------------------- applying
 
 
+def available_level() -> SandboxLevel:
+    """The confinement candidates will get on this machine (checked without applying it)."""
+    seccomp = platform.machine() in _SYSCALLS
+    landlock = landlock_abi() > 0
+    if landlock and seccomp:
+        return SandboxLevel.FULL
+    if seccomp:
+        return SandboxLevel.SECCOMP_ONLY
+    return SandboxLevel.LANDLOCK_ONLY if landlock else SandboxLevel.NONE
+
+
 @dataclass
 class Limits:
     cpu_s: int = 600
@@ -328,7 +353,8 @@ def _own_network() -> str | None:
     return f"no network namespace ({os.strerror(ctypes.get_errno())}); TCP is still refused where Landlock has it"
 
 
-def confine(workspace: Path, allow_exec: bool, limits: Limits) -> Applied:
+def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple[str, ...] = (),
+            extra_write: tuple[str, ...] = ()) -> Applied:
     """Apply the sandbox to this process, as far as this machine allows. Irreversible."""
     notes = []
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory and /proc entries stay private
@@ -341,7 +367,9 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits) -> Applied:
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     abi = landlock_abi()
     if abi:
-        _landlock(default_paths(workspace, allow_exec), abi)
+        paths = default_paths(workspace, allow_exec)
+        paths = Paths(paths.read + extra_read, paths.execute, paths.write + extra_write, paths.devices)
+        _landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
     if platform.machine() not in _SYSCALLS:

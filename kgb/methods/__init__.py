@@ -52,6 +52,36 @@ def _refine(cfg: Any) -> Method:
     return Refine(cfg)
 
 
+def _coding_agent(cfg: Any) -> Method:
+    from kgb.methods.coding_agent import CodingAgent
+
+    return CodingAgent(cfg)
+
+
+def _iterative(cfg: Any) -> Method:
+    from kgb.methods.iterative import Iterative
+
+    return Iterative(cfg)
+
+
+def _autokernel(cfg: Any) -> Method:
+    from kgb.methods.autokernel import Autokernel
+
+    return Autokernel(cfg)
+
+
+def _aiko(cfg: Any) -> Method:
+    from kgb.methods.aiko import Aiko
+
+    return Aiko(cfg)
+
+
+def _cuda_optimized_skill(cfg: Any) -> Method:
+    from kgb.methods.cuda_optimized_skill import CudaOptimizedSkill
+
+    return CudaOptimizedSkill(cfg)
+
+
 # name -> factory(config). Factories import lazily so that a method's SDK is needed only
 # when that method runs.
 METHODS: dict[str, Callable[[Any], Method]] = {
@@ -60,6 +90,14 @@ METHODS: dict[str, Callable[[Any], Method]] = {
     "oneshot": _oneshot,
     "passk": _passk,
     "refine": _refine,
+    # agent methods (kgb/agents/: workspace, check tool, drivers, budgets)
+    "claude_code": _coding_agent,
+    "opencode": _coding_agent,
+    "iterative": _iterative,
+    "autokernel": _autokernel,
+    "aiko": _aiko,
+    "ako4all": _aiko,
+    "cuda_optimized_skill": _cuda_optimized_skill,
 }
 
 

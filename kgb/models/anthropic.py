@@ -10,13 +10,35 @@ import json
 from typing import Any
 
 from kgb.config import LLMConfig
-from kgb.models.model import CallSite, Reply, Request, StopReason, malformed, sdk_failure
+from kgb.models.content import Block, Text, ToolUse
+from kgb.models.model import CallSite, Message, Reply, Request, StopReason, malformed, sdk_failure
 from kgb.usage import Usage
 
 STOP_REASONS = {
     "end_turn": StopReason.END, "stop_sequence": StopReason.END,
-    "max_tokens": StopReason.MAX_TOKENS, "refusal": StopReason.REFUSAL,
+    "max_tokens": StopReason.MAX_TOKENS, "refusal": StopReason.REFUSAL, "tool_use": StopReason.TOOL_USE,
 }
+
+
+def wire_block(block: Block) -> dict[str, Any]:
+    """One content block in the Messages API's form."""
+    if isinstance(block, Text):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ToolUse):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return {"type": "tool_result", "tool_use_id": block.tool_use_id, "content": block.content, "is_error": block.is_error}
+
+
+def wire_message(m: Message) -> dict[str, Any]:
+    content = m.content if isinstance(m.content, str) else [wire_block(b) for b in m.content]
+    return {"role": m.role, "content": content}
+
+
+def reply_blocks(content: list[dict[str, Any]]) -> tuple[str, tuple[ToolUse, ...]]:
+    """The text and the tool calls of a reply's content; thinking blocks are left out."""
+    text = "".join(b["text"] for b in content if b.get("type") == "text")
+    uses = tuple(ToolUse(b["id"], b["name"], b.get("input") or {}) for b in content if b.get("type") == "tool_use")
+    return text, uses
 
 
 def canonical_usage(raw: dict[str, Any]) -> Usage:
@@ -46,8 +68,10 @@ class AnthropicProvider:
     def complete(self, request: Request, site: CallSite) -> Reply:
         args: dict[str, Any] = {
             "model": request.model, "max_tokens": request.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [wire_message(m) for m in request.messages],
         }
+        if request.tools:
+            args["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools]
         if request.system:
             args["system"] = request.system
         if request.temperature is not None:
@@ -61,9 +85,9 @@ class AnthropicProvider:
         body = response.http_response.text
         try:
             data = json.loads(body)
-            text = "".join(b["text"] for b in data["content"] if b.get("type") == "text")  # thinking blocks left out
+            text, uses = reply_blocks(data["content"])
             usage = canonical_usage(data["usage"])
-            return Reply(text, STOP_REASONS.get(data.get("stop_reason"), StopReason.OTHER), usage, data["usage"])
+            return Reply(text, STOP_REASONS.get(data.get("stop_reason"), StopReason.OTHER), usage, data["usage"], uses)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
             raise malformed(body, f"{type(e).__name__}: {e}") from e
 

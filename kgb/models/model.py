@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kgb.config import LLMConfig, PriceConfig
+from kgb.models.content import Block, Tool, ToolUse, tool_uses_from_json, tool_uses_json
 from kgb.tracking.events import ModelCalled
 from kgb.tracking.log import read_events
 from kgb.trial import BudgetExhausted
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     from kgb.trial import TrialContext
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# Refusals that say nothing about the request a method built: the key, the account or the
+# model's availability changed under the run. Like an outage, they end a trial as an
+# infrastructure failure that a re-run retries.
+ACCESS_STATUS = frozenset({401, 403, 404})
 
 
 class StopReason(StrEnum):
@@ -40,6 +45,7 @@ class StopReason(StrEnum):
     END = "end"  # the model finished (Anthropic end_turn/stop_sequence, OpenAI stop)
     MAX_TOKENS = "max_tokens"  # cut at max_tokens (Anthropic max_tokens, OpenAI length)
     REFUSAL = "refusal"  # refused or filtered (Anthropic refusal, OpenAI content_filter)
+    TOOL_USE = "tool_use"  # the model called tools and waits for their results
     OTHER = "other"
 
 
@@ -48,7 +54,7 @@ class Message:
     """One turn of a conversation."""
 
     role: str  # user | assistant
-    content: str
+    content: str | tuple[Block, ...]  # text, or blocks: text, tool calls, tool results
 
 
 @dataclass(frozen=True)
@@ -60,9 +66,13 @@ class Request:
     messages: tuple[Message, ...]
     temperature: float | None  # None: none is sent
     max_tokens: int
+    tools: tuple[Tool, ...] = ()  # tools the model may call
 
     def text(self) -> str:
-        return json.dumps(asdict(self), indent=1, sort_keys=True)
+        body = asdict(self)
+        if not self.tools:  # so that requests without tools hash as they did before tools existed
+            del body["tools"]
+        return json.dumps(body, indent=1, sort_keys=True)
 
     @property
     def hash(self) -> str:
@@ -88,6 +98,7 @@ class Reply:
     stop_reason: StopReason
     usage: Usage  # canonical buckets, cost not yet set
     raw_usage: dict[str, Any]
+    tool_uses: tuple[ToolUse, ...] = ()  # the tools the model called, in order
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class Completion:
     text: str
     stop_reason: StopReason
     request_hash: str
+    tool_uses: tuple[ToolUse, ...] = ()
 
     @property
     def truncated(self) -> bool:
@@ -106,13 +118,24 @@ class Completion:
 class CallFailed(Exception):
     """One attempt failed; `retryable` says whether another attempt may succeed."""
 
-    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None):
+    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None, status: int | None = None):
         super().__init__(message)
         self.message, self.retryable, self.retry_after_s = message, retryable, retry_after_s
+        self.status = status  # the HTTP status, where there was a response
+
+    @property
+    def outage(self) -> bool:
+        """Whether the provider, not the request, is at fault (down, overloaded, or access lost)."""
+        return self.retryable or self.status in ACCESS_STATUS
 
 
 class ModelCallFailed(Exception):
     """A call failed for good (after its retries): it ends the trial, not the job."""
+
+
+class ProviderUnavailable(ModelCallFailed):
+    """The provider was down or refused access after every retry: no verdict on the method,
+    so the trial ends as an infrastructure failure and a re-run retries it."""
 
 
 class Provider(Protocol):
@@ -150,7 +173,7 @@ def sdk_failure(error: Exception, sdk: Any) -> CallFailed:
     if isinstance(error, sdk.APIStatusError):
         status = error.status_code
         retryable = status in RETRYABLE_STATUS or status >= 500
-        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers))
+        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers), status)
     if isinstance(error, sdk.APITimeoutError):
         return CallFailed("timed out", retryable=True)
     if isinstance(error, sdk.APIConnectionError):
@@ -265,14 +288,15 @@ class TrialModel:
         self._sent: Counter[str] = Counter()
         self._calls = 0
 
-    def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None) -> Completion:
+    def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None,
+                 tools: Sequence[Tool] = ()) -> Completion:
         """The model's reply to a conversation. Raises BudgetExhausted or ModelCallFailed."""
         d = self.model.defaults
         if not self.model.cfg.accepts_temperature:
             temperature = None  # the model refuses one: the method's choice cannot apply
         elif temperature is None:
             temperature = d.temperature
-        request = Request(d.model, system, tuple(messages), temperature, d.max_tokens)
+        request = Request(d.model, system, tuple(messages), temperature, d.max_tokens, tuple(tools))
         key = request.hash
         site = CallSite(self.ctx.problem.op, self.ctx.sample, self._sent[key], self._calls)
         self._sent[key] += 1
@@ -280,7 +304,8 @@ class TrialModel:
         if site.occurrence < len(self._logged[key]):  # answered before this trial was interrupted
             earlier = self._logged[key][site.occurrence]
             assert earlier.response_blob is not None
-            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key)
+            uses = tool_uses_from_json(self.ctx.blobs.get(earlier.tool_uses_blob)) if earlier.tool_uses_blob else ()
+            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
         reply, failure, retries, latency = self.model.call(request, site)
         usage = priced(reply.usage, self.model.cfg.price) if reply else Usage()
@@ -289,6 +314,7 @@ class TrialModel:
             job=self.ctx.job, provider=self.model.provider.name, model=request.model,
             request_hash=blob, request_blob=blob,
             response_blob=self.ctx.blobs.put(reply.text) if reply else None,
+            tool_uses_blob=self.ctx.blobs.put(tool_uses_json(reply.tool_uses)) if reply and reply.tool_uses else None,
             usage=usage, raw_usage=reply.raw_usage if reply else {}, latency_s=latency, retries=retries,
             stop_reason=reply.stop_reason.value if reply else None,
             error=self.model.redact(failure.message) if failure else None,
@@ -297,6 +323,7 @@ class TrialModel:
         self.model.spend(usage.cost_usd)
         if reply is None:
             assert failure is not None
-            raise ModelCallFailed(f"{self.model.provider.name} call failed after {retries} retries: "
-                                  f"{self.model.redact(failure.message)}")
-        return Completion(reply.text, reply.stop_reason, key)
+            error = ProviderUnavailable if failure.outage else ModelCallFailed
+            raise error(f"{self.model.provider.name} call failed after {retries} retries: "
+                        f"{self.model.redact(failure.message)}")
+        return Completion(reply.text, reply.stop_reason, key, reply.tool_uses)

@@ -11,10 +11,34 @@ import json
 from typing import Any
 
 from kgb.config import LLMConfig
-from kgb.models.model import CallSite, Reply, Request, StopReason, malformed, sdk_failure
+from kgb.models.content import ToolResult, ToolUse, arguments, blocks_text, tool_uses
+from kgb.models.model import CallSite, Message, Reply, Request, StopReason, malformed, sdk_failure
 from kgb.usage import Usage
 
-STOP_REASONS = {"stop": StopReason.END, "length": StopReason.MAX_TOKENS, "content_filter": StopReason.REFUSAL}
+STOP_REASONS = {
+    "stop": StopReason.END, "length": StopReason.MAX_TOKENS, "content_filter": StopReason.REFUSAL,
+    "tool_calls": StopReason.TOOL_USE,
+}
+
+
+def wire_messages(m: Message) -> list[dict[str, Any]]:
+    """One message in Chat Completions form: tool calls ride on the assistant message,
+    and each tool result is a message of its own (role `tool`) before any user text."""
+    if isinstance(m.content, str):
+        return [{"role": m.role, "content": m.content}]
+    text = blocks_text(m.content)
+    if m.role == "assistant":
+        calls = [{"id": u.id, "type": "function", "function": {"name": u.name, "arguments": json.dumps(u.input)}}
+                 for u in tool_uses(m.content)]
+        return [{"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})}]
+    results = [{"role": "tool", "tool_call_id": b.tool_use_id, "content": b.content}
+               for b in m.content if isinstance(b, ToolResult)]
+    return [*results, *([{"role": m.role, "content": text}] if text else [])]
+
+
+def reply_tool_uses(message: dict[str, Any]) -> tuple[ToolUse, ...]:
+    return tuple(ToolUse(c["id"], c["function"]["name"], arguments(c["function"].get("arguments")))
+                 for c in message.get("tool_calls") or [])
 
 
 def canonical_usage(raw: dict[str, Any]) -> Usage:
@@ -47,11 +71,14 @@ class OpenAIProvider:
 
     def complete(self, request: Request, site: CallSite) -> Reply:
         system = [{"role": "system", "content": request.system}] if request.system else []
-        messages: list[Any] = [*system, *({"role": m.role, "content": m.content} for m in request.messages)]
+        messages: list[Any] = [*system, *(w for m in request.messages for w in wire_messages(m))]
+        tools = [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                 for t in request.tools]
         try:
             response = self.client.chat.completions.with_raw_response.create(
                 model=request.model, max_tokens=request.max_tokens, messages=messages,
                 temperature=self.sdk.omit if request.temperature is None else request.temperature,
+                tools=tools or self.sdk.omit,
             )
         except self.sdk.APIError as e:
             raise sdk_failure(e, self.sdk) from e
@@ -61,7 +88,8 @@ class OpenAIProvider:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""  # reasoning_content (vLLM) is left out
             usage = canonical_usage(data["usage"])
-            return Reply(text, STOP_REASONS.get(choice.get("finish_reason"), StopReason.OTHER), usage, data["usage"])
+            stop = STOP_REASONS.get(choice.get("finish_reason"), StopReason.OTHER)
+            return Reply(text, stop, usage, data["usage"], reply_tool_uses(choice["message"]))
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
             raise malformed(body, f"{type(e).__name__}: {e}") from e
 

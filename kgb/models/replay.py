@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.config import ReplayConfig
+from kgb.models.content import tool_uses_from_json
 from kgb.models.model import CallFailed, CallSite, Defaults, Reply, Request, StopReason
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.log import read_events
@@ -57,7 +58,7 @@ class ReplayProvider:
                     blobs.get(c.response_blob), StopReason(c.stop_reason or "other"),
                     Usage(c.usage.input_tokens, c.usage.output_tokens, c.usage.cache_read_tokens,
                           c.usage.cache_write_tokens, c.usage.reasoning_tokens),
-                    c.raw_usage,
+                    c.raw_usage, tool_uses_from_json(blobs.get(c.tool_uses_blob)) if c.tool_uses_blob else (),
                 )) for c in t.calls if c.error is None and c.response_blob]
                 if calls:
                     trials[model_cfg["name"]][(t.op, t.sample)].append(calls)

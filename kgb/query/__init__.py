@@ -1,23 +1,29 @@
-"""Questions asked of the MLflow store: the leaderboard, the best kernels and the plots."""
+"""Questions asked of the tracking store: the leaderboard, the paper's tables, the best
+kernels and the plots. They read the jobs' trials tables (kgb.query.store); MLflow's
+trial runs are what a person browses."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kgb.query.store import StoreError, trial_rows
+
 DEFAULT_URI = "sqlite:///outputs/mlflow.db"
+
+__all__ = ["DEFAULT_URI", "StoreError", "trial_rows", "trial_runs"]
 
 
 def trial_runs(uri: str, filter_string: str = "") -> list[Any]:
-    """Every complete trial run in every experiment of the store."""
+    """Every complete trial run in every experiment of the store, as MLflow runs."""
     from mlflow.tracking import MlflowClient
 
-    from kgb.tracking.mlflow_projection import search_all
+    from kgb.tracking.mlflow_store import COMPLETE, search_all
 
     client = MlflowClient(tracking_uri=uri)
     experiments = [e.experiment_id for e in client.search_experiments()]
     if not experiments:
         return []
-    query = "tags.`kgb.kind` = 'trial' and tags.`kgb.complete` = '1'"
+    query = f"tags.`kgb.kind` = 'trial' and tags.`{COMPLETE}` = '1'"
     if filter_string:
         query += f" and {filter_string}"
     return search_all(client, experiments, query)

@@ -1,6 +1,7 @@
-"""Query the MLflow store.
+"""Query the tracking store.
 
     python -m kgb.query leaderboard [--tracking-uri URI] [--format table|csv|md]
+    python -m kgb.query report [--dest outputs/report] [--tracking-uri URI] [--no-plots]
     python -m kgb.query best --op aten::softmax --chip nvidia --dest DIR [--tracking-uri URI]
     python -m kgb.query plots [--dest outputs/plots] [--tracking-uri URI]
 """
@@ -11,55 +12,78 @@ import argparse
 import sys
 from pathlib import Path
 
-from kgb.query import DEFAULT_URI, trial_runs
-from kgb.query.best import best_run, download
-from kgb.query.leaderboard import render, rows
-from kgb.query.plots import draw
+from kgb.query import DEFAULT_URI, StoreError, trial_rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kgb.query", description="Query kgb results in MLflow.")
+    parser = argparse.ArgumentParser(prog="python -m kgb.query", description="Query kgb results in the tracking store.")
     sub = parser.add_subparsers(dest="command", required=True)
+    uri_help = f"the MLflow store (default {DEFAULT_URI}, where `python run.py` writes)"
     board = sub.add_parser("leaderboard", help="one row per method x model x source x chip")
-    board.add_argument("--tracking-uri", default=DEFAULT_URI)
     board.add_argument("--format", choices=("table", "csv", "md"), default="table")
+    report = sub.add_parser("report", help="the paper's tables (markdown, CSV, LaTeX) and an HTML page with the plots")
+    report.add_argument("--dest", type=Path, default=Path("outputs/report"))
+    report.add_argument("--no-plots", action="store_true", help="tables only")
     best = sub.add_parser("best", help="download the best kernel of an operator on a chip")
     best.add_argument("--op", required=True, help="operator id, e.g. aten::softmax")
     best.add_argument("--chip", required=True)
     best.add_argument("--dest", required=True, type=Path)
-    best.add_argument("--tracking-uri", default=DEFAULT_URI)
     plots = sub.add_parser("plots", help="fast_p, per-operator speedup and accuracy-vs-spend figures")
     plots.add_argument("--dest", type=Path, default=Path("outputs/plots"))
-    plots.add_argument("--tracking-uri", default=DEFAULT_URI)
+    for command in (board, report, best, plots):
+        command.add_argument("--tracking-uri", default=DEFAULT_URI, help=uri_help)
     args = parser.parse_args(argv)
-
-    if args.command == "leaderboard":
-        table = rows(trial_runs(args.tracking_uri))
-        if not table:
-            print(f"no kgb trial runs in {args.tracking_uri}", file=sys.stderr)
-            return 1
-        sys.stdout.write(render(table, args.format))
-        return 0
-
-    if args.command == "plots":
-        runs = trial_runs(args.tracking_uri)
-        if not runs:
-            print(f"no kgb trial runs in {args.tracking_uri}", file=sys.stderr)
-            return 1
-        for path in draw(runs, args.dest):
-            print(path)
-        return 0
-
-    runs = trial_runs(args.tracking_uri, f"tags.`kgb.op` = '{args.op}' and tags.`kgb.chip` = '{args.chip}'")
-    run = best_run(runs)
-    if run is None:
-        print(f"no correct kernel for {args.op} on {args.chip} among {len(runs)} trial(s) in {args.tracking_uri}", file=sys.stderr)
+    try:
+        return run(args)
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
-    paths = download(args.tracking_uri, run, args.dest)
-    speed = run.data.metrics.get("speedup")
-    how = f"speedup {speed:.2f}x" if speed else "correct, not timed"
-    tags = run.data.tags
-    print(f"{args.op} on {args.chip}: {how} (method {tags['kgb.method']}, model {tags['kgb.model']}, run {run.info.run_id})")
+
+
+def run(args: argparse.Namespace) -> int:
+    uri = args.tracking_uri
+    if args.command == "best":
+        return best(uri, args.op, args.chip, args.dest)
+    rows = trial_rows(uri)
+    if not rows:
+        print(f"error: no kgb trials in {uri}", file=sys.stderr)
+        return 1
+    if args.command == "leaderboard":
+        from kgb.query.leaderboard import render
+        from kgb.query.leaderboard import rows as board
+
+        sys.stdout.write(render(board(rows), args.format))
+        return 0
+    if args.command == "plots":
+        from kgb.query.plots import draw
+
+        for figure in draw(rows, args.dest):
+            print(figure.path if figure.path else f"{figure.name}: not drawn: {figure.reason}")
+        return 0
+    from kgb.query.report import write
+
+    figures = []
+    if not args.no_plots:
+        from kgb.query.plots import draw
+
+        figures = [(f.title, f.path or f.reason) for f in draw(rows, args.dest / "plots")]
+    for path in write(rows, args.dest, figures):
+        print(path)
+    return 0
+
+
+def best(uri: str, op: str, chip: str, dest: Path) -> int:
+    from kgb.query.best import best_row, download
+
+    rows = trial_rows(uri, chip=chip)
+    row = best_row(rows, op)
+    if row is None:
+        tried = sum(r.op == op for r in rows)
+        print(f"error: no correct kernel for {op} on {chip} among {tried} trial(s) of it in {uri}", file=sys.stderr)
+        return 1
+    paths = download(uri, row, dest)
+    how = f"speedup {row.speedup:.2f}x" if row.speedup else "correct, not timed"
+    print(f"{op} on {chip}: {how} (method {row.method}, model {row.model}, run {row.run_id})")
     for p in paths:
         print(f"  {p}")
     return 0

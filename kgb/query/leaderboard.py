@@ -1,7 +1,7 @@
-"""One row per method x model x source x chip, computed from the trial runs.
+"""One row per method x model x source x chip, computed from the jobs' trials tables.
 
-Computed from child runs rather than parent metrics, so that jobs split over several
-commands (e.g. `ops=` subsets) still add up. A trial projected by two jobs counts once.
+Computed from trials rather than the job runs' aggregate metrics, so that jobs split over
+several commands (e.g. `ops=` subsets) still add up. A trial projected by two jobs counts once.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgb.evaluate.verdict import geomean
+from kgb.tracking.summary import TrialRow
 
 
 @dataclass(frozen=True)
@@ -37,26 +38,27 @@ JobKey = tuple[str, str, str, str]  # method, model, source, chip
 
 @dataclass
 class JobTrials:
-    per_op: dict[str, list[Any]]  # the trial runs of each operator that ran
+    per_op: dict[str, list[TrialRow]]  # the trials of each operator that ran
     skipped: set[str]  # operators skipped on this chip and never run
 
 
-def by_job(runs: list[Any]) -> dict[JobKey, JobTrials]:
-    groups: dict[JobKey, dict[str, Any]] = defaultdict(dict)
-    for run in runs:
-        tags = run.data.tags
-        key = (tags.get("kgb.method", ""), tags.get("kgb.model", ""), tags.get("kgb.source", ""), tags.get("kgb.chip", ""))
-        groups[key].setdefault(tags["kgb.trial"], run)  # dedupe trials seen by several jobs
+def job_key(row: TrialRow) -> JobKey:
+    return (row.method, row.model, row.source, row.chip)
+
+
+def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:
+    groups: dict[JobKey, dict[str, TrialRow]] = defaultdict(dict)
+    for row in trials:
+        groups[job_key(row)].setdefault(row.trial, row)  # dedupe trials seen by several jobs
     jobs = {}
     for key, by_trial in sorted(groups.items()):
-        per_op: dict[str, list[Any]] = defaultdict(list)
+        per_op: dict[str, list[TrialRow]] = defaultdict(list)
         skipped = set()
-        for run in by_trial.values():
-            op = run.data.tags["kgb.op"]
-            if run.data.tags.get("kgb.status") == "skipped":
-                skipped.add(op)
+        for row in by_trial.values():
+            if row.status == "skipped":
+                skipped.add(row.op)
             else:
-                per_op[op].append(run)
+                per_op[row.op].append(row)
         jobs[key] = JobTrials(dict(per_op), skipped - set(per_op))
     return jobs
 
@@ -64,21 +66,21 @@ def by_job(runs: list[Any]) -> dict[JobKey, JobTrials]:
 def best_speedups(trials: JobTrials) -> dict[str, float]:
     """Per operator solved at least once: its best speedup, 0.0 where nothing was timed."""
     return {
-        op: max(r.data.metrics.get("speedup", 0.0) for r in rs)
+        op: max((r.speedup or 0.0) for r in rs)
         for op, rs in trials.per_op.items()
-        if any(r.data.metrics.get("correct") == 1 for r in rs)
+        if any(r.correct for r in rs)
     }
 
 
-def rows(runs: list[Any]) -> list[Row]:
+def rows(trials: list[TrialRow]) -> list[Row]:
     table = []
-    for key, trials in by_job(runs).items():
-        per_op = trials.per_op
+    for key, job in by_job(trials).items():
+        per_op = job.per_op
         n = len(per_op)
-        best = best_speedups(trials)
+        best = best_speedups(job)
         timed = [s for s in best.values() if s > 0]
-        tokens = int(sum(r.data.metrics.get("total_tokens", 0) for rs in per_op.values() for r in rs))
-        cost = sum(r.data.metrics.get("cost_usd", 0.0) for rs in per_op.values() for r in rs)
+        tokens = sum(r.total_tokens for rs in per_op.values() for r in rs)
+        cost = sum(r.cost_usd for rs in per_op.values() for r in rs)
         method, model, source, chip = key
         table.append(Row(
             method=method, model=model, source=source, chip=chip, trials=n, correct=len(best), accuracy=len(best) / n if n else 0.0,
@@ -86,7 +88,7 @@ def rows(runs: list[Any]) -> list[Row]:
             geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
             tokens_per_success=tokens / len(best) if best else None,
-            skipped=len(trials.skipped),
+            skipped=len(job.skipped),
         ))
     return table
 

@@ -9,6 +9,7 @@ See docs/event-log.md for the format and its upgrade rules.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from dataclasses import dataclass, field
@@ -18,7 +19,8 @@ from typing import Any, ClassVar
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.usage import Usage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: RunStarted.identity/.settings/.sandbox, TrialEnd.INFRA_ERROR, agent events,
+#    ModelCalled.tool_uses_blob, CandidateProposed.produced_by (all additive)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +51,15 @@ class RunStarted(Event):
     driver: str | None
     specs: dict[str, str]  # operator id -> "v<version>:<spec digest>"
     n_ops: int
+    # kgb.identity.Identity as JSON: what the trial keys hash (method, model, chip and its
+    # notes, judging settings); {} in logs of schema 1, which did not record it.
+    identity: dict[str, Any] = field(default_factory=dict)
+    # Judging.summary(): the settings every verdict of this job was given under, e.g.
+    # "cpu cases=smoke timeout=300s judge=v2". Results are compared only within one value.
+    settings: str = ""
+    # kgb.evaluate.sandbox.SandboxLevel: how candidate processes are confined on this machine
+    # ("landlock+seccomp" in full; "none" where the kernel offers neither); "" before it was recorded.
+    sandbox: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +100,7 @@ class ModelCalled(Event):
     retries: int = 0
     stop_reason: str | None = None
     error: str | None = None
+    tool_uses_blob: str | None = None  # the tool calls of the reply (JSON list of id, name, input)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +112,7 @@ class CandidateProposed(Event):
     source_blob: str
     parents: tuple[str, ...] = ()  # candidates this one refines
     origin: str = ""  # where it came from: "solution.py", a file path, "completion 3"
+    produced_by: str = ""  # the tool call id (agents) or request hash whose output this source is
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +163,9 @@ class TrialEnd(StrEnum):
     SKIPPED = "skipped"  # not run here: the chip is absent, with the reason
     BUDGET = "budget"  # a token or cost budget was reached
     METHOD_ERROR = "method_error"  # the method itself raised (not the candidate)
+    # The infrastructure failed (provider down after its retries, the judge's worker killed
+    # from outside, a full disk): no verdict on the method, and a re-run retries the trial.
+    INFRA_ERROR = "infra_error"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,11 +184,126 @@ class RunFinished(Event):
     trials_skipped_as_done: int
 
 
+# --- agent trials (schema 2) ---------------------------------------------------------
+# The events of agent trials (schema version 2): sessions, turns, tool calls, checks,
+# workspace snapshots and the choice of the final kernel.
+#
+# Spans nest trial > session > turn: a session lies between its SessionStarted and
+# SessionFinished; a turn is one model call (TurnTaken names its request hash) and the tool
+# calls it asked for (ToolCalled carries its session and turn). A check is a candidate
+# judged on the cases the agent may see (CandidateChecked); only the final kernel gets a
+# CandidateEvaluated, on every case of the job, so a check never counts as a trial's result.
+
+
+class SessionEnd(StrEnum):
+    """Why an agent session ended."""
+
+    DONE = "done"  # the agent stopped on its own (a reply without tool calls)
+    TURNS = "turns"  # the session's turn limit
+    BUDGET = "budget"  # a trial budget: wall clock, tokens, cost or checks
+    STOPPED = "stopped"  # the method's protocol ended it (target reached, plateau, one edit made)
+    ERROR = "error"  # the driver failed (a model call failed for good, a CLI crashed)
+
+
+class FinalRule(StrEnum):
+    """Which rule chose the final kernel of an agent trial."""
+
+    BEST_CHECK = "best_check"  # the best candidate by the harness's own checks
+    WORKSPACE = "workspace"  # no check passed: the workspace's last kernel.py
+    FENCED_BLOCK = "fenced_block"  # no kernel file: the last fenced code block of a reply
+    NONE = "none"  # nothing to judge
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionStarted(Event):
+    """An agent session began in the trial's workspace."""
+
+    kind: ClassVar[str] = "SessionStarted"
+    session: int  # 1-based within the trial
+    driver: str  # loop | claude | opencode
+    protocol: str  # the method's protocol name
+    prompt_blob: str  # the first user message (task and protocol)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionFinished(Event):
+    kind: ClassVar[str] = "SessionFinished"
+    session: int
+    end: SessionEnd
+    reason: str = ""
+    turns: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnTaken(Event):
+    """One model call of a session and the number of tools it called."""
+
+    kind: ClassVar[str] = "TurnTaken"
+    session: int
+    turn: int  # 1-based within the session
+    request_hash: str  # the ModelCalled of this turn
+    tool_calls: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCalled(Event):
+    """A tool call of the agent and its result, as the harness ran it."""
+
+    kind: ClassVar[str] = "ToolCalled"
+    session: int
+    turn: int
+    call_id: str  # the provider's tool-use id
+    tool: str
+    input_blob: str  # the arguments (JSON)
+    result_blob: str  # what the agent was shown
+    is_error: bool = False
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class CandidateChecked(Event):
+    """A candidate judged by the check tool on the cases the agent may see."""
+
+    kind: ClassVar[str] = "CandidateChecked"
+    candidate: str
+    verdict: Verdict
+    logs_blob: str | None = None
+    call_id: str = ""  # the tool call (or harness step) that asked for the check
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkspaceSnapshotted(Event):
+    """The workspace's files at a moment: a manifest blob (path -> blob hash, JSON)."""
+
+    kind: ClassVar[str] = "WorkspaceSnapshotted"
+    manifest_blob: str
+    files: int
+    reason: str  # e.g. "session 2 ended", "final"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalKernelChosen(Event):
+    """The kernel that is judged on every case of the job, and the rule that chose it.
+    The CandidateProposed and CandidateEvaluated of that judgement follow."""
+
+    kind: ClassVar[str] = "FinalKernelChosen"
+    rule: FinalRule
+    reason: str
+    checked: str | None = None  # the checked candidate it is, for rule best_check
+    source_blob: str | None = None
+
+
+AGENT_EVENTS: tuple[type[Event], ...] = (
+    SessionStarted, SessionFinished, TurnTaken, ToolCalled, CandidateChecked, WorkspaceSnapshotted,
+    FinalKernelChosen,
+)
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
         RunStarted, TrialStarted, BaselineMeasured, ModelCalled, CandidateProposed,
-        CandidateEvaluated, CompletionParsed, TrialFinished, RunFinished,
+        CandidateEvaluated, CompletionParsed, TrialFinished, RunFinished, *AGENT_EVENTS,
     )
 }
 
@@ -194,6 +325,13 @@ def to_json(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _fields_of(tp: type) -> tuple[dict[str, Any], frozenset[str]]:
+    """A dataclass's resolved field types and names, worked out once per class: resolving
+    them costs more than decoding an event, and a rebuild decodes every event."""
+    return typing.get_type_hints(tp), frozenset(f.name for f in dataclasses.fields(tp))
+
+
 def _from_json(tp: Any, value: Any) -> Any:
     if value is None:
         return None
@@ -208,8 +346,7 @@ def _from_json(tp: Any, value: Any) -> Any:
     if isinstance(tp, type) and issubclass(tp, Enum):
         return tp(value)
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
+        hints, names = _fields_of(tp)
         return tp(**{k: _from_json(hints[k], v) for k, v in value.items() if k in names})  # type: ignore[operator]
     return value
 
@@ -226,4 +363,6 @@ __all__ = [
     "SCHEMA_VERSION", "Event", "RunStarted", "TrialStarted", "BaselineMeasured", "ModelCalled",
     "CandidateProposed", "CandidateEvaluated", "CompletionParsed", "Extraction", "TrialEnd", "TrialFinished", "RunFinished",
     "EVENT_TYPES", "to_json", "from_json", "Usage", "Verdict", "CaseResult", "Status",
+    "SessionStarted", "SessionFinished", "SessionEnd", "TurnTaken", "ToolCalled", "CandidateChecked",
+    "WorkspaceSnapshotted", "FinalKernelChosen", "FinalRule",
 ]

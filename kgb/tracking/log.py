@@ -91,6 +91,12 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
             f"event schema version {version} is newer than this kgb understands "
             f"({SCHEMA_VERSION}); upgrade kgb to read this log"
         )
+    if version == 1:  # 1 -> 2: a job states the settings its verdicts were given under
+        if record.get("kind") == "RunStarted":
+            from kgb.identity import v1_settings
+
+            record = {**record, "settings": v1_settings(record["config"], record["device"])}
+        record = {**record, "schema_version": 2}
     return record
 
 

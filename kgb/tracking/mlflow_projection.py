@@ -1,25 +1,42 @@
 """The MLflow read model: a parent run per job, a child run per finished trial.
 
-Idempotent: runs are found by their `kgb.*` tags and never created twice; a child run is
-marked `kgb.complete` only after all its data is logged, so one cut short by a crash is
-deleted and redone. The whole store can be rebuilt from the event logs alone.
+`project(events)` may be called after every trial with the job's whole log: it folds only
+the events it has not seen (kgb.tracking.projections.TrialFold) and writes only the
+trials finished since. Each new trial run is created whole in one write
+(kgb.tracking.mlflow_store); the job's run keeps the trials table that queries read
+(kgb.tracking.summary), rewritten as trials finish, and its aggregate metrics, logged
+when the job starts and ends and at most once a minute in between.
+
+Idempotent: the trial runs of a job are listed once per process; a trial already there
+complete is not written again, a half-written one (left by a crash of a non-SQL store's
+client) is deleted and redone. The whole store can be rebuilt from the event logs alone.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import Event, RunFinished, RunStarted, to_json
-from kgb.tracking.projections import TrialOutcome, run_started, summarize, trial_outcomes
+from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
+from kgb.tracking.follower import Follower
+from kgb.tracking.mlflow_store import NewRun, search_all, writer_for
+from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
+from kgb.tracking.summary import TABLE_NAME, JobInfo, header, line, trial_row
 
 TRIAL_METRICS = (
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
     "reasoning_tokens", "total_tokens", "cost_usd",
 )
+METRICS_EVERY_S = 60.0  # a live job's aggregate metrics: one history step a minute at most
+TAG_CHARS = 5000
+# MLflow 3 opens an experiment of this kind on its runs ("training runs"), not on GenAI traces
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 
 def _flatten(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
@@ -31,23 +48,26 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def search_all(client: Any, experiment_ids: list[str], query: str) -> list[Any]:
-    """Every run matching `query`, all pages (a job of 210 operators x 5 samples has more
-    trials than one page holds)."""
-    runs: list[Any] = []
-    token = None
-    while True:
-        page = client.search_runs(experiment_ids, filter_string=query, max_results=1000, page_token=token)
-        runs.extend(page)
-        token = page.token
-        if not token:
-            return runs
+@dataclass
+class JobState:
+    """What this process knows of one job's projection."""
+
+    info: JobInfo
+    parent: str
+    artifact_uri: str
+    fold: TrialFold = field(default_factory=TrialFold)
+    folded: int = 0  # events of the log folded so far
+    last_seq: int = -1
+    lines: dict[str, str] = field(default_factory=dict)  # trial key -> its line of the trials table
+    metrics: dict[str, float] = field(default_factory=dict)  # as last logged on the job run
+    metrics_at: float = 0.0
+    status: str = ""
 
 
 class MlflowProjection:
     """Writes job and trial runs into one MLflow tracking store."""
 
-    def __init__(self, uri: str, experiment: str):
+    def __init__(self, uri: str, experiment: str, background: bool = True):
         from mlflow.tracking import MlflowClient
 
         self.client = MlflowClient(tracking_uri=uri)
@@ -55,13 +75,23 @@ class MlflowProjection:
         found = self.client.get_experiment_by_name(experiment)
         if found is not None:
             self.experiment_id = found.experiment_id
+            if found.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
+                self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
         else:
-            self.experiment_id = self.client.create_experiment(experiment, artifact_location=self._artifact_root(uri))
+            self.experiment_id = self.client.create_experiment(
+                experiment, artifact_location=self._artifact_root(uri), tags=dict([EXPERIMENT_KIND]))
+        self.writer = writer_for(uri, self.client)
+        self.artifacts = ArtifactWriter(self.client)
         self._lock = threading.RLock()
-        # per job: its parent run and the trials projected complete, found once by search
-        # and then kept up to date here, so a trial's projection does not search them all
-        self._parents: dict[str, str] = {}
-        self._complete: dict[str, set[str]] = {}
+        self._jobs: dict[str, JobState] = {}
+        # a job's later calls go to the follower; its first (which opens the job run) and
+        # its last (the log ends with RunFinished) are made at once, after what is pending
+        self._follower = Follower(self._project_now) if background else None
+
+    def runs_page(self, server: str = "http://127.0.0.1:5000") -> str:
+        """The experiment's runs in `mlflow ui`: its training view, where MLflow 3 would
+        otherwise open on GenAI traces."""
+        return f"{server}/#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
 
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
@@ -70,131 +100,159 @@ class MlflowProjection:
             return (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
         return None
 
-    def _find(self, **tags: str) -> list[Any]:
-        query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
-        return search_all(self.client, [self.experiment_id], query)
+    def project(self, events: list[Event], blobs: BlobStore) -> str | None:
+        """Bring the store up to date with one job's log; return the parent run id. A live
+        job's calls between its first and its last return before the store is written."""
+        if not events:
+            return None
+        state = self._jobs.get(events[0].job)
+        if self._follower is not None:
+            if state is not None and not isinstance(events[-1], RunFinished):
+                self._follower.submit(state.info.job, events, blobs)
+                return state.parent
+            self._follower.drain()
+        return self._project_now(events, blobs)
+
+    def _project_now(self, events: list[Event], blobs: BlobStore) -> str | None:
+        with self._lock:
+            state = self._jobs.get(events[0].job)
+            if state is None:
+                started = run_started(events)
+                if started is None:
+                    return None
+                state = self._jobs[started.job] = self._open_job(started)
+            self._project(state, events, blobs)
+            return state.parent
 
     # --- jobs ------------------------------------------------------------------
-    def job_run(self, started: RunStarted) -> str:
-        """The parent run of a job, created on first sight."""
-        with self._lock:
-            if started.job in self._parents:
-                return self._parents[started.job]
-            runs = self._find(**{"kgb.kind": "job", "kgb.job": started.job})
-            if runs:
-                self._parents[started.job] = runs[0].info.run_id
-                return runs[0].info.run_id
-            tags = {
-                "kgb.kind": "job", "kgb.job": started.job, "kgb.method": started.method,
-                "kgb.model": started.model, "kgb.source": started.source, "kgb.chip": started.chip,
-                "kgb.device": started.device, "kgb.git_commit": started.git_commit or "",
-            }
-            name = f"{started.method}/{started.model}/{started.source}/{started.chip}"
-            run = self.client.create_run(self.experiment_id, run_name=name, tags=tags)
-            params = _flatten("", started.config, {})
-            params["n_ops"] = str(started.n_ops)
-            from mlflow.entities import Param
+    def _open_job(self, started: RunStarted) -> JobState:
+        """The job's run, found or created, and the trial runs it already has."""
+        query = f"tags.`kgb.kind` = 'job' and tags.`kgb.job` = '{started.job}'"
+        found = search_all(self.client, [self.experiment_id], query)
+        run = found[0] if found else self._create_job_run(started)
+        info = JobInfo(started.job, started.method, started.model, started.source, started.chip)
+        return JobState(info, run.info.run_id, run.info.artifact_uri, metrics=dict(run.data.metrics),
+                        status=run.info.status)
 
-            items = [Param(k, v[:6000]) for k, v in sorted(params.items())]
-            for i in range(0, len(items), 100):
-                self.client.log_batch(run.info.run_id, params=items[i : i + 100])
-            self.client.log_text(run.info.run_id, json.dumps(to_json(started), indent=1), "run_started.json")
-            self._parents[started.job] = run.info.run_id
-            return run.info.run_id
+    def _create_job_run(self, started: RunStarted) -> Any:
+        from mlflow.entities import Param
 
-    def project(self, events: list[Event], blobs: BlobStore) -> str | None:
-        """Bring the store up to date with one job's log; return the parent run id."""
-        started = run_started(events)
-        if started is None:
-            return None
-        with self._lock:
-            return self._project(started, events, blobs)
+        tags = {
+            "kgb.kind": "job", "kgb.job": started.job, "kgb.method": started.method,
+            "kgb.model": started.model, "kgb.source": started.source, "kgb.chip": started.chip,
+            "kgb.device": started.device, "kgb.git_commit": started.git_commit or "",
+            "kgb.sandbox": started.sandbox or "unrecorded", "kgb.settings": started.settings,
+        }
+        name = f"{started.method}/{started.model}/{started.source}/{started.chip}"
+        run = self.client.create_run(self.experiment_id, run_name=name, tags=tags, start_time=int(started.ts * 1000))
+        params = _flatten("", started.config, {})
+        # the config says what was asked (chip.name=auto); these say what it resolved to
+        params.update({"n_ops": str(started.n_ops), "chip.resolved": started.chip, "device": started.device})
+        items = [Param(k, v[:6000]) for k, v in sorted(params.items())]
+        for i in range(0, len(items), 100):
+            self.client.log_batch(run.info.run_id, params=items[i : i + 100])
+        self.client.log_text(run.info.run_id, json.dumps(to_json(started), indent=1), "run_started.json")
+        return self.client.get_run(run.info.run_id)
 
-    def _project(self, started: RunStarted, events: list[Event], blobs: BlobStore) -> str:
-        parent = self.job_run(started)
-        outcomes = trial_outcomes(events)
-        done = self._complete.get(started.job)
-        if done is None:
-            runs = self._find(**{"kgb.kind": "trial", "kgb.job": started.job})
-            done = self._complete[started.job] = {r.data.tags["kgb.trial"] for r in runs if r.data.tags.get("kgb.complete") == "1"}
-        for outcome in outcomes.values():
-            if outcome.finished and outcome.key not in done:
-                self.trial_run(parent, started, outcome, blobs)
-                done.add(outcome.key)
-        self._update_job(parent, events, list(outcomes.values()))
-        return parent
+    def _project(self, state: JobState, events: list[Event], blobs: BlobStore) -> None:
+        first = state.folded == 0
+        if not first and len(events) <= state.folded and events[-1].seq <= state.last_seq:
+            return  # an older copy of the log than the one already projected
+        if state.folded > len(events) or (state.folded and events[state.folded - 1].seq != state.last_seq):
+            state.fold, state.folded = TrialFold(), 0  # not the log folded so far: start again
+        new = events[state.folded:]
+        finished: list[TrialOutcome] = []
+        for e in new:
+            t = state.fold.add(e)
+            if isinstance(e, TrialFinished) and t is not None:
+                finished.append(t)
+        state.folded, state.last_seq = len(events), events[-1].seq
+        if first:
+            finished = [t for t in state.fold.trials.values() if t.finished]
+            self._adopt_existing(state, finished)
+        todo = [t for t in finished if t.key not in state.lines]
+        if todo:
+            self._create_trial_runs(state, todo, blobs)
+        whole = lambda: header(state.info) + "".join(state.lines[k] for k in state.fold.trials if k in state.lines)
+        if first:  # this process's first sight of the job: the table written anew
+            self.artifacts.replace(state.parent, state.artifact_uri, TABLE_NAME, whole())
+        elif todo:  # then only the new trials' lines are added
+            text = "".join(state.lines[t.key] for t in todo)
+            self.artifacts.append(state.parent, state.artifact_uri, TABLE_NAME, text, whole)
+        ended = isinstance(events[-1], RunFinished)
+        if first or ended or time.monotonic() - state.metrics_at >= METRICS_EVERY_S:
+            self._log_job_metrics(state, events[-1].ts)
+        if ended and state.status != "FINISHED":
+            self.client.set_terminated(state.parent, "FINISHED", end_time=int(events[-1].ts * 1000))
+            state.status = "FINISHED"
+        elif not ended and any(isinstance(e, RunStarted) for e in new) and state.status != "RUNNING":
+            self.client.update_run(state.parent, status="RUNNING")  # a finished job resumed
+            state.status = "RUNNING"
 
-    def _update_job(self, parent: str, events: list[Event], outcomes: list[TrialOutcome]) -> None:
+    def _adopt_existing(self, state: JobState, finished: list[TrialOutcome]) -> None:
+        """Take the complete trial runs already in the store; delete half-written ones
+        and duplicates, so each trial is projected exactly once."""
+        outcomes = {t.key: t for t in finished}
+        for key, runs in self.writer.trial_runs(self.experiment_id, state.info.job).items():
+            complete = [r for r in runs if r.complete]
+            keep = complete[0] if complete and key in outcomes else None
+            for r in runs:
+                if r is not keep:
+                    self.client.delete_run(r.run_id)
+            if keep is not None:
+                state.lines[key] = line(trial_row(state.info, outcomes[key], keep.run_id))
+
+    def _log_job_metrics(self, state: JobState, ts: float) -> None:
         from mlflow.entities import Metric
 
-        last_seq = str(events[-1].seq)
-        run = self.client.get_run(parent)
-        if run.data.tags.get("kgb.projected_seq") == last_seq:
-            return  # nothing new since the last projection
-        summary = summarize(outcomes)
+        summary = summarize(list(state.fold.trials.values()))
         # only changed values: a re-run that adds no trial must not add a history step
-        metrics = [Metric(k, float(v), int(events[-1].ts * 1000), 0) for k, v in summary.metrics().items()
-                   if run.data.metrics.get(k) != float(v)]
-        if metrics:
-            self.client.log_batch(parent, metrics=metrics)
-        self.client.set_tag(parent, "kgb.projected_seq", last_seq)
-        finished = isinstance(events[-1], RunFinished)
-        self.client.update_run(parent, status="FINISHED" if finished else "RUNNING")
+        changed = {k: float(v) for k, v in summary.metrics().items() if state.metrics.get(k) != float(v)}
+        if changed:
+            self.client.log_batch(state.parent, metrics=[Metric(k, v, int(ts * 1000), 0) for k, v in changed.items()])
+            state.metrics.update(changed)
+        state.metrics_at = time.monotonic()
 
     # --- trials ----------------------------------------------------------------
-    def trial_run(self, parent: str, started: RunStarted, t: TrialOutcome, blobs: BlobStore) -> str:
-        """Create the child run of one finished trial (replacing a half-written one)."""
-        from mlflow.entities import Metric
+    def _create_trial_runs(self, state: JobState, trials: list[TrialOutcome], blobs: BlobStore) -> None:
+        runs = [self._trial_run(state, t, blobs) for t in trials]
+        self.writer.create(self.experiment_id, runs)
+        for t, run in zip(trials, runs, strict=True):
+            state.lines[t.key] = line(trial_row(state.info, t, run.run_id))
 
-        with self._lock:
-            for stale in self._find(**{"kgb.kind": "trial", "kgb.trial": t.key, "kgb.job": started.job}):
-                self.client.delete_run(stale.info.run_id)
-            tags = {
-                "mlflow.parentRunId": parent, "kgb.kind": "trial", "kgb.job": started.job,
-                "kgb.trial": t.key, "kgb.method": started.method, "kgb.model": started.model,
-                "kgb.source": t.op.split("::")[0], "kgb.chip": started.chip, "kgb.op": t.op,
-                "kgb.status": t.status.value, "kgb.sample": str(t.sample),
-            }
-            if t.reason:
-                tags["kgb.reason"] = t.reason[:5000]
-            name = t.op if t.sample == 0 else f"{t.op}#{t.sample}"
-            run_id = self.client.create_run(self.experiment_id, run_name=name, tags=tags).info.run_id
-            ts = int((t.events[-1].ts if t.events else 0) * 1000)
-            values = self._trial_metrics(t)
-            self.client.log_batch(run_id, metrics=[Metric(k, float(v), ts, 0) for k, v in values.items()])
-            self._trial_artifacts(run_id, t, blobs)
-            self.client.set_tag(run_id, "kgb.complete", "1")
-            self.client.update_run(run_id, status="FINISHED")
-            return run_id
+    def _trial_run(self, state: JobState, t: TrialOutcome, blobs: BlobStore) -> NewRun:
+        info = state.info
+        tags = {
+            "mlflow.parentRunId": state.parent, "kgb.kind": "trial", "kgb.job": info.job,
+            "kgb.trial": t.key, "kgb.method": info.method, "kgb.model": info.model,
+            "kgb.source": t.op.split("::")[0], "kgb.chip": info.chip, "kgb.op": t.op,
+            "kgb.status": t.status.value, "kgb.sample": str(t.sample),
+        }
+        if t.why:
+            tags["kgb.reason"] = t.why[:TAG_CHARS]
+        from kgb.agents.projection import agent_view  # an extension that folds agent events
 
-    @staticmethod
-    def _trial_metrics(t: TrialOutcome) -> dict[str, float]:
-        usage = t.usage
-        m: dict[str, float] = {name: getattr(usage, name) for name in TRIAL_METRICS}
-        m.update(correct=float(t.correct), attempts=len(t.candidates), wall_s=t.wall_s, model_calls=len(t.calls))
-        best = t.best
-        if t.correct and best is not None and best.verdict is not None:
-            for name in ("speedup", "latency_us", "baseline_us"):
-                value = getattr(best.verdict, name)
-                if value is not None:
-                    m[name] = value
-        return m
+        metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
+        view = agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
+        if view is not None:
+            metrics.update(view.metrics())
+            history = list(view.history())
+            files.update(view.artifacts(blobs))
+        return NewRun(
+            name=t.op if t.sample == 0 else f"{t.op}#{t.sample}",
+            start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
+            tags=tags, metrics=metrics, files=files, history=history,
+        )
 
-    def _trial_artifacts(self, run_id: str, t: TrialOutcome, blobs: BlobStore) -> None:
-        log = self.client.log_text
-        best = t.best
-        if best is not None:
-            log(run_id, blobs.get(best.source_blob), "kernel.py")
-            if best.verdict is not None:
-                log(run_id, json.dumps(to_json(best.verdict), indent=1), "verdict.json")
-        for c in t.candidates:
-            log(run_id, blobs.get(c.source_blob), f"candidates/{c.id}.py")
-            if c.verdict is not None:
-                log(run_id, json.dumps(to_json(c.verdict), indent=1), f"candidates/{c.id}.verdict.json")
-            if c.logs_blob:
-                log(run_id, blobs.get(c.logs_blob), f"candidates/{c.id}.log")
-        for i, call in enumerate(t.calls, 1):
-            log(run_id, blobs.get(call.request_blob), f"calls/{i:03d}-prompt.json")
-            if call.response_blob:
-                log(run_id, blobs.get(call.response_blob), f"calls/{i:03d}-completion.txt")
-        log(run_id, "".join(json.dumps(to_json(e)) + "\n" for e in t.events), "events.jsonl")
+
+def trial_metrics(t: TrialOutcome) -> dict[str, float]:
+    usage = t.usage
+    m: dict[str, float] = {name: getattr(usage, name) for name in TRIAL_METRICS}
+    m.update(correct=float(t.correct), attempts=len(t.candidates), wall_s=t.wall_s, model_calls=len(t.calls))
+    best = t.best
+    if t.correct and best is not None and best.verdict is not None:
+        for name in ("speedup", "latency_us", "baseline_us"):
+            value = getattr(best.verdict, name)
+            if value is not None:
+                m[name] = value
+    return m

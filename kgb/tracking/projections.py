@@ -43,6 +43,7 @@ class TrialStatus(StrEnum):
     REJECTED = "rejected"
     NO_CANDIDATE = "no_candidate"
     METHOD_ERROR = "method_error"  # the method itself raised before proposing anything
+    INFRA_ERROR = "infra_error"  # the infrastructure failed; not a result: a re-run retries it
     SKIPPED = "skipped"
     UNFINISHED = "unfinished"
 
@@ -77,7 +78,20 @@ class TrialOutcome:
 
     @property
     def finished(self) -> bool:
-        return self.end is not None
+        """Whether the trial has its result; one cut short by the infrastructure has none."""
+        return self.end is not None and self.end != TrialEnd.INFRA_ERROR
+
+    @property
+    def started_at(self) -> float:
+        """Unix time of the trial's first start (a resumed trial started earlier too)."""
+        starts = [e.ts for e in self.events if isinstance(e, TrialStarted)]
+        return min(starts) if starts else (self.events[0].ts if self.events else 0.0)
+
+    @property
+    def finished_at(self) -> float:
+        """Unix time of its TrialFinished (of its last event while unfinished)."""
+        ends = [e.ts for e in self.events if isinstance(e, TrialFinished)]
+        return max(ends) if ends else (self.events[-1].ts if self.events else 0.0)
 
     @property
     def usage(self) -> Usage:
@@ -101,6 +115,8 @@ class TrialOutcome:
     def status(self) -> TrialStatus:
         if self.end == TrialEnd.SKIPPED:
             return TrialStatus.SKIPPED
+        if self.end == TrialEnd.INFRA_ERROR:  # its candidates' verdicts are not its result
+            return TrialStatus.INFRA_ERROR
         best = self.best
         if best is not None and best.verdict is not None:
             return TrialStatus(best.verdict.status.value)
@@ -111,6 +127,16 @@ class TrialOutcome:
     @property
     def correct(self) -> bool:
         return self.status == TrialStatus.CORRECT
+
+    @property
+    def why(self) -> str:
+        """Why the trial is not correct ("" when it is): the trial's own reason (skipped,
+        no candidate, method error...), else its best verdict's message."""
+        if self.correct:
+            return ""
+        best = self.best
+        message = best.verdict.message if best is not None and best.verdict is not None else ""
+        return self.reason or message or f"{self.status.value} (no message was recorded)"
 
     @property
     def speedup(self) -> float | None:
@@ -129,14 +155,19 @@ class TrialOutcome:
         return min(rounds) if rounds else None
 
 
-def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
-    """Fold a job's events into one outcome per trial key, in first-seen order."""
-    trials: dict[str, TrialOutcome] = {}
-    pending: dict[str, int | None] = {}  # trial -> round of a parse whose candidate comes next
-    for e in events:
+class TrialFold:
+    """The trial outcomes of one job's log, folded incrementally: `add` takes each new
+    event once, so a job that projects after every trial never re-folds its whole log."""
+
+    def __init__(self) -> None:
+        self.trials: dict[str, TrialOutcome] = {}  # first-seen order
+        self._pending: dict[str, int | None] = {}  # trial -> round of a parse whose candidate comes next
+
+    def add(self, e: Event) -> TrialOutcome | None:
+        """Fold one event; return the outcome it belongs to (None for job events)."""
         if e.trial is None:
-            continue
-        t = trials.setdefault(e.trial, TrialOutcome(key=e.trial))
+            return None
+        t = self.trials.setdefault(e.trial, TrialOutcome(key=e.trial))
         t.events.append(e)
         if isinstance(e, TrialStarted):
             t.op, t.sample, t.spec_version = e.op, e.sample, e.spec_version
@@ -145,9 +176,9 @@ def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
             # a resumed attempt parses again the completions an earlier one parsed
             if not any((p.request_hash, p.round) == (e.request_hash, e.round) for p in t.parses):
                 t.parses.append(e)
-            pending[e.trial] = e.round if e.outcome.usable else None
+            self._pending[e.trial] = e.round if e.outcome.usable else None
         elif isinstance(e, CandidateProposed):
-            t.candidates.append(Candidate(e.candidate, e.source_blob, e.origin, e.parents, round=pending.pop(e.trial, None)))
+            t.candidates.append(Candidate(e.candidate, e.source_blob, e.origin, e.parents, round=self._pending.pop(e.trial, None)))
         elif isinstance(e, CandidateEvaluated):
             for c in t.candidates:
                 if c.id == e.candidate and c.verdict is None:
@@ -156,12 +187,20 @@ def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
             t.calls.append(e)
         elif isinstance(e, TrialFinished):
             t.end, t.reason, t.wall_s = e.end, e.reason, t.wall_s + e.wall_s
-    return trials
+        return t
+
+
+def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
+    """Fold a job's events into one outcome per trial key, in first-seen order."""
+    fold = TrialFold()
+    for e in events:
+        fold.add(e)
+    return fold.trials
 
 
 @dataclass(frozen=True)
 class JobSummary:
-    """A job's aggregate metrics (OPERATORS.md's published definitions)."""
+    """A job's aggregate metrics (the published definitions: docs/operators.md)."""
 
     trials: int  # finished trials that ran here (skipped ones excluded)
     skipped: int

@@ -35,7 +35,8 @@ import torch
 
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
+RANDOM = True  # every call must draw new samples: the judge calls twice on the same inputs
 
 SIGNATURES = '''
 def bernoulli(self: torch.Tensor, *, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -31,7 +31,8 @@ import torch
 
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
+RANDOM = True  # every call must draw new samples: the judge calls twice on the same inputs
 
 SIGNATURES = '''
 def exponential_(self: torch.Tensor, lambd: float = 1.0, *, generator: torch.Generator | None = None) -> torch.Tensor:

@@ -37,7 +37,7 @@ import torch
 from kgb.evaluate.correctness import compare_values
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 
 SIGNATURES = '''
 def rrelu_with_noise(self: torch.Tensor, noise: torch.Tensor, lower: float = 0.125, upper: float = 0.3333333333333333, training: bool = False, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -212,3 +212,7 @@ def compare(actual, expected, case, inputs):
     row = a.shape[-1] if a.dim() else 1
     message = _uncorrelated(torch.where(pos, 0.0, u - 0.5), 0.5, row)
     return f"argument noise: {message}" if message else None
+
+
+def RANDOM(case):  # noqa: N802 - the judge's flag, per case: training draws new slopes every call
+    return bool(case.params["training"])

@@ -1,0 +1,80 @@
+"""How fast the judge gets through candidates on this machine; prints a table.
+
+    python benchmarks/throughput.py [--source all] [--jobs N] [--cases smoke] [--ops a::b,...]
+
+Judges every selected operator's solution through `kgb.evaluate` with N evaluations in
+flight (one warm engine; on a GPU, timing is exclusive per GPU and checks overlap) and
+prints: the engine's start, the wall time of the whole sweep, evaluations per minute, and
+the time per candidate of the view operators (their kernels are trivial or absent, so their
+evaluation time is harness overhead: fork, confinement, transfers, comparison).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgb import chips, operators  # noqa: E402
+from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
+
+VIEW_OPS = ["aten::as_strided", "aten::expand", "aten::narrow", "aten::select", "aten::t", "aten::unsqueeze",
+            "aten::reshape", "aten::expand_as", "aten::unsafe_split"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", default="all")
+    parser.add_argument("--ops", default="")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cases", default=None, help="default: smoke on the CPU, all on a GPU")
+    args = parser.parse_args()
+    device = chips.local_device()
+    tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
+    ops = operators.select(args.source, [o for o in args.ops.split(",") if o] or None)
+    settings = EvalSettings(device=device, case_tags=tags, time_cases=("bench",) if device != "cpu" else (),
+                            timeout_s=600)
+    started = time.perf_counter()
+    spec = operators.load("aten::t")
+    evaluate(spec.solution_path.read_text(), spec, settings)  # starts the engine
+    engine_s = time.perf_counter() - started
+    times: dict[str, float] = {}
+    failed: list[str] = []
+
+    def judge(op: str) -> None:
+        spec = operators.load(op)
+        t0 = time.perf_counter()
+        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+        times[op] = time.perf_counter() - t0
+        if not verdict.correct:
+            failed.append(f"{op}: {verdict.status}: {verdict.message[:200]}")
+
+    sweep = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(judge, ops))
+    wall = time.perf_counter() - sweep
+    views = [times[op] for op in VIEW_OPS if op in times]
+    rows = [
+        ("machine", f"{chips.device_name()} ({device}), cases {','.join(tags)}, {args.jobs} in flight"),
+        ("engine start + first candidate", f"{engine_s:.1f} s"),
+        ("operators judged", f"{len(ops)} ({len(failed)} not correct)"),
+        ("sweep wall time", f"{wall:.1f} s ({wall + engine_s:.1f} s with the start)"),
+        ("candidates per minute", f"{60 * len(ops) / wall:.1f}"),
+        ("per candidate, median / max", f"{statistics.median(times.values()):.2f} / {max(times.values()):.2f} s"),
+        ("view operators, median per candidate", f"{statistics.median(views):.2f} s" if views else "-"),
+    ]
+    print("| figure | value |\n|---|---|")
+    for name, value in rows:
+        print(f"| {name} | {value} |")
+    for line in failed:
+        print(f"  not correct: {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""The check tool: kgb's judge on the cases an agent may see, as a record the harness keeps.
+
+Every check proposes the file's source as a candidate (CandidateProposed, linked to the
+tool call that asked) and judges it on the visible cases (CandidateChecked). The harness
+knows the agent's best candidate from these events, never from what the agent says. An
+agent reaches the checker in two ways: the loop driver's `check` tool calls it directly,
+and the workspace's `./check` command (kgb/agents/check.py) asks the `CheckServer`, a
+Unix socket in the trial's directory that only answers requests carrying the trial's
+ticket. Whatever a process prints, the record is what the harness judged itself.
+
+The visible cases are the job's cases less those tagged `check` (on a GPU: smoke and
+bench); the final verdict uses every case of the job. On the CPU the job judges smoke
+cases only, so there the two sets are the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import secrets
+import socketserver
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
+from kgb.operators import CaseTag
+from kgb.tracking.events import CandidateChecked, CandidateProposed
+from kgb.trial import TrialContext
+
+ERROR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One check: the candidate, its source and its verdict on the visible cases."""
+
+    candidate: str
+    source: str
+    verdict: Verdict
+    call_id: str
+    tests_total: int
+
+    @property
+    def tests_passed(self) -> int:
+        return sum(1 for c in self.verdict.cases if c.status == Status.CORRECT)
+
+    def report(self, note: str = "") -> dict[str, object]:
+        """The check's result as the agent sees it (stable keys)."""
+        v = self.verdict
+        error = "" if v.correct else (v.message + ("\n" + v.logs.strip()[-ERROR_TAIL:] if v.logs.strip() else ""))
+        return {
+            "candidate": self.candidate,
+            "status": v.status.value,
+            "compiled": v.status not in (Status.REJECTED, Status.COMPILE_ERROR),
+            "correct": v.correct,
+            "tests": f"{self.tests_passed}/{self.tests_total}",
+            "speedup": v.speedup,
+            "kernel_us": v.latency_us,
+            "baseline_us": v.baseline_us,
+            "baseline": v.baseline,
+            "error": _scrub(error),
+            "note": note,
+        }
+
+
+def render(report: dict[str, object]) -> str:
+    """`key: value` lines, one per key, in a fixed order; the error tail last."""
+    def show(value: object) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return "n/a (not timed on this chip)" if value is None else str(value)
+
+    lines = [f"{k}: {show(v)}" for k, v in report.items() if k not in ("error", "note")]
+    if report.get("note"):
+        lines.append(f"note: {report['note']}")
+    if report.get("error"):
+        lines.append(f"error: |\n{report['error']}")
+    return "\n".join(lines)
+
+
+def _scrub(text: str) -> str:
+    """The judge's temporary paths out of error text, so that equal failures read alike."""
+    import re
+
+    return re.sub(r"\S*kgb-eval-[^/\s]*/", "", text)
+
+
+def visible_settings(settings: EvalSettings) -> EvalSettings:
+    tags = tuple(t for t in settings.case_tags if t != CaseTag.CHECK.value) or settings.case_tags
+    return dataclasses.replace(settings, case_tags=tags)
+
+
+class Checker:
+    """Judges sources on the visible cases and keeps every check of the trial."""
+
+    def __init__(self, ctx: TrialContext, on_check: Callable[[Checked], str] | None = None):
+        self.ctx = ctx
+        self.settings = visible_settings(ctx.settings)
+        self.tests_total = len(ctx.spec.cases_for({CaseTag(t) for t in self.settings.case_tags}))
+        self.checks: list[Checked] = []
+        self.on_check = on_check  # a method's step after each check (log a row, restore the best)
+        self._lock = threading.Lock()
+
+    def check(self, source: str, call_id: str, origin: str) -> tuple[Checked, str]:
+        """Judge `source`; return the check and the method's note on it."""
+        with self._lock:
+            ctx = self.ctx
+            ctx.proposed += 1
+            candidate = f"c{ctx.proposed}-{hashlib.sha256(source.encode()).hexdigest()[:8]}"
+            earlier = [e for e in ctx.prior if isinstance(e, CandidateChecked) and e.candidate == candidate]
+            if earlier:  # a resumed trial asks again what an earlier attempt checked: not judged twice
+                logs = ctx.blobs.get(earlier[0].logs_blob) if earlier[0].logs_blob else ""
+                verdict = dataclasses.replace(earlier[0].verdict, logs=logs)
+            else:
+                ctx.emit(CandidateProposed(job=ctx.job, candidate=candidate, source_blob=ctx.blobs.put(source),
+                                           origin=origin, produced_by=call_id))
+                verdict = evaluate(source, ctx.spec, self.settings)
+                ctx.emit(CandidateChecked(
+                    job=ctx.job, candidate=candidate, verdict=dataclasses.replace(verdict, logs=""),
+                    logs_blob=ctx.blobs.put(verdict.logs) if verdict.logs else None, call_id=call_id,
+                ))
+            checked = Checked(candidate, source, verdict, call_id, self.tests_total)
+            self.checks.append(checked)
+            note = self.on_check(checked) if self.on_check else ""
+            return checked, note
+
+    def best(self) -> Checked | None:
+        """The best correct check: fastest, the latest of equals; None if none is correct."""
+        correct = [c for c in self.checks if c.verdict.correct]
+        if not correct:
+            return None
+        return max(reversed(correct), key=lambda c: c.verdict.speedup or 0.0)
+
+
+class CheckServer:
+    """Answers `./check` in the workspace: reads the named file itself and judges it.
+
+    `current_call` names the tool call whose command is running, so that a check made
+    through a command is linked to that call."""
+
+    def __init__(self, checker: Checker, socket_path: Path, resolve: Callable[[str], Path]):
+        self.checker, self.resolve = checker, resolve
+        self.ticket = secrets.token_hex(16)
+        self.current_call = ""
+        self.refusal: Callable[[], str | None] = lambda: None  # a budget's reason to refuse a check
+        server = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                try:
+                    request = json.loads(self.rfile.readline() or b"{}")
+                    answer = server.answer(request)
+                except (ValueError, OSError) as e:
+                    answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+                self.wfile.write((json.dumps(answer) + "\n").encode())
+
+        self._server = socketserver.UnixStreamServer(str(socket_path), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def answer(self, request: dict[str, object]) -> dict[str, object]:
+        if not hmac.compare_digest(str(request.get("ticket", "")), self.ticket):
+            return {"ok": False, "error": "this check request does not come from this trial's workspace"}
+        if reason := self.refusal():
+            return {"ok": False, "error": reason}
+        path = self.resolve(str(request.get("file") or "kernel.py"))
+        if not path.is_file():
+            return {"ok": False, "error": f"{request.get('file')}: no such file in the workspace"}
+        checked, note = self.checker.check(path.read_text(errors="replace"), self.current_call or "command",
+                                           origin=f"check of {path.name}")
+        return {"ok": True, "report": checked.report(note)}
+
+    def __enter__(self) -> CheckServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,137 @@
+"""The view of an agent trial, folded from its events: sessions, turns, tool calls, the
+trajectory of checks, the final kernel's rule, the workspace's final files, and a readable
+transcript. The MLflow projection asks for it per trial (`agent_view(t.events)`; None for
+trials of other methods) and writes what it returns: metrics, the speedup of each check
+as a metric history (so the MLflow UI plots the trajectory), and artifacts.
+
+A resumed trial logs its sessions again (each attempt starts over, answered from the
+log); the view shows the last attempt's, which holds the whole story of the final kernel.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kgb.models.content import tool_uses_from_json
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateChecked,
+    Event,
+    FinalKernelChosen,
+    ModelCalled,
+    SessionFinished,
+    SessionStarted,
+    ToolCalled,
+    TrialStarted,
+    TurnTaken,
+    WorkspaceSnapshotted,
+)
+
+TRANSCRIPT_CHARS = 3000  # of one tool input or result in the transcript
+
+
+@dataclass(frozen=True)
+class CheckPoint:
+    """One check on the trajectory."""
+
+    step: int  # 1-based
+    candidate: str
+    status: str
+    correct: bool
+    speedup: float | None
+
+
+@dataclass
+class AgentView:
+    sessions: list[SessionFinished] = field(default_factory=list)
+    turns: int = 0
+    tools: Counter[str] = field(default_factory=Counter)
+    checks: list[CheckPoint] = field(default_factory=list)
+    final: FinalKernelChosen | None = None
+    workspace_blob: str | None = None  # the manifest of the last snapshot
+    events: list[Event] = field(default_factory=list)  # the last attempt's
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "agent_sessions": len(self.sessions), "agent_turns": self.turns,
+            "agent_tool_calls": sum(self.tools.values()), "agent_checks": len(self.checks),
+            "agent_checks_correct": sum(1 for c in self.checks if c.correct),
+        }
+
+    def history(self) -> list[tuple[str, float, int]]:
+        """(metric, value, step) per check: `check_correct`, and `check_speedup` where timed."""
+        out = [("check_correct", float(c.correct), c.step) for c in self.checks]
+        out += [("check_speedup", c.speedup, c.step) for c in self.checks if c.speedup is not None]
+        return out
+
+    def artifacts(self, blobs: BlobStore) -> dict[str, str]:
+        """Artifact path -> text: the transcript, the checks, the workspace's final files."""
+        out = {"agent/transcript.md": transcript(self.events, blobs),
+               "agent/checks.json": json.dumps([c.__dict__ for c in self.checks], indent=1)}
+        if self.final is not None:
+            out["agent/final.json"] = json.dumps({"rule": self.final.rule.value, "reason": self.final.reason,
+                                                  "checked": self.final.checked}, indent=1)
+        if self.workspace_blob:
+            for path, blob in json.loads(blobs.get(self.workspace_blob)).items():
+                out[f"agent/workspace/{path}"] = blobs.get(blob)
+        return out
+
+
+def agent_view(events: list[Event]) -> AgentView | None:
+    """The view of one trial's events; None if it ran no agent session."""
+    starts = [i for i, e in enumerate(events) if isinstance(e, TrialStarted)]
+    last = events[starts[-1]:] if starts else events
+    if not any(isinstance(e, SessionStarted) for e in last):
+        return None
+    view = AgentView(events=last)
+    for e in last:
+        if isinstance(e, SessionFinished):
+            view.sessions.append(e)
+        elif isinstance(e, TurnTaken):
+            view.turns += 1
+        elif isinstance(e, ToolCalled):
+            view.tools[e.tool] += 1
+        elif isinstance(e, CandidateChecked):
+            view.checks.append(CheckPoint(len(view.checks) + 1, e.candidate, e.verdict.status.value,
+                                          e.verdict.correct, e.verdict.speedup))
+        elif isinstance(e, FinalKernelChosen):
+            view.final = e
+        elif isinstance(e, WorkspaceSnapshotted):
+            view.workspace_blob = e.manifest_blob
+    return view
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= TRANSCRIPT_CHARS else text[:TRANSCRIPT_CHARS] + f"\n[... {len(text) - TRANSCRIPT_CHARS} characters cut]"
+
+
+def transcript(events: list[Event], blobs: BlobStore) -> str:
+    """A readable account of the sessions: each reply, each tool call and its result, each check."""
+    calls = {e.request_hash: e for e in events if isinstance(e, ModelCalled)}
+    lines: list[str] = []
+    for e in events:
+        if isinstance(e, SessionStarted):
+            lines += [f"# Session {e.session} ({e.driver}, protocol {e.protocol})", "", "## Prompt", "",
+                      _cut(blobs.get(e.prompt_blob)), ""]
+        elif isinstance(e, TurnTaken):
+            call = calls.get(e.request_hash)
+            lines += [f"## Turn {e.turn}", ""]
+            if call is not None and call.response_blob:
+                text = blobs.get(call.response_blob).strip()
+                lines += [text, ""] if text else []
+                if call.tool_uses_blob:
+                    lines += [f"- calls `{u.name}`" for u in tool_uses_from_json(blobs.get(call.tool_uses_blob))] + [""]
+        elif isinstance(e, ToolCalled):
+            flag = " (error)" if e.is_error else ""
+            lines += [f"### {e.tool}{flag}", "", "```json", _cut(blobs.get(e.input_blob)), "```", "",
+                      "```text", _cut(blobs.get(e.result_blob)), "```", ""]
+        elif isinstance(e, CandidateChecked):
+            speed = f", speedup {e.verdict.speedup:.3g}" if e.verdict.speedup else ""
+            lines += [f"**check** {e.candidate}: {e.verdict.status.value}{speed}", ""]
+        elif isinstance(e, SessionFinished):
+            lines += [f"Session {e.session} ended ({e.end.value}) after {e.turns} turn(s): {e.reason}", ""]
+        elif isinstance(e, FinalKernelChosen):
+            lines += [f"# Final kernel: rule {e.rule.value}", "", e.reason, ""]
+    return "\n".join(lines)

@@ -1,0 +1,115 @@
+"""The tools of kgb's own agent loop: read, write and edit files in the workspace, run a
+command there, and check a kernel. Each returns the text the agent is shown and whether
+it is an error; none of them can touch a path outside the workspace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kgb.agents.checks import render
+from kgb.agents.commands import run_command
+from kgb.agents.workspace import OutsideWorkspace
+from kgb.models.content import Tool
+
+if TYPE_CHECKING:
+    from kgb.agents.harness import AgentRun
+
+PATH = {"type": "string", "description": "a path relative to the workspace"}
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("read_file", "Read a text file of the workspace.",
+         {"type": "object", "properties": {"path": PATH}, "required": ["path"]}),
+    Tool("write_file", "Create or overwrite a file of the workspace with the given content.",
+         {"type": "object", "properties": {"path": PATH, "content": {"type": "string"}}, "required": ["path", "content"]}),
+    Tool("edit_file", "Replace one exact, unique occurrence of `old` by `new` in a file of the workspace.",
+         {"type": "object", "properties": {"path": PATH, "old": {"type": "string"}, "new": {"type": "string"}},
+          "required": ["path", "old", "new"]}),
+    Tool("run", "Run a bash command in the workspace and return its exit code and output.",
+         {"type": "object", "properties": {"command": {"type": "string"},
+                                           "timeout_s": {"type": "number", "description": "default 300"}},
+          "required": ["command"]}),
+    Tool("check", "Judge a kernel file (default kernel.py) on the test cases you may see: compiled, correct, "
+                  "tests passed, speedup over the baseline where the chip times it, and the error if any.",
+         {"type": "object", "properties": {"path": PATH}}),
+)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    text: str
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """A tool call that cannot be carried out; its message is shown to the agent."""
+
+
+def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> ToolOutput:
+    try:
+        if "_unparsed" in args:
+            raise ToolError(f"the arguments are not a JSON object: {args['_unparsed'][:200]!r}")
+        handler = HANDLERS.get(name)
+        if handler is None:
+            raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in TOOLS)}")
+        return handler(run, args, call_id)
+    except (ToolError, OutsideWorkspace) as e:
+        return ToolOutput(str(e), is_error=True)
+    except (KeyError, TypeError) as e:
+        return ToolOutput(f"bad arguments for {name}: {type(e).__name__}: {e}", is_error=True)
+    except (OSError, UnicodeError) as e:
+        return ToolOutput(f"{name} failed: {e}", is_error=True)
+
+
+def _read(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
+    path = run.workspace.resolve(args["path"])
+    if not path.is_file():
+        raise ToolError(f"{args['path']}: no such file")
+    text = path.read_text(errors="replace")
+    limit = run.cfg.agent.output_chars * 4
+    return ToolOutput(text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters cut ...]")
+
+
+def _write(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
+    path = run.workspace.resolve(args["path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(args["content"]))
+    return ToolOutput(f"wrote {len(str(args['content']))} characters to {args['path']}")
+
+
+def _edit(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
+    path = run.workspace.resolve(args["path"])
+    if not path.is_file():
+        raise ToolError(f"{args['path']}: no such file")
+    text, old = path.read_text(), str(args["old"])
+    count = text.count(old) if old else 0
+    if count != 1:
+        raise ToolError(f"`old` occurs {count} times in {args['path']}; it must occur exactly once")
+    path.write_text(text.replace(old, str(args["new"])))
+    return ToolOutput(f"edited {args['path']}")
+
+
+def _run(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
+    timeout = min(float(args.get("timeout_s") or run.cfg.agent.command_timeout_s), run.cfg.agent.command_timeout_s,
+                  max(run.budget.remaining_s(), 1.0))
+    run.server.current_call = call_id  # a ./check inside the command is linked to this call
+    try:
+        done = run_command(str(args["command"]), run.workspace.root, run.workspace.env(run.server.ticket),
+                           timeout, run.cfg.agent.output_chars)
+    finally:
+        run.server.current_call = ""
+    head = f"killed after {timeout:g} s" if done.timed_out else f"exit code {done.exit_code}"
+    return ToolOutput(f"{head}\n{done.output}", is_error=done.exit_code != 0)
+
+
+def _check(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
+    if reason := run.budget.take_check():
+        raise ToolError(f"check refused: {reason}")
+    path = run.workspace.resolve(args.get("path") or "kernel.py")
+    if not path.is_file():
+        raise ToolError(f"{args.get('path') or 'kernel.py'}: no such file")
+    checked, note = run.checker.check(path.read_text(errors="replace"), call_id, origin=f"check of {path.name}")
+    return ToolOutput(render(checked.report(note)))
+
+
+HANDLERS = {"read_file": _read, "write_file": _write, "edit_file": _edit, "run": _run, "check": _check}

@@ -1,0 +1,296 @@
+"""The triangular-solve families: op(A) x = b in place of x (trsv), and op(A) X = alpha B
+or X op(A) = alpha B in place of B (trsm, single and pointer-array batched). One blocked
+Triton solve serves them all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kgb.cublas_families import text
+from kgb.cublas_families.layout import (
+    C_TYPE,
+    PREFIX_DTYPE,
+    PY_SCALAR,
+    Batch,
+    batched,
+    matrix,
+    op,
+    random,
+    set_vector,
+    span,
+    vector,
+    wide,
+)
+from kgb.cublas_families.routine import Routine, case
+from kgb.operators import Case
+
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Variant:
+    kind: str  # trsv trsm
+    prefix: str
+    form: Batch = Batch.SINGLE
+
+
+ROUTINES = {
+    "cublasStrsv_v2": Variant("trsv", "S"),
+    "cublasStrsm_v2": Variant("trsm", "S"),
+    "cublasDtrsmBatched": Variant("trsm", "D", Batch.POINTERS),
+    "cublasZtrsmBatched": Variant("trsm", "Z", Batch.POINTERS),
+}
+
+
+# ---------------------------------------------------------------- references
+
+
+def triangular(A, n, lda, uplo, diag, a0=0) -> torch.Tensor:
+    """The n x n triangular matrix stored in A's triangle `uplo` (the other triangle, and
+    the diagonal when diag == 'U', are not read: they may hold NaN), in float64 / complex128."""
+    a = matrix(A, n, n, lda, a0).to(wide(A.dtype))
+    keep = torch.ones(n, n, dtype=torch.bool)
+    keep = keep.tril(-1 if diag == "U" else 0) if uplo == "L" else keep.triu(1 if diag == "U" else 0)
+    t = torch.where(keep, a, torch.zeros((), dtype=a.dtype))
+    if diag == "U":
+        t = t + torch.eye(n, dtype=a.dtype)
+    return t
+
+
+def _solve(side, uplo, trans, diag, m, n, alpha, A, a0, lda, B, b0, ldb):
+    if m <= 0 or n <= 0:
+        return
+    a = op(triangular(A, m if side == "L" else n, lda, uplo, diag, a0), trans)
+    b = matrix(B, m, n, ldb, b0)
+    upper = (uplo == "U") == (trans == "N")
+    x = torch.linalg.solve_triangular(a, alpha * b.to(a.dtype), upper=upper, left=side == "L")
+    b.copy_(x)
+
+
+def trsm(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb):
+    _solve(side, uplo, trans, diag, m, n, alpha, A, 0, lda, B, 0, ldb)
+
+
+def trsm_batched(side, uplo, trans, diag, m, n, alpha, A, Aarray, lda, B, Barray, ldb,
+                 batchCount):  # fmt: skip
+    starts = list(zip(Aarray.tolist(), Barray.tolist(), strict=True))
+    for a0, b0 in starts[:batchCount]:
+        _solve(side, uplo, trans, diag, m, n, alpha, A, a0, lda, B, b0, ldb)
+
+
+def trsv(uplo, trans, diag, n, A, lda, x, incx):
+    if n <= 0:
+        return
+    a = op(triangular(A, n, lda, uplo, diag), trans)
+    b = vector(x, n, incx).to(a.dtype)[:, None]
+    upper = (uplo == "U") == (trans == "N")
+    set_vector(x, n, incx, torch.linalg.solve_triangular(a, b, upper=upper)[:, 0])
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def _triangle_storage(count: int, dim: int, lda: int, uplo: str, diag: str, dtype, gen):
+    """fill(size) for a buffer of triangular matrices that are well conditioned: small
+    off-diagonal entries, a diagonal away from 0; what the routine must not read is NaN."""
+
+    def fill(size: int) -> torch.Tensor:
+        buf = random(size, dtype, gen) * (0.5 / dim**0.5)
+        return buf
+
+    def shape(buf: torch.Tensor, start: int) -> None:
+        a = matrix(buf, dim, dim, lda, start)
+        d = random(dim, dtype, gen)
+        a.diagonal().copy_(d / d.abs() * (1.5 + d.abs()))  # |diagonal| in [1.5, ...)
+        unread = torch.ones(dim, dim, dtype=torch.bool)
+        unread = unread.triu(1) if uplo == "L" else unread.tril(-1)
+        if diag == "U":
+            unread |= torch.eye(dim, dtype=torch.bool)
+        a.masked_fill_(unread, float("nan"))
+
+    return fill, shape
+
+
+def make_inputs(name: str, c: Case, gen: torch.Generator, device: str) -> dict:
+    v, p = ROUTINES[name], c.params
+    dtype = PREFIX_DTYPE[v.prefix]
+    if v.kind == "trsv":
+        n, incx = p["n"], p["incx"]
+        lda = n + p["pad"]
+        fill, shape = _triangle_storage(1, n, lda, p["uplo"], p["diag"], dtype, gen)
+        A = fill(lda * n)
+        shape(A, 0)
+        return dict(uplo=p["uplo"], trans=p["trans"], diag=p["diag"], n=n, A=A.to(device),
+                    lda=lda, x=random(span(n, incx), dtype, gen).to(device), incx=incx)  # fmt: skip
+    m, n, count = p["m"], p["n"], p.get("batch", 1)
+    dim = m if p["side"] == "L" else n
+    lda, ldb = dim + p["pad"], m + 2 * p["pad"]
+    fill, shape = _triangle_storage(count, dim, lda, p["uplo"], p["diag"], dtype, gen)
+    a = batched(count, lda * dim, v.form, gen, fill)
+    for start in a.starts:
+        shape(a.buf, start)
+    b = batched(count, ldb * n, v.form, gen, lambda size: random(size, dtype, gen))
+    args = dict(side=p["side"], uplo=p["uplo"], trans=p["trans"], diag=p["diag"], m=m, n=n,
+                alpha=p["alpha"], A=a.buf.to(device))  # fmt: skip
+    if v.form == Batch.POINTERS:
+        args["Aarray"] = a.offsets.to(device)
+    args |= dict(lda=lda, B=b.buf.to(device))
+    if v.form == Batch.POINTERS:
+        args |= dict(Barray=b.offsets.to(device), ldb=ldb, batchCount=count)
+    else:
+        args["ldb"] = ldb
+    return args
+
+
+# ---------------------------------------------------------------- cases
+
+
+def _cases(v: Variant) -> list[Case]:
+    cplx = v.prefix in "CZ"
+    many = v.form != Batch.SINGLE
+    c_ = "C" if cplx else "T"
+    if v.kind == "trsv":
+        def g(name, tag, uplo, trans, diag, n, incx=1, pad=0, seed=0):
+            return case(name, tag, reduction=n, seed=seed, uplo=uplo, trans=trans, diag=diag,
+                        n=n, incx=incx, pad=pad)  # fmt: skip
+
+        out = [
+            g("smoke-lnn", "smoke", "L", "N", "N", 7, incx=2, pad=1),
+            g("smoke-utu-negative", "smoke", "U", "T", "U", 20, incx=-3, seed=1),
+        ]
+        for uplo in "LU":
+            for trans in "NTC":
+                for diag in "NU":
+                    out.append(g(f"{uplo}{trans}{diag}".lower(), "check", uplo, trans, diag,
+                                 67, incx=-1 if trans == "T" else 2, pad=3))  # fmt: skip
+        return out + [
+            g("large", "check", "L", "N", "N", 2049),
+            g("one", "check", "U", "N", "N", 1, incx=-4),
+            g("bench-l", "bench", "L", "N", "N", 8192),
+            g("bench-ut", "bench", "U", "T", "U", 8192, incx=2),
+        ]
+
+    def g(name, tag, side, uplo, trans, diag, m, n, alpha=1.0, pad=0, batch=3, seed=0):
+        alpha = complex(alpha, -0.5 * alpha) if cplx else alpha
+        extra = dict(batch=batch) if many else {}
+        return case(name, tag, reduction=m if side == "L" else n, seed=seed, side=side,
+                    uplo=uplo, trans=trans, diag=diag, m=m, n=n, alpha=alpha, pad=pad, **extra)  # fmt: skip
+
+    out = [
+        g("smoke-llnn", "smoke", "L", "L", "N", "N", 7, 5, alpha=1.5, pad=1),
+        g(f"smoke-ru{c_.lower()}u", "smoke", "R", "U", c_, "U", 6, 20, alpha=-0.5, batch=2,
+          seed=1),  # fmt: skip
+    ]
+    for side in "LR":
+        for uplo in "LU":
+            for trans in "NTC":
+                for diag in "NU":
+                    out.append(g(f"{side}{uplo}{trans}{diag}".lower(), "check", side, uplo,
+                                 trans, diag, 67, 45, alpha=2.0, pad=2))  # fmt: skip
+    out += [
+        g("left-large", "check", "L", "U", "N", "N", 1000, 300, alpha=0.5),
+        g("right-large", "check", "R", "L", "T", "N", 300, 1000),
+        g("one", "check", "L", "L", "N", "N", 1, 1, alpha=3.0),
+    ]
+    if many:
+        out += [
+            g("batch-1", "check", "L", "L", "T", "N", 64, 65, batch=1),
+            g("batch-200-tiny", "check", "R", "U", "N", "U", 8, 4, batch=200),
+            g("bench-batch64", "bench", "L", "L", "N", "N", 256, 256, batch=64),
+            g("bench-batch1024-small", "bench", "R", "U", "T", "N", 32, 32, batch=1024),
+        ]
+    else:
+        out += [
+            g("bench-left", "bench", "L", "L", "N", "N", 4096, 4096),
+            g("bench-right", "bench", "R", "U", "T", "N", 4096, 4096),
+        ]
+    return out
+
+
+# ---------------------------------------------------------------- text
+
+
+def _signature(name: str, v: Variant) -> tuple[str, str]:
+    s, t, T = PY_SCALAR[v.prefix], C_TYPE[v.prefix], "torch.Tensor"
+    flags = ("uplo: str, trans: str, diag: str",
+             "cublasFillMode_t uplo, cublasOperation_t trans, cublasDiagType_t diag")  # fmt: skip
+    if v.kind == "trsv":
+        return (f"{flags[0]}, n: int, A: {T}, lda: int, x: {T}, incx: int",
+                f"{flags[1]}, int n, const {t} *A, int lda, {t} *x, int incx")  # fmt: skip
+    head = (f"side: str, {flags[0]}, m: int, n: int, alpha: {s}",
+            f"cublasSideMode_t side, {flags[1]}, int m, int n, const {t} *alpha")  # fmt: skip
+    if v.form == Batch.SINGLE:
+        return (f"{head[0]}, A: {T}, lda: int, B: {T}, ldb: int",
+                f"{head[1]}, const {t} *A, int lda, {t} *B, int ldb")  # fmt: skip
+    return (f"{head[0]}, A: {T}, Aarray: {T}, lda: int, B: {T}, Barray: {T}, ldb: int, "
+            "batchCount: int",
+            f"{head[1]}, const {t} *const A[], int lda, {t} *const B[], int ldb, "
+            "int batchCount")  # fmt: skip
+
+
+_FLAGS = (
+    "- `uplo`: 'L' (A is lower triangular: only its lower triangle is read) or 'U'. The "
+    "other triangle is not read and may hold NaN.\n"
+    "- `trans`: 'N' (op(A) = A), 'T' (A^T) or 'C' (A^H; 'T' for real A).\n"
+    "- `diag`: 'N' (the diagonal is read) or 'U' (unit diagonal: not read, may hold NaN, "
+    "taken as 1)."
+)
+
+
+def _task(name: str, v: Variant) -> str:
+    dtype = {"S": "float32", "D": "float64", "C": "complex64", "Z": "complex128"}[v.prefix]
+    if v.kind == "trsv":
+        head = f"solves op(A) @ x = b for x in place of b, A triangular, {dtype}"
+        shapes = (_FLAGS + "\n- A is n x n (lda >= n). x holds b on entry and the solution "
+                  "on exit.")  # fmt: skip
+    else:
+        head = (f"solves op(A) @ X = alpha * B (side 'L') or X @ op(A) = alpha * B (side 'R') "
+                f"for X in place of B, A triangular, {dtype}")  # fmt: skip
+        shapes = ("- `side`: 'L' (A is m x m) or 'R' (A is n x n); lda >= that order; "
+                  "cublasSideMode_t.\n" + _FLAGS + "\n- B is m x n (ldb >= m), overwritten "
+                  "with X.\n- " + text.scalars(v.prefix, "alpha") + " alpha is never 0 in "
+                  "the cases.")  # fmt: skip
+    parts = [f"cuBLAS `{name}` (cuBLAS 12): {head}.", text.STORAGE]
+    if v.kind == "trsv":
+        parts.append(text.VECTORS)
+    parts.append(shapes)
+    if v.form != Batch.SINGLE:
+        parts.append(text.batch(v.form, "matrices A and B", C_TYPE[v.prefix]) + " Every "
+                     "problem shares side, uplo, trans, diag, m, n, the leading dimensions "
+                     "and alpha.")  # fmt: skip
+    if v.prefix in "CZ":
+        parts.append(text.COMPLEX)
+    parts.append(
+        "The matrices are well conditioned (no pivoting, no singularity checks). Compute in "
+        "the routine's precision or better; any order of operations. If a dimension is 0 "
+        "(or batchCount == 0) nothing is done. A must not be modified."
+    )
+    return "\n\n".join(parts)
+
+
+def _solution(name: str, v: Variant, py: str) -> str:
+    if v.kind == "trsv":
+        call = ("_solve(\"L\", uplo, trans, diag, n, 1, 1.0, A, lda, x, 1,\n"
+                "           z_strides=(incx, 0), z_base=_base(n, incx))")  # fmt: skip
+    elif v.form == Batch.SINGLE:
+        call = "_solve(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb)"
+    else:
+        call = ("_solve(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batch=batchCount,\n"
+                "           offsets=(Aarray, Barray))")  # fmt: skip
+    return text.solution(["triangular"], name, py, call)
+
+
+def routines() -> list[Routine]:
+    out = []
+    for name, v in ROUTINES.items():
+        py, c = _signature(name, v)
+        reference = "trsv" if v.kind == "trsv" else (
+            "trsm" if v.form == Batch.SINGLE else "trsm_batched")  # fmt: skip
+        out.append(Routine(
+            name=name, family="triangular", version=VERSION, task=_task(name, v),
+            signature=text.stub(name, py, c), cases=_cases(v), reference=reference,
+            solution=_solution(name, v, py), inout=("x",) if v.kind == "trsv" else ("B",),
+        ))  # fmt: skip
+    return out

@@ -1,0 +1,126 @@
+"""Reading the trials tables of a tracking store: one table per job run.
+
+A SQLite store is read with Python's sqlite3 module, read-only: importing MLflow alone
+takes seconds on a small machine, more than a whole query should. Other stores (a
+tracking server) are read through MLflow's client. Both give the same rows.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kgb.tracking.artifacts import local_dir
+from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, parse
+
+REBUILD = "python -m kgb.tracking rebuild OUTPUTS_DIR --tracking-uri URI"
+
+
+class StoreError(Exception):
+    """A store that cannot be queried; the message says why and what to do, in one line."""
+
+
+@dataclass(frozen=True)
+class JobRun:
+    run_id: str
+    artifact_uri: str
+
+
+def sqlite_path(uri: str) -> Path | None:
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+
+
+class Store:
+    """The job runs of a tracking store and the files of its runs."""
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        self.path = sqlite_path(uri)
+        self._client: Any = None
+        if self.path is not None and not self.path.is_file():
+            raise StoreError(f"no MLflow store at {self.path}: run a job first, or pass --tracking-uri")
+
+    def _sql(self, query: str, args: tuple = ()) -> list[tuple]:
+        assert self.path is not None
+        with sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=60) as conn:
+            try:
+                return conn.execute(query, args).fetchall()
+            except sqlite3.OperationalError as e:
+                raise StoreError(f"{self.path} is not an MLflow store ({e})") from e
+
+    def client(self) -> Any:
+        if self._client is None:
+            from mlflow.tracking import MlflowClient
+
+            self._client = MlflowClient(tracking_uri=self.uri)
+        return self._client
+
+    def job_runs(self, chip: str | None = None) -> list[JobRun]:
+        """Every live job run, optionally only those of one chip."""
+        if self.path is not None:
+            query = (
+                "SELECT r.run_uuid, r.artifact_uri FROM runs r"
+                " JOIN experiments e ON e.experiment_id = r.experiment_id AND e.lifecycle_stage = 'active'"
+                " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.kind' AND k.value = 'job'"
+                + (" JOIN tags c ON c.run_uuid = r.run_uuid AND c.key = 'kgb.chip' AND c.value = ?" if chip else "")
+                + " WHERE r.lifecycle_stage = 'active' ORDER BY r.start_time, r.run_uuid"
+            )
+            return [JobRun(*row) for row in self._sql(query, (chip,) if chip else ())]
+        from kgb.tracking.mlflow_store import search_all
+
+        client = self.client()
+        experiments = [e.experiment_id for e in client.search_experiments()]
+        query = "tags.`kgb.kind` = 'job'" + (f" and tags.`kgb.chip` = '{chip}'" if chip else "")
+        runs = search_all(client, experiments, query) if experiments else []
+        return [JobRun(r.info.run_id, r.info.artifact_uri) for r in sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))]
+
+    def artifact_uri(self, run_id: str) -> str:
+        if self.path is not None:
+            found = self._sql("SELECT artifact_uri FROM runs WHERE run_uuid = ?", (run_id,))
+            if not found:
+                raise StoreError(f"run {run_id} is not in {self.uri}")
+            return found[0][0]
+        return self.client().get_run(run_id).info.artifact_uri
+
+    def read_text(self, run_id: str, artifact_uri: str, name: str) -> str | None:
+        """A run's artifact as text; None where the run has no such file."""
+        folder = local_dir(artifact_uri)
+        if folder is not None:
+            path = folder / name
+            return path.read_text() if path.is_file() else None
+        with tempfile.TemporaryDirectory(prefix="kgb-query-") as tmp:
+            try:
+                return Path(self.client().download_artifacts(run_id, name, tmp)).read_text()
+            except Exception:  # noqa: BLE001 - MLflow raises several types for a missing file
+                return None
+
+    def copy(self, run_id: str, name: str, dest: Path) -> Path:
+        """Copy one artifact of a run to dest/name."""
+        text = self.read_text(run_id, self.artifact_uri(run_id), name)
+        if text is None:
+            raise StoreError(f"run {run_id} has no {name}")
+        dest.mkdir(parents=True, exist_ok=True)
+        target = dest / Path(name).name
+        with tempfile.NamedTemporaryFile("w", dir=dest, delete=False) as f:
+            f.write(text)
+        shutil.move(f.name, target)
+        return target
+
+
+def trial_rows(uri: str, chip: str | None = None) -> list[TrialRow]:
+    """Every finished trial in the store (of one chip, if given), from the jobs' tables."""
+    store = Store(uri)
+    rows: list[TrialRow] = []
+    for job in store.job_runs(chip):
+        text = store.read_text(job.run_id, job.artifact_uri, TABLE_NAME)
+        if text is None:
+            raise StoreError(f"job run {job.run_id} has no {TABLE_NAME} (projected by an older kgb): {REBUILD}")
+        try:
+            rows += parse(text)
+        except (TableError, ValueError, KeyError) as e:
+            raise StoreError(f"job run {job.run_id}: unreadable {TABLE_NAME} ({e})") from e
+    return rows

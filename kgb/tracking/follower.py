@@ -1,0 +1,73 @@
+"""A projection that follows a live job in a background thread, so the job never waits on
+the store between trials.
+
+Every call passes the job's whole log, so only the newest log of each job matters: the
+follower takes what is pending when it wakes, and projects several finished trials in one
+write when trials finish faster than the store takes them. Its thread is not a daemon:
+the interpreter waits for it at exit, so nothing submitted is lost on a normal exit (and
+after a kill, the job's next run or a rebuild projects what is missing). An error in the
+thread is raised again by the next call.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import Event
+
+IDLE_S = 0.5  # an idle thread ends after this; the next submission starts another
+
+
+class Follower:
+    def __init__(self, project_now: Callable[[list[Event], BlobStore], object]):
+        self._project_now = project_now
+        self._cond = threading.Condition()
+        self._pending: dict[str, tuple[list[Event], BlobStore]] = {}
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def submit(self, job: str, events: list[Event], blobs: BlobStore) -> None:
+        """Project this log soon; returns at once."""
+        with self._cond:
+            self._raise()
+            self._pending[job] = (events, blobs)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="kgb-projection", daemon=False)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def drain(self) -> None:
+        """Wait until everything submitted is projected."""
+        with self._cond:
+            while self._pending or self._busy:
+                self._cond.wait()
+            self._raise()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise RuntimeError(f"the MLflow projection failed in the background: {error}") from error
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pending:
+                    self._cond.wait(timeout=IDLE_S)
+                if not self._pending:
+                    self._thread = None
+                    return
+                batch, self._pending, self._busy = self._pending, {}, True
+            try:
+                for events, blobs in batch.values():
+                    self._project_now(events, blobs)
+            except Exception as e:  # noqa: BLE001 - kept and raised by the job's next call
+                print(f"MLflow projection failed: {type(e).__name__}: {e}", file=sys.stderr)
+                self._error = e
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

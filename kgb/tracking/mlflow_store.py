@@ -1,0 +1,199 @@
+"""Creating finished runs in an MLflow tracking store, many at a time.
+
+MLflow's client spends about six database transactions on one run (create, log, tag,
+terminate), each a commit: tens of milliseconds per run on a small machine. For SQL
+stores (SQLite, PostgreSQL, MySQL) `SqlRunWriter` inserts whole runs — the run, its
+tags, metrics and params — through MLflow's own table definitions, all the runs of one
+projection in one transaction, so a run appears complete or not at all. A SQLite store
+is switched to write-ahead logging with normal sync: the store is a read model rebuilt
+from the event logs, so a commit need not wait for the disk. Other stores (an
+`http://` tracking server) get `ClientRunWriter`, MLflow's public client per run.
+"""
+
+from __future__ import annotations
+
+import getpass
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kgb.tracking.artifacts import ArtifactWriter
+
+SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
+COMPLETE = "kgb.complete"  # set on a run once all its data is there
+
+
+@dataclass
+class NewRun:
+    """A finished run to create, with everything it holds."""
+
+    name: str
+    start_ms: int
+    end_ms: int
+    tags: dict[str, str]
+    metrics: dict[str, float]
+    files: dict[str, str] = field(default_factory=dict)  # artifact path -> text
+    params: dict[str, str] = field(default_factory=dict)
+    history: list[tuple[str, float, int]] = field(default_factory=list)  # (metric, value, step): a trajectory
+    run_id: str = ""  # set once created
+
+
+@dataclass(frozen=True)
+class KnownRun:
+    run_id: str
+    complete: bool
+
+
+class RunWriter(Protocol):
+    def create(self, experiment_id: str, runs: list[NewRun]) -> None:
+        """Create the runs, FINISHED, each with its artifacts; sets their run_id."""
+        ...
+
+    def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
+        """The live trial runs of a job, by trial key."""
+        ...
+
+
+def writer_for(uri: str, client: Any) -> RunWriter:
+    scheme = uri.split(":", 1)[0].split("+", 1)[0]
+    return SqlRunWriter(uri, client) if scheme in SQL_SCHEMES else ClientRunWriter(client)
+
+
+def _metric_value(value: float) -> tuple[float, bool]:
+    return (0.0, True) if math.isnan(value) else (value, False)
+
+
+class SqlRunWriter:
+    """Bulk inserts through MLflow's SQLAlchemy tables (schema created by MLflow itself)."""
+
+    def __init__(self, uri: str, client: Any):
+        import sqlalchemy
+        from mlflow.store.tracking.dbmodels import models
+
+        self.client = client
+        self.models = models
+        self.artifacts = ArtifactWriter(client)
+        self.user = _user()
+        self._locations: dict[str, str] = {}
+        is_sqlite = uri.startswith("sqlite")
+        self.engine = sqlalchemy.create_engine(uri, connect_args={"timeout": 60} if is_sqlite else {})
+        if is_sqlite:
+            @sqlalchemy.event.listens_for(self.engine, "connect")
+            def _fast_commits(conn: Any, _record: Any) -> None:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _location(self, experiment_id: str) -> str:
+        if experiment_id not in self._locations:
+            self._locations[experiment_id] = self.client.get_experiment(experiment_id).artifact_location
+        return self._locations[experiment_id]
+
+    def create(self, experiment_id: str, runs: list[NewRun]) -> None:
+        if not runs:
+            return
+        m = self.models
+        location = self._location(experiment_id).rstrip("/")
+        run_rows, tag_rows, metric_rows, latest_rows, param_rows = [], [], [], [], []
+        for run in runs:
+            run.run_id = uuid.uuid4().hex
+            artifact_uri = f"{location}/{run.run_id}/artifacts"
+            self.artifacts.write(run.run_id, artifact_uri, run.files)  # files first: a run never lacks them
+            run_rows.append({
+                "run_uuid": run.run_id, "name": run.name, "source_type": "UNKNOWN", "source_name": "",
+                "entry_point_name": "", "user_id": self.user, "status": "FINISHED",
+                "start_time": run.start_ms, "end_time": run.end_ms, "deleted_time": None,
+                "source_version": "", "lifecycle_stage": "active", "artifact_uri": artifact_uri,
+                "experiment_id": int(experiment_id),
+            })
+            tags = {"mlflow.runName": run.name, "mlflow.user": self.user, **run.tags, COMPLETE: "1"}
+            tag_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in tags.items()]
+            latest: dict[str, dict] = {}
+            for k, v, step in [(k, v, 0) for k, v in run.metrics.items()] + list(run.history):
+                value, is_nan = _metric_value(float(v))
+                row = {"key": k, "value": value, "timestamp": run.end_ms, "step": step, "is_nan": is_nan,
+                       "run_uuid": run.run_id}
+                metric_rows.append(row)
+                if k not in latest or step >= latest[k]["step"]:
+                    latest[k] = row
+            latest_rows += list(latest.values())
+            param_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in run.params.items()]
+        with self.engine.begin() as conn:  # one transaction: every run whole, or none
+            conn.execute(m.SqlRun.__table__.insert(), run_rows)
+            conn.execute(m.SqlTag.__table__.insert(), tag_rows)
+            if metric_rows:
+                conn.execute(m.SqlMetric.__table__.insert(), metric_rows)
+                conn.execute(m.SqlLatestMetric.__table__.insert(), latest_rows)
+            if param_rows:
+                conn.execute(m.SqlParam.__table__.insert(), param_rows)
+
+    def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
+        import sqlalchemy
+
+        query = sqlalchemy.text(
+            "SELECT r.run_uuid, k.value, c.value FROM runs r"
+            " JOIN tags j ON j.run_uuid = r.run_uuid AND j.key = 'kgb.job' AND j.value = :job"
+            " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.trial'"
+            " LEFT JOIN tags c ON c.run_uuid = r.run_uuid AND c.key = :complete"
+            " WHERE r.experiment_id = :experiment AND r.lifecycle_stage = 'active'"
+        )
+        found: dict[str, list[KnownRun]] = {}
+        with self.engine.connect() as conn:
+            for run_id, key, complete in conn.execute(query, {"job": job, "complete": COMPLETE, "experiment": int(experiment_id)}):
+                found.setdefault(key, []).append(KnownRun(run_id, complete == "1"))
+        return found
+
+
+class ClientRunWriter:
+    """MLflow's public client, one run at a time, for stores that are not SQL databases."""
+
+    def __init__(self, client: Any):
+        self.client = client
+        self.artifacts = ArtifactWriter(client)
+
+    def create(self, experiment_id: str, runs: list[NewRun]) -> None:
+        from mlflow.entities import Metric, Param, RunTag
+
+        for run in runs:
+            created = self.client.create_run(experiment_id, run_name=run.name, start_time=run.start_ms,
+                                             tags={**run.tags, COMPLETE: "0"})
+            run.run_id = created.info.run_id
+            self.artifacts.write(run.run_id, created.info.artifact_uri, run.files)
+            self.client.log_batch(
+                run.run_id,
+                metrics=[Metric(k, float(v), run.end_ms, 0) for k, v in run.metrics.items()]
+                + [Metric(k, float(v), run.end_ms, step) for k, v, step in run.history],
+                params=[Param(k, v) for k, v in run.params.items()],
+                tags=[RunTag(COMPLETE, "1")],  # with the metrics, in one request
+            )
+            self.client.set_terminated(run.run_id, "FINISHED", end_time=run.end_ms)
+
+    def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
+        found: dict[str, list[KnownRun]] = {}
+        for r in search_all(self.client, [experiment_id], f"tags.`kgb.job` = '{job}' and tags.`kgb.kind` = 'trial'"):
+            found.setdefault(r.data.tags["kgb.trial"], []).append(KnownRun(r.info.run_id, r.data.tags.get(COMPLETE) == "1"))
+        return found
+
+
+def search_all(client: Any, experiment_ids: list[str], query: str) -> list[Any]:
+    """Every run matching `query`, all pages."""
+    runs: list[Any] = []
+    token = None
+    while True:
+        page = client.search_runs(experiment_ids, filter_string=query, max_results=1000, page_token=token)
+        runs.extend(page)
+        token = page.token
+        if not token:
+            return runs
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,117 @@
+"""The trials table: one row per finished trial of a job, kept as the job run's
+`trials.jsonl` artifact in step with its child runs.
+
+Queries (leaderboard, report, best, plots) read one table per job instead of paging
+through every child run, so their cost grows with the number of jobs. The first line is
+a header naming the job and the columns; each further line is one trial as a JSON array.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from kgb.tracking.projections import TrialOutcome
+
+TABLE_NAME = "trials.jsonl"
+TABLE_VERSION = 1
+REASON_CHARS = 500  # the full reason is a tag of the trial run and in its trial.json
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    """What identifies the job a row belongs to (the table's header)."""
+
+    job: str
+    method: str
+    model: str
+    source: str
+    chip: str
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """One finished trial, as queries see it. Absent values are None, never -1."""
+
+    job: str
+    method: str
+    model: str
+    source: str  # the operator's source (a job of source=all mixes them)
+    chip: str
+    trial: str  # the trial key
+    op: str
+    sample: int
+    status: str  # kgb.tracking.projections.TrialStatus
+    correct: bool
+    speedup: float | None  # of the best correct candidate, where timed
+    latency_us: float | None
+    baseline_us: float | None
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    total_tokens: int
+    cost_usd: float
+    wall_s: float
+    attempts: int  # candidates judged
+    model_calls: int
+    reason: str
+    run_id: str  # the trial's MLflow run
+    start_ms: int
+    end_ms: int
+
+
+JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
+COLUMNS = tuple(f.name for f in fields(TrialRow) if f.name not in JOB_FIELDS or f.name == "source")
+
+
+def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
+    """The row of one finished trial."""
+    usage = t.usage
+    best = t.best
+    timed = best.verdict if t.correct and best is not None and best.verdict is not None else None
+    return TrialRow(
+        job=job.job, method=job.method, model=job.model, source=t.op.split("::")[0], chip=job.chip,
+        trial=t.key, op=t.op, sample=t.sample, status=t.status.value, correct=t.correct,
+        speedup=timed.speedup if timed else None,
+        latency_us=timed.latency_us if timed else None,
+        baseline_us=timed.baseline_us if timed else None,
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens, total_tokens=usage.total_tokens, cost_usd=usage.cost_usd,
+        wall_s=t.wall_s, attempts=sum(c.verdict is not None for c in t.candidates), model_calls=len(t.calls),
+        reason=t.why[:REASON_CHARS], run_id=run_id,
+        start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
+    )
+
+
+def header(job: JobInfo) -> str:
+    return json.dumps({"version": TABLE_VERSION, **asdict(job), "columns": COLUMNS}) + "\n"
+
+
+def line(row: TrialRow) -> str:
+    return json.dumps([getattr(row, c) for c in COLUMNS]) + "\n"
+
+
+class TableError(ValueError):
+    """A trials table this kgb cannot read."""
+
+
+def parse(text: str) -> list[TrialRow]:
+    """The rows of a table written by `header` and `line`."""
+    lines = text.split("\n")
+    lines = lines[:-1]  # after the last newline: nothing, or a line being appended (torn)
+    if not lines:
+        raise TableError("empty trials table")
+    head: dict[str, Any] = json.loads(lines[0])
+    if head.get("version", 0) > TABLE_VERSION:
+        raise TableError(f"trials table version {head.get('version')} is newer than this kgb reads; upgrade kgb")
+    job = {k: head[k] for k in JOB_FIELDS}
+    columns = head["columns"]
+    rows = []
+    for text_row in lines[1:]:
+        values = dict(zip(columns, json.loads(text_row), strict=True))
+        rows.append(TrialRow(**{**job, **{k: v for k, v in values.items() if k in TrialRow.__dataclass_fields__}}))
+    return rows

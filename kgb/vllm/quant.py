@@ -1,0 +1,197 @@
+"""fp8 (e4m3fn) and int8 quantisation as vLLM 0.13's CUDA kernels perform it, the fused
+RMS-norm + quantisation reference, and the comparison of quantised codes.
+
+vLLM's kernels convert float32 to fp8 with the hardware's round-to-nearest-even,
+saturating conversion after clamping to [-448, 448], and to int8 with `cvt.rni.sat`
+(round half to even, saturate to [-128, 127]). PyTorch's `.to(torch.float8_e4m3fn)` and
+`torch.round` round the same way, so the references below are exact statements of them.
+
+Quantised outputs are compared as codes. A scale computed through a reduction (sum of
+squares, max) or an approximate division may sit one float32 ulp away from the
+reference's on a GPU, which moves a value lying on a rounding boundary to the adjacent
+code; `compare_codes` therefore allows a small share of codes one step away and nothing
+further, so wrong scales, layouts or roundings still fail on nearly every element.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from kgb.operators import PUBLISHED_RTOL
+
+FP8_MAX = 448.0
+# vLLM's floor for dynamic fp8 scales (min_scaling_factor<fp8>): 1 / (448 * 512)
+FP8_MIN_SCALE = 1.0 / (FP8_MAX * 512.0)
+INT8_MAX = 127.0
+# vLLM's floor for dynamic int8 scales: float32 epsilon
+INT8_MIN_SCALE = float(torch.finfo(torch.float32).eps)
+# share of codes that may sit one step from the reference's (see the module docstring)
+OFF_BY_ONE_SHARE = 1e-3
+
+
+def to_fp8(x: torch.Tensor) -> torch.Tensor:
+    """float32 -> float8_e4m3fn: clamp to +-448, then round to nearest even."""
+    return x.float().clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+
+
+def to_int8(x: torch.Tensor) -> torch.Tensor:
+    """float32 -> int8: round half to even, saturate to [-128, 127]."""
+    return torch.round(x.float()).clamp(-128, 127).to(torch.int8)
+
+
+def fp8_to_float(codes: torch.Tensor) -> torch.Tensor:
+    """float8_e4m3fn values, or their bit patterns held in uint8, as float32."""
+    if codes.dtype == torch.uint8:
+        codes = codes.view(torch.float8_e4m3fn)
+    return codes.float()
+
+
+def scaled_to_fp8_bytes(x: torch.Tensor, scale: float | torch.Tensor) -> torch.Tensor:
+    """vLLM's fp8 KV-cache store: float32(x) / scale, saturated to fp8, as uint8 bits."""
+    return to_fp8(x.float() / scale).view(torch.uint8)
+
+
+def fp8_bytes_to(codes: torch.Tensor, scale: float | torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """vLLM's fp8 KV-cache load: float32(fp8) * scale, rounded once to `dtype`."""
+    return (fp8_to_float(codes) * scale).to(dtype)
+
+
+def _kind_mismatch(what: str, actual: object, expected: torch.Tensor) -> str | None:
+    """A message if `actual` is not a tensor of the expected shape and dtype."""
+    if not isinstance(actual, torch.Tensor):
+        return f"{what}: expected a tensor, got {type(actual).__name__}"
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return (f"{what}: {actual.dtype} {tuple(actual.shape)}, expected "
+                f"{expected.dtype} {tuple(expected.shape)}")
+    return None
+
+
+def _ordered(t: torch.Tensor) -> torch.Tensor:
+    """Codes as integers in value order, so that adjacent codes differ by one."""
+    if t.dtype in (torch.float8_e4m3fn, torch.uint8):
+        b = t.view(torch.uint8).to(torch.int16)
+        mag = b & 0x7F
+        return torch.where(b >= 0x80, -mag, mag)
+    return t.to(torch.int32)
+
+
+def compare_codes(
+    what: str, actual: object, expected: torch.Tensor, off_by_one_share: float = OFF_BY_ONE_SHARE
+) -> str | None:
+    """Quantised outputs (fp8, fp8 bytes, int8, int32 zero points): equal, except that a
+    share `off_by_one_share` of the codes may be one step away (0: bit for bit)."""
+    kind = _kind_mismatch(what, actual, expected)
+    if kind or expected.numel() == 0:
+        return kind
+    diff = (_ordered(actual.detach()) - _ordered(expected.detach())).abs()
+    far = diff > 1
+    if far.any():
+        where = tuple(int(i) for i in far.nonzero()[0])
+        return (f"{what}: {int(far.sum())} of {diff.numel()} codes differ by more than one step; "
+                f"first at {where}: got {actual[where].item()}, expected {expected[where].item()}")
+    near = int((diff == 1).sum())
+    if near > off_by_one_share * diff.numel():
+        return (f"{what}: {near} of {diff.numel()} codes are one step away from the reference "
+                f"(at most {off_by_one_share:.1%} may be)")
+    return None
+
+
+def compare_floats(what: str, actual: object, expected: torch.Tensor, rtol: float) -> str | None:
+    """|actual - expected| <= 1e-4 * RMS(expected) + rtol * |expected|, elementwise."""
+    kind = _kind_mismatch(what, actual, expected)
+    if kind or expected.numel() == 0:
+        return kind
+    a, e = actual.detach().double(), expected.detach().double()
+    allowed = 1e-4 * float(e.pow(2).mean().sqrt()) + rtol * e.abs()
+    bad = ~((a - e).abs() <= allowed)
+    if bad.any():
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        return (f"{what}: {int(bad.sum())} of {e.numel()} values outside rtol {rtol:g}; first at "
+                f"{where}: got {a[where].item():.6g}, expected {e[where].item():.6g}")
+    return None
+
+
+def compare_quantised(actual: dict, expected: dict, float_rtol: float) -> str | None:
+    """Every written output: codes by `compare_codes`, floating values (scales, residuals)
+    within `float_rtol`."""
+    for key, exp in expected.items():
+        what = "return value" if key == "return" else f"argument {key}"
+        if isinstance(exp, tuple | list):
+            got = actual.get(key)
+            if not isinstance(got, tuple | list) or len(got) != len(exp):
+                return f"{what}: expected a tuple of {len(exp)} values"
+            pairs = [(f"{what}[{i}]", g, e) for i, (g, e) in enumerate(zip(got, exp, strict=True))]
+        else:
+            pairs = [(what, actual.get(key), exp)]
+        for name, got, e in pairs:
+            if e is None:
+                message = None if got is None else f"{name}: expected None"
+            elif e.is_floating_point() and e.dtype != torch.float8_e4m3fn:
+                message = compare_floats(name, got, e, float_rtol)
+            else:
+                message = compare_codes(name, got, e)
+            if message:
+                return message
+    return None
+
+
+def input_rtol(dtype: torch.dtype) -> float:
+    """The published rtol of an input dtype: the error one rounding of it may cause."""
+    return PUBLISHED_RTOL[str(dtype).removeprefix("torch.")]
+
+
+def rms_norm_quant(
+    out: torch.Tensor,
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    scales: torch.Tensor,
+    epsilon: float,
+    scale_ub: torch.Tensor | None,
+    residual: torch.Tensor | None,
+    group_size: int,
+) -> None:
+    """RMS norm of (input + residual) quantised per group of `group_size` columns of a
+    row (group_size = hidden: one scale per token), as vLLM's fused kernels do.
+
+    `scales` is viewed as [tokens, hidden // group_size] (a transposed view works)."""
+    hidden = input.shape[-1]
+    x = input.reshape(-1, hidden).float()
+    if residual is not None:
+        x = x + residual.reshape(-1, hidden).float()  # the unrounded sum feeds the norm
+        residual.copy_(x.to(residual.dtype).view(residual.shape))
+    inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + epsilon)
+    # rounded to the input dtype after the normalisation and again after the weight
+    y = ((x * inv_rms).to(input.dtype) * weight).float()
+    groups = y.view(y.shape[0], hidden // group_size, group_size)
+    absmax = groups.abs().amax(dim=-1)
+    if scale_ub is not None:
+        absmax = torch.minimum(absmax, scale_ub.float().reshape(()))
+    if out.dtype == torch.int8:
+        s = torch.clamp_min(absmax / INT8_MAX, INT8_MIN_SCALE)
+        q = to_int8(groups * (1.0 / s)[..., None])  # int8 multiplies by the reciprocal
+    else:
+        s = torch.clamp_min(absmax / FP8_MAX, FP8_MIN_SCALE)
+        q = to_fp8(groups / s[..., None])  # fp8 divides
+    out.copy_(q.view(out.shape))
+    scales.copy_(s.view(scales.shape))
+
+
+def make_rms_norm_quant_inputs(
+    tokens: int, hidden: int, dtype: torch.dtype, quant: torch.dtype, with_residual: bool,
+    with_ub: bool, gen: torch.Generator, device: str,
+) -> dict:
+    """Activations with a few outlier channels (as real hidden states have), a weight
+    near 1, an optional residual and an optional scale upper bound."""
+    x = torch.randn(tokens, hidden, generator=gen)
+    outliers = torch.randint(0, hidden, (max(1, hidden // 256),), generator=gen)
+    x[:, outliers] *= 8.0
+    inputs = dict(
+        input=x.to(dtype).to(device),
+        weight=(1.0 + 0.2 * torch.randn(hidden, generator=gen)).to(dtype).to(device),
+        out=torch.empty(tokens, hidden, dtype=quant, device=device),
+        residual=(torch.randn(tokens, hidden, generator=gen).to(dtype).to(device)
+                  if with_residual else None),
+        # an upper bound below the largest normalised values, so that it clips some rows
+        scale_ub=torch.tensor([4.0], dtype=torch.float32, device=device) if with_ub else None,
+    )
+    return inputs

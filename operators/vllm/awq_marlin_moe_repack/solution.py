@@ -1,0 +1,61 @@
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _repack_kernel(
+    src_ptr, out_ptr, size_k, size_n, row_words, BITS: tl.constexpr, BLOCK: tl.constexpr,
+):
+    # one program: BLOCK output words of one expert's row kt (grid: words, kt, expert)
+    e = tl.program_id(2).to(tl.int64)
+    kt = tl.program_id(1)
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = r < row_words
+    PF: tl.constexpr = 32 // BITS
+    WPT: tl.constexpr = 1024 // PF
+    nt = r // WPT
+    j = r % WPT
+    if BITS == 4:
+        t = j // 4
+        w = j % 4
+        half = j * 0
+    else:
+        t = j // 8
+        w = (j % 8) // 2
+        half = j % 2
+    src = src_ptr + e * size_k * (size_n // PF)
+    acc = tl.zeros([BLOCK], tl.uint32)
+    for i in tl.static_range(PF):
+        if BITS == 4:
+            v = (i % 4) * 2 + i // 4  # fields hold fragment values 0,2,4,6,1,3,5,7
+        else:
+            v = half * 4 + (i % 2) * 2 + i // 2  # 0,2,1,3 of each half
+        sub = v % 4
+        row = kt * 16 + (t % 4) * 2 + (sub % 2) + (sub // 2) * 8
+        col = nt * 64 + w * 16 + t // 4 + (v // 4) * 8
+        word = tl.load(src + row.to(tl.int64) * (size_n // PF) + col // PF, mask=ok, other=0)
+        # AWQ keeps column p of a word in field (p % 2) * (PF // 2) + p // 2
+        p = col % PF
+        field = (p % 2) * (PF // 2) + p // 2
+        val = (word.to(tl.uint32, bitcast=True) >> (field * BITS).to(tl.uint32)) & ((1 << BITS) - 1)
+        acc = acc | (val << (i * BITS))
+    out = out_ptr + (e * (size_k // 16) + kt) * row_words
+    tl.store(out + r, acc.to(tl.int32, bitcast=True), mask=ok)
+
+
+def awq_marlin_moe_repack(
+    b_q_weight: torch.Tensor, perm: torch.Tensor, size_k: int, size_n: int, num_bits: int,
+    is_a_8bit: bool = False,
+) -> torch.Tensor:
+    if is_a_8bit:
+        raise NotImplementedError("the 8-bit-activation layout is not implemented")
+    experts = b_q_weight.shape[0]
+    row_words = size_n * num_bits // 2
+    out = torch.empty((experts, size_k // 16, row_words), dtype=torch.int32, device=b_q_weight.device)
+    if out.numel() == 0:
+        return out
+    block = 256
+    grid = (triton.cdiv(row_words, block), size_k // 16, experts)
+    _repack_kernel[grid](b_q_weight, out, size_k, size_n, row_words, BITS=num_bits, BLOCK=block)
+    return out

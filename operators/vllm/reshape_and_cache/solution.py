@@ -1,0 +1,67 @@
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fp8_bits(x):
+    """float32 -> float8_e4m3fn bit pattern: saturate to +-448, round to nearest even.
+    Done in integers because the CPU interpreter's fp8 cast rounds wrongly."""
+    x = tl.minimum(tl.maximum(x, -448.0), 448.0)
+    bits = x.to(tl.int32, bitcast=True)
+    sign = ((bits >> 31) & 1) << 7
+    a = bits & 0x7FFFFFFF
+    exp = a >> 23
+    # normal fp8 (|x| >= 2**-6): keep 3 mantissa bits, rebias the exponent from 127 to 7
+    normal = ((a + 0x7FFFF + ((a >> 20) & 1)) >> 20) - 960
+    # subnormal fp8: the integer nearest to |x| * 2**9
+    m = (a & 0x7FFFFF) | 0x800000
+    s = tl.minimum(tl.maximum(141 - exp, 21), 30)
+    q = m >> s
+    rem = m & ((1 << s) - 1)
+    half = 1 << (s - 1)
+    q = q + ((rem > half) | ((rem == half) & ((q & 1) == 1))).to(tl.int32)
+    code = tl.where(exp >= 121, normal, tl.where(exp == 0, 0, q))
+    return (code | sign).to(tl.uint8)
+
+
+@triton.jit
+def _reshape_and_cache_kernel(
+    key_ptr, value_ptr, key_cache_ptr, value_cache_ptr, slot_ptr, k_scale_ptr, v_scale_ptr,
+    key_stride, value_stride, n_elems, head_size, block_size,
+    X: tl.constexpr, FP8: tl.constexpr, BLOCK: tl.constexpr,
+):
+    # one program per token: its num_heads * head_size keys and values
+    token = tl.program_id(0).to(tl.int64)
+    slot = tl.load(slot_ptr + token)
+    block = slot // block_size
+    offset = slot % block_size
+    base = block * n_elems * block_size  # both caches hold n_elems * block_size per block
+    if FP8:
+        k_scale = tl.load(k_scale_ptr)
+        v_scale = tl.load(v_scale_ptr)
+    for start in range(0, n_elems, BLOCK):
+        e = start + tl.arange(0, BLOCK)
+        mask = (e < n_elems) & ((e * 0 + slot) >= 0)  # padding tokens (slot < 0) store nothing
+        h = e // head_size
+        d = e % head_size
+        k = tl.load(key_ptr + token * key_stride + e, mask=mask)
+        v = tl.load(value_ptr + token * value_stride + e, mask=mask)
+        k_off = base + h * head_size * block_size + (d // X) * block_size * X + offset * X + d % X
+        v_off = base + h * head_size * block_size + d * block_size + offset
+        if FP8:
+            k = _fp8_bits(tl.math.div_rn(k.to(tl.float32), k_scale))
+            v = _fp8_bits(tl.math.div_rn(v.to(tl.float32), v_scale))
+        tl.store(key_cache_ptr + k_off, k, mask=mask)
+        tl.store(value_cache_ptr + v_off, v, mask=mask)
+
+
+def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
+    tokens = slot_mapping.shape[0]
+    if tokens == 0:
+        return
+    n_elems = key.shape[1] * key.shape[2]
+    _reshape_and_cache_kernel[(tokens,)](
+        key, value, key_cache, value_cache, slot_mapping, k_scale, v_scale, key.stride(0),
+        value.stride(0), n_elems, key.shape[2], key_cache.shape[3], X=key_cache.shape[4],
+        FP8=kv_cache_dtype != "auto", BLOCK=min(triton.next_power_of_2(n_elems), 2048),
+    )

@@ -1,0 +1,129 @@
+"""Each bad input of `python run.py` gives one line naming the problem and the fix, a
+non-zero exit, and writes nothing: no outputs/ folder, no MLflow database. Run through
+run.py in a subprocess, from an empty working directory, as a user would meet them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_llm_server import Answer, Fail, FakeLLMServer, Queue
+
+from kgb.config import GROUPS, choices
+from kgb.operators import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+CLEAN_ENV = {k: v for k, v in os.environ.items()
+             if k not in ("HYDRA_FULL_ERROR", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+
+
+def run_py(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), *args], cwd=cwd, env={**CLEAN_ENV, **(env or {})},
+                          capture_output=True, text=True, timeout=180)
+
+
+def refused(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """The one line a bad input gives, after checking the exit code and that nothing was written."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_py(cwd, "chip=cpu", *args, env=env)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert done.stdout == ""
+    assert list(cwd.iterdir()) == []  # no outputs/, no mlflow.db
+    return lines[0]
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_an_unknown_group_choice_lists_the_choices(tmp_path, group):
+    line = refused(tmp_path, f"{group}=nope")
+    assert f"unknown {group} 'nope': choose one of {', '.join(choices(group))}" in line and "base_" not in line
+
+
+def test_an_unknown_choice_in_a_sweep(tmp_path):
+    assert "unknown method 'nope'" in refused(tmp_path, "-m", "method=expert,nope")
+
+
+def test_an_unknown_operator_suggests_near_ones(tmp_path):
+    line = refused(tmp_path, "ops=[aten::softmx]")
+    assert "unknown operator 'aten::softmx'" in line and "did you mean aten::softmax" in line
+
+
+def test_a_tracking_uri_mlflow_cannot_open(tmp_path):
+    line = refused(tmp_path, "tracking.uri=garbage://x")
+    assert "tracking.uri=garbage://x" in line and "sqlite:///" in line
+
+
+def test_method_files_without_its_folder(tmp_path):
+    assert "add method.dir=DIR" in refused(tmp_path, "method=files")
+
+
+def test_a_negative_timeout(tmp_path):
+    line = refused(tmp_path, "eval.timeout_s=-1")
+    assert "eval.timeout_s=-1.0" in line and "positive number" in line
+
+
+def test_a_missing_api_key(tmp_path):
+    line = refused(tmp_path, "method=oneshot", "model=claude-opus-4-6")
+    assert "ANTHROPIC_API_KEY is not set" in line and "export ANTHROPIC_API_KEY=" in line
+
+
+def test_a_missing_sdk(tmp_path):
+    shadow = tmp_path / "shadow" / "anthropic"
+    shadow.mkdir(parents=True)  # an `anthropic` that cannot be imported, as when it is not installed
+    (shadow / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'anthropic'\", name='anthropic')\n")
+    line = refused(tmp_path, "method=oneshot", "model=claude-opus-4-6",
+                   env={"ANTHROPIC_API_KEY": "k", "PYTHONPATH": str(tmp_path / "shadow")})
+    assert "the anthropic package" in line and "pip install" in line
+
+
+def test_an_unreachable_endpoint(tmp_path):
+    line = refused(tmp_path, "method=oneshot", "model=openai", "model.name=m", "model.base_url=http://127.0.0.1:9/v1",
+                   env={"OPENAI_API_KEY": "k"})
+    assert "listing the models of http://127.0.0.1:9/v1 failed: connection failed" in line and "model.base_url" in line
+
+
+def test_an_endpoint_that_does_not_list_its_models_and_a_wrong_name(tmp_path):
+    with FakeLLMServer(Queue([Fail(404, message="no such model")]), lists_models=False) as server:
+        line = refused(tmp_path, "method=oneshot", "model=openai", "model.name=qwen-typo",
+                       f"model.base_url={server.openai_url}", env={"OPENAI_API_KEY": "k"})
+        assert len(server.calls) == 1  # one probe, checked once for the whole run
+    assert "does not list its models" in line and "model.validate=false" in line
+
+
+def test_full_error_gives_the_traceback_and_still_writes_nothing(tmp_path):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_py(cwd, "chip=cpu", "eval.timeout_s=-1", env={"HYDRA_FULL_ERROR": "1"})
+    assert done.returncode != 0 and "Traceback (most recent call last)" in done.stderr
+    assert "ConfigError: eval.timeout_s=-1.0" in done.stderr and list(cwd.iterdir()) == []
+
+
+def test_help_describes_every_group_option_and_setting(tmp_path):
+    done = run_py(tmp_path, "--help")
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    for group in GROUPS:
+        for option in choices(group):
+            [line] = [x for x in lines if x.split()[:1] == [option] and x.startswith("    ")]
+            assert len(line.split()) > 3, line  # the option and a sentence
+    for setting in ("method.samples", "method.k", "method.rounds", "model.max_tokens", "model.price.input",
+                    "model.from", "eval.cases", "eval.timeout_s", "eval.compile_for", "tracking.uri", "ops"):
+        [line] = [x for x in lines if x.strip().startswith(f"{setting} ")]
+        assert len(line.split()) > 3, line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_good_job_answers_the_probe_and_runs(tmp_path):
+    """The other side of the probe: an endpoint that serves the name is used."""
+    with FakeLLMServer(Queue([Answer("OK"), Answer("no code")]), lists_models=False) as server:
+        done = run_py(tmp_path, "chip=cpu", "method=oneshot", "model=openai", "model.name=m", "ops=[aten::add]",
+                      f"model.base_url={server.openai_url}", f"tracking.root={tmp_path / 'out'}",
+                      "tracking.mlflow=false", env={"OPENAI_API_KEY": "k"})
+        assert done.returncode == 0, done.stderr
+        assert len(server.calls) == 2  # the probe (once, though the name is checked twice), then the trial's call
+    assert "one probe call" in done.stderr

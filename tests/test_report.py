@@ -1,0 +1,96 @@
+"""The paper's tables: Wilson and bootstrap intervals, the operator as the unit, formats."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from kgb.query.report import csv_text, latex, markdown, tables, write
+from kgb.query.stats import Interval, bootstrap_geomean, wilson
+from kgb.tracking.summary import TrialRow
+
+BASE = TrialRow(
+    job="j", method="oneshot", model="claude", source="aten", chip="nvidia", trial="t", op="aten::a", sample=0,
+    status="correct", correct=True, speedup=2.0, latency_us=1.0, baseline_us=2.0, input_tokens=0, output_tokens=0,
+    cache_read_tokens=0, cache_write_tokens=0, reasoning_tokens=0, total_tokens=1000, cost_usd=0.5, wall_s=1.0,
+    attempts=1, model_calls=1, reason="", run_id="r", start_ms=0, end_ms=1000,
+)
+
+
+def row(op: str, **changes) -> TrialRow:
+    fields = {"op": op, "trial": f"{changes.get('chip', 'nvidia')}-{op}-{changes.get('sample', 0)}", **changes}
+    if fields.get("correct") is False:
+        fields.update(status="wrong_output", speedup=None)
+    return dataclasses.replace(BASE, **fields)
+
+
+def test_wilson_interval_matches_the_textbook_values():
+    assert wilson(8, 10).low == pytest.approx(0.4902, abs=1e-4)
+    assert wilson(8, 10).high == pytest.approx(0.9433, abs=1e-4)
+    assert wilson(0, 5).low == 0.0 and wilson(5, 5).high == 1.0  # sound at the edges
+    assert wilson(0, 0) is None
+
+
+def test_bootstrap_interval_holds_the_geomean_and_is_reproducible():
+    values = [0.5, 0.8, 1.1, 1.3, 2.0, 3.5, 0.9, 1.7]
+    ci = bootstrap_geomean(values)
+    gm = math.exp(sum(map(math.log, values)) / len(values))
+    assert ci.low < gm < ci.high and ci.low > min(values) and ci.high < max(values)
+    assert bootstrap_geomean(values) == ci
+    assert bootstrap_geomean([1.5, 1.5, 1.5]) == Interval(pytest.approx(1.5), pytest.approx(1.5))
+    assert bootstrap_geomean([2.0]) is None
+
+
+TRIALS = [
+    row("aten::a", speedup=2.0),
+    row("aten::b", speedup=0.9),
+    row("aten::c", correct=False),
+    row("aten::c", correct=True, speedup=1.6, sample=1),  # a second sample solves c: c counts once, correct
+    row("aten::d", correct=False, total_tokens=3000, cost_usd=1.5),
+    row("aten::a", chip="cpu", speedup=None),  # the interpreter: correct, not timed
+]
+
+
+def test_tables_count_operators_with_intervals():
+    accuracy, chips, cost = tables(TRIALS)
+    names = [c.name for c in accuracy.columns]
+    nvidia = dict(zip(names, next(r for r in accuracy.rows if r[3] == "nvidia"), strict=True))
+    assert (nvidia["operators"], nvidia["correct"], nvidia["accuracy"]) == (4, 3, 0.75)
+    assert nvidia["accuracy 95% CI"] == wilson(3, 4)
+    assert (nvidia["fast_0.8"], nvidia["fast_1.0"], nvidia["fast_1.5"]) == (0.75, 0.5, 0.5)
+    assert nvidia["geomean speedup"] == pytest.approx((2.0 * 0.9 * 1.6) ** (1 / 3))
+    assert nvidia["geomean 95% CI"] == bootstrap_geomean([2.0, 0.9, 1.6])
+    cpu = dict(zip(names, next(r for r in accuracy.rows if r[3] == "cpu"), strict=True))
+    assert (cpu["accuracy"], cpu["timed"], cpu["geomean speedup"], cpu["geomean 95% CI"]) == (1.0, 0, None, None)
+    assert [r[:3] for r in chips.rows] == [["oneshot", "claude", "cpu"], ["oneshot", "claude", "nvidia"]]
+    spend = dict(zip([c.name for c in cost.columns], cost.rows[0], strict=True))
+    assert (spend["operators"], spend["successes"], spend["tokens"]) == (5, 4, 8000)
+    assert spend["tokens per success"] == 2000 and spend["USD per success"] == pytest.approx(1.0)
+
+
+def test_formats_carry_the_same_numbers():
+    accuracy = tables(TRIALS)[0]
+    md = markdown(accuracy)
+    assert "| oneshot | claude | aten | nvidia | 4 | 3 | 0.750 | [0.301, 0.954] |" in md
+    csv = csv_text(accuracy).splitlines()
+    assert csv[0].split(",")[:9] == ["method", "model", "source", "chip", "operators", "correct", "accuracy",
+                                     "accuracy 95% CI low", "accuracy 95% CI high"]
+    assert len(csv) == 3
+    tex = latex(accuracy)
+    assert "\\begin{tabular}{llll" in tex and "fast\\_0.8" in tex and "\\bottomrule" in tex
+    assert "[0.301, 0.954]" in tex
+
+
+def test_write_makes_every_file_and_a_page_with_the_plots_or_why_not(tmp_path):
+    (tmp_path / "plots").mkdir()
+    png = tmp_path / "plots" / "fast_p.png"
+    png.write_bytes(b"\x89PNG")
+    paths = write(TRIALS, tmp_path, [("fast_p per job", png), ("Per-operator speedups", "no job has a correct, timed trial")])
+    assert sorted(p.name for p in paths) == sorted(
+        [f"{t}.{s}" for t in ("accuracy", "chips", "cost") for s in ("md", "csv", "tex")] + ["report.html"])
+    page = (tmp_path / "report.html").read_text()
+    assert "<img src='plots/fast_p.png'" in page
+    assert "Per-operator speedups</b>: not drawn: no job has a correct, timed trial" in page
+    assert page.count("<table>") == 3
