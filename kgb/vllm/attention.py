@@ -1,0 +1,178 @@
+"""Paged decode attention: the KV-cache layout, input builder, reference and comparison
+shared by `paged_attention_v1` and `paged_attention_v2`.
+
+vLLM's paged KV cache (the layout its CUDA kernels read):
+    key_cache   [num_blocks, num_kv_heads, head_size // x, block_size, x]
+    value_cache [num_blocks, num_kv_heads, head_size, block_size]
+with x = 16 bytes / element size (8 for float16 and bfloat16, 4 for float32): element d of
+the key of the token in slot t of a block sits at key_cache[blk, h, d // x, t, d % x], and
+element d of its value at value_cache[blk, h, d, t].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kgb.operators import published_tolerance
+from kgb.vllm.moe import compare_close  # the elementwise check all vLLM helpers share
+
+PARTITION_SIZE = 512  # tokens per partition of paged_attention_v2
+
+
+@dataclass(frozen=True)
+class PagedShape:
+    """One decode batch: `seqs` sequences of at most `max_len` tokens (one of them exactly)."""
+
+    seqs: int
+    heads: int
+    kv_heads: int
+    head_size: int
+    block_size: int
+    max_len: int
+    dtype: str
+    alibi: bool = False
+    fused_q: bool = False  # the query is a slice of a fused [seqs, heads + 2 kv_heads, head_size] tensor
+    spare_blocks: int = 7  # physical blocks no sequence uses
+
+
+def key_split(dtype: torch.dtype) -> int:
+    """x of the key cache layout: how many elements make 16 bytes."""
+    return 16 // torch.empty(0, dtype=dtype).element_size()
+
+
+def make_paged_inputs(shape: PagedShape, gen: torch.Generator, device: str) -> dict:
+    """Query, paged caches, block tables and lengths of a decode step, with the scalar
+    arguments of vLLM's paged attention ops."""
+    dtype = getattr(torch, shape.dtype)
+    s, h, kvh, d, bs = shape.seqs, shape.heads, shape.kv_heads, shape.head_size, shape.block_size
+    lens = torch.randint(1, shape.max_len + 1, (s,), generator=gen, dtype=torch.int32)
+    lens[0] = shape.max_len
+    max_blocks = -(-shape.max_len // bs)
+    num_blocks = s * max_blocks + shape.spare_blocks
+    # every sequence gets its own physical blocks, scattered over the cache; unused table
+    # entries point at real blocks too, so that reading past a sequence's end is wrong, not fatal
+    tables = torch.randperm(num_blocks, generator=gen)[: s * max_blocks].view(s, max_blocks).to(torch.int32)
+    x = key_split(dtype)
+    key_cache = torch.randn(num_blocks, kvh, d // x, bs, x, generator=gen).to(dtype)
+    value_cache = torch.randn(num_blocks, kvh, d, bs, generator=gen).to(dtype)
+    if shape.fused_q:
+        qkv = torch.randn(s, h + 2 * kvh, d, generator=gen).to(dtype).to(device)
+        query = qkv[:, :h]
+    else:
+        query = torch.randn(s, h, d, generator=gen).to(dtype).to(device)
+    alibi = None
+    if shape.alibi:  # the slopes of ALiBi's geometric series, as MPT and BLOOM use them
+        alibi = (2.0 ** (-8.0 * torch.arange(1, h + 1, dtype=torch.float32) / h)).to(device)
+    return dict(
+        query=query,
+        key_cache=key_cache.to(device),
+        value_cache=value_cache.to(device),
+        num_kv_heads=kvh,
+        scale=d**-0.5,
+        block_tables=tables.to(device),
+        seq_lens=lens.to(device),
+        block_size=bs,
+        max_seq_len=shape.max_len,
+        alibi_slopes=alibi,
+        kv_cache_dtype="auto",
+        k_scale=torch.ones(1, dtype=torch.float32, device=device),
+        v_scale=torch.ones(1, dtype=torch.float32, device=device),
+    )
+
+
+@dataclass(frozen=True)
+class Partials:
+    """What vLLM's partition pass leaves, per sequence s, head h and partition p of
+    `partition_size` tokens (exists[s, p]: the partition holds at least one token)."""
+
+    max_logit: torch.Tensor  # [seqs, heads, parts] float32
+    exp_sum: torch.Tensor  # [seqs, heads, parts] float32: sum of exp(logit - max_logit)
+    out: torch.Tensor  # [seqs, heads, parts, head_size], the query's dtype, normalised by exp_sum + 1e-6
+    exists: torch.Tensor  # [seqs, parts] bool
+
+
+def paged_attention(query, key_cache, value_cache, scale, block_tables, seq_lens, block_size, alibi_slopes,
+                    partition_size: int | None = None) -> Partials:
+    """Every sequence's attention over consecutive partitions of its tokens (one partition
+    covering the whole table when partition_size is None). Vectorised over sequences:
+    each sequence's blocks are gathered to the width of the block table and the tokens
+    past its length are masked, so no shape depends on the lengths."""
+    seqs, heads, d = query.shape
+    kvh = key_cache.shape[1]
+    group = heads // kvh
+    width = block_tables.shape[1] * block_size
+    part = partition_size or width
+    parts = -(-width // part)
+    blocks = block_tables.long()
+    k = key_cache[blocks].permute(0, 1, 4, 2, 3, 5).reshape(seqs, width, kvh, d).float()
+    v = value_cache[blocks].permute(0, 1, 4, 2, 3).reshape(seqs, width, kvh, d).float()
+    q = query.float().reshape(seqs, kvh, group, d)
+    logits = scale * torch.einsum("skgd,slkd->skgl", q, k).reshape(seqs, heads, width)
+    pos = torch.arange(width, device=query.device)
+    lens = seq_lens.long()[:, None]
+    if alibi_slopes is not None:
+        logits = logits + alibi_slopes[None, :, None] * (pos[None, :] - lens + 1)[:, None, :]
+    valid = (pos[None, :] < lens)[:, None, :]  # [seqs, 1, width]
+    pad = parts * part - width
+    logits = torch.nn.functional.pad(torch.where(valid, logits, float("-inf")), (0, pad), value=float("-inf"))
+    logits = logits.reshape(seqs, heads, parts, part)
+    m = logits.max(dim=-1).values
+    m_safe = torch.where(torch.isfinite(m), m, 0.0)
+    e = torch.exp(logits - m_safe[..., None])  # exp(-inf) = 0 for masked tokens
+    total = e.sum(dim=-1)
+    # the probabilities are rounded to the query's dtype before they weight the values
+    probs = (e / (total[..., None] + 1e-6)).to(query.dtype).float()
+    v = torch.nn.functional.pad(v, (0, 0, 0, 0, 0, pad)).reshape(seqs, parts, part, kvh, d)
+    out = torch.einsum("skgpl,splkd->skgpd", probs.reshape(seqs, kvh, group, parts, part), v)
+    out = out.reshape(seqs, heads, parts, d).to(query.dtype)
+    exists = torch.arange(parts, device=query.device)[None, :] * part < lens
+    return Partials(m, total, out, exists)
+
+
+def combine(partials: Partials) -> torch.Tensor:
+    """paged_attention_v2's reduction of each sequence's partitions into its output."""
+    m = torch.where(partials.exists[:, None, :], partials.max_logit, float("-inf"))
+    w = torch.where(partials.exists[:, None, :], partials.exp_sum * torch.exp(m - m.max(dim=-1, keepdim=True).values), 0.0)
+    weights = w / (w.sum(dim=-1, keepdim=True) + 1e-6)
+    out = (partials.out.float() * weights[..., None]).sum(dim=2).to(partials.out.dtype)
+    single = (partials.exists.sum(dim=-1) == 1)[:, None, None]  # one partition: copied as is
+    return torch.where(single, partials.out[:, :, 0], out)
+
+
+# unit roundoff: how much rounding the attention probabilities to the dtype moves them
+_UNIT = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+
+
+def compare_attention(actual: torch.Tensor, expected: torch.Tensor, reduction: int, what: str) -> str | None:
+    """An attention output: the published rtol of its dtype; atol the larger of the
+    published one and 4 units of roundoff of the dtype times the RMS of the expected
+    values, so that keeping the probabilities in float32 (flash-decoding style) and
+    rounding them to the dtype first (vLLM) both pass, and zeros do not."""
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return f"{what}: {tuple(actual.shape)} {actual.dtype}, expected {tuple(expected.shape)} {expected.dtype}"
+    rms = float(expected.double().pow(2).mean().sqrt())
+    tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, rms)
+    return compare_close(actual, expected, tol.rtol, max(tol.atol, 4 * _UNIT[expected.dtype] * rms), what)
+
+
+def compare_v2(actual: dict, expected: dict, reduction: int, seq_lens: torch.Tensor) -> str | None:
+    """paged_attention_v2's outputs: `out` as compare_attention; the workspace only where
+    vLLM writes it (partition p of sequence s exists when p * 512 < seq_lens[s]): exp_sums
+    within a relative 1e-4, max_logits within 1e-4 * (1 + |value|), tmp_out as
+    compare_attention over 512 tokens."""
+    message = compare_attention(actual["out"], expected["out"], reduction, "out")
+    if message:
+        return message
+    parts = expected["exp_sums"].shape[-1]
+    exists = torch.arange(parts, device=seq_lens.device)[None, :] * PARTITION_SIZE < seq_lens.long()[:, None]
+    exists = exists[:, None, :].expand_as(expected["exp_sums"])  # [seqs, heads, parts]
+    message = compare_close(actual["exp_sums"][exists], expected["exp_sums"][exists], 1e-4, 0.0, "exp_sums")
+    if message:
+        return message
+    m = expected["max_logits"][exists]
+    message = compare_close(actual["max_logits"][exists], m, 1e-4, 1e-4, "max_logits")
+    if message:
+        return message
+    return compare_attention(actual["tmp_out"][exists], expected["tmp_out"][exists], PARTITION_SIZE, "tmp_out")

@@ -1,0 +1,203 @@
+"""Mamba's selective state-space scan, forward: vLLM's `selective_scan_fwd` custom op
+(vLLM 0.13), the prefill path of Mamba-1 layers (Mamba, Falcon-Mamba, Jamba). Results are
+written in place: into `delta` (!), into `z_` and into the state cache.
+
+    selective_scan_fwd(u, delta, A, B, C, D_, z_, delta_bias_, delta_softplus, query_start_loc,
+                       cache_indices, has_initial_state, ssm_states, pad_slot_id,
+                       block_size=1024, block_idx_first_scheduled_token=None,
+                       block_idx_last_scheduled_token=None, initial_state_idx=None) -> None
+
+Two layouts. Varlen (query_start_loc given, how vLLM calls it): the sequences are packed
+along the token axis: u, delta, z_ are [dim, total_tokens], B and C [n_groups, dstate,
+total_tokens], and sequence b owns tokens query_start_loc[b] .. query_start_loc[b+1] - 1.
+Batched (query_start_loc None): u, delta, z_ are [batch, dim, seqlen], B and C [batch,
+n_groups, dstate, seqlen], and every sequence has seqlen tokens.
+
+For every sequence b, let slot = cache_indices[b] (or b when cache_indices is None). If
+slot == pad_slot_id the sequence is padding: nothing of it is read or written. Otherwise,
+for every channel d (0 <= d < dim, group g = d // (dim / n_groups)) the state
+h[n] (n < dstate, float32) starts as ssm_states[slot, d, n] converted to float32 if
+has_initial_state is given and has_initial_state[b] is True, else 0; then for each token t
+of the sequence, in order (all float32):
+
+    dt    = delta[d, t] + delta_bias_[d]                    (+ 0 without delta_bias_)
+    dt    = log1p(exp(dt)) if delta_softplus and dt <= 20, else dt
+    h[n]  = exp(dt * A[d, n]) * h[n] + dt * B[g, n, t] * u[d, t]
+    y     = sum_n h[n] * C[g, n, t] + D_[d] * u[d, t]       (+ 0 without D_)
+    delta[d, t] <- y rounded to the input dtype
+    z_[d, t]    <- y * z * sigmoid(z) with z = z_[d, t], rounded    (only when z_ is given)
+
+(the z_ output uses y before its rounding). After the last token, ssm_states[slot, d, n]
+<- h[n] rounded to ssm_states' dtype. A sequence's outputs do not depend on the others.
+
+Arguments:
+- `u`, `delta`, `z_`: float32, float16 or bfloat16 (one dtype), contiguous; `B`, `C`: the
+  same dtype, contiguous (n_groups divides dim); `A`: float32 [dim, dstate] (negative);
+  `D_`, `delta_bias_`: None or float32 [dim]; dstate <= 256.
+- `delta_softplus`: bool. `query_start_loc`: None or int32 [batch + 1], starting at 0.
+- `cache_indices`: None or int32 [batch]; `has_initial_state`: None or bool [batch].
+- `ssm_states`: [num_slots, dim, dstate], float32 or the input dtype, contiguous. Slots no
+  (processed) sequence uses are left as they are.
+- `pad_slot_id`: a Python int (vLLM uses -1). `block_size` and the block_idx_* /
+  initial_state_idx arguments (prefix caching) are always their defaults here.
+Nothing is returned; u, A, B, C, D_, delta_bias_ and the index tensors are not modified.
+
+Tolerance: the published one for each written tensor (reduction = dstate).
+
+Speed baseline: the reference below (vllm is not importable on the GPU host).
+"""
+
+import torch
+
+from kgb.operators import Case
+
+VERSION = 1
+
+SIGNATURES = '''
+def selective_scan_fwd(
+    u: torch.Tensor,
+    delta: torch.Tensor,
+    A: torch.Tensor,
+    B: torch.Tensor,
+    C: torch.Tensor,
+    D_: torch.Tensor | None,
+    z_: torch.Tensor | None,
+    delta_bias_: torch.Tensor | None,
+    delta_softplus: bool,
+    query_start_loc: torch.Tensor | None,
+    cache_indices: torch.Tensor | None,
+    has_initial_state: torch.Tensor | None,
+    ssm_states: torch.Tensor,
+    pad_slot_id: int,
+    block_size: int = 1024,
+    block_idx_first_scheduled_token: torch.Tensor | None = None,
+    block_idx_last_scheduled_token: torch.Tensor | None = None,
+    initial_state_idx: torch.Tensor | None = None,
+) -> None:
+    """vllm::selective_scan_fwd(Tensor! u, Tensor! delta, Tensor! A, Tensor! B, Tensor! C, Tensor? D_,
+    Tensor!? z_, Tensor? delta_bias_, bool delta_softplus, Tensor? query_start_loc, Tensor? cache_indices,
+    Tensor? has_initial_state, Tensor! ssm_states, int pad_slot_id, int block_size,
+    Tensor? block_idx_first_scheduled_token, Tensor? block_idx_last_scheduled_token,
+    Tensor? initial_state_idx) -> ()"""
+'''
+
+INOUT_ARGS = ("delta", "z_", "ssm_states")
+
+
+def _case(name, tag, lens, dim, dstate, dtype, groups=1, varlen=True, state="float32", z=True, extras=True,
+          initial=True, pad=False, seed=0):
+    """lens: tokens per sequence (varlen) or (batch, seqlen); extras: D_ and delta_bias_ given;
+    pad: the second sequence is padding (cache index pad_slot_id)."""
+    params = dict(lens=lens, dim=dim, dstate=dstate, dtype=dtype, groups=groups, varlen=varlen, state=state, z=z,
+                  extras=extras, initial=initial, pad=pad)
+    return Case(name, tag, params, seed=seed, reduction=dstate)
+
+
+CASES = [
+    _case("smoke-varlen-f32", "smoke", (5, 3, 7), 12, 4, "float32", pad=True),
+    _case("smoke-batched-bf16", "smoke", (2, 6), 8, 8, "bfloat16", groups=2, varlen=False, state="bfloat16",
+          z=False, extras=False, seed=1),
+    _case("mamba-2.8b-bf16", "check", (300, 17, 129, 64), 5120, 16, "bfloat16"),
+    _case("falcon-mamba-7b-f16-pad", "check", (100, 50, 33), 8192, 16, "float16", pad=True),
+    _case("jamba-bf16-state", "check", (77, 1, 200), 8192, 16, "bfloat16", state="bfloat16"),
+    _case("mamba-790m-f32", "check", (256, 31), 3072, 16, "float32"),
+    _case("groups-f32-no-initial", "check", (40, 90, 3), 1024, 32, "float32", groups=4, initial=False),
+    _case("batched-f16-no-z", "check", (3, 200), 2048, 16, "float16", varlen=False, z=False),
+    _case("one-token-seqs-bf16", "check", (1,) * 33, 5120, 16, "bfloat16"),
+    _case("mamba-2.8b-prefill-bf16", "bench", (1024,) * 8, 5120, 16, "bfloat16"),
+    _case("falcon-mamba-7b-prefill-bf16", "bench", (2048,) * 4, 8192, 16, "bfloat16"),
+    _case("mamba-2.8b-chunked-f16", "bench", (512, 100, 7, 1400), 5120, 16, "float16"),
+]
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    dtype = getattr(torch, p["dtype"])
+    dim, n, groups = p["dim"], p["dstate"], p["groups"]
+    if p["varlen"]:
+        lens = torch.tensor(p["lens"], dtype=torch.int32)
+        batch, lead = len(p["lens"]), ()
+        tokens = int(lens.sum())
+        start = torch.cat([torch.zeros(1, dtype=torch.int32), lens.cumsum(0).to(torch.int32)])
+    else:
+        batch, tokens = p["lens"]
+        lead, start = (batch,), None
+    slots = batch + 3
+    cache = torch.randperm(slots, generator=gen)[:batch].to(torch.int32)
+    if p["pad"]:
+        cache[1] = -1
+    initial = torch.rand(batch, generator=gen) < 0.6 if p["initial"] else None
+
+    def act(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen) * scale).to(dtype).to(device)
+
+    u = act(*lead, dim, tokens)
+    delta = act(*lead, dim, tokens, scale=0.5)
+    B, C = act(*lead, groups, n, tokens), act(*lead, groups, n, tokens)
+    A = -torch.exp(torch.log(torch.arange(1, n + 1, dtype=torch.float32)).repeat(dim, 1)
+                   + 0.1 * torch.randn(dim, n, generator=gen))
+    extras = p["extras"]
+    return dict(
+        u=u,
+        delta=delta,
+        A=A.to(device),
+        B=B,
+        C=C,
+        D_=torch.randn(dim, generator=gen).to(device) if extras else None,
+        z_=act(*lead, dim, tokens) if p["z"] else None,
+        delta_bias_=(torch.rand(dim, generator=gen) - 4.0).to(device) if extras else None,
+        delta_softplus=True,
+        query_start_loc=start.to(device) if start is not None else None,
+        cache_indices=cache.to(device),
+        has_initial_state=initial.to(device) if initial is not None else None,
+        ssm_states=torch.randn(slots, dim, n, generator=gen).to(getattr(torch, p["state"])).to(device),
+        pad_slot_id=-1,
+    )
+
+
+def _scan(u, delta, A, B, C, D, z, bias, softplus, h):
+    """One sequence: u, delta, z [dim, L]; B, C [groups, n, L]; h [dim, n] float32 (updated).
+    Returns (y, gated y) as float32 [dim, L]."""
+    dim, length = u.shape
+    per_group = dim // B.shape[0]
+    Bd = B.float().repeat_interleave(per_group, dim=0)  # [dim, n, L]
+    Cd = C.float().repeat_interleave(per_group, dim=0)
+    dt = delta.float() + (bias[:, None] if bias is not None else 0.0)
+    if softplus:
+        dt = torch.where(dt <= 20.0, torch.log1p(torch.exp(dt)), dt)
+    uf = u.float()
+    ys = []
+    for t in range(length):
+        h.mul_(torch.exp(dt[:, t, None] * A)).add_(dt[:, t, None] * Bd[:, :, t] * uf[:, t, None])
+        ys.append((h * Cd[:, :, t]).sum(dim=1))
+    y = torch.stack(ys, dim=1) if ys else torch.zeros_like(uf)
+    if D is not None:
+        y = y + D[:, None] * uf
+    gated = y * z.float() * torch.sigmoid(z.float()) if z is not None else None
+    return y, gated
+
+
+def reference(u, delta, A, B, C, D_, z_, delta_bias_, delta_softplus, query_start_loc, cache_indices,
+              has_initial_state, ssm_states, pad_slot_id, block_size=1024, block_idx_first_scheduled_token=None,
+              block_idx_last_scheduled_token=None, initial_state_idx=None):
+    varlen = query_start_loc is not None
+    batch = query_start_loc.numel() - 1 if varlen else u.shape[0]
+    starts = query_start_loc.tolist() if varlen else None
+    slots = cache_indices.tolist() if cache_indices is not None else list(range(batch))
+    initial = has_initial_state.tolist() if has_initial_state is not None else [False] * batch
+    for b in range(batch):
+        if slots[b] == pad_slot_id:
+            continue
+        span = slice(starts[b], starts[b + 1]) if varlen else None
+
+        def part(t, b=b, span=span):  # sequence b's tokens of a [..., tokens] tensor (a view)
+            if t is None:
+                return None
+            return t[..., span] if varlen else t[b]
+
+        h = ssm_states[slots[b]].float() if initial[b] else torch.zeros_like(ssm_states[slots[b]], dtype=torch.float32)
+        y, gated = _scan(part(u), part(delta), A, part(B), part(C), D_, part(z_), delta_bias_, delta_softplus, h)
+        part(delta).copy_(y)
+        if z_ is not None:
+            part(z_).copy_(gated)
+        ssm_states[slots[b]].copy_(h)
