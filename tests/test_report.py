@@ -94,3 +94,21 @@ def test_write_makes_every_file_and_a_page_with_the_plots_or_why_not(tmp_path):
     assert "<img src='plots/fast_p.png'" in page
     assert "Per-operator speedups</b>: not drawn: no job has a correct, timed trial" in page
     assert page.count("<table>") == 3
+
+
+def test_jobs_judged_under_different_settings_never_share_a_leaderboard_row():
+    from dataclasses import fields
+
+    from kgb.query.leaderboard import rows
+    from kgb.tracking.summary import TrialRow
+
+    def trial(settings: str, correct: bool) -> TrialRow:
+        values = {f.name: 0 for f in fields(TrialRow)}
+        values.update(job=f"j-{settings}", method="expert", model="none", source="aten", chip="cpu", trial=f"t-{settings}",
+                      op="aten::add", sample=0, status="correct" if correct else "timeout", correct=correct,
+                      speedup=None, latency_us=None, baseline_us=None, reason="", run_id="r", settings=settings)
+        return TrialRow(**values)
+
+    table = rows([trial("cpu cases=smoke timeout=300s judge=v2", True), trial("cpu cases=smoke timeout=1s judge=v2", False)])
+    assert sorted((r.settings, r.correct) for r in table) == [
+        ("cpu cases=smoke timeout=1s judge=v2", 0), ("cpu cases=smoke timeout=300s judge=v2", 1)]

@@ -1,4 +1,7 @@
-"""One row per method x model x source x chip, computed from the jobs' trials tables.
+"""One row per method x model x source x chip x judging settings, from the jobs' trials tables.
+
+Jobs judged under different settings (case set, timeout, judge version: RunStarted.settings)
+never share a row: a smoke-only or a broken-timeout job cannot overwrite a full one.
 
 Computed from trials rather than the job runs' aggregate metrics, so that jobs split over
 several commands (e.g. `ops=` subsets) still add up. A trial projected by two jobs counts once.
@@ -22,6 +25,7 @@ class Row:
     model: str
     source: str
     chip: str
+    settings: str  # what the verdicts were judged under, e.g. "cpu cases=smoke timeout=300s judge=v2"
     trials: int  # operators that ran (skipped excluded)
     correct: int
     accuracy: float
@@ -33,7 +37,7 @@ class Row:
     skipped: int
 
 
-JobKey = tuple[str, str, str, str]  # method, model, source, chip
+JobKey = tuple[str, str, str, str, str]  # method, model, source, chip, settings
 
 
 @dataclass
@@ -43,7 +47,7 @@ class JobTrials:
 
 
 def job_key(row: TrialRow) -> JobKey:
-    return (row.method, row.model, row.source, row.chip)
+    return (row.method, row.model, row.source, row.chip, row.settings)
 
 
 def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:
@@ -81,9 +85,9 @@ def rows(trials: list[TrialRow]) -> list[Row]:
         timed = [s for s in best.values() if s > 0]
         tokens = sum(r.total_tokens for rs in per_op.values() for r in rs)
         cost = sum(r.cost_usd for rs in per_op.values() for r in rs)
-        method, model, source, chip = key
+        method, model, source, chip, settings = key
         table.append(Row(
-            method=method, model=model, source=source, chip=chip, trials=n, correct=len(best), accuracy=len(best) / n if n else 0.0,
+            method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else 0.0,
             fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n else 0.0,
             geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
@@ -94,7 +98,7 @@ def rows(trials: list[TrialRow]) -> list[Row]:
 
 
 COLUMNS = ("method", "model", "source", "chip", "trials", "correct", "accuracy", "fast_1_0",
-           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "skipped")
+           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "skipped", "settings")
 
 
 def _cell(value: Any) -> str:

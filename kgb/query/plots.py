@@ -43,7 +43,7 @@ class JobSpeedups:
 
 
 def label(key: JobKey) -> str:
-    method, model, source, chip = key
+    method, model, source, chip = key[:4]
     return f"{method}" + (f"/{model}" if model and model != "none" else "") + f" {source} {chip}"
 
 

@@ -44,7 +44,7 @@ class OpResult:
 
 def op_results(trials: list[TrialRow]) -> list[OpResult]:
     results = []
-    for (method, model, source, chip), job in by_job(trials).items():
+    for (method, model, source, chip, _settings), job in by_job(trials).items():
         best = best_speedups(job)
         for op, rows in job.per_op.items():
             results.append(OpResult(

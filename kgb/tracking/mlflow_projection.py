@@ -130,7 +130,7 @@ class MlflowProjection:
         query = f"tags.`kgb.kind` = 'job' and tags.`kgb.job` = '{started.job}'"
         found = search_all(self.client, [self.experiment_id], query)
         run = found[0] if found else self._create_job_run(started)
-        info = JobInfo(started.job, started.method, started.model, started.source, started.chip)
+        info = JobInfo(started.job, started.method, started.model, started.source, started.chip, started.settings)
         return JobState(info, run.info.run_id, run.info.artifact_uri, metrics=dict(run.data.metrics),
                         status=run.info.status)
 

@@ -28,6 +28,8 @@ class JobInfo:
     model: str
     source: str
     chip: str
+    # RunStarted.settings: what the verdicts were judged under; "" in tables written before it
+    settings: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class TrialRow:
     run_id: str  # the trial's MLflow run
     start_ms: int
     end_ms: int
+    settings: str = ""  # the job's judging settings (JobInfo.settings)
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
@@ -74,6 +77,7 @@ def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
     timed = best.verdict if t.correct and best is not None and best.verdict is not None else None
     return TrialRow(
         job=job.job, method=job.method, model=job.model, source=t.op.split("::")[0], chip=job.chip,
+        settings=job.settings,
         trial=t.key, op=t.op, sample=t.sample, status=t.status.value, correct=t.correct,
         speedup=timed.speedup if timed else None,
         latency_us=timed.latency_us if timed else None,
@@ -108,7 +112,7 @@ def parse(text: str) -> list[TrialRow]:
     head: dict[str, Any] = json.loads(lines[0])
     if head.get("version", 0) > TABLE_VERSION:
         raise TableError(f"trials table version {head.get('version')} is newer than this kgb reads; upgrade kgb")
-    job = {k: head[k] for k in JOB_FIELDS}
+    job = {k: head.get(k, "") for k in JOB_FIELDS}
     columns = head["columns"]
     rows = []
     for text_row in lines[1:]:
