@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,3 +138,53 @@ def test_honest_code_is_not_turned_away(softmax, variant):
     assert source != softmax.solution_path.read_text()
     verdict = evaluate(source, softmax, SMOKE)
     assert verdict.status == Status.CORRECT, verdict.message
+
+
+HARNESS = """
+import sys, threading, time
+from kgb import operators
+from kgb.evaluate import EvalSettings, _engines, evaluate
+spec = operators.load("aten::softmax")
+source = open(sys.argv[1]).read()
+threading.Thread(target=lambda: evaluate(source, spec, EvalSettings(timeout_s=600)), daemon=True).start()
+while not _engines:
+    time.sleep(0.1)
+print(next(iter(_engines.values())).proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(tmp_path):
+    script = tmp_path / "harness.py"
+    script.write_text(HARNESS)
+    harness = subprocess.Popen([sys.executable, str(script), str(CANDIDATES / "softmax_hang.py")],
+                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    engine = int(harness.stdout.readline())
+    deadline = time.time() + 120
+    family: list[int] = []
+    while time.time() < deadline:  # engine -> judge -> candidate processes, the candidate hanging
+        judges = _children(engine)
+        family = [engine, *judges, *(c for j in judges for c in _children(j))]
+        if len(family) >= 3:
+            break
+        time.sleep(0.2)
+    assert len(family) >= 3, f"the candidate never started: {family}"
+    harness.kill()
+    harness.wait()
+    deadline = time.time() + 20
+    while time.time() < deadline and any(_alive(p) for p in family):
+        time.sleep(0.2)
+    assert not [p for p in family if _alive(p)]
