@@ -7,7 +7,7 @@
 - cost: per method and model, tokens and USD in all and per success (the cost table).
 
 The unit is the operator: with several samples an operator is correct if any sample is,
-at its best speedup (OPERATORS.md's definitions, as on the leaderboard). Each table is
+at its best speedup (docs/operators.md's definitions, as on the leaderboard). Each table is
 written as markdown, CSV and LaTeX; `report.html` shows them with the plots.
 """
 
