@@ -164,7 +164,7 @@ class MlflowProjection:
         finished: list[TrialOutcome] = []
         for e in new:
             t = state.fold.add(e)
-            if isinstance(e, TrialFinished) and t is not None:
+            if isinstance(e, TrialFinished) and t is not None and t.finished:  # infra_error: no result
                 finished.append(t)
         state.folded, state.last_seq = len(events), events[-1].seq
         if first:
