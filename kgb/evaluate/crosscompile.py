@@ -61,6 +61,8 @@ def _plain(value: Any) -> Any:
     """A constexpr value as JSON: the judge never unpickles what a candidate's process wrote."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if isinstance(value, tuple | list):
+        return {"tuple" if isinstance(value, tuple) else "list": [_plain(v) for v in value]}
     name = getattr(value, "name", None)
     if type(value).__name__ == "dtype" and isinstance(name, str):
         return {"tl_dtype": name}
@@ -68,6 +70,9 @@ def _plain(value: Any) -> Any:
 
 
 def _unplain(value: Any) -> Any:
+    if isinstance(value, dict) and ("tuple" in value or "list" in value):
+        items = [_unplain(v) for v in value.get("tuple", value.get("list"))]
+        return tuple(items) if "tuple" in value else items
     if isinstance(value, dict) and "tl_dtype" in value:
         import triton.language as tl
 
