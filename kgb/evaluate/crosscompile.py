@@ -76,7 +76,10 @@ def _unplain(value: Any) -> Any:
     if isinstance(value, dict) and "tl_dtype" in value:
         import triton.language as tl
 
-        return getattr(tl, value["tl_dtype"]) if value["tl_dtype"] != "fp32" else tl.float32
+        found = [d for d in vars(tl).values() if isinstance(d, tl.dtype) and d.name == value["tl_dtype"]]
+        if not found:
+            raise ValueError(f"unknown Triton dtype {value['tl_dtype']!r}")
+        return found[0]
     return value
 
 
