@@ -107,7 +107,8 @@ def test_every_case_builds_inputs_its_reference_accepts():
                     run(spec, case)  # small enough to settle for real (fake mean over 0 elements divides by 0)
                     followed += 1
     assert not broken, "\n".join(broken)
-    assert followed > 10 * len(data_dependent), f"too few cases followed: {data_dependent}"
+    # gathers, scatters and paged caches build inputs from values (about 1 case in 10 today)
+    assert followed > 5 * len(data_dependent), f"too few cases followed: {data_dependent}"
 
 
 @pytest.mark.parametrize("op", OPS)
