@@ -200,11 +200,11 @@ def test_bad_config_fails_at_compose_time(tmp_path):
 def test_a_bad_settings_job_leaves_the_good_row_alone_and_raising_samples_runs_only_new_ones(tmp_path):
     args = ("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]")
     kgb_run(*args, root=tmp_path)
-    good = render(rows(trial_runs(uri(tmp_path))), "csv")
+    good = render(rows(trial_rows(uri(tmp_path))), "csv")
     bad = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", *args, "eval.timeout_s=-1"],
                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "eval.timeout_s=-1.0" in bad.stderr
-    assert render(rows(trial_runs(uri(tmp_path))), "csv") == good
+    assert render(rows(trial_rows(uri(tmp_path))), "csv") == good
     evaluations = sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path))
     kgb_run(*args, "method.samples=2", root=tmp_path)  # the same job: sample 0 is done, sample 1 is new
     assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1
