@@ -220,6 +220,8 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
           timeout_s: float = 600, ptx_dir: Path | None = None) -> list[tuple[Launch, str | None]]:
     """Both steps, each in its own process; raises if the interpreter run itself fails."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # the steps run confined, where no thread may start: no OpenMP or BLAS pools
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
         launches = Path(tmp) / "launches.json"
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
@@ -267,6 +269,9 @@ def main() -> int:
 
         writable = [args.launches.parent] + ([args.ptx] if args.ptx else [])
         tempfile.tempdir = str(writable[0])
+        import torch
+
+        torch.set_num_threads(1)
         confine(writable[0], allow_exec=True, limits=Limits(),
                 extra_read=(str(REPO_ROOT / "kgb"), str(spec_path.parent), str(candidate)),
                 extra_write=tuple(str(w) for w in writable[1:]))
