@@ -63,6 +63,10 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, tuple | list):
         return {"tuple" if isinstance(value, tuple) else "list": [_plain(v) for v in value]}
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):  # tl.constexpr(x): x is what compiles
+        return _plain(value.value)
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        return _plain(value.item())
     name = getattr(value, "name", None)
     if type(value).__name__ == "dtype" and isinstance(name, str):
         return {"tl_dtype": name}
