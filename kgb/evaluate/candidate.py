@@ -190,16 +190,12 @@ def _load_values(dst: Any, src: Any) -> None:
 
 def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
     """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
-    return {sid: _bytes(s).clone() for sid, s in known.by_id.items()}
+    return {sid: codec.storage_bytes(s).clone() for sid, s in known.by_id.items()}
 
 
 def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
     return frozenset(sid for sid, s in known.by_id.items()
-                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(_bytes(s), before[sid]))
-
-
-def _bytes(storage: torch.UntypedStorage) -> torch.Tensor:
-    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(codec.storage_bytes(s), before[sid]))
 
 
 def _fill_allocator_with_garbage(device: str) -> None:

@@ -227,8 +227,13 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     return Message(str(header["kind"]), dec(header["value"]), fields, known_bytes)
 
 
+def storage_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    """A storage's bytes as a flat uint8 tensor over it, where it lives (no copy)."""
+    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+
+
 def _host_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
-    flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+    flat = storage_bytes(storage)
     return flat.cpu() if flat.device.type != "cpu" else flat
 
 
@@ -266,4 +271,4 @@ def overwrite(storage: torch.UntypedStorage, data: torch.Tensor) -> None:
     """Copy the bytes the peer sent into a storage this side owns (same size)."""
     if data.numel() != storage.nbytes():
         raise WireError("a known storage changed its size")
-    torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).copy_(data)
+    storage_bytes(storage).copy_(data)
