@@ -42,12 +42,18 @@ def scrub(text: str, secrets: set[str]) -> str:
     return text
 
 
+# Variables that change between calls without changing what a judge does; kept, each call
+# would start its own engine (pytest sets the first one per test).
+VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
+
+
 def engine_env(settings: EvalSettings) -> dict[str, str]:
     """The engine's (and so every judge's) environment: no variable named like a secret,
     none holding a secret's value, whatever its name."""
     secrets = secret_values(settings)
     env = {k: v for k, v in os.environ.items()
-           if not SECRET_NAME.search(k) and k not in settings.secret_env and not any(s in v for s in secrets)}
+           if not SECRET_NAME.search(k) and k not in settings.secret_env and k not in VOLATILE_ENV
+           and not any(s in v for s in secrets)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if settings.device == "cpu":
@@ -73,7 +79,10 @@ def workspace_env(workspace: Path) -> dict[str, str]:
     }
 
 
-_engines: dict[str, Engine] = {}
+# Each engine holds ~370 MB (torch and Triton imported), so a process keeps only a few; the
+# one used longest ago is closed when it is idle.
+MAX_ENGINES = 3
+_engines: dict[str, Engine] = {}  # in order of last use
 _engines_lock = threading.Lock()
 
 
@@ -82,9 +91,14 @@ def _engine(settings: EvalSettings) -> Engine:
     env = engine_env(settings)
     key = json.dumps(env, sort_keys=True)
     with _engines_lock:
-        engine = _engines.get(key)
+        engine = _engines.pop(key, None)
         if engine is None or not engine.alive:
-            engine = _engines[key] = Engine(env)
+            engine = Engine(env)
+        _engines[key] = engine
+        for old_key, old in list(_engines.items())[:-MAX_ENGINES]:
+            if old.idle:
+                del _engines[old_key]
+                old.close()
         return engine
 
 

@@ -179,6 +179,11 @@ class Engine:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    @property
+    def idle(self) -> bool:
+        with self._lock:
+            return not self._pending
+
     def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
         """Judge one request; "ok", "timeout" or "died:<reason>", as the judge process ended."""
         with self._lock:
