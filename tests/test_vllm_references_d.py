@@ -1,0 +1,131 @@
+"""Hand-computed checks of the gptq_marlin_24_gemm reference (2:4-sparse Marlin GEMM).
+The packed words and metadata here are written out by hand from vLLM's packing order
+(get_weight_perm_24, the CUTLASS metadata reordering, marlin_permute_scales_24), not
+produced by the spec's packers, so a wrong index formula in the spec fails them."""
+
+from __future__ import annotations
+
+import torch
+
+from kgb import operators
+
+UINT4B8 = 1125899907892224
+UINT8B128 = 1125899923621888
+
+
+def _spec():
+    return operators.load("vllm::gptq_marlin_24_gemm").module
+
+
+def _word(fields: list[int], bits: int) -> int:
+    value = sum(f << (i * bits) for i, f in enumerate(fields))
+    return value - 2**32 if value >= 2**31 else value
+
+
+def _zero_word(bits: int) -> int:
+    """Every field holds the bias code (value 0)."""
+    return _word([2 ** (bits - 1)] * (32 // bits), bits)
+
+
+def _call(a, qw, meta, s, bits, k, n):
+    return _spec().reference(a, qw, meta, s, torch.zeros(64, dtype=torch.int32),
+                             UINT4B8 if bits == 4 else UINT8B128, a.shape[0], n, k)
+
+
+def _channelwise_problem(bits: int):
+    """K = 32, N = 64. Every group stores rows (0, 1) with value 0 (meta nibble 0x4),
+    except: column 8, group 5 (rows 20..23) stores rows 21 (value 7) and 23 (value -8),
+    pair (1, 3) = 0xD; column 6, group 7 (rows 28..31) stores rows 30 (4) and 31 (-2),
+    pair (2, 3) = 0xE."""
+    k, n, bias = 32, 64, 2 ** (bits - 1)
+    pf = 32 // bits
+    qw = torch.full((1, n * 16 // pf), _zero_word(bits), dtype=torch.int32)
+    fields = [bias] * pf
+    if bits == 4:
+        # column 8: compressed rows 10, 11 -> thread 5, column j 0, block 0, rows 10, 11 of
+        # the tile (fragment slots e 2, 3) -> word 5 * 4 + 0, fields 1 and 5
+        f = list(fields)
+        f[1], f[5] = bias + 7, bias - 8
+        qw[0, 20] = _word(f, 4)
+        # column 6: compressed rows 14, 15 -> thread 3, block 1, j 2 (e 6, 7) -> word 14, fields 3, 7
+        f = list(fields)
+        f[3], f[7] = bias + 4, bias - 2
+        qw[0, 14] = _word(f, 4)
+    else:
+        # 8 bits: word i * 8 + j * 2 + block, field (0, 2, 1, 3)[slot]
+        f = list(fields)
+        f[1], f[3] = bias + 7, bias - 8
+        qw[0, 40] = _word(f, 8)
+        f = list(fields)
+        f[1], f[3] = bias + 4, bias - 2
+        qw[0, 3 * 8 + 2 * 2 + 1] = _word(f, 8)
+    meta = torch.full((1, 2 * n), 0x4444, dtype=torch.int16)
+    # meta element (column 8, rows 16..31): row R = 4, column 1 -> swapped to (5, 0): index 10
+    meta[0, 10] = 0x44D4
+    # (column 6, rows 16..31): R = 32 + 1 = 33, column 1 (no swap): index 2 * 33 + 1
+    meta[0, 67] = torch.tensor(0xE444 - 0x10000, dtype=torch.int16)
+    a = torch.zeros(2, k, dtype=torch.float16)
+    a[0, 21] = 293  # 293 * 7 = 2051, which float16 cannot hold (2050 / 2052)
+    a[0, 20] = a[0, 22] = 1000  # rows column 8 does not store: ignored
+    a[0, 30] = a[0, 31] = 1
+    a[1, 23] = 1
+    s = torch.ones(1, n, dtype=torch.float16)
+    s[0, 8], s[0, 6] = 0.75, 0.5
+    return a, qw, meta, s, k, n
+
+
+def test_channelwise_4bit_rounds_the_sum_then_scales_in_half():
+    a, qw, meta, s, k, n = _channelwise_problem(4)
+    out = _call(a, qw, meta, s, 4, k, n)
+    expected = torch.zeros(2, n, dtype=torch.float16)
+    expected[0, 8] = 1539  # f16(2051) = 2052, * 0.75 = 1539 (not f16(1538.25) = 1538)
+    expected[1, 8] = -6  # -8 * 0.75
+    expected[0, 6] = 1  # (4 - 2) * 0.5
+    assert out.dtype == torch.float16
+    assert torch.equal(out, expected)
+
+
+def test_channelwise_8bit_scales_the_float32_sum():
+    a, qw, meta, s, k, n = _channelwise_problem(8)
+    out = _call(a, qw, meta, s, 8, k, n)
+    expected = torch.zeros(2, n, dtype=torch.float16)
+    expected[0, 8] = 1538  # f16(2051 * 0.75 = 1538.25)
+    expected[1, 8] = -6
+    expected[0, 6] = 1
+    assert torch.equal(out, expected)
+
+
+def test_grouped_scales_round_each_weight_to_half():
+    """K = 256 (two groups of 128 rows), N = 64, 4 bits, all pairs (0, 1)."""
+    k, n = 256, 64
+    qw = torch.full((k // 32, n * 2), _zero_word(4), dtype=torch.int32)
+    # column 0, row 1 (compressed row 1: word 0, field 4) value -5; row 129 (compressed
+    # row 65 = tile row 4, r 1) value 1
+    qw[0, 0] = _word([8, 8, 8, 8, 3, 8, 8, 8], 4)
+    qw[4, 0] = _word([8, 8, 8, 8, 9, 8, 8, 8], 4)
+    # column 13, row 17 (compressed row 9: thread 4, block 1, j 1, e 7 -> word 17, field 7) value 7
+    qw[0, 17] = _word([8] * 7 + [15], 4)
+    meta = torch.full((k // 32, 2 * n), 0x4444, dtype=torch.int16)
+    s = torch.ones(2, n, dtype=torch.float16)
+    s[0, 0], s[1, 0] = 0.1, 0.5  # column 0 sits at position 0 of its chunk
+    s[0, 11] = 0.25  # column 13 = 8 + 5 sits at position 8 + 3 (order 0, 4, 1, 5, 2, 6, 3, 7)
+    a = torch.zeros(1, k, dtype=torch.float16)
+    a[0, 1] = a[0, 129] = 1
+    a[0, 17] = 2
+    out = _call(a, qw, meta, s, 4, k, n)
+    expected = torch.zeros(1, n, dtype=torch.float16)
+    # f16(-5 * 0.0999756) = -0.5 exactly, + 1 * 0.5 = 0 (unrounded weights would give 1.2e-4)
+    expected[0, 0] = 0
+    expected[0, 13] = 3.5  # 2 * 7 * 0.25
+    assert torch.equal(out, expected)
+
+
+def test_packers_invert_each_other_on_random_layouts():
+    spec = _spec()
+    gen = torch.Generator().manual_seed(0)
+    for bits in (4, 8):
+        codes = torch.randint(0, 2**bits, (64, 128), generator=gen)
+        assert torch.equal(spec.unpack_weight(spec.pack_weight(codes, bits), bits, 128, 128), codes)
+    pairs = torch.tensor([i0 + 4 * i1 for i0, i1 in spec.PAIRS])[torch.randint(0, 6, (32, 128), generator=gen)]
+    i0, i1 = spec.unpack_meta(spec.pack_meta(pairs), 128, 128)
+    assert torch.equal(i0 + 4 * i1, pairs)
