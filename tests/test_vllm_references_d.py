@@ -1,14 +1,19 @@
 """Hand-computed checks of the gptq_marlin_24_gemm reference (2:4-sparse Marlin GEMM).
 The packed words and metadata here are written out by hand from vLLM's packing order
 (get_weight_perm_24, the CUTLASS metadata reordering, marlin_permute_scales_24), not
-produced by the spec's packers, so a wrong index formula in the spec fails them."""
+produced by the spec's packers, so a wrong index formula in the spec fails them. Last, the
+documented vLLM list is checked against the operator folders, now that all 50 exist."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import torch
 
 from kgb import operators
 
+OPERATORS_MD = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 UINT4B8 = 1125899907892224
 UINT8B128 = 1125899923621888
 
@@ -129,3 +134,13 @@ def test_packers_invert_each_other_on_random_layouts():
     pairs = torch.tensor([i0 + 4 * i1 for i0, i1 in spec.PAIRS])[torch.randint(0, 6, (32, 128), generator=gen)]
     i0, i1 = spec.unpack_meta(spec.pack_meta(pairs), 128, 128)
     assert torch.equal(i0 + 4 * i1, pairs)
+
+
+def test_all_fifty_vllm_operators_exist():
+    """gptq_marlin_24_gemm was the last of the 50; the documented list and the folders agree."""
+    section = OPERATORS_MD.read_text().split("\n## vLLM")[1].split("\n## ")[0]
+    body = section.split("\n\n", 2)[2]  # after the heading line and the semantics paragraph
+    listed = set(re.findall(r"[a-z][a-z0-9_]+", body))
+    assert len(listed) == 50
+    present = {op.removeprefix("vllm::") for op in operators.discover() if op.startswith("vllm::")}
+    assert present == listed
