@@ -55,10 +55,9 @@ that, and the single float32 sum above is what the reference computes.)
 The result is a new float16 [M, N] tensor; the inputs must not be modified.
 
 Marlin 2:4 is an NVIDIA sparse-tensor-core kernel (mma.sp, which Triton's language does not
-expose); what
-it computes is an ordinary dequantise-and-multiply with a dense W that is half zeros, and
-a Triton kernel can rebuild W's tiles from the code and metadata layouts above with index
-arithmetic and run a dense tl.dot on them.
+expose); what it computes is an ordinary dequantise-and-multiply with a dense W that is
+half zeros, and a Triton kernel can rebuild W's tiles from the code and metadata layouts
+above with index arithmetic and run a dense tl.dot on them.
 """
 
 import torch
