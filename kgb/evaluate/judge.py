@@ -30,7 +30,9 @@ from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.provenance import unexplained
+from kgb.evaluate.replay import Replayed, Unreplayable, time_replay
 from kgb.evaluate.sandbox import Limits, die_with_parent
+from kgb.evaluate.timing import measure
 from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Case, Spec, load_spec
 
@@ -77,6 +79,7 @@ class CaseRunner:
         # hundreds of MB again on the host's generator would cost more than timing it.
         self.timed: frozenset[str] = frozenset()
         self.kept: dict[str, dict] = {}
+        self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -167,16 +170,17 @@ class CaseRunner:
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
 
-    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float]:
-        """(candidate median us, baseline median us, timing mode, spread).
+    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float | None, float, str, float | None]:
+        """(candidate median us, baseline median us, timing mode, spread); the candidate is
+        not timed (None, and the mode says why) when the judge cannot replay its call.
 
         The candidate process rebuilds every input it receives, so the timed calls never see
         the objects it was checked with; after them it computes once more on a fresh draw
         from a secret seed, loaded into the same buffers, and that output is judged here, so
         an answer remembered from an earlier call, or a graph that captured nothing, fails.
+        Its last call is recorded: the judge replays that GPU work under its own clock
+        (kgb.evaluate.replay) and judges the replay's answer on the same fresh draw.
         """
-        from kgb.evaluate.timing import measure
-
         spec, entry = self.spec, self.spec.entry_of(case)
         timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
         check = draw_inputs(spec, case, secret_seed(), self.device)
@@ -190,25 +194,43 @@ class CaseRunner:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
-        reply = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+        reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
-        if reply.fields.get("outlived_us"):
+        f = reply.fields
+        if f.get("outlived_us"):
             raise Failed(Status.REJECTED, f"case {case.name}: the call returned before its GPU work ended "
-                         f"(timed at {float(reply.fields['median_us']):.1f} us on its stream, "
-                         f"{float(reply.fields['outlived_us']):.1f} us with the device synchronised): "
+                         f"(timed at {float(f['median_us']):.1f} us on its stream, "
+                         f"{float(f['outlived_us']):.1f} us with the device synchronised): "
                          "work on another stream escapes the timer and is not allowed")
+        # The replay runs before the reference is computed: its kernels run in this process's
+        # CUDA context, where the expected answer must not yet exist.
+        try:
+            replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
+                                                   self.replayable_ops, spec.output_args, repeats, warmup)
+        except Unreplayable as exc:
+            replayed = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
+            replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
         ref_v = clone_exact(check)
         expected = self.reference(entry.name, ref_v, case)
-        message, _, _ = self._compare(case, expected, reply.value, ref_v, cand_t)
+        message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
         if message:
             raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
+        if isinstance(replayed, Replayed):
+            message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+            if message:
+                raise Failed(Status.WRONG_OUTPUT, "the GPU work recorded while timing, replayed by the judge "
+                             f"on fresh inputs, computes a wrong answer: {message}")
         _, base_fn = self.baseline(entry.name)
         bargs, bkwargs = entry.bind(clone_exact(timed))
         base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
-        f = reply.fields
-        mode = str(f["mode"]) + (f" ({f['note']})" if f.get("note") else "")
-        return float(f["median_us"]), base.median_us, mode, float(f["spread"])
+        if isinstance(replayed, str):
+            # Its own clock is the candidate's to patch: no figure rather than a fakeable one.
+            return None, base.median_us, f"not timed: the judge cannot replay the call ({replayed})", None
+        t = replayed.timing
+        mode = t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
+        return t.median_us, base.median_us, mode, t.spread
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         hook = getattr(self.spec.module, "speed_baseline", None)

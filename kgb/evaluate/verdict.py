@@ -8,7 +8,7 @@ from enum import StrEnum
 
 # Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
 # trial's identity, so results judged under different judges are never mixed.
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3
 
 
 class Status(StrEnum):
@@ -35,7 +35,8 @@ class CaseResult:
     latency_us: float | None = None
     baseline_us: float | None = None
     latency_spread: float | None = None  # (p80 - p20) / median of the candidate's timings
-    timing_mode: str | None = None  # "eager" or "graph"
+    # "eager" or "graph" (the judge's replay of the call, kgb.evaluate.replay), or why not timed
+    timing_mode: str | None = None
 
 
 @dataclass(frozen=True)
