@@ -325,7 +325,7 @@ def softmax_int(self, dim, dtype=None):
         _decoy[(1,)](out)
         return out
     return _honest(self, dim, dtype)
-''', "the judge checks what its replay computes on fresh inputs"),
+''', "the judge's replay computes a wrong answer: the case keeps only the candidate's clock, marked timed_by=candidate"),
     Attack("unreplayable-and-fast", "patch the timer and spoil the recording, so that only the clock is left",
            '''
 import sys as _sys
@@ -351,7 +351,7 @@ def softmax_int(self, dim, dtype=None):
     for recorder in getattr(replay[0], "_recorder", []) if replay else []:
         recorder.rec.problem = "spoiled"
     return _honest(self, dim, dtype)
-''', "a call the judge cannot replay is not timed at all"),
+''', "the case keeps only the candidate's clock, marked timed_by=candidate with the reason"),
     Attack("side-stream", "run the kernel on a side stream and return before it finishes",
            '''
 _side = []

@@ -93,3 +93,64 @@ def test_a_recording_that_names_an_unknown_storage_is_refused():
     rec["steps"][1]["args"]["list"][1]["t"]["s"] = ["in", 5]
     with pytest.raises(Unreplayable, match="never had"):
         Replay(_wire(rec), {0: torch.ones(2).untyped_storage()})
+
+
+@pytest.fixture(scope="module")
+def sm90_kernel(tmp_path_factory):
+    """A real kernel compiled for the H200 by this machine's Triton, as a timing process has it."""
+    import os
+
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton-cache"))
+    try:
+        source = ASTSource(add_one, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, constexprs={"BLOCK": 128})
+        yield triton.compile(source, target=GPUTarget("cuda", 90, 32))
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR")
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
+
+
+def test_a_recorded_kernel_loads_back_from_its_description(sm90_kernel, tmp_path, monkeypatch):
+    from kgb.evaluate.replay import _describe, _Kernel
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    desc = _wire(_describe(sm90_kernel))
+    loaded = _Kernel(desc, tmp_path)
+    assert loaded.compiled.name == "add_one" and loaded.n_args == 3
+    assert loaded.compiled.kernel == sm90_kernel.asm["cubin"]
+    assert loaded.compiled.metadata.shared == sm90_kernel.metadata.shared
+    assert loaded.compiled.src.signature == {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+
+
+@pytest.mark.parametrize("tamper", ["signature", "name", "arch", "arg_names"])
+def test_a_tampered_kernel_description_is_refused(sm90_kernel, tmp_path, monkeypatch, tamper):
+    import json
+
+    from kgb.evaluate.replay import _describe, _Kernel
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    desc = _describe(sm90_kernel)
+    meta = json.loads(desc["metadata"])
+    if tamper == "signature":
+        desc["signature"][1][1] = 'i32 n); system("id"); (void'
+    elif tamper == "name":
+        meta["name"] = "add_one(void); int x"
+    elif tamper == "arch":
+        meta["target"]["arch"] = 80
+    else:
+        desc["arg_names"] = ["x_ptr", "n"]
+    desc["metadata"] = json.dumps(meta)
+    with pytest.raises(Unreplayable):
+        _Kernel(desc, tmp_path)

@@ -289,8 +289,11 @@ class _Kernel:
         src = SimpleNamespace(signature=signature, constants={}, fn=SimpleNamespace(arg_names=arg_names))
         group = {f"{name}.json": str(folder / f"{name}.json"), f"{name}.cubin": str(folder / f"{name}.cubin")}
         self.compiled = CompiledKernel(src, group, name)
-        self.launcher = self.compiled.run  # loads the binary and builds Triton's launcher now
         self.n_args = len(arg_names)
+
+    def launch(self, grid: list[int], stream: int, args: list) -> None:
+        launcher = self.compiled.run  # the first use loads the binary and builds Triton's launcher
+        launcher(*grid, stream, self.compiled.function, self.compiled.packed_metadata, None, None, None, *args)
 
 
 class Replay:
@@ -401,11 +404,8 @@ class Replay:
         new: list[torch.UntypedStorage] = []
         for step in self.steps:
             if "kernel" in step:
-                k = step["kernel"]
                 stream = torch.cuda.current_stream().cuda_stream
-                args = [self._pointer(a, new) for a in step["args"]]
-                k.launcher(*step["grid"], stream, k.compiled.function, k.compiled.packed_metadata,
-                           None, None, None, *args)
+                step["kernel"].launch(step["grid"], stream, [self._pointer(a, new) for a in step["args"]])
             else:
                 kwargs = {k: self._value(v, new) for k, v in step["kwargs"].items()}
                 out = step["op"](*self._value(step["args"], new), **kwargs)

@@ -22,6 +22,13 @@ class Status(StrEnum):
     CORRECT = "correct"  # every case passed and the integrity audit is clean
 
 
+class TimedBy(StrEnum):
+    """Whose clock a case's latency comes from."""
+
+    JUDGE = "judge"  # the judge's replay of the call's recorded GPU work (kgb.evaluate.replay)
+    CANDIDATE = "candidate"  # the candidate process's own clock, which a hostile candidate can patch
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One case's outcome. Latencies are None where nothing was timed (CPU, or failure)."""
@@ -35,8 +42,8 @@ class CaseResult:
     latency_us: float | None = None
     baseline_us: float | None = None
     latency_spread: float | None = None  # (p80 - p20) / median of the candidate's timings
-    # "eager" or "graph" (the judge's replay of the call, kgb.evaluate.replay), or why not timed
-    timing_mode: str | None = None
+    timing_mode: str | None = None  # "eager" or "graph", and why the candidate timed itself if it did
+    timed_by: TimedBy | None = None
 
 
 @dataclass(frozen=True)
