@@ -319,7 +319,7 @@ import sys as _sys
 
 
 def softmax_int(self, dim, dtype=None):
-    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.replay")]
+    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.recording")]
     if replay and getattr(replay[0], "_recorder", None):
         out = torch.empty_like(self, dtype=dtype or self.dtype)
         _decoy[(1,)](out)
@@ -347,7 +347,7 @@ if _timers:
 
 
 def softmax_int(self, dim, dtype=None):
-    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.replay")]
+    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.recording")]
     for recorder in getattr(replay[0], "_recorder", []) if replay else []:
         recorder.rec.problem = "spoiled"
     return _honest(self, dim, dtype)

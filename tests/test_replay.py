@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from kgb.evaluate import codec
-from kgb.evaluate.replay import Replay, Unreplayable, _check_type, record
+from kgb.evaluate.recording import Unreplayable, record
+from kgb.evaluate.replay import Replay, _check_type
 
 
 def _wire(value):
@@ -123,7 +124,8 @@ def sm90_kernel(tmp_path_factory):
 
 
 def test_a_recorded_kernel_loads_back_from_its_description(sm90_kernel, tmp_path, monkeypatch):
-    from kgb.evaluate.replay import _describe, _Kernel
+    from kgb.evaluate.recording import _describe
+    from kgb.evaluate.replay import _Kernel
 
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
     desc = _wire(_describe(sm90_kernel))
@@ -138,7 +140,8 @@ def test_a_recorded_kernel_loads_back_from_its_description(sm90_kernel, tmp_path
 def test_a_tampered_kernel_description_is_refused(sm90_kernel, tmp_path, monkeypatch, tamper):
     import json
 
-    from kgb.evaluate.replay import _describe, _Kernel
+    from kgb.evaluate.recording import _describe
+    from kgb.evaluate.replay import _Kernel
 
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
     desc = _describe(sm90_kernel)

@@ -31,7 +31,7 @@ import torch
 from kgb.evaluate import codec
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
-from kgb.evaluate.replay import record
+from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
 from kgb.evaluate.timing import measure
 from kgb.evaluate.verdict import Status

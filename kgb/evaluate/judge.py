@@ -27,10 +27,11 @@ from typing import Any
 import torch
 
 from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
-from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
+from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.provenance import unexplained
-from kgb.evaluate.replay import Replayed, Unreplayable, time_replay
+from kgb.evaluate.recording import Unreplayable
+from kgb.evaluate.replay import Replayed, time_replay
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing import measure
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
@@ -147,8 +148,8 @@ class CaseRunner:
             poison_(t)
         second = self._call(entry, again_in, f"case {case.name} (second draw)")
         written = (*self.spec.output_args, *self.spec.inout_args)
-        firsts = [t for t in _flat_tensors([first, _tensors(first_in, written)]) if t.numel() > 1]
-        seconds = [t for t in _flat_tensors([second, _tensors(again_in, written)]) if t.numel() > 1]
+        firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
+        seconds = [t for t in tensors_in([second, _tensors(again_in, written)]) if t.numel() > 1]
         if firsts and len(firsts) == len(seconds) and all(same_bits(a, b) for a, b in zip(firsts, seconds, strict=True)):
             return (f"case {case.name}: two calls on the same inputs returned the same samples; "
                     "a random op must draw new ones on every call")
@@ -239,16 +240,6 @@ class CaseRunner:
             if found is not None:
                 return found
         return "torch", self.spec.reference_for(entry)
-
-
-def _flat_tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _flat_tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _flat_tensors(v)]
-    return []
 
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:

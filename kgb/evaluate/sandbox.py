@@ -322,8 +322,10 @@ def _seccomp(allow_exec: bool) -> None:
 
 def available_level() -> SandboxLevel:
     """The confinement candidates will get on this machine (checked without applying it)."""
-    seccomp = platform.machine() in _SYSCALLS
-    landlock = landlock_abi() > 0
+    return _level(landlock_abi() > 0, platform.machine() in _SYSCALLS)
+
+
+def _level(landlock: bool, seccomp: bool) -> SandboxLevel:
     if landlock and seccomp:
         return SandboxLevel.FULL
     if seccomp:
@@ -372,8 +374,36 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
         _landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
-    if platform.machine() not in _SYSCALLS:
+    seccomp = platform.machine() in _SYSCALLS
+    if seccomp:
+        _seccomp(allow_exec)
+    else:
         notes.append(f"no seccomp filter for {platform.machine()}")
-        return Applied(SandboxLevel.LANDLOCK_ONLY if abi else SandboxLevel.NONE, notes)
-    _seccomp(allow_exec)
-    return Applied(SandboxLevel.FULL if abi else SandboxLevel.SECCOMP_ONLY, notes)
+    return Applied(_level(abi > 0, seccomp), notes)
+
+
+def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Limits | None = None) -> Applied:
+    """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
+    exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
+    network namespace of its own keep it to the workspace, the system and no network."""
+    limits = limits or Limits()
+    notes = []
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    note = _own_network()
+    if note:
+        notes.append(note)
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    abi = landlock_abi()
+    if not abi:
+        notes.append("Landlock is not available: the file system is not confined")
+        return Applied(_level(False, False), notes)
+    base = default_paths(workspace, allow_exec=False)
+    programs = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib", "/usr/libexec", "/lib", "/lib64",
+                "/usr/local/bin", sys.prefix, sys.base_prefix, sys.exec_prefix)
+    etc = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl", "/etc/alternatives",
+           "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
+    _landlock(Paths(base.read + extra_read + etc, programs, base.write, base.devices), abi)
+    return Applied(_level(True, False), notes)
