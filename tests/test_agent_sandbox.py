@@ -60,3 +60,39 @@ def test_no_network(trial):
     assert done.exit_code != 0
     assert not reached.wait(1)
     server.close()
+
+
+def test_a_cli_may_reach_the_model_proxy_port_and_no_other(tmp_path):
+    """An agent CLI keeps the host's network to reach kgb's model proxy: Landlock allows TCP
+    to that port alone."""
+    import subprocess
+    import sys
+
+    from kgb.evaluate.sandbox import landlock_abi
+
+    if landlock_abi() < 4:
+        pytest.skip("Landlock before ABI 4 does not restrict TCP")
+    servers = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        servers.append(s)
+    proxy, other = (s.getsockname()[1] for s in servers)
+    code = f"""
+import socket
+from pathlib import Path
+from kgb.evaluate.sandbox import confine_shell
+confine_shell(Path({str(tmp_path)!r}), tcp_connect=({proxy},))
+for port in ({proxy}, {other}):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=3)
+        print(port, "connected")
+    except OSError:
+        print(port, "refused")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.stdout.split() == [str(proxy), "connected", str(other), "refused"], done.stderr[-2000:]
+    for s in servers:
+        s.close()
