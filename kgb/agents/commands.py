@@ -9,7 +9,10 @@ check command imports it) but not the operators' specs, other trials, event logs
 folders, and there is no network. A small Python step applies the sandbox to itself and
 then becomes bash, so the harness (which has threads) never confines a forked child.
 
-    python -m kgb.agents.commands TRIAL_DIR COMMAND
+    python -m kgb.agents.commands TRIAL_DIR [--tcp PORT] [--exec DIR] -- PROGRAM [ARG ...]
+
+runs PROGRAM in that sandbox; `--tcp` keeps the host's network for TCP to PORT alone (an
+agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read and execute.
 """
 
 from __future__ import annotations
@@ -45,8 +48,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
     started = time.perf_counter()
     argv = ["bash", "-c", command]
     if confine_to is not None:
-        argv = [sys.executable, "-m", "kgb.agents.commands", str(confine_to), command]
-        env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))}
+        argv, env = confined(argv, confine_to, env)
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
@@ -64,12 +66,34 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
     return CommandResult(code, text, time.perf_counter() - started)
 
 
-def _confined_shell(trial_dir: str, command: str) -> None:
-    applied = confine_shell(Path(trial_dir), extra_read=(str(PACKAGE),))
+def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: int | None = None,
+             exec_dirs: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run `argv` inside the shell sandbox."""
+    wrapper = [sys.executable, "-m", "kgb.agents.commands", str(trial_dir)]
+    if tcp_port is not None:
+        wrapper += ["--tcp", str(tcp_port)]
+    for d in exec_dirs:
+        wrapper += ["--exec", d]
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))}
+    return [*wrapper, "--", *argv], env
+
+
+def _main(args: list[str]) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m kgb.agents.commands")
+    parser.add_argument("trial_dir", type=Path)
+    parser.add_argument("--tcp", type=int, action="append", default=[])
+    parser.add_argument("--exec", dest="exec_dirs", action="append", default=[])
+    parser.add_argument("program", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(args)
+    program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
+    applied = confine_shell(ns.trial_dir, extra_read=(str(PACKAGE),), tcp_connect=tuple(ns.tcp),
+                            extra_exec=tuple(ns.exec_dirs))
     for note in applied.notes:
         print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
-    os.execvp("bash", ["bash", "-c", command])
+    os.execvp(program[0], program)
 
 
 if __name__ == "__main__":
-    _confined_shell(sys.argv[1], sys.argv[2])
+    _main(sys.argv[1:])

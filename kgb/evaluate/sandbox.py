@@ -388,7 +388,7 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
 
 
 def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Limits | None = None,
-                  tcp_connect: tuple[int, ...] = ()) -> Applied:
+                  tcp_connect: tuple[int, ...] = (), extra_exec: tuple[str, ...] = ()) -> Applied:
     """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
     exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
     network namespace of its own keep it to the workspace, the system and no network. With
@@ -415,5 +415,5 @@ def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Lim
            "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
     if tcp_connect and abi < 4:
         notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
-    _landlock(Paths(base.read + extra_read + etc, programs, base.write, base.devices), abi, tcp_connect)
+    _landlock(Paths(base.read + extra_read + etc, programs + extra_exec, base.write, base.devices), abi, tcp_connect)
     return Applied(_level(True, False), notes)
