@@ -65,7 +65,7 @@ def test_torn_last_line_is_skipped_and_cut_before_appending(tmp_path):
     events = read_events(path)
     assert [type(e).__name__ for e in events] == ["TrialStarted", "TrialFinished"]
     assert events[1].seq == 1
-    assert log.events() == events  # the copy in memory that the job loop folds is the file's
+    assert list(log.events()) == events  # the copy in memory that the job loop folds is the file's
 
 
 def test_corruption_in_the_middle_raises(tmp_path):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,7 @@ class MlflowProjection:
             return (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
         return None
 
-    def project(self, events: list[Event], blobs: BlobStore) -> str | None:
+    def project(self, events: Sequence[Event], blobs: BlobStore) -> str | None:
         """Bring the store up to date with one job's log; return the parent run id. A live
         job's calls between its first and its last return before the store is written."""
         if not events:
@@ -113,7 +114,7 @@ class MlflowProjection:
             self._follower.drain()
         return self._project_now(events, blobs)
 
-    def _project_now(self, events: list[Event], blobs: BlobStore) -> str | None:
+    def _project_now(self, events: Sequence[Event], blobs: BlobStore) -> str | None:
         with self._lock:
             state = self._jobs.get(events[0].job)
             if state is None:
@@ -154,7 +155,7 @@ class MlflowProjection:
         self.client.log_text(run.info.run_id, json.dumps(to_json(started), indent=1), "run_started.json")
         return self.client.get_run(run.info.run_id)
 
-    def _project(self, state: JobState, events: list[Event], blobs: BlobStore) -> None:
+    def _project(self, state: JobState, events: Sequence[Event], blobs: BlobStore) -> None:
         first = state.folded == 0
         if not first and len(events) <= state.folded and events[-1].seq <= state.last_seq:
             return  # an older copy of the log than the one already projected

@@ -6,6 +6,7 @@ Scores are derived here, never logged: a new metric needs no re-run, only a new 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -190,7 +191,7 @@ class TrialFold:
         return t
 
 
-def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
+def trial_outcomes(events: Iterable[Event]) -> dict[str, TrialOutcome]:
     """Fold a job's events into one outcome per trial key, in first-seen order."""
     fold = TrialFold()
     for e in events:
@@ -273,7 +274,7 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
     )
 
 
-def run_started(events: list[Event]) -> RunStarted | None:
+def run_started(events: Iterable[Event]) -> RunStarted | None:
     """The latest RunStarted of a job's log (a resumed job has several)."""
     starts = [e for e in events if isinstance(e, RunStarted)]
     return starts[-1] if starts else None
