@@ -311,9 +311,22 @@ EVENT_TYPES: dict[str, type[Event]] = {
 
 # --- encoding: dataclasses and enums to JSON-able values and back -------------------
 
+PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (None for other types), looked up once per class."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+
+
 def to_json(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    if cls in PLAIN:
+        return value
+    names = _field_names(cls)
+    if names is not None:
+        out = {name: to_json(getattr(value, name)) for name in names}
         if isinstance(value, Event):
             out = {"kind": value.kind, **out}
         return out

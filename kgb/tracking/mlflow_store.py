@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kgb.tracking.artifacts import ArtifactWriter
+from kgb.tracking.artifacts import ArtifactWriter, File
 
 SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 COMPLETE = "kgb.complete"  # set on a run once all its data is there
@@ -34,7 +34,7 @@ class NewRun:
     end_ms: int
     tags: dict[str, str]
     metrics: dict[str, float]
-    files: dict[str, str] = field(default_factory=dict)  # artifact path -> text
+    files: dict[str, File] = field(default_factory=dict)  # artifact path -> text, or the blob holding it
     params: dict[str, str] = field(default_factory=dict)
     history: list[tuple[str, float, int]] = field(default_factory=list)  # (metric, value, step): a trajectory
     run_id: str = ""  # set once created
