@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -221,24 +222,31 @@ def trial_runs(db: Path) -> tuple[int, int]:
     return len(rows), len(set(rows))
 
 
-def live_projection(uri: str, path: Path, blobs: BlobStore, background: bool) -> tuple[list[float], float]:
-    """A live job's projection calls, one after each finished trial: seconds each call kept
-    the job waiting, and seconds from the first call until the last one (which waits for
-    everything) returned."""
+def live_projection(uri: str, path: Path, blobs: BlobStore, background: bool, log_path: Path) -> tuple[list[float], float]:
+    """A live job's bookkeeping after each finished trial, as kgb/run.py does it: its events
+    appended one by one to a new EventLog, and after each TrialFinished the log's view, the
+    trial's outcome (the progress line) and the projection call. Returns the seconds each
+    trial's bookkeeping kept the job waiting, and the seconds from the job's first call
+    until its last one (which waits for everything) returned."""
+    from kgb.tracking.log import EventLog
     from kgb.tracking.mlflow_projection import MlflowProjection
 
     projection = MlflowProjection(uri, "kgb", background=background)
-    events = read_events(path)
+    log = EventLog(log_path)
     start = time.perf_counter()
-    projection.project(events[:1], blobs)  # the job starts
     waits = []
-    for i, e in enumerate(events):
-        if isinstance(e, TrialFinished):
-            upto = events[: i + 1]
+    for e in read_events(path):
+        log.append(e)
+        if isinstance(e, RunStarted):
+            projection.project(log.events(), blobs)  # the job starts: its run is made at once
+        elif isinstance(e, TrialFinished):
             t0 = time.perf_counter()
-            projection.project(upto, blobs)
+            events = log.events()
+            assert log.outcome(e.trial).finished
+            projection.project(events, blobs)
             waits.append(time.perf_counter() - t0)
-    projection.project(events, blobs)  # RunFinished: waits for the follower
+    log.close()
+    projection.project(log.events(), blobs)  # RunFinished: waits for the follower
     return waits, time.perf_counter() - start
 
 
@@ -261,6 +269,9 @@ def main() -> None:
         synthesise(args.n, shapes, root)
     live_trials = 0
     db = work / "store" / "mlflow.db"
+    shutil.rmtree(db.parent, ignore_errors=True)  # the rebuild goes into an empty store
+    for old in work.glob("live-*"):
+        shutil.rmtree(old)
     uri = f"sqlite:///{db}"
     figures: dict[str, float | str] = {"trials": args.n, "real trial shapes": len(shapes),
                                        "load average at start (2 cores)": os.getloadavg()[0]}
@@ -279,7 +290,8 @@ def main() -> None:
     for background in (False, True):
         live = Synthesis(root / "live", shapes, seed=1).job(
             "refine", "claude-opus-4-6", "nvidia", max(1, args.n // 10), tag=f"live-{background}")
-        waits, total = live_projection(uri, live, BlobStore(root / "live" / "blobs"), background)
+        waits, total = live_projection(uri, live, BlobStore(root / "live" / "blobs"), background,
+                                       work / f"live-{background}" / "events.jsonl")
         live_trials += len(waits)
         tenth = max(1, len(waits) // 10)
         how = "background" if background else "synchronous"

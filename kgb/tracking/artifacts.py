@@ -24,12 +24,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import to_json
-from kgb.tracking.projections import TrialOutcome
+
+if TYPE_CHECKING:  # a query reads artifacts without importing the folds (and the judge they import)
+    from kgb.tracking.projections import TrialOutcome
 
 POOL = ".kgb-cas"
 
@@ -57,6 +58,8 @@ def text_of(content: File) -> str:
 
 def trial_files(t: TrialOutcome, blobs: BlobStore) -> dict[str, File]:
     """Artifact path -> content, for one finished trial."""
+    from kgb.tracking.events import to_json
+
     files: dict[str, File] = {}
     best = t.best
     if best is not None:

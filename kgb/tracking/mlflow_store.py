@@ -120,13 +120,11 @@ class SqlRunWriter:
             latest_rows += list(latest.values())
             param_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in run.params.items()]
         with self.engine.begin() as conn:  # one transaction: every run whole, or none
-            conn.execute(m.SqlRun.__table__.insert(), run_rows)
-            conn.execute(m.SqlTag.__table__.insert(), tag_rows)
-            if metric_rows:
-                conn.execute(m.SqlMetric.__table__.insert(), metric_rows)
-                conn.execute(m.SqlLatestMetric.__table__.insert(), latest_rows)
-            if param_rows:
-                conn.execute(m.SqlParam.__table__.insert(), param_rows)
+            _insert(conn, m.SqlRun.__table__, run_rows)
+            _insert(conn, m.SqlTag.__table__, tag_rows)
+            _insert(conn, m.SqlMetric.__table__, metric_rows)
+            _insert(conn, m.SqlLatestMetric.__table__, latest_rows)
+            _insert(conn, m.SqlParam.__table__, param_rows)
 
     def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
         import sqlalchemy
@@ -143,6 +141,26 @@ class SqlRunWriter:
             for run_id, key, complete in conn.execute(query, {"job": job, "complete": COMPLETE, "experiment": int(experiment_id)}):
                 found.setdefault(key, []).append(KnownRun(run_id, complete == "1"))
         return found
+
+
+PLACEHOLDERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}  # DB-API paramstyles taking positions
+
+
+def _insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert rows (all with the same keys) in one executemany. Plain SQL with the driver's
+    own placeholders where it takes positional ones: SQLAlchemy's per-row parameter
+    processing would cost more than the database's insert does."""
+    if not rows:
+        return
+    mark = PLACEHOLDERS.get(conn.dialect.paramstyle)
+    if mark is None:
+        conn.execute(table.insert(), rows)
+        return
+    columns = list(rows[0])
+    quote = conn.dialect.identifier_preparer
+    sql = (f"INSERT INTO {quote.format_table(table)} ({', '.join(quote.quote(c) for c in columns)})"
+           f" VALUES ({', '.join([mark] * len(columns))})")
+    conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
 
 
 class ClientRunWriter:

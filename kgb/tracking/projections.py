@@ -76,6 +76,8 @@ class TrialOutcome:
     reason: str = ""
     wall_s: float = 0.0
     events: list[Event] = field(default_factory=list)
+    # (events folded, best candidate then): `best` is asked for many times per trial
+    _best: tuple[int, Candidate | None] = field(default=(-1, None), repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -101,16 +103,22 @@ class TrialOutcome:
     @property
     def best(self) -> Candidate | None:
         """The fastest correct candidate; else the one with the best status, latest first."""
-        judged = [c for c in self.candidates if c.verdict is not None]
+        if self._best[0] == len(self.events):
+            return self._best[1]
+        judged = [(i, c) for i, c in enumerate(self.candidates) if c.verdict is not None]
         if not judged:
+            self._best = (len(self.events), None)
             return None
 
-        def rank(c: Candidate) -> tuple[int, float, int]:
+        def rank(item: tuple[int, Candidate]) -> tuple[int, float, int]:
+            i, c = item
             v = c.verdict
             assert v is not None
-            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, self.candidates.index(c))
+            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, i)
 
-        return max(judged, key=rank)
+        best = max(judged, key=rank)[1]
+        self._best = (len(self.events), best)
+        return best
 
     @property
     def status(self) -> TrialStatus:
@@ -168,7 +176,9 @@ class TrialFold:
         """Fold one event; return the outcome it belongs to (None for job events)."""
         if e.trial is None:
             return None
-        t = self.trials.setdefault(e.trial, TrialOutcome(key=e.trial))
+        t = self.trials.get(e.trial)
+        if t is None:
+            t = self.trials[e.trial] = TrialOutcome(key=e.trial)
         t.events.append(e)
         if isinstance(e, TrialStarted):
             t.op, t.sample, t.spec_version = e.op, e.sample, e.spec_version
