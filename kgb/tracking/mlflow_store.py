@@ -82,8 +82,14 @@ class SqlRunWriter:
         if is_sqlite:
             @sqlalchemy.event.listens_for(self.engine, "connect")
             def _fast_commits(conn: Any, _record: Any) -> None:
-                conn.execute("PRAGMA journal_mode=WAL")
+                # switching modes takes a lock that waits for no busy timeout: another
+                # process writing the store would fail this connection, so only once
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+
+            with self.engine.connect():  # now: a rebuild's workers find the store in WAL mode
+                pass
 
     def _location(self, experiment_id: str) -> str:
         if experiment_id not in self._locations:
