@@ -82,6 +82,11 @@ class MlflowProjection:
             self.experiment_id = self.client.create_experiment(
                 experiment, artifact_location=self._artifact_root(uri), tags=dict([EXPERIMENT_KIND]))
         self.writer = writer_for(uri, self.client)
+        # the agent view folds agent events (an extension, imported here rather than at the
+        # top: kgb.agents imports kgb.tracking); now, so a live job's first trial does not wait for it
+        from kgb.agents.projection import agent_view
+
+        self._agent_view = agent_view
         self.artifacts = ArtifactWriter(self.client)
         self._lock = threading.RLock()
         self._jobs: dict[str, JobState] = {}
@@ -231,10 +236,8 @@ class MlflowProjection:
         }
         if t.why:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
-        from kgb.agents.projection import agent_view  # an extension that folds agent events
-
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
-        view = agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
+        view = self._agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
         if view is not None:
             metrics.update(view.metrics())
             history = list(view.history())
