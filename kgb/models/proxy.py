@@ -245,6 +245,8 @@ class ModelProxy:
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:  # a call still under way (its CLI killed) is logged before the session ends
+            pass
 
     def respond(self, conversation: Conversation) -> tuple[Answer, int]:
         with self._lock:  # one call at a time: the trial's turns and budgets are counted in order
