@@ -94,9 +94,10 @@ def trial_job(driver: str, provider: str, server: FakeLLMServer, root: Path, **a
 
 @pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai"), ("claude", "openai")])
 def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_counted(driver, provider, tmp_path):
+    dialect = "autokernel" if driver == "claude" else "ako"
     steps = [write(driver, at(1.5), input=900, output=400), bash(driver, "./check", input=1000, output=20),
-             write(driver, at(1.1), input=1100, output=400), bash(driver, "./check; env > cli-env.txt; find $HOME -type f > home.txt",
-                                                                 input=1200, output=30),
+             write(driver, at(1.1), input=1100, output=400),
+             bash(driver, f"./check --format {dialect}; env > cli-env.txt; find $HOME -type f > home.txt", input=1200, output=30),
              Answer("kernel.py is done.", input=1300, output=10)]
     with FakeLLMServer(agent(steps), api_key=SECRET) as server:
         summary = run_job(trial_job(driver, provider, server, tmp_path / "out"))
@@ -115,8 +116,10 @@ def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_cou
     tools = of(ToolCalled, evs)  # each once, however often the CLI's stream repeats a message
     names = ["Read", "Write", "Bash"] * 2 if driver == "claude" else ["write", "bash"] * 2
     assert [t.tool for t in tools] == names
-    runs = [t.call_id for t in tools if t.tool.lower() == "bash"]
-    assert [c.call_id for c in checks] == runs
+    runs = [t for t in tools if t.tool.lower() == "bash"]
+    assert [c.call_id for c in checks] == [t.call_id for t in runs]
+    shown = BlobStore(root / "blobs").get(runs[1].result_blob)  # the second check, in the dialect asked for
+    assert ("speedup_vs_pytorch: 1.100x" if driver == "claude" else "SPEEDUP: 1.100") in shown
     assert len(of(TurnTaken, evs)) == len(of(ModelCalled, evs)) == len(server.answered) == 5 + (titles > 0)
     assert sum(c.usage.total_tokens for c in of(ModelCalled, evs)) == served == summary.usage.total_tokens
     cli = report(root, evs)
