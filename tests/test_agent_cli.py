@@ -19,6 +19,7 @@ from test_agent_methods import at, files, timed_judge
 from test_agents import SECRET, events, job, model, no_secret_under, of
 
 from kgb.agents.config import AgentConfig, CodingAgentConfig
+from kgb.methods.coding_agent import CodingAgent
 from kgb.evaluate import Status
 from kgb.run import run_job
 from kgb.tracking.blobs import BlobStore
@@ -122,6 +123,12 @@ def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_cou
     assert ("speedup_vs_pytorch: 1.100x" if driver == "claude" else "SPEEDUP: 1.100") in shown
     assert len(of(TurnTaken, evs)) == len(of(ModelCalled, evs)) == len(server.answered) == 5 + (titles > 0)
     assert sum(c.usage.total_tokens for c in of(ModelCalled, evs)) == served == summary.usage.total_tokens
+    from kgb.agents.projection import agent_view
+
+    artifacts = agent_view(evs).artifacts(BlobStore(root / "blobs"))
+    stream = [json.loads(line) for line in artifacts["agent/cli/session-1-stream.jsonl"].splitlines()]
+    assert stream[-1]["type"] == ("result" if driver == "claude" else "step_finish")
+    assert '"cli_tokens"' in artifacts["agent/cli/session-1-report.json"]
     cli = report(root, evs)
     assert cli["kgb_tokens"]["input_tokens"] + cli["kgb_tokens"]["output_tokens"] == served
     # Claude Code's result sums what it was sent; OpenCode's steps leave out its title call
@@ -207,3 +214,12 @@ def test_answer_mode_offers_the_cli_no_tools_and_takes_the_fenced_block(tmp_path
     evs = events(tmp_path)
     [final] = of(FinalKernelChosen, evs)
     assert final.rule == FinalRule.FENCED_BLOCK and of(SessionFinished, evs)[0].end.value == "done"
+
+
+def test_a_missing_cli_fails_the_job_before_any_trial_and_says_how_to_install_it(tmp_path, monkeypatch):
+    from kgb.agents import cli
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(cli, "NPM_PREFIX", tmp_path / "npm")
+    with pytest.raises(ValueError, match=r"no `opencode` on PATH .*`npm install --prefix .*opencode-ai`"):
+        CodingAgent(CodingAgentConfig(agent=AgentConfig(driver="opencode")))
