@@ -19,8 +19,8 @@ from test_agent_methods import at, files, timed_judge
 from test_agents import SECRET, events, job, model, no_secret_under, of
 
 from kgb.agents.config import AgentConfig, CodingAgentConfig
-from kgb.methods.coding_agent import CodingAgent
 from kgb.evaluate import Status
+from kgb.methods.coding_agent import CodingAgent
 from kgb.run import run_job
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import (
