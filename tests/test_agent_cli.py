@@ -44,9 +44,11 @@ def fake_clis(tmp_path, monkeypatch):
     """The fakes on PATH, the timed judge, the key, and a user HOME that must stay empty."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+    fake = bin_dir / FAKE.name  # beside the executables: the sandbox lets the CLI read its own install only
+    fake.write_text(FAKE.read_text())
     for name in ("claude", "opencode"):
         exe = bin_dir / name
-        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" {name} "$@"\n')
+        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake}" {name} "$@"\n')
         exe.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))

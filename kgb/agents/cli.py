@@ -1,8 +1,9 @@
 """`agent.driver=claude` and `agent.driver=opencode`: a coding-agent CLI runs the session.
 
-The CLI is started in the workspace, in its own process group, with the workspace's
-built-up environment (its HOME, no key of the harness) plus what it needs to reach kgb's
-model proxy (kgb/models/proxy.py). Every model call it makes goes through that proxy into
+The CLI is started in the workspace, in its own process group, inside the agent's shell
+sandbox (kgb/agents/commands.py: the trial's folder the only writable place, TCP to the
+proxy's port only), with the workspace's built-up environment (its HOME, no key of the
+harness) plus what it needs to reach kgb's model proxy (kgb/models/proxy.py). Every model call it makes goes through that proxy into
 `ctx.model`, so it is a ModelCalled and a TurnTaken like a call of the loop driver, and the
 harness counts turns, tokens and cost itself; the real key never leaves kgb. The check
 tool is the workspace's `./check`, which reaches the harness's check server; a check is
@@ -31,6 +32,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from kgb.agents import claude_cli, opencode_cli
+from kgb.agents.commands import confined
 from kgb.agents.stream import CliRecord
 from kgb.models import ModelCallFailed
 from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
@@ -56,6 +58,16 @@ def find_cli(driver: str) -> str:
         raise ValueError(f"method.agent.driver={driver}: no `{driver}` on PATH or under {NPM_PREFIX}; install it with "
                          f"`{INSTALL.format(prefix=NPM_PREFIX)}` (or set KGB_NPM_PREFIX)")
     return found
+
+
+def install_dir(executable: str) -> str:
+    """What the sandboxed CLI may read and execute: the node_modules it was installed into
+    (the package and its native binaries), else the folder of its executable."""
+    real = Path(executable).resolve()
+    for parent in real.parents:
+        if parent.name == "node_modules":
+            return str(parent)
+    return str(real.parent)
 
 
 def cli_version(executable: str) -> str:
@@ -159,11 +171,15 @@ class CliSession:
         """Until the CLI exits: end it at a budget, the turn limit or the protocol's stop."""
         run = self.run
         while proc.poll() is None:
-            if reason := run.budget.exhausted(run.ctx.model.used):
-                self.stop.set(SessionEnd.BUDGET, reason)
-            elif reason := run.stop_reason():
-                self.stop.set(SessionEnd.STOPPED, reason)
-            if self.stop.end is not None:
+            over = run.budget.exhausted(run.ctx.model.used)
+            done = None if over else run.stop_reason()
+            if over:
+                self.stop.set(SessionEnd.BUDGET, over)
+            elif done:
+                self.stop.set(SessionEnd.STOPPED, done)
+            # a failed model call is the CLI's to report: it ends on its own (the proxy
+            # refuses it any further call), within the wall clock
+            if over or done or self.stop.end in (SessionEnd.BUDGET, SessionEnd.TURNS):
                 os.killpg(proc.pid, signal.SIGKILL)
                 break
             time.sleep(POLL_S)
@@ -178,6 +194,8 @@ class CliSession:
         else:
             env |= opencode_cli.environment(ws.home, proxy.url, proxy.token, model, self.system)
             argv, stdin = [*opencode_cli.command(executable, model), self.prompt], ""
+        # the CLI runs in the agent's shell sandbox: its trial folder writable, TCP to the proxy only
+        argv, env = confined(argv, ws.trial_dir, env, tcp_port=proxy.port, exec_dirs=(install_dir(executable),))
         self.stderr = (ws.trial_dir / f"cli-{self.session}.stderr").open("w+")
         proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=self.stderr, text=True, start_new_session=True)

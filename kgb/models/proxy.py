@@ -235,8 +235,12 @@ class ModelProxy:
         self._httpd.daemon_threads = True
 
     @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> ModelProxy:
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
