@@ -20,6 +20,7 @@ from test_agents import SECRET, events, job, model, no_secret_under, of
 
 from kgb.agents.config import AgentConfig, CodingAgentConfig
 from kgb.evaluate import Status
+from kgb.evaluate.sandbox import landlock_abi
 from kgb.methods.coding_agent import CodingAgent
 from kgb.run import run_job
 from kgb.tracking.blobs import BlobStore
@@ -98,11 +99,15 @@ def trial_job(driver: str, provider: str, server: FakeLLMServer, root: Path, **a
 @pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai"), ("claude", "openai")])
 def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_counted(driver, provider, tmp_path):
     dialect = "autokernel" if driver == "claude" else "ako"
-    steps = [write(driver, at(1.5), input=900, output=400), bash(driver, "./check", input=1000, output=20),
-             write(driver, at(1.1), input=1100, output=400),
-             bash(driver, f"./check --format {dialect}; env > cli-env.txt; find $HOME -type f > home.txt", input=1200, output=30),
-             Answer("kernel.py is done.", input=1300, output=10)]
+    steps: list[Answer] = []
     with FakeLLMServer(agent(steps), api_key=SECRET) as server:
+        port = server.url.rsplit(":", 1)[1]  # the real endpoint: the CLI's commands must not reach it
+        reach = f"python3 -c 'import socket; print(socket.socket().connect_ex((\"127.0.0.1\", {port})))' > reach.txt"
+        steps += [write(driver, at(1.5), input=900, output=400), bash(driver, "./check", input=1000, output=20),
+                  write(driver, at(1.1), input=1100, output=400),
+                  bash(driver, f"./check --format {dialect}; env > cli-env.txt; find $HOME -type f > home.txt; {reach}",
+                       input=1200, output=30),
+                  Answer("kernel.py is done.", input=1300, output=10)]
         summary = run_job(trial_job(driver, provider, server, tmp_path / "out"))
         served = sum(c.turn.input + c.turn.output for c in server.answered)
         titles = sum(c.turn.input + c.turn.output for c in server.answered if not c.tools)
@@ -142,6 +147,8 @@ def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_cou
     home_files = workspace["home.txt"].splitlines()
     assert home_files and all(f.startswith(env["HOME"]) for f in home_files)  # the CLI's own files, in the trial's home
     assert list((tmp_path / "user-home").iterdir()) == []
+    if landlock_abi() >= 4:  # the sandbox allows TCP to the proxy's port alone
+        assert workspace["reach.txt"].strip() not in ("", "0")
     no_secret_under(tmp_path)
 
 
