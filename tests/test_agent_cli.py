@@ -214,12 +214,14 @@ def test_each_budget_kills_the_cli_and_the_work_is_salvaged(driver, limits, reas
     assert [e.verdict.status for e in of(CandidateEvaluated, evs)] == [Status.CORRECT]
 
 
-def test_answer_mode_offers_the_cli_no_tools_and_takes_the_fenced_block(tmp_path):
+@pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai")])
+def test_answer_mode_offers_the_model_no_tools_and_takes_the_fenced_block(driver, provider, tmp_path):
+    """One turn without tools; OpenCode's title call comes on top, and is not that turn."""
     from agent_script import ADD
 
     with FakeLLMServer(lambda call: Answer(f"Here:\n```python\n{ADD}```\n")) as server:
-        run_job(job(CodingAgentConfig(mode="answer", agent=AgentConfig(driver="claude")), model(server, "anthropic"), tmp_path))
-        assert [c.body.get("tools") for c in server.calls] == [None]
+        run_job(job(CodingAgentConfig(mode="answer", agent=AgentConfig(driver=driver)), model(server, provider), tmp_path))
+        assert [c.body.get("tools") for c in server.calls] == [None] * (1 if driver == "claude" else 2)
     evs = events(tmp_path)
     [final] = of(FinalKernelChosen, evs)
     assert final.rule == FinalRule.FENCED_BLOCK and of(SessionFinished, evs)[0].end.value == "done"

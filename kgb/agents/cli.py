@@ -104,7 +104,11 @@ class CliSession:
         self.run, self.session, self.prompt, self.system = run, session, prompt, system
         self.tools, self.max_turns = tools, max_turns
         self.cli = CLIS[run.cfg.agent.driver]
-        self.turns = 0
+        self.turns = 0  # model calls of the session, side calls included
+        self.conversation_turns = 0  # those the session's turn limit counts
+        # OpenCode offers its tools in every call of a session, answer mode included (there
+        # the proxy drops them); Claude Code offers what --tools gives it
+        self.cli_offers_tools = tools or self.cli is opencode_cli
         self.stop = Stop()
         self.record = CliRecord()
         self.counted = Usage()
@@ -118,7 +122,10 @@ class CliSession:
         if reason := run.budget.exhausted(ctx.model.used):
             self.stop.set(SessionEnd.BUDGET, reason)
             raise Refused(reason)
-        if self.turns >= self.max_turns:
+        # a call without tools from a CLI that offers them is a side call (OpenCode's title):
+        # paid and logged like any, but not a turn of the session's conversation
+        side_call = self.cli_offers_tools and not conversation.tools
+        if not side_call and self.conversation_turns >= self.max_turns:
             self.stop.set(SessionEnd.TURNS, f"the session's limit of {self.max_turns} turn(s)")
             raise Refused(self.stop.reason)
         before = ctx.model.used
@@ -136,6 +143,7 @@ class CliSession:
         usage = difference(ctx.model.used, before)
         self.counted += usage
         self.turns += 1
+        self.conversation_turns += not side_call
         run.budget.turns += 1
         run.replies.append(completion.text)
         uses = completion.tool_uses if self.tools else ()
