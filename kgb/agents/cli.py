@@ -98,7 +98,7 @@ class Stop:
 
 
 class CliSession:
-    """One session of a CLI driver; `run()` returns its outcome."""
+    """One session of a CLI driver; `run_cli()` runs it and returns its outcome."""
 
     def __init__(self, run: AgentRun, session: int, prompt: str, system: str, tools: bool, max_turns: int):
         self.run, self.session, self.prompt, self.system = run, session, prompt, system
