@@ -1,0 +1,16 @@
+"""ATen operators that are one family written several times (eq/gt/le, div/div_/
+floor_divide, index_put_/_index_put_impl_): each family module describes its members once
+(task text, cases, inputs, references, the Triton solution assembled from `kernels/`), and
+`python -m kgb.aten_families` writes their `operators/aten/<name>/` files.
+
+A family module provides `members() -> list[Member]`, `cases(name) -> list[Case]` and
+the functions its specs bind (`make_inputs`, and `compare` where the default comparison
+is not enough). See docs/adding-an-operator.md, "Generated families".
+"""
+
+from kgb.aten_families import comparison
+
+# explicit registry: family name -> module
+FAMILIES = {
+    "comparison": comparison,
+}
