@@ -8,10 +8,11 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.aten_families import comparison, division
+from kgb.aten_families import comparison, division, indexing
 
 # explicit registry: family name -> module
 FAMILIES = {
     "comparison": comparison,
     "division": division,
+    "indexing": indexing,
 }

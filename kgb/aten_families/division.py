@@ -238,7 +238,7 @@ def members() -> list[Member]:
             signatures=text.DIV_SIGNATURES.format(**inplace), cases=DIV_INPLACE_CASES,
             references=text.DIV_REFERENCES.format(**inplace),
             solution=solution(kernels, text.DIV_INPLACE_HELPER + "\n\n" + text.DIV_ENTRIES.format(helper="_div_", **inplace)),
-            binds=("make_inputs", "compare"),
+            binds={"make_inputs": "make_inputs", "compare": "compare"},
             extra='INOUT_ARGS = ("self",)',
         ),
         Member(

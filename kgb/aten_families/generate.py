@@ -41,7 +41,7 @@ def render_spec(m: Member) -> str:
     if m.extra:
         lines += [m.extra.strip("\n"), ""]
     lines.append(f'CASES = {m.family}.cases("{m.name}")')
-    lines += [f"{name} = {m.family}.{name}" for name in m.binds]
+    lines += [f"{name} = {m.family}.{value}" for name, value in m.binds.items()]
     lines += ["", "", m.references.strip("\n"), ""]
     return "\n".join(lines)
 

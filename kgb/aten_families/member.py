@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from kgb.operators import Case
 
@@ -12,8 +13,9 @@ from kgb.operators import Case
 class Member:
     """One ATen operator as its family describes it.
 
-    `cases` are what the family's `cases(name)` returns, which the spec calls. `binds` names the family functions the spec takes as they are (`make_inputs`,
-    `compare`). `references` is the source of the spec's reference functions, written into
+    `cases` are what the family's `cases(name)` returns, which the spec calls. `binds` maps
+    the spec's names (`make_inputs`, `compare`) to the family functions it takes as they
+    are. `references` is the source of the spec's reference functions, written into
     the spec so that a method shown the reference reads the ATen call itself. `solution` is
     the whole text of the known-good Triton file. `extra` holds further module-level
     assignments of the spec (`INOUT_ARGS = ...`), written after the signatures.
@@ -27,5 +29,5 @@ class Member:
     cases: list[Case]
     references: str
     solution: str
-    binds: tuple[str, ...] = ("make_inputs",)
+    binds: Mapping[str, str] = field(default_factory=lambda: {"make_inputs": "make_inputs"})
     extra: str = ""
