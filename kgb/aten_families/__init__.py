@@ -8,11 +8,12 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.aten_families import comparison, division, indexing
+from kgb.aten_families import comparison, division, indexing, trigonometric
 
 # explicit registry: family name -> module
 FAMILIES = {
     "comparison": comparison,
     "division": division,
     "indexing": indexing,
+    "trigonometric": trigonometric,
 }
