@@ -8,12 +8,13 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.aten_families import comparison, division, indexing, trigonometric
+from kgb.aten_families import comparison, division, indexing, scalar_read, trigonometric
 
 # explicit registry: family name -> module
 FAMILIES = {
     "comparison": comparison,
     "division": division,
     "indexing": indexing,
+    "scalar_read": scalar_read,
     "trigonometric": trigonometric,
 }
