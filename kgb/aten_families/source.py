@@ -25,4 +25,6 @@ def solution(kernel_files: list[str], tail: str) -> str:
     """A self-contained solution: the imports, the kernel files in order, then `tail`
     (the member's own kernels and entry points), two blank lines apart."""
     parts = [kernel_body(k) for k in kernel_files] + [tail.strip("\n") + "\n"]
-    return IMPORTS + "\n" + "\n\n".join(parts)
+    # two blank lines before a function or decorator after the imports, as isort wants
+    gap = "\n\n" if parts[0].startswith(("@", "def ")) else "\n"
+    return IMPORTS + gap + "\n\n".join(parts)

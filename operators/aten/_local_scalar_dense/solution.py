@@ -5,6 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
+
 @triton.jit
 def _copy_one(src_ptr, dst_ptr):
     # the element at self's data pointer (its storage offset included) into the buffer
