@@ -8,7 +8,14 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.aten_families import comparison, division, indexing, scalar_read, trigonometric
+from kgb.aten_families import (
+    comparison,
+    division,
+    indexing,
+    scalar_read,
+    subtraction,
+    trigonometric,
+)
 
 # explicit registry: family name -> module
 FAMILIES = {
@@ -16,5 +23,6 @@ FAMILIES = {
     "division": division,
     "indexing": indexing,
     "scalar_read": scalar_read,
+    "subtraction": subtraction,
     "trigonometric": trigonometric,
 }
