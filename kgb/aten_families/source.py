@@ -21,10 +21,10 @@ def kernel_body(name: str) -> str:
     return "\n".join(lines).strip("\n") + "\n"
 
 
-def solution(kernel_files: list[str], tail: str) -> str:
+def solution(kernel_files: list[str], tail: str, imports: str = IMPORTS) -> str:
     """A self-contained solution: the imports, the kernel files in order, then `tail`
     (the member's own kernels and entry points), two blank lines apart."""
     parts = [kernel_body(k) for k in kernel_files] + [tail.strip("\n") + "\n"]
     # two blank lines before a function or decorator after the imports, as isort wants
     gap = "\n\n" if parts[0].startswith(("@", "def ")) else "\n"
-    return IMPORTS + gap + "\n\n".join(parts)
+    return imports + gap + "\n\n".join(parts)
