@@ -11,6 +11,7 @@ is not enough). See docs/adding-an-operator.md, "Generated families".
 from kgb.aten_families import (
     comparison,
     division,
+    filled_like,
     indexing,
     reduction,
     scalar_read,
@@ -22,6 +23,7 @@ from kgb.aten_families import (
 FAMILIES = {
     "comparison": comparison,
     "division": division,
+    "filled_like": filled_like,
     "indexing": indexing,
     "reduction": reduction,
     "scalar_read": scalar_read,
