@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from kgb.aten_families.layout import laid_out
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import solution
 from kgb.operators import Case
@@ -155,20 +156,13 @@ def _rand(shape, dtype, gen):
     return x.to(dtype)
 
 
-def _tensor(shape, dtype, layout, gen, device):
-    if layout == "t":
-        return _rand(shape[::-1], dtype, gen).to(device).t()
-    if layout == "slice":
-        return _rand((*shape[:-1], 2 * shape[-1]), dtype, gen).to(device)[..., ::2]
-    return _rand(shape, dtype, gen).to(device)
-
-
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    self = _tensor(p["shape"], getattr(torch, p["dtype"]), p["layout"], gen, device)
+    dtype, other_dtype = getattr(torch, p["dtype"]), getattr(torch, p["other_dtype"])
+    self = laid_out(p["shape"], p["layout"], lambda shape: _rand(shape, dtype, gen), device)
     other = p["other"]
     if isinstance(other, tuple):
-        other = _tensor(other, getattr(torch, p["other_dtype"]), p["other_layout"], gen, device)
+        other = laid_out(other, p["other_layout"], lambda shape: _rand(shape, other_dtype, gen), device)
     return dict(self=self, other=other)
 
 

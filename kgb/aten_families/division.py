@@ -10,6 +10,7 @@ from functools import partial
 import torch
 
 from kgb.aten_families import division_text as text
+from kgb.aten_families.layout import laid_out
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import solution
 from kgb.evaluate.correctness import compare_values
@@ -182,14 +183,6 @@ def _rand(shape, dtype, gen, divisor="numerator"):
     return (torch.randn(shape, generator=gen) * (8 if divisor == "numerator" else 1)).to(dtype)
 
 
-def _tensor(shape, dtype, layout, gen, device, divisor="numerator"):
-    if layout == "t":
-        return _rand(shape[::-1], dtype, gen, divisor).to(device).t()
-    if layout == "slice":
-        return _rand((*shape[:-1], 2 * shape[-1]), dtype, gen, divisor).to(device)[..., ::2]
-    return _rand(shape, dtype, gen, divisor).to(device)
-
-
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype, other_dtype = getattr(torch, p["dtype"]), getattr(torch, p["other_dtype"])
@@ -198,10 +191,11 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
         self = values.reshape(8, 1).expand(p["shape"]).contiguous().to(dtype).to(device)
         other = values.reshape(p["other"]).to(other_dtype).to(device)
     else:
-        self = _tensor(p["shape"], dtype, p["layout"], gen, device)
+        self = laid_out(p["shape"], p["layout"], lambda shape: _rand(shape, dtype, gen), device)
         other = p["other"]
         if isinstance(other, tuple):
-            other = _tensor(other, other_dtype, p["other_layout"], gen, device, p["divisor"])
+            divisor = p["divisor"]
+            other = laid_out(other, p["other_layout"], lambda shape: _rand(shape, other_dtype, gen, divisor), device)
             if other.ndim == 0 and dtype in (torch.float16, torch.bfloat16):
                 other = other.to(dtype).to(other_dtype)  # representable in the common dtype
     inputs = dict(self=self, other=other)
