@@ -7,9 +7,12 @@ import ast
 import re
 from pathlib import Path
 
+import torch
+
 from kgb import operators
 from kgb.aten_families import FAMILIES
 from kgb.aten_families.generate import HEADER, files, members, render_solution, stale
+from kgb.aten_families.layout import laid_out
 from kgb.aten_families.source import kernel_body
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,3 +70,14 @@ def test_a_hand_edit_is_reported_stale(tmp_path):
     spec.write_text(spec.read_text().replace("VERSION = 1", "VERSION = 2"))
     assert stale(tmp_path) == [spec]
     assert HEADER.format(family=m.family) in spec.read_text()
+
+
+def test_layouts_are_views_taken_on_the_device():
+    def draw(shape):
+        return torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+
+    t = laid_out((2, 3), "t", draw, "cpu")
+    assert t.shape == (2, 3) and t.stride() == (1, 2) and t.tolist() == [[0, 2, 4], [1, 3, 5]]
+    s = laid_out((2, 3), "slice", draw, "cpu")
+    assert s.stride() == (6, 2) and s.tolist() == [[0, 2, 4], [6, 8, 10]]
+    assert laid_out((2, 3), None, draw, "cpu").is_contiguous()
