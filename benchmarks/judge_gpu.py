@@ -6,7 +6,8 @@ Prints, in one run:
 1. what this host gives the sandbox (kernel, Landlock ABI, the level a candidate ran at);
 2. the GPU-only attacks of tests/redteam.py against aten::softmax, next to the honest
    solution's timing: a memoising candidate, one that captures nothing into the CUDA
-   graph, one that patches the timer in its own process, one that defers work to a side
+   graph, one that patches the timer in its own process, one that launches a decoy in the
+   call the judge records, one that spoils the recording, one that defers work to a side
    stream;
 3. the nine walking-skeleton operators judged on all their cases and timed, per bench case
    next to the latencies recorded in docs/results/h200-aten-solutions.json (ATen);
@@ -67,8 +68,11 @@ def redteam(sandbox: bool) -> list[dict]:
     ]:
         v = evaluate(source, spec, settings(("smoke", "bench"), sandbox=sandbox))
         cases = {c.name: c.latency_us for c in v.cases if c.latency_us}
-        rows.append({"candidate": name, "status": str(v.status), "latency_us": cases, "message": v.message[:200]})
-        print(f"  {name:<22} {v.status:<13} {json.dumps({k: round(x, 2) for k, x in cases.items()})} {v.message[:120]}",
+        clocks = sorted({str(c.timed_by) for c in v.cases if c.timed_by})
+        rows.append({"candidate": name, "status": str(v.status), "latency_us": cases, "timed_by": clocks,
+                     "modes": [c.timing_mode for c in v.cases if c.timing_mode], "message": v.message[:200]})
+        print(f"  {name:<22} {v.status:<13} {','.join(clocks):<16} {json.dumps({k: round(x, 2) for k, x in cases.items()})} "
+              f"{v.message[:120]}",
               flush=True)
     return rows
 
@@ -87,7 +91,7 @@ def skeleton(sandbox: bool) -> list[dict]:
             old = before.get(c.name)
             diff = f"{100 * (c.latency_us - old) / old:+.1f}%" if old else ""
             rows.append({"op": op, "case": c.name, "latency_us": c.latency_us, "baseline_us": c.baseline_us,
-                         "recorded_us": old, "mode": c.timing_mode})
+                         "recorded_us": old, "mode": c.timing_mode, "timed_by": c.timed_by})
             print(f"  {op:<28} {c.name:<24} {c.latency_us:9.1f} us (recorded {old or float('nan'):9.1f}) {diff:>7} "
                   f"base {c.baseline_us:9.1f} {c.timing_mode}", flush=True)
         sys.stdout.flush()

@@ -312,7 +312,46 @@ if _timers:
 
 def softmax_int(self, dim, dtype=None):
     return _honest(self, dim, dtype)
-''', "open: the candidate process's clock can be patched (threat model, residual risks)"),
+''', "the judge times its own replay of the call's recorded launches, not the candidate's clock"),
+    Attack("decoy-when-recorded", "launch a cheap decoy instead of the kernel in the call the judge records",
+           '''
+import sys as _sys
+
+
+def softmax_int(self, dim, dtype=None):
+    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.recording")]
+    if replay and getattr(replay[0], "_recorder", None):
+        out = torch.empty_like(self, dtype=dtype or self.dtype)
+        _decoy[(1,)](out)
+        return out
+    return _honest(self, dim, dtype)
+''', "the judge's replay computes a wrong answer: the case keeps only the candidate's clock, marked timed_by=candidate"),
+    Attack("unreplayable-and-fast", "patch the timer and spoil the recording, so that only the clock is left",
+           '''
+import sys as _sys
+
+_timers = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.timing")]
+if _timers:
+    _orig = _timers[0].measure
+
+    def _fast(*a, _real=_orig, **k):
+        t = _real(*a, **k)
+        return type(t)(t.median_us / 10, t.spread, t.repeats, t.mode, t.graph, t.graph_output)
+
+    for _m in list(_sys.modules.values()):
+        if _m is _sys.modules.get(__name__):
+            continue
+        for _name, _value in list(vars(_m).items()) if hasattr(_m, "__dict__") else []:
+            if _value is _orig:
+                setattr(_m, _name, _fast)
+
+
+def softmax_int(self, dim, dtype=None):
+    replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.recording")]
+    for recorder in getattr(replay[0], "_recorder", []) if replay else []:
+        recorder.rec.problem = "spoiled"
+    return _honest(self, dim, dtype)
+''', "the case keeps only the candidate's clock, marked timed_by=candidate with the reason"),
     Attack("side-stream", "run the kernel on a side stream and return before it finishes",
            '''
 _side = []

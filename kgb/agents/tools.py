@@ -95,7 +95,7 @@ def _run(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     run.server.current_call = call_id  # a ./check inside the command is linked to this call
     try:
         done = run_command(str(args["command"]), run.workspace.root, run.workspace.env(run.server.ticket),
-                           timeout, run.cfg.agent.output_chars)
+                           timeout, run.cfg.agent.output_chars, confine_to=run.workspace.trial_dir)
     finally:
         run.server.current_call = ""
     head = f"killed after {timeout:g} s" if done.timed_out else f"exit code {done.exit_code}"

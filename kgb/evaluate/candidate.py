@@ -31,6 +31,7 @@ import torch
 from kgb.evaluate import codec
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
+from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
 from kgb.evaluate.timing import measure
 from kgb.evaluate.verdict import Status
@@ -131,7 +132,9 @@ class _Server:
 
     def time(self, entry: str, value: dict, repeats: int, warmup: int, known: codec.Storages) -> None:
         """Time calls on set T; then load set V's values into T's buffers and call once more:
-        that output goes back to the judge, who checks it against V's reference."""
+        that output goes back to the judge, who checks it against V's reference. A last call
+        is recorded (kgb.evaluate.replay): the judge times its replay, not this process's
+        own clock, which the candidate could have patched."""
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
@@ -144,10 +147,13 @@ class _Server:
                 else:
                     result = fn(*t_args, **t_kwargs)
                 torch.cuda.current_stream().synchronize()
+                # one more call, on the same buffers, recorded for the judge to replay and time
+                recording = record(lambda: fn(*t_args, **t_kwargs), known)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
-        codec.send(self.conn, "timed", result, known, refresh_known=True, median_us=timing.median_us,
+        value = {"result": result, "recording": recording.as_json()}
+        codec.send(self.conn, "timed", value, known, refresh_known=True, median_us=timing.median_us,
                    spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
                    outlived_us=timing.outlived_us)
 
@@ -321,8 +327,13 @@ class CandidateProcess:
         msg = self._receive()
         return Reply(None, msg.fields)
 
-    def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, list]:
+    def _exchange(self, kind: str, value: Any, fields: dict,
+                  before: dict[int, torch.Tensor] | None = None) -> tuple[codec.Message, codec.Storages]:
+        """Send, then take back what the candidate left in the inputs; `before`, if given,
+        receives the inputs' bytes as they were sent."""
         sent = codec.send(self.conn, kind, value, **fields)
+        if before is not None:
+            before.update(_snapshot(sent))
         msg = self._receive(sent)
         if msg.fields.get("error") is None:
             for sid, data in msg.known_bytes.items():
@@ -339,10 +350,16 @@ class CandidateProcess:
             raise codec.WireError("a call's reply has no return value")
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
-    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int, warmup: int) -> Reply:
+    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
+             warmup: int) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
+        """The reply (value: the result on set V and the recording), the storages sent under
+        their ids, and their bytes as sent."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
-        msg, _ = self._exchange("time", {"sets": sets}, {"entry": entry, "repeats": repeats, "warmup": warmup})
-        return Reply(msg.value, msg.fields)
+        before: dict[int, torch.Tensor] = {}
+        msg, sent = self._exchange("time", {"sets": sets}, {"entry": entry, "repeats": repeats, "warmup": warmup}, before)
+        if msg.fields.get("error") is None and not (isinstance(msg.value, dict) and "recording" in msg.value):
+            raise codec.WireError("a timing reply has no recording")
+        return Reply(msg.value, msg.fields), sent, before
 
     def close(self) -> None:
         try:

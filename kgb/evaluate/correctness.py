@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -155,3 +155,15 @@ def compare_outputs(
             return message, ab, rl
         worst_abs, worst_rel = max(worst_abs, ab or 0.0), max(worst_rel, rl or 0.0)
     return None, worst_abs, worst_rel
+
+
+def tensors_in(value: Any) -> Iterator[torch.Tensor]:
+    """Every tensor in a value of tensors, lists, tuples and dicts, in order."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from tensors_in(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from tensors_in(v)

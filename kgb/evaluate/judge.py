@@ -27,11 +27,14 @@ from typing import Any
 import torch
 
 from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
-from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits
+from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.provenance import unexplained
+from kgb.evaluate.recording import Unreplayable
+from kgb.evaluate.replay import Replayed, time_replay
 from kgb.evaluate.sandbox import Limits, die_with_parent
-from kgb.evaluate.verdict import CaseResult, Status
+from kgb.evaluate.timing import measure
+from kgb.evaluate.verdict import CaseResult, Status, TimedBy
 from kgb.operators import Case, Spec, load_spec
 
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
@@ -77,6 +80,7 @@ class CaseRunner:
         # hundreds of MB again on the host's generator would cost more than timing it.
         self.timed: frozenset[str] = frozenset()
         self.kept: dict[str, dict] = {}
+        self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -144,8 +148,8 @@ class CaseRunner:
             poison_(t)
         second = self._call(entry, again_in, f"case {case.name} (second draw)")
         written = (*self.spec.output_args, *self.spec.inout_args)
-        firsts = [t for t in _flat_tensors([first, _tensors(first_in, written)]) if t.numel() > 1]
-        seconds = [t for t in _flat_tensors([second, _tensors(again_in, written)]) if t.numel() > 1]
+        firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
+        seconds = [t for t in tensors_in([second, _tensors(again_in, written)]) if t.numel() > 1]
         if firsts and len(firsts) == len(seconds) and all(same_bits(a, b) for a, b in zip(firsts, seconds, strict=True)):
             return (f"case {case.name}: two calls on the same inputs returned the same samples; "
                     "a random op must draw new ones on every call")
@@ -167,16 +171,16 @@ class CaseRunner:
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
 
-    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float]:
-        """(candidate median us, baseline median us, timing mode, spread).
+    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float, TimedBy]:
+        """(candidate median us, baseline median us, timing mode, spread, whose clock).
 
         The candidate process rebuilds every input it receives, so the timed calls never see
         the objects it was checked with; after them it computes once more on a fresh draw
         from a secret seed, loaded into the same buffers, and that output is judged here, so
         an answer remembered from an earlier call, or a graph that captured nothing, fails.
+        Its last call is recorded: the judge replays that GPU work under its own clock
+        (kgb.evaluate.replay) and judges the replay's answer on the same fresh draw.
         """
-        from kgb.evaluate.timing import measure
-
         spec, entry = self.spec, self.spec.entry_of(case)
         timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
         check = draw_inputs(spec, case, secret_seed(), self.device)
@@ -190,25 +194,44 @@ class CaseRunner:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
-        reply = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+        reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
-        if reply.fields.get("outlived_us"):
+        f = reply.fields
+        if f.get("outlived_us"):
             raise Failed(Status.REJECTED, f"case {case.name}: the call returned before its GPU work ended "
-                         f"(timed at {float(reply.fields['median_us']):.1f} us on its stream, "
-                         f"{float(reply.fields['outlived_us']):.1f} us with the device synchronised): "
+                         f"(timed at {float(f['median_us']):.1f} us on its stream, "
+                         f"{float(f['outlived_us']):.1f} us with the device synchronised): "
                          "work on another stream escapes the timer and is not allowed")
+        # The replay runs before the reference is computed: its kernels run in this process's
+        # CUDA context, where the expected answer must not yet exist.
+        try:
+            replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
+                                                   self.replayable_ops, spec.output_args, repeats, warmup)
+        except Unreplayable as exc:
+            replayed = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
+            replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
         ref_v = clone_exact(check)
         expected = self.reference(entry.name, ref_v, case)
-        message, _, _ = self._compare(case, expected, reply.value, ref_v, cand_t)
+        message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
         if message:
             raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
+        if isinstance(replayed, Replayed):
+            message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+            if message:
+                # Until the replay has been seen right on every solution on a GPU, a replay that
+                # disagrees costs the judge's clock, not the verdict (threat model, "Open").
+                replayed = f"the judge's replay of the recorded GPU work computes a wrong answer: {message}"
         _, base_fn = self.baseline(entry.name)
         bargs, bkwargs = entry.bind(clone_exact(timed))
         base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
-        f = reply.fields
-        mode = str(f["mode"]) + (f" ({f['note']})" if f.get("note") else "")
-        return float(f["median_us"]), base.median_us, mode, float(f["spread"])
+        if isinstance(replayed, str):
+            return (float(f["median_us"]), base.median_us, f"{f['mode']}; self-timed: {replayed}", float(f["spread"]),
+                    TimedBy.CANDIDATE)
+        t = replayed.timing
+        mode = t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
+        return t.median_us, base.median_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         hook = getattr(self.spec.module, "speed_baseline", None)
@@ -217,16 +240,6 @@ class CaseRunner:
             if found is not None:
                 return found
         return "torch", self.spec.reference_for(entry)
-
-
-def _flat_tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _flat_tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _flat_tensors(v)]
-    return []
 
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
@@ -330,10 +343,10 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             if timed:
                 _spin_up()
             for case in timed:
-                lat, base, mode, spread = runner.time(case, request["repeats"], request["warmup"])
+                lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
                 i = next(i for i, r in enumerate(results) if r.name == case.name)
                 results[i] = dataclasses.replace(
-                    results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread
+                    results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread, timed_by=by
                 )
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from kgb.evaluate.correctness import tensors_in
+
 MAX_VALUES = 4_000_000  # more than this and a call is not checked (cases on the CPU are small)
 
 _recording: list[list] = []
@@ -128,7 +130,7 @@ def summarise(chunks: list) -> dict[str, torch.Tensor] | None:
 
 def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
     """A message if some output value is neither stored by a kernel nor taken from an input."""
-    input_tensors = [t for t in _tensors(inputs)]
+    input_tensors = [t for t in tensors_in(inputs)]
     scalars = [float(v) for v in _scalars(inputs)] + [0.0, 1.0]
     for what, out in _named_outputs(outputs):
         if not isinstance(out, torch.Tensor):
@@ -176,17 +178,6 @@ def _cast(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return source.to(dtype).to(torch.float64)
 
 
-def _tensors(value: Any) -> Iterator[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v)
-
-
 def _scalars(value: Any) -> Iterator[float]:
     if isinstance(value, bool | int | float) and not isinstance(value, torch.Tensor):
         if isinstance(value, float) and value != value:
@@ -202,7 +193,7 @@ def _scalars(value: Any) -> Iterator[float]:
 
 def _named_outputs(outputs: list[Any]) -> Iterator[tuple[str, Any]]:
     for i, value in enumerate(outputs):
-        for j, t in enumerate(_tensors(value)):
+        for j, t in enumerate(tensors_in(value)):
             yield f"output {i}.{j}", t
         for s in _scalars(value):
             yield f"output {i}", torch.tensor([float(s)], dtype=torch.float64)

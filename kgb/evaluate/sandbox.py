@@ -141,7 +141,9 @@ def _interpreter_of(path: Path) -> set[str]:
     return {head[2:].split(b"\n")[0].strip().split()[0].decode(errors="replace")}
 
 
-def _landlock(paths: Paths, abi: int) -> None:
+def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None:
+    """Restrict this process to `paths`; no TCP but connections to the `tcp_connect` ports
+    (Landlock ABI 4+; with an older ABI, TCP is not restricted by Landlock)."""
     create, add_rule, restrict = _SYS_LANDLOCK[platform.machine()]
     handled = FS_ALL_V1
     if abi >= 2:
@@ -173,6 +175,9 @@ def _landlock(paths: Paths, abi: int) -> None:
                 _check(_libc.syscall(add_rule, ruleset, 1, rule, 0), f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
+        for port in tcp_connect if net else ():
+            rule = ctypes.create_string_buffer(struct.pack("=QQ", NET_CONNECT_TCP, port), 16)
+            _check(_libc.syscall(add_rule, ruleset, 2, rule, 0), f"landlock_add_rule tcp {port}")  # LANDLOCK_RULE_NET_PORT
         _check(_libc.syscall(restrict, ruleset, 0), "landlock_restrict_self")
     finally:
         os.close(ruleset)
@@ -322,8 +327,10 @@ def _seccomp(allow_exec: bool) -> None:
 
 def available_level() -> SandboxLevel:
     """The confinement candidates will get on this machine (checked without applying it)."""
-    seccomp = platform.machine() in _SYSCALLS
-    landlock = landlock_abi() > 0
+    return _level(landlock_abi() > 0, platform.machine() in _SYSCALLS)
+
+
+def _level(landlock: bool, seccomp: bool) -> SandboxLevel:
     if landlock and seccomp:
         return SandboxLevel.FULL
     if seccomp:
@@ -372,8 +379,41 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
         _landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
-    if platform.machine() not in _SYSCALLS:
+    seccomp = platform.machine() in _SYSCALLS
+    if seccomp:
+        _seccomp(allow_exec)
+    else:
         notes.append(f"no seccomp filter for {platform.machine()}")
-        return Applied(SandboxLevel.LANDLOCK_ONLY if abi else SandboxLevel.NONE, notes)
-    _seccomp(allow_exec)
-    return Applied(SandboxLevel.FULL if abi else SandboxLevel.SECCOMP_ONLY, notes)
+    return Applied(_level(abi > 0, seccomp), notes)
+
+
+def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Limits | None = None,
+                  tcp_connect: tuple[int, ...] = (), extra_exec: tuple[str, ...] = ()) -> Applied:
+    """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
+    exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
+    network namespace of its own keep it to the workspace, the system and no network. With
+    `tcp_connect` (an agent CLI that talks to kgb's model proxy on the host), the host's
+    network stays and Landlock allows TCP connections to those ports only."""
+    limits = limits or Limits()
+    notes = []
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    note = None if tcp_connect else _own_network()
+    if note:
+        notes.append(note)
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    abi = landlock_abi()
+    if not abi:
+        notes.append("Landlock is not available: the file system is not confined")
+        return Applied(_level(False, False), notes)
+    base = default_paths(workspace, allow_exec=False)
+    programs = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib", "/usr/libexec", "/lib", "/lib64",
+                "/usr/local/bin", sys.prefix, sys.base_prefix, sys.exec_prefix)
+    etc = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl", "/etc/alternatives",
+           "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
+    if tcp_connect and abi < 4:
+        notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
+    _landlock(Paths(base.read + extra_read + etc, programs + extra_exec, base.write, base.devices), abi, tcp_connect)
+    return Applied(_level(True, False), notes)

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 # Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
 # trial's identity, so results judged under different judges are never mixed.
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3
 
 
 class Status(StrEnum):
@@ -20,6 +20,13 @@ class Status(StrEnum):
     TIMEOUT = "timeout"  # the worker ran past eval.timeout_s and was killed
     WRONG_OUTPUT = "wrong_output"  # ran, but some output is outside tolerance
     CORRECT = "correct"  # every case passed and the integrity audit is clean
+
+
+class TimedBy(StrEnum):
+    """Whose clock a case's latency comes from."""
+
+    JUDGE = "judge"  # the judge's replay of the call's recorded GPU work (kgb.evaluate.replay)
+    CANDIDATE = "candidate"  # the candidate process's own clock, which a hostile candidate can patch
 
 
 @dataclass(frozen=True)
@@ -35,7 +42,8 @@ class CaseResult:
     latency_us: float | None = None
     baseline_us: float | None = None
     latency_spread: float | None = None  # (p80 - p20) / median of the candidate's timings
-    timing_mode: str | None = None  # "eager" or "graph"
+    timing_mode: str | None = None  # "eager" or "graph", and why the candidate timed itself if it did
+    timed_by: TimedBy | None = None
 
 
 @dataclass(frozen=True)

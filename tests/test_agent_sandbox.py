@@ -1,0 +1,98 @@
+"""An agent's shell commands run in the shell sandbox: its trial folder is the only place
+it can write, the operators' specs and the harness's files are unreadable, and there is no
+network (kgb/agents/commands.py)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from kgb.agents.commands import run_command
+from kgb.evaluate.sandbox import landlock_abi
+from kgb.operators import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
+
+
+@pytest.fixture
+def trial(tmp_path):
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def _run(trial: Path, command: str):
+    env = {"PATH": os.environ["PATH"], "HOME": str(trial / "home"), "TMPDIR": str(trial / "home")}
+    return run_command(command, trial / "workspace", env, 60, 8000, confine_to=trial)
+
+
+def test_the_workspace_is_writable_and_kgb_importable(trial):
+    done = _run(trial, "echo kernel > kernel.py && cat kernel.py && python3 -c 'import kgb.agents.checks; print(\"ok\")'")
+    assert done.exit_code == 0, done.output
+    assert done.output.split() == ["kernel", "ok"]
+
+
+@pytest.mark.parametrize("path", ["operators/aten/add/spec.py", "README.md", "kgb/../operators/aten/add/solution.py"])
+def test_the_repo_outside_kgb_is_unreadable(trial, path):
+    done = _run(trial, f"cat {REPO_ROOT / path}")
+    assert done.exit_code != 0 and "Permission denied" in done.output
+
+
+def test_nothing_outside_the_trial_is_writable(trial, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("outside")
+    done = _run(trial, f"touch {outside}/x")
+    assert done.exit_code != 0
+    assert not (outside / "x").exists()
+
+
+def test_no_network(trial):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    reached = threading.Event()
+    threading.Thread(target=lambda: (server.accept(), reached.set()), daemon=True).start()
+    port = server.getsockname()[1]
+    done = _run(trial, f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=3)'")
+    assert done.exit_code != 0
+    assert not reached.wait(1)
+    server.close()
+
+
+def test_a_cli_may_reach_the_model_proxy_port_and_no_other(tmp_path):
+    """An agent CLI keeps the host's network to reach kgb's model proxy: Landlock allows TCP
+    to that port alone."""
+    import subprocess
+    import sys
+
+    from kgb.evaluate.sandbox import landlock_abi
+
+    if landlock_abi() < 4:
+        pytest.skip("Landlock before ABI 4 does not restrict TCP")
+    servers = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        servers.append(s)
+    proxy, other = (s.getsockname()[1] for s in servers)
+    code = f"""
+import socket
+from pathlib import Path
+from kgb.evaluate.sandbox import confine_shell
+confine_shell(Path({str(tmp_path)!r}), tcp_connect=({proxy},))
+for port in ({proxy}, {other}):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=3)
+        print(port, "connected")
+    except OSError:
+        print(port, "refused")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.stdout.split() == [str(proxy), "connected", str(other), "refused"], done.stderr[-2000:]
+    for s in servers:
+        s.close()

@@ -1,0 +1,159 @@
+"""The judge's replay of a call's recorded work (kgb.evaluate.replay), on the CPU: what is
+recorded, what a replay computes on other buffers, and what the judge refuses to replay.
+Triton launches are replayed only on a GPU (benchmarks/judge_gpu.py shows them there)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgb.evaluate import codec
+from kgb.evaluate.recording import Unreplayable, record
+from kgb.evaluate.replay import Replay, _check_type
+
+
+def _wire(value):
+    """The recording as the judge receives it: through the codec, never as Python objects."""
+    import multiprocessing
+
+    a, b = multiprocessing.Pipe()
+    codec.send(a, "timed", value)
+    return codec.receive(b, "cpu").value
+
+
+def _known(*tensors):
+    return codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate(tensors)}, tensors=list(tensors))
+
+
+def test_a_replay_does_the_recorded_work_on_the_judges_own_buffers():
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    table = torch.tensor([10.0, 20.0, 30.0])  # made before the call: it travels by value
+
+    def call():
+        y = torch.empty_like(x)
+        y.copy_(x)
+        z = y.t().to(torch.float64)
+        w = torch.empty(3)
+        w.copy_(table)
+        return z, w, x[0]
+
+    rec = record(call, _known(x))
+    assert rec.problem is None
+    # views do no work and are not steps; allocations and writes are
+    assert [s["op"] for s in rec.steps] == ["aten::empty_like", "aten::copy_", "aten::_to_copy",
+                                            "aten::empty.memory_format", "aten::copy_"]
+    mine = torch.full((2, 3), 7.0)
+    z, w, row = Replay(_wire(rec.as_json()), {0: mine.untyped_storage()})()
+    assert torch.equal(z, torch.full((3, 2), 7.0, dtype=torch.float64))
+    assert torch.equal(w, table)
+    assert row.untyped_storage().data_ptr() == mine.untyped_storage().data_ptr()  # a view of the input stays one
+
+
+def test_writes_into_an_input_land_in_the_judges_input():
+    out = torch.zeros(4)
+
+    def call():
+        out.fill_(3.0)
+
+    rec = record(call, _known(out))
+    mine = torch.zeros(4)
+    Replay(_wire(rec.as_json()), {0: mine.untyped_storage()})()
+    assert torch.equal(mine, torch.full((4,), 3.0))
+
+
+def test_a_computing_op_is_not_replayed():
+    x = torch.ones(3)
+    rec = record(lambda: x * 2, _known(x))
+    with pytest.raises(Unreplayable, match="aten::mul"):
+        Replay(_wire(rec.as_json()), {0: torch.ones(3).untyped_storage()})
+
+
+def test_an_argument_the_judge_cannot_rebuild_makes_the_call_unreplayable():
+    x = torch.ones(3)
+    rec = record(lambda: torch.ops.aten.set_.source_Storage(torch.empty(0), x.untyped_storage()), _known(x))
+    assert rec.problem and "UntypedStorage" in rec.problem
+    with pytest.raises(Unreplayable):
+        Replay(_wire(rec.as_json()), {})
+
+
+@pytest.mark.parametrize("text", ["i32", "*fp32", "*kbf16", "fp64", "constexpr", ["*fp16", "i64"]])
+def test_triton_types_are_accepted(text):
+    _check_type(text)
+
+
+@pytest.mark.parametrize("text", ['i32); system("id"); //', "*fp32 x; int y", "tensordesc<fp16[64,64]>", "nvTmaDesc", 3])
+def test_other_kernel_argument_types_are_refused(text):
+    """Signature types become C code in Triton's launcher, which the judge compiles and loads."""
+    with pytest.raises(Unreplayable):
+        _check_type(text)
+
+
+def test_a_recording_that_names_an_unknown_storage_is_refused():
+    x = torch.ones(2)
+    rec = record(lambda: torch.empty(2).copy_(x), _known(x)).as_json()
+    rec["steps"][1]["args"]["list"][1]["t"]["s"] = ["in", 5]
+    with pytest.raises(Unreplayable, match="never had"):
+        Replay(_wire(rec), {0: torch.ones(2).untyped_storage()})
+
+
+@pytest.fixture(scope="module")
+def sm90_kernel(tmp_path_factory):
+    """A real kernel compiled for the H200 by this machine's Triton, as a timing process has it."""
+    import os
+
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = str(tmp_path_factory.mktemp("triton-cache"))
+    try:
+        source = ASTSource(add_one, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, constexprs={"BLOCK": 128})
+        yield triton.compile(source, target=GPUTarget("cuda", 90, 32))
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR")
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
+
+
+def test_a_recorded_kernel_loads_back_from_its_description(sm90_kernel, tmp_path, monkeypatch):
+    from kgb.evaluate.recording import _describe
+    from kgb.evaluate.replay import _Kernel
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    desc = _wire(_describe(sm90_kernel))
+    loaded = _Kernel(desc, tmp_path)
+    assert loaded.compiled.name == "add_one" and loaded.n_args == 3
+    assert loaded.compiled.kernel == sm90_kernel.asm["cubin"]
+    assert loaded.compiled.metadata.shared == sm90_kernel.metadata.shared
+    assert loaded.compiled.src.signature == {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+
+
+@pytest.mark.parametrize("tamper", ["signature", "name", "arch", "arg_names"])
+def test_a_tampered_kernel_description_is_refused(sm90_kernel, tmp_path, monkeypatch, tamper):
+    import json
+
+    from kgb.evaluate.recording import _describe
+    from kgb.evaluate.replay import _Kernel
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    desc = _describe(sm90_kernel)
+    meta = json.loads(desc["metadata"])
+    if tamper == "signature":
+        desc["signature"][1][1] = 'i32 n); system("id"); (void'
+    elif tamper == "name":
+        meta["name"] = "add_one(void); int x"
+    elif tamper == "arch":
+        meta["target"]["arch"] = 80
+    else:
+        desc["arg_names"] = ["x_ptr", "n"]
+    desc["metadata"] = json.dumps(meta)
+    with pytest.raises(Unreplayable):
+        _Kernel(desc, tmp_path)
