@@ -4,6 +4,7 @@ family describes it; solutions stay self-contained."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import torch
 
 from kgb import operators
 from kgb.aten_families import FAMILIES
-from kgb.aten_families.generate import HEADER, files, members, render_solution, stale
+from kgb.aten_families.generate import HEADER, files, fingerprint, members, render_solution, stale
 from kgb.aten_families.layout import laid_out
 from kgb.aten_families.source import kernel_body
 
@@ -81,3 +82,11 @@ def test_layouts_are_views_taken_on_the_device():
     s = laid_out((2, 3), "slice", draw, "cpu")
     assert s.stride() == (6, 2) and s.tolist() == [[0, 2, 4], [6, 8, 10]]
     assert laid_out((2, 3), None, draw, "cpu").is_contiguous()
+
+
+def test_the_fingerprint_follows_the_cases():
+    m = members()[0]
+    fewer = dataclasses.replace(m, cases=m.cases[:-1])
+    reseeded = dataclasses.replace(m, cases=[dataclasses.replace(m.cases[0], seed=99), *m.cases[1:]])
+    assert len({fingerprint(m), fingerprint(fewer), fingerprint(reseeded)}) == 3
+    assert f'FAMILY_DIGEST = "{fingerprint(m)}"' in files()[ROOT / "operators/aten" / m.name / "spec.py"]

@@ -13,7 +13,7 @@ from kgb.operators import Case
 class Member:
     """One ATen operator as its family describes it.
 
-    `cases` are written out in the spec. `binds` maps the spec's names (`make_inputs`,
+    `cases` are what the family's `cases(name)` returns. `binds` maps the spec's names (`make_inputs`,
     `compare`) to the family functions it takes as they are. `references` is the source of
     the spec's reference functions, written into the spec so that a method shown the
     reference reads the ATen call itself. `solution` is

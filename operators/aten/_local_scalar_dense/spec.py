@@ -22,7 +22,6 @@ infinities included.
 import torch
 
 from kgb.aten_families import scalar_read
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -33,26 +32,9 @@ def _local_scalar_dense(self: torch.Tensor) -> float | int | bool:
 
 DENIED_TORCH_OPS = ("aten::_local_scalar_dense", "aten::item")
 
-CASES = [
-    Case('smoke-f32', 'smoke', {'dtype': 'float32', 'shape': (), 'value': None, 'view': None}),
-    Case('smoke-int64', 'smoke', {'dtype': 'int64', 'shape': (1, 1), 'value': None, 'view': None}),
-    Case('smoke-bool', 'smoke', {'dtype': 'bool', 'shape': (), 'value': True, 'view': None}),
-    Case('f16', 'check', {'dtype': 'float16', 'shape': (1,), 'value': None, 'view': None}),
-    Case('bf16', 'check', {'dtype': 'bfloat16', 'shape': (), 'value': None, 'view': None}),
-    Case('f64', 'check', {'dtype': 'float64', 'shape': (), 'value': 0.1, 'view': None}),
-    Case('int8-negative', 'check', {'dtype': 'int8', 'shape': (), 'value': -100, 'view': None}),
-    Case('uint8', 'check', {'dtype': 'uint8', 'shape': (), 'value': 200, 'view': None}),
-    Case('int16', 'check', {'dtype': 'int16', 'shape': (1, 1, 1), 'value': -12345, 'view': None}),
-    Case('int32', 'check', {'dtype': 'int32', 'shape': (), 'value': 2147483647, 'view': None}),
-    Case('int64-big', 'check', {'dtype': 'int64', 'shape': (), 'value': 4611686018427387905, 'view': None}),
-    Case('bool-false', 'check', {'dtype': 'bool', 'shape': (1,), 'value': False, 'view': None}),
-    Case('nan', 'check', {'dtype': 'float32', 'shape': (), 'value': float("nan"), 'view': None}),
-    Case('inf-f16', 'check', {'dtype': 'float16', 'shape': (), 'value': float("-inf"), 'view': None}),
-    Case('offset-view', 'check', {'dtype': 'float32', 'shape': (), 'value': None, 'view': 'offset'}),
-    Case('transposed-element', 'check', {'dtype': 'bfloat16', 'shape': (), 'value': None, 'view': 'transposed'}),
-    Case('offset-int64', 'check', {'dtype': 'int64', 'shape': (), 'value': None, 'view': 'offset'}),
-    Case('bench-f32', 'bench', {'dtype': 'float32', 'shape': (), 'value': None, 'view': None}),
-]
+CASES = scalar_read.cases("_local_scalar_dense")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "ff42ef8e0df47962"
 
 make_inputs = scalar_read.make_inputs
 compare = scalar_read.compare

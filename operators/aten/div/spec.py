@@ -38,7 +38,6 @@ overloads (`div.int`, `div.float`, ...) are not required.
 import torch
 
 from kgb.aten_families import division
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -56,47 +55,9 @@ def div_Scalar_mode(self: torch.Tensor, other: int | float | bool, *, rounding_m
     """aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-f32', 'smoke', {'shape': (5, 37), 'other': (37,), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('smoke-floor-special', 'smoke', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div_Tensor_mode'),
-    Case('smoke-trunc-i32', 'smoke', {'shape': (3, 7), 'other': -3, 'dtype': 'int32', 'other_dtype': 'int32', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, seed=1, entry='div_Scalar_mode'),
-    Case('true-bf16', 'check', {'shape': (4, 512, 768), 'other': (4, 512, 768), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-f16-rows', 'check', {'shape': (2, 1024, 1024), 'other': (1024,), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-f32-column', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-f32-t', 'check', {'shape': (300, 257), 'other': (300, 257), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': 't', 'other_layout': 'slice', 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-i64', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-i32-0d-f32', 'check', {'shape': (300, 300), 'other': (), 'dtype': 'int32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-bool', 'check', {'shape': (100, 77), 'other': (100, 77), 'dtype': 'bool', 'other_dtype': 'bool', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('true-special', 'check', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div_Tensor'),
-    Case('none-mode-f16', 'check', {'shape': (512, 1000), 'other': (512, 1000), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': None, 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('trunc-f16', 'check', {'shape': (1000, 513), 'other': (513,), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('trunc-bf16-t', 'check', {'shape': (513, 1000), 'other': (513, 1000), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': 'trunc', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('trunc-f32', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('trunc-i64', 'check', {'shape': (1000, 1000), 'other': (1000,), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('trunc-i8', 'check', {'shape': (64, 1000), 'other': (64, 1000), 'dtype': 'int8', 'other_dtype': 'int8', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('trunc-special', 'check', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div_Tensor_mode'),
-    Case('floor-f32-column', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('floor-f16', 'check', {'shape': (1000, 513), 'other': (1000, 513), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('floor-bf16-t', 'check', {'shape': (513, 1000), 'other': (1000,), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': 'floor', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-    Case('floor-i32', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'int32', 'other_dtype': 'int32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('floor-i16-i64', 'check', {'shape': (64, 1000), 'other': (1000,), 'dtype': 'int16', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('floor-special-f16', 'check', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div_Tensor_mode'),
-    Case('scalar-f32', 'check', {'shape': (1000, 1000), 'other': 2.5, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar'),
-    Case('scalar-int-bf16', 'check', {'shape': (512, 1000), 'other': 3, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': 't', 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar'),
-    Case('scalar-i64', 'check', {'shape': (1000, 100), 'other': 2, 'dtype': 'int64', 'other_dtype': 'int64', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar'),
-    Case('scalar-zero-f32', 'check', {'shape': (100, 100), 'other': 0.0, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar'),
-    Case('scalar-floor-tenth', 'check', {'shape': (1000, 1000), 'other': 0.1, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar_mode'),
-    Case('scalar-floor-i64', 'check', {'shape': (1000, 1000), 'other': -7, 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar_mode'),
-    Case('scalar-trunc-f16', 'check', {'shape': (1000, 1000), 'other': -0.25, 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar_mode'),
-    Case('scalar-none-mode', 'check', {'shape': (1000, 100), 'other': 4, 'dtype': 'int32', 'other_dtype': 'int32', 'mode': None, 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar_mode'),
-    Case('empty', 'check', {'shape': (0, 5), 'other': (5,), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('zero-dim', 'check', {'shape': (), 'other': (), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('zero-dim-floor', 'check', {'shape': (), 'other': (), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('div-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor'),
-    Case('attn-scale-bf16', 'bench', {'shape': (16, 2048, 4096), 'other': 8.0, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Scalar'),
-    Case('floor-i64', 'bench', {'shape': (8192, 8192), 'other': (8192,), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div_Tensor_mode'),
-    Case('floor-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div_Tensor_mode'),
-]
+CASES = division.cases("div")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "5e90c9f66b43af31"
 
 make_inputs = division.make_inputs
 

@@ -40,7 +40,6 @@ Required entry points: `div__Tensor`, `div__Scalar`, `div__Tensor_mode`, `div__S
 import torch
 
 from kgb.aten_families import division
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -60,41 +59,9 @@ def div__Scalar_mode(self: torch.Tensor, other: int | float | bool, *, rounding_
 
 INOUT_ARGS = ("self",)
 
-CASES = [
-    Case('smoke-f32-bias', 'smoke', {'shape': (5, 37), 'other': (37,), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('smoke-floor-i32', 'smoke', {'shape': (3, 7), 'other': -3, 'dtype': 'int32', 'other_dtype': 'int32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, seed=1, entry='div__Scalar_mode'),
-    Case('smoke-trunc-f16-t', 'smoke', {'shape': (9, 6), 'other': (6,), 'dtype': 'float16', 'other_dtype': 'float32', 'mode': 'trunc', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, seed=2, entry='div__Tensor_mode'),
-    Case('true-bf16', 'check', {'shape': (4, 512, 768), 'other': (4, 512, 768), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-f16-rows', 'check', {'shape': (2, 1024, 1024), 'other': (1024,), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-f32-column', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-f32-t', 'check', {'shape': (300, 257), 'other': (300, 257), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': 't', 'other_layout': 'slice', 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-slice-bf16', 'check', {'shape': (128, 513), 'other': (128, 513), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': 'slice', 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-f16-by-f32', 'check', {'shape': (300, 257), 'other': (257,), 'dtype': 'float16', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-bf16-by-0d-f32', 'check', {'shape': (1000, 33), 'other': (), 'dtype': 'bfloat16', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('true-special', 'check', {'shape': (8, 8), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div__Tensor'),
-    Case('none-mode-f32', 'check', {'shape': (512, 1000), 'other': (512, 1000), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': None, 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-    Case('trunc-f16', 'check', {'shape': (1000, 513), 'other': (513,), 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div__Tensor_mode'),
-    Case('trunc-f32-t', 'check', {'shape': (513, 1000), 'other': (513, 1000), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'trunc', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, entry='div__Tensor_mode'),
-    Case('trunc-i64', 'check', {'shape': (1000, 1000), 'other': (1000,), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-    Case('trunc-i8', 'check', {'shape': (64, 1000), 'other': (64, 1000), 'dtype': 'int8', 'other_dtype': 'int8', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-    Case('floor-f32', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div__Tensor_mode'),
-    Case('floor-bf16', 'check', {'shape': (1000, 513), 'other': (1000, 513), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='div__Tensor_mode'),
-    Case('floor-i32-by-i64', 'check', {'shape': (1000, 1000), 'other': (1000,), 'dtype': 'int32', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-    Case('floor-special', 'check', {'shape': (8, 8), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='div__Tensor_mode'),
-    Case('scalar-f32', 'check', {'shape': (1000, 1000), 'other': 2.5, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar'),
-    Case('scalar-int-bf16-t', 'check', {'shape': (512, 1000), 'other': 3, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': 't', 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar'),
-    Case('scalar-zero-f16', 'check', {'shape': (100, 100), 'other': 0.0, 'dtype': 'float16', 'other_dtype': 'float16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar'),
-    Case('scalar-floor-tenth', 'check', {'shape': (1000, 1000), 'other': 0.1, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar_mode'),
-    Case('scalar-floor-i64', 'check', {'shape': (1000, 1000), 'other': -7, 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar_mode'),
-    Case('scalar-trunc-f16', 'check', {'shape': (1000, 1000), 'other': -0.25, 'dtype': 'float16', 'other_dtype': 'float16', 'mode': 'trunc', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar_mode'),
-    Case('scalar-none-mode', 'check', {'shape': (1000, 100), 'other': 4, 'dtype': 'float32', 'other_dtype': 'float32', 'mode': None, 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar_mode'),
-    Case('empty', 'check', {'shape': (0, 5), 'other': (5,), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('zero-dim', 'check', {'shape': (), 'other': (), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('zero-dim-floor', 'check', {'shape': (), 'other': (), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-    Case('div-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor'),
-    Case('attn-scale-bf16', 'bench', {'shape': (16, 2048, 4096), 'other': 8.0, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'mode': '-', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Scalar'),
-    Case('floor-i64', 'bench', {'shape': (8192, 8192), 'other': (8192,), 'dtype': 'int64', 'other_dtype': 'int64', 'mode': 'floor', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='div__Tensor_mode'),
-]
+CASES = division.cases("div_")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "2e304b0c4e6ba887"
 
 make_inputs = division.make_inputs
 compare = division.compare

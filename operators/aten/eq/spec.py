@@ -25,7 +25,6 @@ Python number). The `out=` variants and the overloads on Python values (`eq.int`
 import torch
 
 from kgb.aten_families import comparison
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -37,37 +36,9 @@ def eq_Scalar(self: torch.Tensor, other: int | float | bool) -> torch.Tensor:
     """aten::eq.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-f32', 'smoke', {'shape': (5, 37), 'other': (37,), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('smoke-t-f16-bf16', 'smoke', {'shape': (9, 6), 'other': (6,), 'dtype': 'float16', 'other_dtype': 'bfloat16', 'layout': 't', 'other_layout': None}, seed=1, entry='eq_Tensor'),
-    Case('smoke-scalar-i32', 'smoke', {'shape': (3, 7), 'other': 2, 'dtype': 'int32', 'other_dtype': 'int32', 'layout': None, 'other_layout': None}, seed=2, entry='eq_Scalar'),
-    Case('bf16', 'check', {'shape': (4, 512, 768), 'other': (4, 512, 768), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('f16-rows', 'check', {'shape': (2, 1024, 1024), 'other': (1024,), 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('f32-column', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('f32-outer', 'check', {'shape': (64, 1, 33), 'other': (1, 47, 33), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('f32-t-slice', 'check', {'shape': (300, 257), 'other': (300, 257), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': 't', 'other_layout': 'slice'}, entry='eq_Tensor'),
-    Case('f16-bf16', 'check', {'shape': (1000, 130), 'other': (1000, 130), 'dtype': 'float16', 'other_dtype': 'bfloat16', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('bf16-0d-f32', 'check', {'shape': (1000, 33), 'other': (), 'dtype': 'bfloat16', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('i32-f32', 'check', {'shape': (300, 300), 'other': (300,), 'dtype': 'int32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('i64', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('i8-i64', 'check', {'shape': (64, 1000), 'other': (1000,), 'dtype': 'int8', 'other_dtype': 'int64', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('u8', 'check', {'shape': (64, 1000), 'other': (64, 1000), 'dtype': 'uint8', 'other_dtype': 'uint8', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('bool', 'check', {'shape': (100, 77), 'other': (100, 77), 'dtype': 'bool', 'other_dtype': 'bool', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('bool-f16', 'check', {'shape': (100, 77), 'other': (77,), 'dtype': 'bool', 'other_dtype': 'float16', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('empty', 'check', {'shape': (0, 5), 'other': (5,), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('zero-dim', 'check', {'shape': (), 'other': (), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('scalar-f32', 'check', {'shape': (1000, 1000), 'other': 0.5, 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-bf16-t', 'check', {'shape': (512, 1000), 'other': -1.5, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': 't', 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-int-f16', 'check', {'shape': (512, 1000), 'other': 1, 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-float-i64', 'check', {'shape': (1000, 100), 'other': 1.5, 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-i64', 'check', {'shape': (1000, 100), 'other': -2, 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-bool', 'check', {'shape': (100, 77), 'other': True, 'dtype': 'bool', 'other_dtype': 'bool', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('scalar-nan', 'check', {'shape': (100, 77), 'other': float("nan"), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-    Case('eq-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('eq-bf16', 'bench', {'shape': (16, 2048, 4096), 'other': (16, 2048, 4096), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('eq-i64-rows', 'bench', {'shape': (8192, 8192), 'other': (8192,), 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None}, entry='eq_Tensor'),
-    Case('eq-scalar-f16', 'bench', {'shape': (8192, 8192), 'other': 0.0, 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None}, entry='eq_Scalar'),
-]
+CASES = comparison.cases("eq")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "ea408f3831c8640f"
 
 make_inputs = comparison.make_inputs
 

@@ -29,7 +29,6 @@ is a Python number). The `out=` variants are not required.
 import torch
 
 from kgb.aten_families import division
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -41,38 +40,9 @@ def floor_divide_Scalar(self: torch.Tensor, other: int | float) -> torch.Tensor:
     """aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-f32', 'smoke', {'shape': (5, 37), 'other': (37,), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('smoke-special', 'smoke', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='floor_divide'),
-    Case('smoke-scalar-i32', 'smoke', {'shape': (3, 7), 'other': -3, 'dtype': 'int32', 'other_dtype': 'int32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, seed=1, entry='floor_divide_Scalar'),
-    Case('f32-column', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('f32-any', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('f16', 'check', {'shape': (1000, 513), 'other': (1000, 513), 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('bf16-t', 'check', {'shape': (513, 1000), 'other': (1000,), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('f32-slice-t', 'check', {'shape': (300, 257), 'other': (300, 257), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': 'slice', 'other_layout': 't', 'divisor': 'away'}, entry='floor_divide'),
-    Case('bf16-by-0d-f32', 'check', {'shape': (1000, 33), 'other': (), 'dtype': 'bfloat16', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('f16-by-f32', 'check', {'shape': (300, 257), 'other': (257,), 'dtype': 'float16', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('i32-by-f32', 'check', {'shape': (300, 300), 'other': (300,), 'dtype': 'int32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('i64', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('i32', 'check', {'shape': (1000, 1000), 'other': (1000,), 'dtype': 'int32', 'other_dtype': 'int32', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('i16-by-i64', 'check', {'shape': (64, 1000), 'other': (1000,), 'dtype': 'int16', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('i8', 'check', {'shape': (64, 1000), 'other': (64, 1000), 'dtype': 'int8', 'other_dtype': 'int8', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('special-f16', 'check', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='floor_divide'),
-    Case('special-bf16', 'check', {'shape': (8, 1), 'other': (1, 8), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': None, 'other_layout': None, 'divisor': 'special'}, entry='floor_divide'),
-    Case('scalar-tenth', 'check', {'shape': (1000, 1000), 'other': 0.1, 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('scalar-f16', 'check', {'shape': (1000, 1000), 'other': -0.75, 'dtype': 'float16', 'other_dtype': 'float16', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('scalar-int-bf16', 'check', {'shape': (512, 1000), 'other': 3, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': 't', 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('scalar-zero-f32', 'check', {'shape': (100, 100), 'other': 0.0, 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('scalar-i64', 'check', {'shape': (1000, 1000), 'other': -7, 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('scalar-float-i64', 'check', {'shape': (1000, 100), 'other': 2.5, 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('empty', 'check', {'shape': (0, 5), 'other': (5,), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('zero-dim', 'check', {'shape': (), 'other': (), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('zero-dim-i64', 'check', {'shape': (), 'other': (), 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('floor-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-    Case('floor-i64', 'bench', {'shape': (8192, 8192), 'other': (8192,), 'dtype': 'int64', 'other_dtype': 'int64', 'layout': None, 'other_layout': None, 'divisor': 'any'}, entry='floor_divide'),
-    Case('scalar-i32-bench', 'bench', {'shape': (16384, 8192), 'other': 7, 'dtype': 'int32', 'other_dtype': 'int32', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide_Scalar'),
-    Case('floor-bf16', 'bench', {'shape': (16, 2048, 4096), 'other': (16, 2048, 4096), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'layout': None, 'other_layout': None, 'divisor': 'away'}, entry='floor_divide'),
-]
+CASES = division.cases("floor_divide")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "db05732a380c5ff5"
 
 make_inputs = division.make_inputs
 

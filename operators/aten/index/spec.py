@@ -30,7 +30,6 @@ None entries), `index.Tensor_out`, and the TorchScript list/str overloads.
 import torch
 
 from kgb.aten_families import indexing
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -39,28 +38,9 @@ def index_Tensor(self: torch.Tensor, indices: list[torch.Tensor | None]) -> torc
     """aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-rows-f32', 'smoke', {'shape': (9, 7), 'dtype': 'float32', 'indices': [('i64', (5,), 0, True)], 'transpose': False}),
-    Case('smoke-mask-f16', 'smoke', {'shape': (6, 5), 'dtype': 'float16', 'indices': [None, ('bool', (5,))], 'transpose': False}, seed=1),
-    Case('embedding-like-bf16', 'check', {'shape': (1000, 64), 'dtype': 'bfloat16', 'indices': [('i64', (8, 33), 0, False)], 'transpose': False}),
-    Case('middle-dim-f32', 'check', {'shape': (4, 50, 6), 'dtype': 'float32', 'indices': [None, ('i64', (2, 3), 1, True)], 'transpose': False}),
-    Case('split-dims-f32', 'check', {'shape': (6, 7, 8), 'dtype': 'float32', 'indices': [('i64', (5,), 0, False), None, ('i64', (5,), 2, True)], 'transpose': False}),
-    Case('broadcast-f16', 'check', {'shape': (9, 11, 3), 'dtype': 'float16', 'indices': [('i64', (4, 1), 0, True), ('i64', (1, 5), 1, False)], 'transpose': False}),
-    Case('all-dims-i64', 'check', {'shape': (13, 17), 'dtype': 'int64', 'indices': [('i64', (100,), 0, True), ('i64', (100,), 1, True)], 'transpose': False}),
-    Case('int32-index', 'check', {'shape': (300, 33), 'dtype': 'float32', 'indices': [('i32', (129,), 0, False)], 'transpose': False}),
-    Case('scalar-index', 'check', {'shape': (10, 3, 4), 'dtype': 'float32', 'indices': [None, ('i64', (), 1, False)], 'transpose': False}),
-    Case('empty-index', 'check', {'shape': (10, 3), 'dtype': 'float32', 'indices': [('i64', (0,), 0, False)], 'transpose': False}),
-    Case('transposed', 'check', {'shape': (37, 19), 'dtype': 'float16', 'indices': [('i64', (21,), 0, False)], 'transpose': True}),
-    Case('mask-2d-bf16', 'check', {'shape': (16, 10, 3), 'dtype': 'bfloat16', 'indices': [('bool', (16, 10))], 'transpose': False}),
-    Case('mask-full-f32', 'check', {'shape': (33, 65), 'dtype': 'float32', 'indices': [('bool', (33, 65))], 'transpose': False}),
-    Case('mask-empty', 'check', {'shape': (5, 6), 'dtype': 'float32', 'indices': [('bool', (5,), 0.0)], 'transpose': False}),
-    Case('mask-and-int', 'check', {'shape': (8, 12), 'dtype': 'float32', 'indices': [('bool', (8,), 1.0), ('i64', (8,), 1, True)], 'transpose': False}),
-    Case('bool-data', 'check', {'shape': (40, 3), 'dtype': 'bool', 'indices': [('i64', (17,), 0, False)], 'transpose': False}),
-    Case('4d-channels', 'check', {'shape': (2, 8, 5, 5), 'dtype': 'float32', 'indices': [None, ('i64', (3,), 1, False), None, ('i64', (3,), 3, False)], 'transpose': False}),
-    Case('bench-rows-f16', 'bench', {'shape': (32000, 4096), 'dtype': 'float16', 'indices': [('i64', (8192,), 0, False)], 'transpose': False}),
-    Case('bench-mask-f32', 'bench', {'shape': (4096, 4096), 'dtype': 'float32', 'indices': [('bool', (4096, 4096))], 'transpose': False}),
-    Case('bench-middle-bf16', 'bench', {'shape': (64, 2048, 128), 'dtype': 'bfloat16', 'indices': [None, ('i64', (1024,), 1, False)], 'transpose': False}),
-]
+CASES = indexing.cases("index")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "4f046c7a8abf4ca1"
 
 make_inputs = indexing.make_index_inputs
 

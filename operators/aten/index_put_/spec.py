@@ -32,7 +32,6 @@ without None entries).
 import torch
 
 from kgb.aten_families import indexing
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -43,31 +42,9 @@ def index_put_(self: torch.Tensor, indices: list[torch.Tensor | None], values: t
 
 INOUT_ARGS = ("self",)
 
-CASES = [
-    Case('smoke-rows-f32', 'smoke', {'shape': (7, 5), 'dtype': 'float32', 'indices': [('u', (3,), 0)], 'values': (3, 5), 'accumulate': False, 'transpose': False}),
-    Case('smoke-acc-f16', 'smoke', {'shape': (6, 4), 'dtype': 'float16', 'indices': [('r', (9,), 0, True)], 'values': (9, 4), 'accumulate': True, 'transpose': False}, seed=1, reduction=10),
-    Case('kv-rows-bf16', 'check', {'shape': (64, 8, 32), 'dtype': 'bfloat16', 'indices': [('u', (20,), 0)], 'values': (20, 8, 32), 'accumulate': False, 'transpose': False}),
-    Case('middle-dim-f32', 'check', {'shape': (4, 50, 6), 'dtype': 'float32', 'indices': [None, ('u', (2, 3), 1)], 'values': (4, 2, 3, 6), 'accumulate': False, 'transpose': False}),
-    Case('scalar-value', 'check', {'shape': (30, 17), 'dtype': 'float32', 'indices': [('u', (7,), 0)], 'values': (), 'accumulate': False, 'transpose': False}),
-    Case('row-broadcast-f16', 'check', {'shape': (30, 17), 'dtype': 'float16', 'indices': [('u', (7,), 0)], 'values': (17,), 'accumulate': False, 'transpose': False}),
-    Case('two-dims-i64', 'check', {'shape': (13, 17), 'dtype': 'int64', 'indices': [('u', (50,), 0), ('u', (50,), 1)], 'values': (50,), 'accumulate': False, 'transpose': False}),
-    Case('split-dims-f32', 'check', {'shape': (6, 7, 8), 'dtype': 'float32', 'indices': [('u', (5,), 0), None, ('u', (5,), 2)], 'values': (5, 7), 'accumulate': False, 'transpose': False}),
-    Case('outer-product', 'check', {'shape': (9, 11, 3), 'dtype': 'float32', 'indices': [('u', (4, 1), 0), ('u2', (1, 5), 1)], 'values': (4, 5, 3), 'accumulate': False, 'transpose': False}),
-    Case('int32-index', 'check', {'shape': (300, 33), 'dtype': 'float32', 'indices': [('i32u', (129,), 0)], 'values': (129, 33), 'accumulate': False, 'transpose': False}),
-    Case('transposed-self', 'check', {'shape': (37, 19), 'dtype': 'float16', 'indices': [('u', (21,), 0)], 'values': (21, 19), 'accumulate': False, 'transpose': True}),
-    Case('mask-fill-f32', 'check', {'shape': (33, 65), 'dtype': 'float32', 'indices': [('bool', (33, 65), 0.5)], 'values': (), 'accumulate': False, 'transpose': False}),
-    Case('mask-rows-bf16', 'check', {'shape': (16, 10), 'dtype': 'bfloat16', 'indices': [('bool', (16,), 0.5)], 'values': (10,), 'accumulate': False, 'transpose': False}),
-    Case('mask-none', 'check', {'shape': (5, 6), 'dtype': 'float32', 'indices': [None, ('bool', (6,), 0.0)], 'values': (), 'accumulate': False, 'transpose': False}),
-    Case('bool-data', 'check', {'shape': (40, 3), 'dtype': 'bool', 'indices': [('u', (17,), 0)], 'values': (17, 3), 'accumulate': False, 'transpose': False}),
-    Case('acc-f32', 'check', {'shape': (100, 64), 'dtype': 'float32', 'indices': [('r', (1000,), 0, True)], 'values': (1000, 64), 'accumulate': True, 'transpose': False}, reduction=30),
-    Case('acc-bf16', 'check', {'shape': (50, 16), 'dtype': 'bfloat16', 'indices': [('r', (120,), 0, False)], 'values': (120, 16), 'accumulate': True, 'transpose': False}, reduction=10),
-    Case('acc-i64', 'check', {'shape': (50,), 'dtype': 'int64', 'indices': [('r', (200,), 0, True)], 'values': (200,), 'accumulate': True, 'transpose': False}),
-    Case('acc-i32-2d', 'check', {'shape': (7, 9), 'dtype': 'int32', 'indices': [('r', (300,), 0, False), ('r', (300,), 1, False)], 'values': (), 'accumulate': True, 'transpose': False}),
-    Case('acc-f32-middle', 'check', {'shape': (3, 40, 5), 'dtype': 'float32', 'indices': [None, ('r', (64,), 1, True)], 'values': (3, 64, 5), 'accumulate': True, 'transpose': False}, reduction=10),
-    Case('bench-rows-f16', 'bench', {'shape': (32000, 4096), 'dtype': 'float16', 'indices': [('u', (8192,), 0)], 'values': (8192, 4096), 'accumulate': False, 'transpose': False}),
-    Case('bench-acc-f32', 'bench', {'shape': (32000, 1024), 'dtype': 'float32', 'indices': [('r', (16384,), 0, False)], 'values': (16384, 1024), 'accumulate': True, 'transpose': False}, reduction=8),
-    Case('bench-mask-f32', 'bench', {'shape': (4096, 4096), 'dtype': 'float32', 'indices': [('bool', (4096, 4096), 0.5)], 'values': (), 'accumulate': False, 'transpose': False}),
-]
+CASES = indexing.cases("index_put_")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "77a3d2050f95fc94"
 
 make_inputs = indexing.make_put_inputs
 compare = indexing.compare

@@ -22,7 +22,6 @@
 import torch
 
 from kgb.aten_families import reduction
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -35,35 +34,9 @@ def mean_dim(self: torch.Tensor, dim: list[int] | None, keepdim: bool = False, *
     """aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-all-f32', 'smoke', {'shape': (7, 33), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=231, entry='mean'),
-    Case('smoke-dim-f16', 'smoke', {'shape': (5, 9, 6), 'dtype': 'float16', 'dim': [1], 'keepdim': True, 'out_dtype': None, 'transpose': False}, seed=1, reduction=9, entry='mean_dim'),
-    Case('smoke-dims-bf16', 'smoke', {'shape': (4, 5, 6), 'dtype': 'bfloat16', 'dim': [0, 2], 'keepdim': False, 'out_dtype': None, 'transpose': False}, seed=2, reduction=24, entry='mean_dim'),
-    Case('all-f16', 'check', {'shape': (1000, 999), 'dtype': 'float16', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean'),
-    Case('all-bf16-to-f32', 'check', {'shape': (3, 5000), 'dtype': 'bfloat16', 'dim': 'all', 'keepdim': False, 'out_dtype': 'float32', 'transpose': False}, reduction=1024, entry='mean'),
-    Case('all-int-to-f32', 'check', {'shape': (100, 77), 'dtype': 'int32', 'dim': 'all', 'keepdim': False, 'out_dtype': 'float32', 'transpose': False}, reduction=1024, entry='mean'),
-    Case('all-transposed', 'check', {'shape': (300, 129), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': True}, reduction=1024, entry='mean'),
-    Case('rows-f32', 'check', {'shape': (1823, 781), 'dtype': 'float32', 'dim': [-1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=781, entry='mean_dim'),
-    Case('rows-bf16', 'check', {'shape': (64, 4099), 'dtype': 'bfloat16', 'dim': [1], 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('cols-f32', 'check', {'shape': (2000, 300), 'dtype': 'float32', 'dim': [0], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('middle-f16', 'check', {'shape': (8, 129, 33), 'dtype': 'float16', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=129, entry='mean_dim'),
-    Case('spatial-f32', 'check', {'shape': (4, 16, 14, 14), 'dtype': 'float32', 'dim': [2, 3], 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=196, entry='mean_dim'),
-    Case('outer-inner-f32', 'check', {'shape': (6, 7, 8, 9), 'dtype': 'float32', 'dim': [0, 3], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=54, entry='mean_dim'),
-    Case('transposed-rows', 'check', {'shape': (257, 300), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': True}, reduction=300, entry='mean_dim'),
-    Case('dim-none', 'check', {'shape': (33, 44), 'dtype': 'float32', 'dim': None, 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('dim-empty-list', 'check', {'shape': (33, 44), 'dtype': 'float16', 'dim': [], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('f16-to-f32', 'check', {'shape': (64, 512), 'dtype': 'float16', 'dim': [1], 'keepdim': False, 'out_dtype': 'float32', 'transpose': False}, reduction=512, entry='mean_dim'),
-    Case('tokens-f32', 'check', {'shape': (4, 77, 768), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=77, entry='mean_dim'),
-    Case('scalar', 'check', {'shape': (), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='mean'),
-    Case('scalar-dim', 'check', {'shape': (), 'dtype': 'float32', 'dim': [-1], 'keepdim': True, 'out_dtype': None, 'transpose': False}, entry='mean_dim'),
-    Case('empty-reduced', 'check', {'shape': (5, 0), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='mean_dim'),
-    Case('empty-all', 'check', {'shape': (0, 3), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='mean'),
-    Case('empty-kept', 'check', {'shape': (0, 7), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=7, entry='mean_dim'),
-    Case('bench-all-f32', 'bench', {'shape': (67108864,), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean'),
-    Case('bench-rows-bf16', 'bench', {'shape': (8192, 8192), 'dtype': 'bfloat16', 'dim': [-1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('bench-cols-f16', 'bench', {'shape': (8192, 8192), 'dtype': 'float16', 'dim': [0], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-    Case('bench-spatial-f32', 'bench', {'shape': (64, 256, 56, 56), 'dtype': 'float32', 'dim': [2, 3], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='mean_dim'),
-]
+CASES = reduction.cases("mean")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "2596c24340098620"
 
 make_inputs = reduction.make_inputs
 

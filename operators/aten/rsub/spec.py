@@ -29,7 +29,6 @@ not required.
 import torch
 
 from kgb.aten_families import subtraction
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -41,37 +40,9 @@ def rsub_Scalar(self: torch.Tensor, other: int | float, alpha: int | float = 1) 
     """aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-bias-f32', 'smoke', {'shape': (5, 37), 'other': (37,), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 2, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('smoke-t-f16-bf16', 'smoke', {'shape': (9, 6), 'other': (6,), 'dtype': 'float16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': 't', 'other_layout': None}, seed=1, entry='rsub_Tensor'),
-    Case('smoke-scalar-i32', 'smoke', {'shape': (3, 7), 'other': 5, 'dtype': 'int32', 'other_dtype': 'int32', 'alpha': 3, 'layout': None, 'other_layout': None}, seed=2, entry='rsub_Scalar'),
-    Case('resid-bf16', 'check', {'shape': (4, 512, 768), 'other': (4, 512, 768), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('alpha-f16', 'check', {'shape': (2, 1024, 1024), 'other': (2, 1024, 1024), 'dtype': 'float16', 'other_dtype': 'float16', 'alpha': 0.5, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('bias-f32', 'check', {'shape': (1024, 3072), 'other': (3072,), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('column-f32', 'check', {'shape': (1823, 781), 'other': (1823, 1), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': -1.5, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('outer-f32', 'check', {'shape': (64, 1, 33), 'other': (1, 47, 33), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('t-other-bf16', 'check', {'shape': (300, 257), 'other': (300, 257), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': None, 'other_layout': 't'}, entry='rsub_Tensor'),
-    Case('slice-f16', 'check', {'shape': (128, 513), 'other': (128, 513), 'dtype': 'float16', 'other_dtype': 'float16', 'alpha': 1, 'layout': 'slice', 'other_layout': 't'}, entry='rsub_Tensor'),
-    Case('f16-bf16', 'check', {'shape': (1000, 130), 'other': (1000, 130), 'dtype': 'float16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('bf16-0d-f32', 'check', {'shape': (1000, 33), 'other': (), 'dtype': 'bfloat16', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('0d-minus-vector', 'check', {'shape': (), 'other': (70001,), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 3, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('i32-f32', 'check', {'shape': (300, 300), 'other': (300,), 'dtype': 'int32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('i64-alpha', 'check', {'shape': (1000, 1000), 'other': (1000, 1000), 'dtype': 'int64', 'other_dtype': 'int64', 'alpha': -3, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('i8-i64', 'check', {'shape': (64, 1000), 'other': (1000,), 'dtype': 'int8', 'other_dtype': 'int64', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('i16-wrap', 'check', {'shape': (64, 1000), 'other': (64, 1000), 'dtype': 'int16', 'other_dtype': 'int16', 'alpha': 300, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('empty', 'check', {'shape': (0, 5), 'other': (5,), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('zero-dim', 'check', {'shape': (), 'other': (), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 2, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('scalar-f32', 'check', {'shape': (1000, 1000), 'other': 2.5, 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': -1.5, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-    Case('scalar-bf16-t', 'check', {'shape': (512, 1000), 'other': 0.125, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'alpha': 2, 'layout': 't', 'other_layout': None}, entry='rsub_Scalar'),
-    Case('scalar-int-f16', 'check', {'shape': (512, 1000), 'other': 3, 'dtype': 'float16', 'other_dtype': 'float16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-    Case('scalar-float-i64', 'check', {'shape': (1000, 100), 'other': 2.5, 'dtype': 'int64', 'other_dtype': 'int64', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-    Case('scalar-i8', 'check', {'shape': (1000, 100), 'other': 7, 'dtype': 'int8', 'other_dtype': 'int8', 'alpha': -2, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-    Case('one-minus-f32', 'check', {'shape': (4, 1, 1, 2048), 'other': 1.0, 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-    Case('rsub-f32', 'bench', {'shape': (8192, 8192), 'other': (8192, 8192), 'dtype': 'float32', 'other_dtype': 'float32', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('rsub-bf16', 'bench', {'shape': (16, 2048, 4096), 'other': (16, 2048, 4096), 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('bias-f16', 'bench', {'shape': (16384, 4096), 'other': (4096,), 'dtype': 'float16', 'other_dtype': 'float16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Tensor'),
-    Case('one-minus-bf16', 'bench', {'shape': (8192, 8192), 'other': 1.0, 'dtype': 'bfloat16', 'other_dtype': 'bfloat16', 'alpha': 1, 'layout': None, 'other_layout': None}, entry='rsub_Scalar'),
-]
+CASES = subtraction.cases("rsub")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "3b17155a8ff35e77"
 
 make_inputs = subtraction.make_inputs
 

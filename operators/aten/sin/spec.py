@@ -22,7 +22,6 @@ variant and the Python-scalar overloads (sin.int, sin.float, sin.complex, sin.Sc
 import torch
 
 from kgb.aten_families import trigonometric
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -31,27 +30,9 @@ def sin(self: torch.Tensor) -> torch.Tensor:
     """aten::sin(Tensor self) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-f32', 'smoke', {'shape': (7, 33), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('smoke-edge-f16', 'smoke', {'shape': (5, 17), 'dtype': 'float16', 'layout': 'contiguous', 'dist': 'edge'}),
-    Case('f32-hidden', 'check', {'shape': (8, 128, 768), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('f16-rope', 'check', {'shape': (4096, 257), 'dtype': 'float16', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('bf16', 'check', {'shape': (3, 1000, 129), 'dtype': 'bfloat16', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('wide-range-f32', 'check', {'shape': (65537,), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'wide'}),
-    Case('edge-f32', 'check', {'shape': (34, 9), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'edge'}),
-    Case('edge-bf16', 'check', {'shape': (17, 5), 'dtype': 'bfloat16', 'layout': 'contiguous', 'dist': 'edge'}),
-    Case('transposed-f32', 'check', {'shape': (1023, 513), 'dtype': 'float32', 'layout': 'transposed', 'dist': 'normal'}),
-    Case('strided-f16', 'check', {'shape': (300, 257), 'dtype': 'float16', 'layout': 'strided', 'dist': 'normal'}),
-    Case('expanded-f32', 'check', {'shape': (64, 1000), 'dtype': 'float32', 'layout': 'expanded', 'dist': 'normal'}),
-    Case('scalar-f32', 'check', {'shape': (), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('empty-f32', 'check', {'shape': (0, 16), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('int64', 'check', {'shape': (1000, 37), 'dtype': 'int64', 'layout': 'contiguous', 'dist': 'int'}),
-    Case('int32', 'check', {'shape': (4099,), 'dtype': 'int32', 'layout': 'contiguous', 'dist': 'int'}),
-    Case('bool', 'check', {'shape': (129, 7), 'dtype': 'bool', 'layout': 'contiguous', 'dist': 'int'}),
-    Case('bench-f32', 'bench', {'shape': (8192, 8192), 'dtype': 'float32', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('bench-bf16', 'bench', {'shape': (16, 2048, 4096), 'dtype': 'bfloat16', 'layout': 'contiguous', 'dist': 'normal'}),
-    Case('bench-f16', 'bench', {'shape': (32, 1024, 1024), 'dtype': 'float16', 'layout': 'contiguous', 'dist': 'normal'}),
-]
+CASES = trigonometric.cases("sin")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "5aef2761d14f24a3"
 
 make_inputs = trigonometric.make_inputs
 

@@ -26,7 +26,6 @@
 import torch
 
 from kgb.aten_families import reduction
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -39,39 +38,9 @@ def sum_dim_IntList(self: torch.Tensor, dim: list[int] | None, keepdim: bool = F
     """aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
 '''
 
-CASES = [
-    Case('smoke-all-f32', 'smoke', {'shape': (7, 33), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=231, entry='sum'),
-    Case('smoke-dim-f16', 'smoke', {'shape': (5, 9, 6), 'dtype': 'float16', 'dim': [1], 'keepdim': True, 'out_dtype': None, 'transpose': False}, seed=1, reduction=9, entry='sum_dim_IntList'),
-    Case('smoke-dims-int32', 'smoke', {'shape': (4, 5, 6), 'dtype': 'int32', 'dim': [0, 2], 'keepdim': False, 'out_dtype': None, 'transpose': False}, seed=2, reduction=24, entry='sum_dim_IntList'),
-    Case('all-f16', 'check', {'shape': (1000, 999), 'dtype': 'float16', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum'),
-    Case('all-bf16-to-f32', 'check', {'shape': (3, 5000), 'dtype': 'bfloat16', 'dim': 'all', 'keepdim': False, 'out_dtype': 'float32', 'transpose': False}, reduction=1024, entry='sum'),
-    Case('all-bool', 'check', {'shape': (100, 77), 'dtype': 'bool', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum'),
-    Case('all-int64', 'check', {'shape': (12345,), 'dtype': 'int64', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum'),
-    Case('all-transposed', 'check', {'shape': (300, 129), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': True}, reduction=1024, entry='sum'),
-    Case('rows-f32', 'check', {'shape': (1823, 781), 'dtype': 'float32', 'dim': [-1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=781, entry='sum_dim_IntList'),
-    Case('rows-bf16', 'check', {'shape': (64, 4099), 'dtype': 'bfloat16', 'dim': [1], 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('cols-f32', 'check', {'shape': (2000, 300), 'dtype': 'float32', 'dim': [0], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('middle-f16', 'check', {'shape': (8, 129, 33), 'dtype': 'float16', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=129, entry='sum_dim_IntList'),
-    Case('spatial-f32', 'check', {'shape': (4, 16, 14, 14), 'dtype': 'float32', 'dim': [2, 3], 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=196, entry='sum_dim_IntList'),
-    Case('outer-inner-f32', 'check', {'shape': (6, 7, 8, 9), 'dtype': 'float32', 'dim': [0, 3], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=54, entry='sum_dim_IntList'),
-    Case('transposed-rows', 'check', {'shape': (257, 300), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': True}, reduction=300, entry='sum_dim_IntList'),
-    Case('dim-none', 'check', {'shape': (33, 44), 'dtype': 'float32', 'dim': None, 'keepdim': True, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('dim-empty-list', 'check', {'shape': (33, 44), 'dtype': 'int32', 'dim': [], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('int8-to-int64', 'check', {'shape': (50, 60), 'dtype': 'int8', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=60, entry='sum_dim_IntList'),
-    Case('uint8-rows', 'check', {'shape': (50, 600), 'dtype': 'uint8', 'dim': [-1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=600, entry='sum_dim_IntList'),
-    Case('bool-cols', 'check', {'shape': (300, 50), 'dtype': 'bool', 'dim': [0], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=300, entry='sum_dim_IntList'),
-    Case('f32-to-int64', 'check', {'shape': (40, 50), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': 'int64', 'transpose': False}, reduction=50, entry='sum_dim_IntList'),
-    Case('f16-to-f32', 'check', {'shape': (64, 512), 'dtype': 'float16', 'dim': [1], 'keepdim': False, 'out_dtype': 'float32', 'transpose': False}, reduction=512, entry='sum_dim_IntList'),
-    Case('scalar', 'check', {'shape': (), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='sum'),
-    Case('scalar-dim', 'check', {'shape': (), 'dtype': 'float32', 'dim': [0], 'keepdim': True, 'out_dtype': None, 'transpose': False}, entry='sum_dim_IntList'),
-    Case('empty-reduced', 'check', {'shape': (5, 0), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='sum_dim_IntList'),
-    Case('empty-all', 'check', {'shape': (0, 3), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, entry='sum'),
-    Case('empty-kept', 'check', {'shape': (0, 7), 'dtype': 'float32', 'dim': [1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=7, entry='sum_dim_IntList'),
-    Case('bench-all-f32', 'bench', {'shape': (67108864,), 'dtype': 'float32', 'dim': 'all', 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum'),
-    Case('bench-rows-bf16', 'bench', {'shape': (8192, 8192), 'dtype': 'bfloat16', 'dim': [-1], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('bench-cols-f16', 'bench', {'shape': (8192, 8192), 'dtype': 'float16', 'dim': [0], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-    Case('bench-spatial-f32', 'bench', {'shape': (64, 256, 56, 56), 'dtype': 'float32', 'dim': [2, 3], 'keepdim': False, 'out_dtype': None, 'transpose': False}, reduction=1024, entry='sum_dim_IntList'),
-]
+CASES = reduction.cases("sum")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "531139acfc29c409"
 
 make_inputs = reduction.make_inputs
 

@@ -24,7 +24,6 @@ Required entry point: `zeros_like`. Not required: `zeros_like.out`.
 import torch
 
 from kgb.aten_families import filled_like
-from kgb.operators import Case
 
 VERSION = 1
 
@@ -45,22 +44,9 @@ DENIED_TORCH_OPS = (
     "aten::contiguous",
 )
 
-CASES = [
-    Case('smoke-int64', 'smoke', {'shape': [5, 37], 'dtype': 'int64', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('smoke-to-bool-transposed', 'smoke', {'shape': [7, 9], 'dtype': 'float32', 'layout': 'transposed', 'out_dtype': 'bool', 'memory_format': None}),
-    Case('f32', 'check', {'shape': [33, 65], 'dtype': 'float32', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('scalar', 'check', {'shape': [], 'dtype': 'float16', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('empty', 'check', {'shape': [0, 7], 'dtype': 'bfloat16', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('f16-transposed', 'check', {'shape': [129, 1000], 'dtype': 'float16', 'layout': 'transposed', 'out_dtype': None, 'memory_format': None}),
-    Case('bf16-sliced', 'check', {'shape': [64, 4097], 'dtype': 'bfloat16', 'layout': 'sliced', 'out_dtype': None, 'memory_format': None}),
-    Case('int32', 'check', {'shape': [12345], 'dtype': 'int32', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('bool', 'check', {'shape': [31, 3], 'dtype': 'bool', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('f16-to-f32', 'check', {'shape': [4, 4099], 'dtype': 'float16', 'layout': 'contiguous', 'out_dtype': 'float32', 'memory_format': None}),
-    Case('contiguous-format', 'check', {'shape': [65, 33], 'dtype': 'float32', 'layout': 'transposed', 'out_dtype': None, 'memory_format': 'contiguous_format'}),
-    Case('channels-last', 'check', {'shape': [2, 3, 17, 19], 'dtype': 'float32', 'layout': 'channels_last', 'out_dtype': None, 'memory_format': None}),
-    Case('bench-f32', 'bench', {'shape': [8192, 8192], 'dtype': 'float32', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-    Case('bench-bf16', 'bench', {'shape': [32, 32, 256, 128], 'dtype': 'bfloat16', 'layout': 'contiguous', 'out_dtype': None, 'memory_format': None}),
-]
+CASES = filled_like.cases("zeros_like")
+# changes with the family's cases, inputs or comparison, and with it this file's digest
+FAMILY_DIGEST = "3d067486a5fa5cd4"
 
 make_inputs = filled_like.make_inputs
 
