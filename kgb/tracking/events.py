@@ -233,6 +233,7 @@ class SessionFinished(Event):
     end: SessionEnd
     reason: str = ""
     turns: int = 0
+    cli_report_blob: str | None = None  # a CLI driver's own token report beside kgb's count (JSON)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -65,6 +65,9 @@ class TrialRow:
     start_ms: int
     end_ms: int
     settings: str = ""  # the job's judging settings (JobInfo.settings)
+    # agent trials only (None for other methods and in tables written before them):
+    checks: int | None = None  # check-tool calls judged, all attempts together
+    turns: int | None = None  # model turns of the agent's sessions (the last attempt, which replays the earlier ones)
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
@@ -89,7 +92,17 @@ def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
         wall_s=t.wall_s, attempts=sum(c.verdict is not None for c in t.candidates), model_calls=len(t.calls),
         reason=t.why[:REASON_CHARS], run_id=run_id,
         start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
+        **agent_counts(t),
     )
+
+
+def agent_counts(t: TrialOutcome) -> dict[str, int | None]:
+    """An agent trial's checks and turns; None for trials without agent sessions."""
+    kinds = [e.kind for e in t.events]
+    if "SessionStarted" not in kinds:
+        return {"checks": None, "turns": None}
+    last_start = len(kinds) - 1 - kinds[::-1].index("TrialStarted") if "TrialStarted" in kinds else 0
+    return {"checks": kinds.count("CandidateChecked"), "turns": kinds[last_start:].count("TurnTaken")}
 
 
 def header(job: JobInfo) -> str:
