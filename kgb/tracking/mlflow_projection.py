@@ -73,14 +73,7 @@ class MlflowProjection:
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
-        found = self.client.get_experiment_by_name(experiment)
-        if found is not None:
-            self.experiment_id = found.experiment_id
-            if found.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
-                self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
-        else:
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=self._artifact_root(uri), tags=dict([EXPERIMENT_KIND]))
+        self.experiment_id = self._experiment(experiment, uri)
         self.writer = writer_for(uri, self.client)
         # the agent view folds agent events (an extension, imported here rather than at the
         # top: kgb.agents imports kgb.tracking); now, so a live job's first trial does not wait for it
@@ -98,6 +91,24 @@ class MlflowProjection:
         """The experiment's runs in `mlflow ui`: its training view, where MLflow 3 would
         otherwise open on GenAI traces."""
         return f"{server}/#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
+
+    def _experiment(self, name: str, uri: str) -> str:
+        """The experiment's id, created and tagged if need be. Jobs on several hosts start at
+        once against one server: whichever creates or tags it first, the others find it."""
+        from mlflow.exceptions import MlflowException
+
+        for _ in range(3):
+            found = self.client.get_experiment_by_name(name)
+            try:
+                if found is None:
+                    return self.client.create_experiment(name, artifact_location=self._artifact_root(uri),
+                                                         tags=dict([EXPERIMENT_KIND]))
+                if found.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
+                    self.client.set_experiment_tag(found.experiment_id, *EXPERIMENT_KIND)
+                return found.experiment_id
+            except MlflowException:  # another job created or tagged it meanwhile: look again
+                continue
+        raise RuntimeError(f"MLflow experiment {name!r} could not be created or read at {uri}")
 
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
