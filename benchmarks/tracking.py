@@ -28,6 +28,8 @@ import hashlib
 import json
 import os
 import random
+import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -190,16 +192,27 @@ def synthesise(n: int, shapes: list[tuple[TrialOutcome, dict]], root: Path, seed
 
 # --- measurements ------------------------------------------------------------------
 
-def timed(cmd: list[str], cwd: Path = REPO) -> tuple[float, str]:
+CPU_SECONDS: dict[str, float] = {}  # command name -> CPU seconds (user + system) of its last run
+
+
+def timed(cmd: list[str], cwd: Path = REPO, name: str = "") -> tuple[float, str]:
+    """Wall seconds and output of a command; its CPU seconds, its worker processes' included,
+    go to CPU_SECONDS[name] (on a shared machine the wall time also counts others' work)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
-    return time.perf_counter() - t0, done.stdout
+    if name:
+        CPU_SECONDS[name] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, done.stdout
 
 
-def store_size(db: Path) -> dict[str, float]:
-    """Database bytes; artifact files (as listed in runs) and bytes on disk (inodes once)."""
+def store_size(db: Path, blobs: Path) -> dict[str, float]:
+    """Database bytes; artifact files (as listed in runs) and bytes on disk (inodes once),
+    and of those the bytes the store adds (not shared with the event logs' blobs)."""
     artifacts = db.parent / "mlartifacts"
     files, inodes = 0, {}
     for dirpath, _, names in os.walk(artifacts):
@@ -207,8 +220,10 @@ def store_size(db: Path) -> dict[str, float]:
             st = os.stat(os.path.join(dirpath, name))
             inodes[st.st_ino] = st.st_size
             files += ".kgb-cas" not in dirpath
+    shared = {os.stat(os.path.join(d, n)).st_ino for d, _, names in os.walk(blobs) for n in names}
     db_bytes = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
-    return {"db_bytes": db_bytes, "artifact_files": files, "artifact_bytes": sum(inodes.values())}
+    return {"db_bytes": db_bytes, "artifact_files": files, "artifact_bytes": sum(inodes.values()),
+            "added_bytes": sum(size for ino, size in inodes.items() if ino not in shared)}
 
 
 def trial_runs(db: Path) -> tuple[int, int]:
@@ -221,30 +236,38 @@ def trial_runs(db: Path) -> tuple[int, int]:
     return len(rows), len(set(rows))
 
 
-def live_projection(uri: str, path: Path, blobs: BlobStore, background: bool) -> tuple[list[float], float]:
-    """A live job's projection calls, one after each finished trial: seconds each call kept
-    the job waiting, and seconds from the first call until the last one (which waits for
-    everything) returned."""
+def live_projection(uri: str, path: Path, blobs: BlobStore, background: bool, log_path: Path) -> tuple[list[float], float]:
+    """A live job's bookkeeping after each finished trial, as kgb/run.py does it: its events
+    appended one by one to a new EventLog, and after each TrialFinished the log's view, the
+    trial's outcome (the progress line) and the projection call. Returns the seconds each
+    trial's bookkeeping kept the job waiting, and the seconds from the job's first call
+    until its last one (which waits for everything) returned."""
+    from kgb.tracking.log import EventLog
     from kgb.tracking.mlflow_projection import MlflowProjection
 
     projection = MlflowProjection(uri, "kgb", background=background)
-    events = read_events(path)
+    log = EventLog(log_path)
     start = time.perf_counter()
-    projection.project(events[:1], blobs)  # the job starts
     waits = []
-    for i, e in enumerate(events):
-        if isinstance(e, TrialFinished):
-            upto = events[: i + 1]
+    for e in read_events(path):
+        log.append(e)
+        if isinstance(e, RunStarted):
+            projection.project(log.events(), blobs)  # the job starts: its run is made at once
+        elif isinstance(e, TrialFinished):
             t0 = time.perf_counter()
-            projection.project(upto, blobs)
+            events = log.events()
+            assert log.outcome(e.trial).finished
+            projection.project(events, blobs)
             waits.append(time.perf_counter() - t0)
-    projection.project(events, blobs)  # RunFinished: waits for the follower
+    log.close()
+    projection.project(log.events(), blobs)  # RunFinished: waits for the follower
     return waits, time.perf_counter() - start
 
 
 def rebuild(root: Path, db: Path, kgb: Path = REPO) -> float:
     """Seconds for `python -m kgb.tracking rebuild`, with the kgb of the checkout `kgb`."""
-    return timed([sys.executable, "-m", "kgb.tracking", "rebuild", str(root.resolve()), "--tracking-uri", f"sqlite:///{db.resolve()}"], cwd=kgb)[0]
+    return timed([sys.executable, "-m", "kgb.tracking", "rebuild", str(root.resolve()), "--tracking-uri", f"sqlite:///{db.resolve()}"],
+                 cwd=kgb, name="rebuild")[0]
 
 
 def main() -> None:
@@ -261,32 +284,45 @@ def main() -> None:
         synthesise(args.n, shapes, root)
     live_trials = 0
     db = work / "store" / "mlflow.db"
+    shutil.rmtree(db.parent, ignore_errors=True)  # the rebuild goes into an empty store
+    for old in work.glob("live-*"):
+        shutil.rmtree(old)
     uri = f"sqlite:///{db}"
     figures: dict[str, float | str] = {"trials": args.n, "real trial shapes": len(shapes),
                                        "load average at start (2 cores)": os.getloadavg()[0]}
 
     figures["rebuild s"] = rebuild(root, db)
-    size = store_size(db)
+    figures["rebuild CPU s (all its processes)"] = CPU_SECONDS["rebuild"]
+    size = store_size(db, root / "blobs")
     figures.update({"db MB": size["db_bytes"] / 1e6, "artifact MB": size["artifact_bytes"] / 1e6,
+                    "artifact MB not shared with the blobs": size["added_bytes"] / 1e6,
                     "artifact files": size["artifact_files"],
                     "KB per trial": size["artifact_bytes"] / 1e3 / args.n, "files per trial": size["artifact_files"] / args.n})
     q = [sys.executable, "-m", "kgb.query"]
-    figures["leaderboard s"], board = timed([*q, "leaderboard", "--format", "csv", "--tracking-uri", uri])
-    figures["report s"], _ = timed([*q, "report", "--dest", str(work / "report"), "--tracking-uri", uri])
-    figures["report (tables only) s"], _ = timed([*q, "report", "--no-plots", "--dest", str(work / "report-tables"), "--tracking-uri", uri])
-    figures["best s"], _ = timed([*q, "best", "--op", operators.select("all", None)[0], "--chip", "nvidia", "--dest", str(work / "best"), "--tracking-uri", uri])
+    queries = {
+        "leaderboard": ["leaderboard", "--format", "csv"],
+        "report": ["report", "--dest", str(work / "report")],
+        "report (tables only)": ["report", "--no-plots", "--dest", str(work / "report-tables")],
+        "best": ["best", "--op", operators.select("all", None)[0], "--chip", "nvidia", "--dest", str(work / "best")],
+    }
+    board = ""
+    for name, command in queries.items():
+        figures[f"{name} s"], out = timed([*q, *command, "--tracking-uri", uri], name=name)
+        figures[f"{name} CPU s"] = CPU_SECONDS[name]
+        board = out if name == "leaderboard" else board
 
     for background in (False, True):
         live = Synthesis(root / "live", shapes, seed=1).job(
             "refine", "claude-opus-4-6", "nvidia", max(1, args.n // 10), tag=f"live-{background}")
-        waits, total = live_projection(uri, live, BlobStore(root / "live" / "blobs"), background)
+        waits, total = live_projection(uri, live, BlobStore(root / "live" / "blobs"), background,
+                                       work / f"live-{background}" / "events.jsonl")
         live_trials += len(waits)
         tenth = max(1, len(waits) // 10)
         how = "background" if background else "synchronous"
         figures.update({f"{how}: job waits ms/trial (mean)": 1000 * statistics.mean(waits),
                         f"{how}: job waits ms/trial (first 10%)": 1000 * statistics.mean(waits[:tenth]),
                         f"{how}: job waits ms/trial (last 10%)": 1000 * statistics.mean(waits[-tenth:]),
-                        f"{how}: whole live job projected, ms/trial": 1000 * total / len(waits)})
+                        f"{how}: whole live job (log appends, fsync, projection), ms/trial": 1000 * total / len(waits)})
     figures["leaderboard s (with live job)"], board_live = timed([*q, "leaderboard", "--format", "csv", "--tracking-uri", uri])
 
     figures["rebuild again s"] = rebuild(root, db)
@@ -298,7 +334,7 @@ def main() -> None:
     if args.compare_with:
         old = work / "store-before" / "mlflow.db"
         figures["before: rebuild s"] = rebuild(root, old, args.compare_with.resolve())
-        size = store_size(old)
+        size = store_size(old, root / "blobs")
         figures.update({"before: db MB": size["db_bytes"] / 1e6, "before: artifact MB": size["artifact_bytes"] / 1e6,
                         "before: KB per trial": size["artifact_bytes"] / 1e3 / args.n,
                         "before: files per trial": size["artifact_files"] / args.n})

@@ -168,6 +168,23 @@ class SourceConfig:
 
 
 @dataclass
+class SlurmConfig:
+    """Where a SLURM cluster runs this chip's jobs (kgb.launch routes each job of a sweep by
+    its own chip's values). None: the launcher's own setting (hydra.launcher.*)."""
+
+    partition: str | None = None  # sbatch --partition: the nodes that have this chip
+    gres: str | None = None  # sbatch --gres, e.g. gpu:1
+    constraint: str | None = None  # sbatch --constraint, e.g. a node feature naming the chip
+    account: str | None = None  # sbatch --account
+    qos: str | None = None  # sbatch --qos
+    timeout_min: int | None = None  # sbatch --time, in minutes: the job's time limit
+    gpus_per_node: int | None = None  # sbatch --gpus-per-node
+    cpus_per_task: int | None = None  # sbatch --cpus-per-task
+    mem_gb: int | None = None  # sbatch --mem, in GB
+    setup: list[str] | None = None  # shell lines run before the job, e.g. `module load corex`
+
+
+@dataclass
 class ChipConfig:
     """The chip a job targets. `auto` resolves to this machine's device at run time."""
 
@@ -175,6 +192,7 @@ class ChipConfig:
     backend: str = "auto"  # torch device type: cpu (Triton interpreter), cuda, npu, musa
     device_name_pattern: str = ""  # regex on the device name that recognises this chip
     notes: str = ""  # advice shown to methods in the Problem (e.g. warp size, no fp64)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)  # where a cluster runs it (not in any key)
 
 
 @dataclass
@@ -204,6 +222,15 @@ class TrackingConfig:
 
 
 @dataclass
+class PlacementConfig:
+    """Where this start of the job runs, as kgb's launcher tells it on the host that runs it
+    (kgb.launch): recorded in RunStarted.config, in no key. Not set by hand."""
+
+    scheduler_job: str | None = None  # the scheduler's job id (SLURM: <array job>_<task>); None: run here
+    requeues: int = 0  # times the job was requeued (preempted, or at its time limit) before this start
+
+
+@dataclass
 class Config:
     """One job: conf/config.yaml picks the default option of each group."""
 
@@ -214,6 +241,7 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
     ops: list[str] = field(default_factory=list)  # restrict a job, e.g. [aten::softmax]
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
 
 
 def choices(group: str) -> list[str]:
@@ -228,7 +256,7 @@ def chip_config(name: str) -> ChipConfig | None:
     if not path.exists():
         return None
     values = {k: v for k, v in OmegaConf.to_container(OmegaConf.load(path)).items() if k != "defaults"}  # type: ignore[union-attr]
-    return ChipConfig(**values)
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(ChipConfig), values))  # type: ignore[return-value]
 
 
 def register() -> None:

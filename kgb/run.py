@@ -98,7 +98,7 @@ def run_job(cfg: Config) -> JobSummary:
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior)
         finish(log, job, key, end, reason, t0)
         events = log.events()
-        progress.finished(trial_outcomes(events)[key])
+        progress.finished(log.outcome(key))  # folded as it was logged: no re-fold per trial
         if projection:
             with project_lock:
                 projection.project(events, blobs)

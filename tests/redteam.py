@@ -265,7 +265,28 @@ def softmax_int(self, dim, dtype=None):
 ''', "Landlock: /proc of other processes is unreadable; the environment is scrubbed by name and value"),
 ]
 
-# Timing attacks need a GPU: benchmarks/redteam_gpu.py runs them on a GPU host.
+# Divides the median that kgb.evaluate.timing.measure reports by ten, in every module that
+# holds the function under any name.
+PATCH_THE_TIMER = '''
+import sys as _sys
+
+_timers = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.timing")]
+if _timers:
+    _orig = _timers[0].measure
+
+    def _fast(*a, _real=_orig, **k):
+        t = _real(*a, **k)
+        return type(t)(t.median_us / 10, t.spread, t.repeats, t.mode, t.graph, t.graph_output)
+
+    for _m in list(_sys.modules.values()):  # every module that holds the function, under any name
+        if _m is _sys.modules.get(__name__):
+            continue
+        for _name, _value in list(vars(_m).items()) if hasattr(_m, "__dict__") else []:
+            if _value is _orig:
+                setattr(_m, _name, _fast)
+'''
+
+# Timing attacks need a GPU: benchmarks/judge_gpu.py runs them on a GPU host.
 GPU_ATTACKS = [
     Attack("memoise-by-identity", "remember the output per input object and return it on repeat calls",
            '''
@@ -291,24 +312,7 @@ def softmax_int(self, dim, dtype=None):
 _last = [None]
 ''', "the graph is replayed on fresh inputs and its output checked"),
     Attack("patch-the-timer", "divide the reported median by ten by wrapping kgb.evaluate.timing.measure",
-           '''
-import sys as _sys
-
-_timers = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.timing")]
-if _timers:
-    _orig = _timers[0].measure
-
-    def _fast(*a, _real=_orig, **k):
-        t = _real(*a, **k)
-        return type(t)(t.median_us / 10, t.spread, t.repeats, t.mode, t.graph, t.graph_output)
-
-    for _m in list(_sys.modules.values()):  # every module that holds the function, under any name
-        if _m is _sys.modules.get(__name__):
-            continue
-        for _name, _value in list(vars(_m).items()) if hasattr(_m, "__dict__") else []:
-            if _value is _orig:
-                setattr(_m, _name, _fast)
-
+           PATCH_THE_TIMER + '''
 
 def softmax_int(self, dim, dtype=None):
     return _honest(self, dim, dtype)
@@ -327,24 +331,7 @@ def softmax_int(self, dim, dtype=None):
     return _honest(self, dim, dtype)
 ''', "the judge's replay computes a wrong answer: the case keeps only the candidate's clock, marked timed_by=candidate"),
     Attack("unreplayable-and-fast", "patch the timer and spoil the recording, so that only the clock is left",
-           '''
-import sys as _sys
-
-_timers = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.timing")]
-if _timers:
-    _orig = _timers[0].measure
-
-    def _fast(*a, _real=_orig, **k):
-        t = _real(*a, **k)
-        return type(t)(t.median_us / 10, t.spread, t.repeats, t.mode, t.graph, t.graph_output)
-
-    for _m in list(_sys.modules.values()):
-        if _m is _sys.modules.get(__name__):
-            continue
-        for _name, _value in list(vars(_m).items()) if hasattr(_m, "__dict__") else []:
-            if _value is _orig:
-                setattr(_m, _name, _fast)
-
+           PATCH_THE_TIMER + '''
 
 def softmax_int(self, dim, dtype=None):
     replay = [m for m in list(_sys.modules.values()) if getattr(m, "__name__", "").endswith("evaluate.recording")]

@@ -192,17 +192,19 @@ def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(
 
 def test_a_process_keeps_few_warm_engines(monkeypatch):
     """Each engine holds torch and Triton (~370 MB): a long job or a test suite that kept one
-    per distinct environment ran the CI machine out of memory."""
+    per distinct environment ran the CI machine out of memory. One in use is never closed."""
     import kgb.evaluate as ev
 
-    first = ev._engine(SMOKE)
-    monkeypatch.setenv("PYTEST_CURRENT_TEST", "another test (call)")
-    assert ev._engine(SMOKE) is first, "a per-test variable started a second engine"
-    started = [first]
-    for i in range(ev.MAX_ENGINES + 1):  # each distinct secret list is a distinct environment
-        monkeypatch.setenv(f"KGB_TEST_VALUE_{i}", f"value-{i}")
-        settings = EvalSettings(device="cpu", case_tags=("smoke",), secret_env=(f"KGB_TEST_VALUE_{i}",))
-        started.append(ev._engine(settings))
-    assert len(ev._engines) <= ev.MAX_ENGINES
+    with ev._engine(SMOKE) as first:
+        monkeypatch.setenv("PYTEST_CURRENT_TEST", "another test (call)")
+        with ev._engine(SMOKE) as again:
+            assert again is first, "a per-test variable started a second engine"
+        started = []
+        for i in range(ev.MAX_ENGINES + 1):  # each distinct environment has its own engine
+            monkeypatch.setenv(f"KGB_TEST_VALUE_{i}", f"value-{i}")
+            with ev._engine(SMOKE) as engine:
+                started.append(engine)
+        assert first.alive and first in ev._engines.values(), "an engine in use was closed"
+    assert len(ev._engines) <= ev.MAX_ENGINES + 1
     closed = [e for e in started if e not in ev._engines.values()]
     assert closed and all(not e.alive for e in closed)

@@ -65,7 +65,7 @@ def test_torn_last_line_is_skipped_and_cut_before_appending(tmp_path):
     events = read_events(path)
     assert [type(e).__name__ for e in events] == ["TrialStarted", "TrialFinished"]
     assert events[1].seq == 1
-    assert log.events() == events  # the copy in memory that the job loop folds is the file's
+    assert list(log.events()) == events  # the copy in memory that the job loop folds is the file's
 
 
 def test_corruption_in_the_middle_raises(tmp_path):
@@ -278,6 +278,39 @@ def test_identical_kernels_are_stored_once(tmp_path):
     assert (runs / "r2/artifacts/trial.json").read_text() == "r2"
 
 
+def test_a_kernel_artifact_is_a_link_to_its_blob(tmp_path):
+    """A blob's bytes are neither read nor written again for a trial run: the artifact is
+    the blob's own file (and survives the blob's deletion, as a hard link does)."""
+    from kgb.tracking.artifacts import ArtifactWriter, Stored
+
+    blobs = BlobStore(tmp_path / "blobs")
+    digest = blobs.put("kernel source\r\n")  # bytes kept exactly, line ending included
+    folder = tmp_path / "mlartifacts" / "r1" / "artifacts"
+    ArtifactWriter(client=None).write("r1", folder.as_uri(), {"kernel.py": Stored(blobs, digest)})
+    kernel = folder / "kernel.py"
+    assert kernel.stat().st_ino == (tmp_path / "blobs" / digest[:2] / digest).stat().st_ino
+    os.unlink(tmp_path / "blobs" / digest[:2] / digest)
+    assert kernel.read_bytes() == b"kernel source\r\n"
+
+
+def test_a_live_logs_view_and_outcomes_cost_nothing_per_trial(tmp_path):
+    """events() is a view fixed at its length (later appends do not show in it), and each
+    trial's outcome is folded as its events are appended, not by a re-fold of the log."""
+    log = EventLog(tmp_path / "events.jsonl")
+    log.append(TrialStarted(job="j", trial="t1", op="aten::add", spec_version=1, sample=0))
+    view = log.events()
+    log.append(TrialFinished(job="j", trial="t1", end=TrialEnd.NO_CANDIDATE, reason="none"))
+    assert len(view) == 1 and [e.seq for e in view] == [0] and view[-1].seq == 0 and view[1:] == []
+    assert len(log.events()) == 2 and log.events()[-1].seq == 1 and log.events()[-2:] == list(log.events())
+    with pytest.raises(IndexError):
+        view[1]
+    assert log.outcome("t1").status == TrialStatus.NO_CANDIDATE and log.outcome("t1").reason == "none"
+    log.close()
+    reopened = EventLog(tmp_path / "events.jsonl")  # an earlier run's trials, folded on opening
+    assert reopened.outcome("t1").finished and list(reopened.outcomes()) == ["t1"]
+    reopened.close()
+
+
 def test_a_torn_last_table_line_is_skipped():
     from kgb.tracking.summary import JobInfo, header, parse
 
@@ -314,5 +347,7 @@ def test_best_without_a_store_says_so_and_creates_nothing(tmp_path):
                            "--dest", str(tmp_path / "k")], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(repo)}, timeout=120)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == ["error: no MLflow store at outputs/mlflow.db: run a job first, or pass --tracking-uri"]
+    (message,) = done.stderr.strip().splitlines()
+    assert message.startswith(f"error: no MLflow store at {tmp_path.resolve() / 'outputs' / 'mlflow.db'} ")
+    assert "--tracking-uri sqlite:///" in message and "nothing was created" in message
     assert list(tmp_path.iterdir()) == []

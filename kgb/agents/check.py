@@ -1,7 +1,8 @@
-"""`./check [FILE] [--json]` in an agent's workspace: asks the harness to judge FILE
-(kernel.py by default) on the cases the agent may see, and prints the result as stable
-`key: value` lines (or one JSON object). Exit status: 0 correct, 1 not correct, 2 the
-check could not be made (no harness, budget reached)."""
+"""`./check [FILE] [--json] [--format DIALECT]` in an agent's workspace: asks the harness
+to judge FILE (kernel.py by default) on the cases the agent may see, and prints the result
+as stable `key: value` lines, one JSON object, or another harness's dialect (AutoKernel's,
+AKO4ALL's: kgb/agents/dialects.py). Exit status: 0 correct, 1 not correct, 2 the check
+could not be made (no harness, budget reached)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import os
 import socket
 import sys
 
-from kgb.agents.checks import render
+from kgb.agents.dialects import Dialect, render
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="check", description=__doc__)
     parser.add_argument("file", nargs="?", default="kernel.py")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (--format json)")
+    parser.add_argument("--format", choices=[d.value for d in Dialect], default=Dialect.KGB.value,
+                        help="kgb's key: value lines, json, or the autokernel or ako dialect")
     args = parser.parse_args(argv)
     path = os.environ.get("KGB_CHECK_SOCKET", "")
     if not path:
@@ -28,11 +31,12 @@ def main(argv: list[str] | None = None) -> int:
         s.connect(path)
         s.sendall((json.dumps(request) + "\n").encode())
         answer = json.loads(s.makefile().readline())
+    dialect = Dialect.JSON if args.json else Dialect(args.format)
     if not answer.get("ok"):
-        print(json.dumps(answer) if args.json else f"error: {answer.get('error')}")
+        print(json.dumps(answer) if dialect == Dialect.JSON else f"error: {answer.get('error')}")
         return 2
     report = answer["report"]
-    print(json.dumps(report, indent=1) if args.json else render(report))
+    print(render(report, dialect))
     return 0 if report["correct"] else 1
 
 

@@ -67,23 +67,6 @@ class Checked:
         }
 
 
-def render(report: dict[str, object]) -> str:
-    """`key: value` lines, one per key, in a fixed order; the error tail last."""
-    def show(value: object) -> str:
-        if isinstance(value, bool):
-            return "yes" if value else "no"
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        return "n/a (not timed on this chip)" if value is None else str(value)
-
-    lines = [f"{k}: {show(v)}" for k, v in report.items() if k not in ("error", "note")]
-    if report.get("note"):
-        lines.append(f"note: {report['note']}")
-    if report.get("error"):
-        lines.append(f"error: |\n{report['error']}")
-    return "\n".join(lines)
-
-
 def _scrub(text: str) -> str:
     """The judge's temporary paths out of error text, so that equal failures read alike."""
     import re

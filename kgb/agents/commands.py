@@ -9,7 +9,7 @@ check command imports it) but not the operators' specs, other trials, event logs
 folders, and there is no network. A small Python step applies the sandbox to itself and
 then becomes bash, so the harness (which has threads) never confines a forked child.
 
-    python -m kgb.agents.commands TRIAL_DIR [--tcp PORT] [--exec DIR] -- PROGRAM [ARG ...]
+    python -m kgb.agents.commands [--tcp PORT] [--exec DIR] TRIAL_DIR -- PROGRAM [ARG ...]
 
 runs PROGRAM in that sandbox; `--tcp` keeps the host's network for TCP to PORT alone (an
 agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read and execute.
@@ -69,13 +69,27 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
 def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: int | None = None,
              exec_dirs: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that run `argv` inside the shell sandbox."""
-    wrapper = [sys.executable, "-m", "kgb.agents.commands", str(trial_dir)]
+    # options before the folder: after it, argparse's REMAINDER would take them as the program
+    wrapper = [sys.executable, "-m", "kgb.agents.commands"]
     if tcp_port is not None:
         wrapper += ["--tcp", str(tcp_port)]
     for d in exec_dirs:
         wrapper += ["--exec", d]
-    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))}
+    wrapper.append(str(trial_dir))
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(import_root(trial_dir)), env.get("PYTHONPATH")]))}
     return [*wrapper, "--", *argv], env
+
+
+def import_root(trial_dir: Path) -> Path:
+    """A folder in the trial whose one entry, `kgb`, links to kgb's package. Inside the
+    sandbox the repo's folder cannot be listed (only kgb/ under it can be read), and Python
+    finds a package on a path entry by listing it; so the entry is this folder, which can
+    be. An editable install that points at another checkout then cannot shadow this one."""
+    root = trial_dir / "pylib"
+    root.mkdir(exist_ok=True)
+    if not (root / "kgb").exists():
+        (root / "kgb").symlink_to(PACKAGE, target_is_directory=True)
+    return root
 
 
 def _main(args: list[str]) -> None:

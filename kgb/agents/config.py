@@ -20,8 +20,8 @@ class Driver(StrEnum):
     """Who executes an agent method."""
 
     LOOP = "loop"  # kgb's own tool-use loop over the anthropic and openai SDKs
-    CLAUDE = "claude"  # the Claude Code CLI, headless (not in this version of kgb)
-    OPENCODE = "opencode"  # the OpenCode CLI (not in this version of kgb)
+    CLAUDE = "claude"  # the Claude Code CLI, headless (stream-json), through kgb's model proxy
+    OPENCODE = "opencode"  # the OpenCode CLI (run --format json), through kgb's model proxy
 
 
 class Mode(StrEnum):

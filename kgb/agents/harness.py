@@ -18,6 +18,7 @@ from string import Template
 from kgb.agents.baseline import find_baseline
 from kgb.agents.budget import Budget
 from kgb.agents.checks import Checked, Checker, CheckServer
+from kgb.agents.cli import CliSession, find_cli
 from kgb.agents.config import AgentMethodConfig, Driver
 from kgb.agents.loop import SessionOutcome, loop_session
 from kgb.agents.workspace import Workspace, task_text
@@ -39,8 +40,7 @@ def check_driver(cfg: AgentMethodConfig) -> None:
     if cfg.agent.driver not in set(Driver):
         raise ValueError(f"method.agent.driver={cfg.agent.driver}: choose one of {', '.join(Driver)}")
     if cfg.agent.driver != Driver.LOOP:
-        raise ValueError(f"method.agent.driver={cfg.agent.driver}: the CLI drivers are not part of this kgb yet; "
-                         "use method.agent.driver=loop")
+        find_cli(cfg.agent.driver)
 
 
 def protocol(name: str, **values: object) -> str:
@@ -101,8 +101,16 @@ class AgentRun:
         ctx.emit(SessionStarted(job=ctx.job, session=n, driver=self.cfg.agent.driver, protocol=self.protocol_name,
                                 prompt_blob=ctx.blobs.put(prompt)))
         system = protocol("system")
-        outcome = loop_session(self, n, prompt, system, tools, max_turns if max_turns is not None else self.cfg.agent.max_turns)
-        ctx.emit(SessionFinished(job=ctx.job, session=n, end=outcome.end, reason=outcome.reason, turns=outcome.turns))
+        turns = max_turns if max_turns is not None else self.cfg.agent.max_turns
+        report = None
+        if self.cfg.agent.driver == Driver.LOOP:
+            outcome = loop_session(self, n, prompt, system, tools, turns)
+        else:
+            cli = CliSession(self, n, prompt, system, tools, turns)
+            outcome = cli.run_cli()
+            report = cli.report_blob
+        ctx.emit(SessionFinished(job=ctx.job, session=n, end=outcome.end, reason=outcome.reason, turns=outcome.turns,
+                                 cli_report_blob=report))
         self.snapshot(f"session {n} ended ({outcome.end.value})")
         return outcome
 

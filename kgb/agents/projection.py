@@ -67,12 +67,20 @@ class AgentView:
         return out
 
     def artifacts(self, blobs: BlobStore) -> dict[str, str]:
-        """Artifact path -> text: the transcript, the checks, the workspace's final files."""
+        """Artifact path -> text: the transcript, the checks, a CLI's report and stream, the
+        workspace's final files."""
         out = {"agent/transcript.md": transcript(self.events, blobs),
                "agent/checks.json": json.dumps([c.__dict__ for c in self.checks], indent=1)}
         if self.final is not None:
             out["agent/final.json"] = json.dumps({"rule": self.final.rule.value, "reason": self.final.reason,
                                                   "checked": self.final.checked}, indent=1)
+        for session in self.sessions:  # a CLI driver's own report, beside kgb's count, and its raw stream
+            if session.cli_report_blob:
+                report = blobs.get(session.cli_report_blob)
+                out[f"agent/cli/session-{session.session}-report.json"] = report
+                stream = json.loads(report).get("stream_blob")
+                if stream:
+                    out[f"agent/cli/session-{session.session}-stream.jsonl"] = blobs.get(stream)
         if self.workspace_blob:
             for path, blob in json.loads(blobs.get(self.workspace_blob)).items():
                 out[f"agent/workspace/{path}"] = blobs.get(blob)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kgb.agents.checks import render
 from kgb.agents.commands import run_command
+from kgb.agents.dialects import render
 from kgb.agents.workspace import OutsideWorkspace
 from kgb.models.content import Tool
 

@@ -119,6 +119,8 @@ class Workspace:
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_DATA_HOME": str(self.home / ".local" / "share"),
+            "XDG_STATE_HOME": str(self.home / ".local" / "state"),
             "TMPDIR": str(self.home / ".cache"),
             "LANG": "C.UTF-8",
             "PYTHONPATH": str(REPO_ROOT),

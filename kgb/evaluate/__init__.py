@@ -13,6 +13,8 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from kgb.evaluate.engine import Engine, EngineDied
@@ -86,8 +88,10 @@ _engines: dict[str, Engine] = {}  # in order of last use
 _engines_lock = threading.Lock()
 
 
-def _engine(settings: EvalSettings) -> Engine:
-    """The warm engine for these settings, started on first use (and again if it died)."""
+@contextmanager
+def _engine(settings: EvalSettings) -> Iterator[Engine]:
+    """The warm engine for these settings, started on first use (and again if it died),
+    held for one evaluation: an engine in use by any thread is never closed."""
     env = engine_env(settings)
     key = json.dumps(env, sort_keys=True)
     with _engines_lock:
@@ -95,11 +99,17 @@ def _engine(settings: EvalSettings) -> Engine:
         if engine is None or not engine.alive:
             engine = Engine(env)
         _engines[key] = engine
-        for old_key, old in list(_engines.items())[:-MAX_ENGINES]:
-            if old.idle:
-                del _engines[old_key]
-                old.close()
-        return engine
+        engine.leases += 1
+        unused = [(k, old) for k, old in list(_engines.items())[:-MAX_ENGINES] if old.leases == 0]
+        for k, _ in unused:
+            del _engines[k]
+    for _, old in unused:
+        old.close()
+    try:
+        yield engine
+    finally:
+        with _engines_lock:
+            engine.leases -= 1
 
 
 def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
@@ -130,7 +140,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
         # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
         # candidate alone: one warm engine serves them all.
         env = {**settings.extra_env, **workspace_env(workdir / "candidate")}
-        status = _engine(settings).run(workdir / "request.json", log, env, settings.timeout_s)
+        with _engine(settings) as engine:
+            status = engine.run(workdir / "request.json", log, env, settings.timeout_s)
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
         if verdict.correct and settings.device == "cpu" and settings.compile_for:

@@ -154,6 +154,7 @@ class Engine:
         )
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
+        self.leases = 0  # evaluations holding this engine (kgb.evaluate._engine counts them)
         self._next = 0
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         if first.strip() != "ready":
@@ -179,10 +180,6 @@ class Engine:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    @property
-    def idle(self) -> bool:
-        with self._lock:
-            return not self._pending
 
     def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
         """Judge one request; "ok", "timeout" or "died:<reason>", as the judge process ended."""

@@ -35,6 +35,10 @@ class Row:
     cost_usd: float
     tokens_per_success: float | None
     skipped: int
+    # agent methods (None for the others): the harness's checks per operator solved, and
+    # the mean model turns per trial
+    checks_per_success: float | None = None
+    turns_per_trial: float | None = None
 
 
 JobKey = tuple[str, str, str, str, str]  # method, model, source, chip, settings
@@ -84,6 +88,7 @@ def rows(trials: list[TrialRow]) -> list[Row]:
         best = best_speedups(job)
         timed = [s for s in best.values() if s > 0]
         tokens = sum(r.total_tokens for rs in per_op.values() for r in rs)
+        agent = [r for rs in per_op.values() for r in rs if r.checks is not None]
         cost = sum(r.cost_usd for rs in per_op.values() for r in rs)
         method, model, source, chip, settings = key
         table.append(Row(
@@ -93,12 +98,15 @@ def rows(trials: list[TrialRow]) -> list[Row]:
             total_tokens=tokens, cost_usd=cost,
             tokens_per_success=tokens / len(best) if best else None,
             skipped=len(job.skipped),
+            checks_per_success=sum(r.checks or 0 for r in agent) / len(best) if agent and best else None,
+            turns_per_trial=sum(r.turns or 0 for r in agent) / len(agent) if agent else None,
         ))
     return table
 
 
 COLUMNS = ("method", "model", "source", "chip", "trials", "correct", "accuracy", "fast_1_0",
-           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "skipped", "settings")
+           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "checks_per_success",
+           "turns_per_trial", "skipped", "settings")
 
 
 def _cell(value: Any) -> str:

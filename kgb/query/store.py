@@ -42,7 +42,11 @@ class Store:
         self.path = sqlite_path(uri)
         self._client: Any = None
         if self.path is not None and not self.path.is_file():
-            raise StoreError(f"no MLflow store at {self.path}: run a job first, or pass --tracking-uri")
+            raise StoreError(
+                f"no MLflow store at {self.path.resolve()} (looked there for {uri}; nothing was created): "
+                "run the query in the folder where `python run.py` ran, or point at the store a job wrote, "
+                "--tracking-uri sqlite:///<tracking.root>/mlflow.db (by default outputs/mlflow.db beside the "
+                "event logs) or a tracking server's http:// URI")
 
     def _sql(self, query: str, args: tuple = ()) -> list[tuple]:
         assert self.path is not None

@@ -6,9 +6,12 @@ where the method proposed more than one kernel, and `calls/NNN-prompt.json` and
 `calls/NNN-completion.txt` for each model call (the transcript). The full event stream
 stays in the job's events.jsonl; it is not copied into every run.
 
-In a local artifact store every file is a hard link into one content-addressed pool
-beside the runs (`.kgb-cas/<2 hex>/<sha256>`), so the same kernel or prompt, met in many
-trials, takes disk space once. Other stores get the files through MLflow's client.
+In a local artifact store every file is a hard link, so the same kernel or prompt, met in
+many trials, takes disk space once: a file that is a blob of the job's store (a kernel, a
+prompt, a completion) is linked to that blob, read and written by nobody; other texts
+(trial.json, an agent's transcript) are linked into one content-addressed pool beside the
+runs (`.kgb-cas/<2 hex>/<sha256>`). Where a link cannot be made (another file system)
+the bytes are copied. Other stores get the files through MLflow's client.
 """
 
 from __future__ import annotations
@@ -19,32 +22,57 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import to_json
-from kgb.tracking.projections import TrialOutcome
+
+if TYPE_CHECKING:  # a query reads artifacts without importing the folds (and the judge they import)
+    from kgb.tracking.projections import TrialOutcome
 
 POOL = ".kgb-cas"
 
 
-def trial_files(t: TrialOutcome, blobs: BlobStore) -> dict[str, str]:
-    """Artifact path -> text, for one finished trial."""
-    files: dict[str, str] = {}
+@dataclass(frozen=True)
+class Stored:
+    """A file whose bytes are a blob of the job's store: linked to it where it can be."""
+
+    blobs: BlobStore
+    digest: str
+
+    def path(self) -> Path:
+        return self.blobs.root / self.digest[:2] / self.digest
+
+    def text(self) -> str:
+        return self.blobs.get(self.digest)
+
+
+File = str | Stored  # an artifact's content: its text, or the blob that holds it
+
+
+def text_of(content: File) -> str:
+    return content if isinstance(content, str) else content.text()
+
+
+def trial_files(t: TrialOutcome, blobs: BlobStore) -> dict[str, File]:
+    """Artifact path -> content, for one finished trial."""
+    from kgb.tracking.events import to_json
+
+    files: dict[str, File] = {}
     best = t.best
     if best is not None:
-        files["kernel.py"] = blobs.get(best.source_blob)
+        files["kernel.py"] = Stored(blobs, best.source_blob)
     if len(t.candidates) > 1:
         for c in t.candidates:
-            files[f"candidates/{c.id}.py"] = blobs.get(c.source_blob)
+            files[f"candidates/{c.id}.py"] = Stored(blobs, c.source_blob)
     calls = []
     for i, call in enumerate(t.calls, 1):
         prompt, completion = f"calls/{i:03d}-prompt.json", f"calls/{i:03d}-completion.txt"
-        files[prompt] = blobs.get(call.request_blob)
+        files[prompt] = Stored(blobs, call.request_blob)
         if call.response_blob:
-            files[completion] = blobs.get(call.response_blob)
+            files[completion] = Stored(blobs, call.response_blob)
         calls.append({
             "provider": call.provider, "model": call.model, "usage": to_json(call.usage),
             "latency_s": call.latency_s, "retries": call.retries, "stop_reason": call.stop_reason,
@@ -80,28 +108,53 @@ def local_dir(artifact_uri: str) -> Path | None:
 
 
 class ArtifactWriter:
-    """Writes a run's files: hard links into the pool where the store is a local folder,
-    MLflow's client otherwise."""
+    """Writes a run's files: hard links where the store is a local folder, MLflow's client
+    otherwise."""
 
     def __init__(self, client: Any):
         self.client = client
+        self._folders: set[str] = set()  # made by this writer: no mkdir call per file
 
-    def write(self, run_id: str, artifact_uri: str, files: dict[str, str]) -> None:
+    def _folder(self, path: str) -> None:
+        if path not in self._folders:
+            os.makedirs(path, exist_ok=True)
+            self._folders.add(path)
+
+    def write(self, run_id: str, artifact_uri: str, files: dict[str, File]) -> None:
         folder = local_dir(artifact_uri)
         if folder is None:
-            self._upload(run_id, files)
+            self._upload(run_id, {name: text_of(content) for name, content in files.items()})
             return
-        pool = folder.parent.parent / POOL  # <experiment location>/<run>/artifacts -> <experiment location>
-        for name, text in files.items():
-            dest = folder / name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            source = _pooled(pool, text.encode())
-            if dest.exists():
-                dest.unlink()  # a rewrite (the job's trials table) replaces its link
+        root = str(folder)
+        pool = os.path.join(os.path.dirname(os.path.dirname(root)), POOL)  # <experiment location>/<run>/artifacts
+        for name, content in files.items():
+            dest = os.path.join(root, name)
+            self._folder(os.path.dirname(dest))
+            if os.path.lexists(dest):
+                os.unlink(dest)  # a run written again (a half-written one redone) replaces its links
+            if isinstance(content, Stored):
+                try:
+                    os.link(content.path(), dest)
+                    continue
+                except OSError:  # the blobs on another file system: through the pool
+                    content = content.text()
+            source = self._pooled(pool, content.encode())
             try:
                 os.link(source, dest)
             except OSError:  # another file system, or one without hard links
                 shutil.copyfile(source, dest)
+
+    def _pooled(self, pool: str, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        folder = os.path.join(pool, digest[:2])
+        path = os.path.join(folder, digest)
+        if not os.path.exists(path):
+            self._folder(folder)
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)  # atomic: a reader never links half a file
+        return path
 
     def replace(self, run_id: str, artifact_uri: str, name: str, text: str) -> None:
         """Write one file that is rewritten as it grows (a job's trials table): replaced in
@@ -134,13 +187,3 @@ class ArtifactWriter:
                 path.write_text(text)
             self.client.log_artifacts(run_id, tmp)  # one call for the whole bundle
 
-
-def _pooled(pool: Path, data: bytes) -> Path:
-    digest = hashlib.sha256(data).hexdigest()
-    path = pool / digest[:2] / digest
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{digest}.tmp{os.getpid()}")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)  # atomic: a reader never links half a file
-    return path

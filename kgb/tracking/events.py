@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, ClassVar
@@ -232,6 +233,7 @@ class SessionFinished(Event):
     end: SessionEnd
     reason: str = ""
     turns: int = 0
+    cli_report_blob: str | None = None  # a CLI driver's own token report beside kgb's count (JSON)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -310,9 +312,22 @@ EVENT_TYPES: dict[str, type[Event]] = {
 
 # --- encoding: dataclasses and enums to JSON-able values and back -------------------
 
+PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """A dataclass's field names (None for other types), looked up once per class."""
+    return tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else None
+
+
 def to_json(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    if cls in PLAIN:
+        return value
+    names = _field_names(cls)
+    if names is not None:
+        out = {name: to_json(getattr(value, name)) for name in names}
         if isinstance(value, Event):
             out = {"kind": value.kind, **out}
         return out
@@ -325,30 +340,40 @@ def to_json(value: Any) -> Any:
     return value
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
 @functools.cache
-def _fields_of(tp: type) -> tuple[dict[str, Any], frozenset[str]]:
-    """A dataclass's resolved field types and names, worked out once per class: resolving
-    them costs more than decoding an event, and a rebuild decodes every event."""
-    return typing.get_type_hints(tp), frozenset(f.name for f in dataclasses.fields(tp))
-
-
-def _from_json(tp: Any, value: Any) -> Any:
-    if value is None:
-        return None
+def _decoder(tp: Any) -> Callable[[Any], Any]:
+    """A function that turns the JSON value of type `tp` back into it, worked out once per
+    type: resolving a dataclass's field types costs more than decoding an event, and a
+    rebuild decodes every event of every log."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(tp) if a is not type(None)]
-        return _from_json(inner[0], value) if len(inner) == 1 else value
-    if origin is tuple:
-        return tuple(_from_json(typing.get_args(tp)[0], v) for v in value)
-    if origin is list:
-        return [_from_json(typing.get_args(tp)[0], v) for v in value]
+        if len(inner) != 1:
+            return _identity
+        one = _decoder(inner[0])
+        return lambda v: None if v is None else one(v)
+    if origin in (tuple, list):
+        item = _decoder(typing.get_args(tp)[0])
+        return lambda v: None if v is None else origin(item(x) for x in v)
     if isinstance(tp, type) and issubclass(tp, Enum):
-        return tp(value)
+        return lambda v: None if v is None else tp(v)
     if dataclasses.is_dataclass(tp):
-        hints, names = _fields_of(tp)
-        return tp(**{k: _from_json(hints[k], v) for k, v in value.items() if k in names})  # type: ignore[operator]
-    return value
+        hints = typing.get_type_hints(tp)
+        fields = {f.name: _decoder(hints[f.name]) for f in dataclasses.fields(tp)}
+        # plain values (str, int, dicts of them) need no call per field
+        plain = {name for name, decode in fields.items() if decode is _identity}
+
+        def decode(v: Any) -> Any:
+            if v is None:
+                return None
+            return tp(**{k: x if k in plain else fields[k](x) for k, x in v.items() if k in fields})
+
+        return decode
+    return _identity
 
 
 def from_json(record: dict[str, Any]) -> Event:
@@ -356,7 +381,7 @@ def from_json(record: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(record.get("kind", ""))
     if cls is None:
         raise ValueError(f"unknown event kind {record.get('kind')!r}")
-    return _from_json(cls, record)
+    return _decoder(cls)(record)
 
 
 __all__ = [

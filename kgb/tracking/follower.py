@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event
@@ -22,15 +22,15 @@ IDLE_S = 0.5  # an idle thread ends after this; the next submission starts anoth
 
 
 class Follower:
-    def __init__(self, project_now: Callable[[list[Event], BlobStore], object]):
+    def __init__(self, project_now: Callable[[Sequence[Event], BlobStore], object]):
         self._project_now = project_now
         self._cond = threading.Condition()
-        self._pending: dict[str, tuple[list[Event], BlobStore]] = {}
+        self._pending: dict[str, tuple[Sequence[Event], BlobStore]] = {}
         self._busy = False
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
-    def submit(self, job: str, events: list[Event], blobs: BlobStore) -> None:
+    def submit(self, job: str, events: Sequence[Event], blobs: BlobStore) -> None:
         """Project this log soon; returns at once."""
         with self._cond:
             self._raise()

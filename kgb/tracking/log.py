@@ -8,12 +8,14 @@ last line, upgrade older schema versions and refuse newer ones.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from kgb.tracking.events import (
     SCHEMA_VERSION,
@@ -24,6 +26,7 @@ from kgb.tracking.events import (
     from_json,
     to_json,
 )
+from kgb.tracking.projections import TrialFold, TrialOutcome
 
 DURABLE = (TrialFinished, RunStarted, RunFinished)
 
@@ -35,8 +38,10 @@ class NewerSchemaError(RuntimeError):
 class EventLog:
     """Appends events to one job's events.jsonl. Thread-safe; one per job.
 
-    It also keeps every event of the file in memory, so that the job loop can fold the
-    log after each trial without reading the whole file again."""
+    It also keeps every event of the file in memory, and their trial outcomes folded as
+    each event is appended, so that what a job does after each trial (its progress line,
+    its projection) costs the same in its first trial as in its ten-thousandth: nothing
+    reads the file again or re-folds the log."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -44,6 +49,9 @@ class EventLog:
         existing = read_events(self.path) if self.path.exists() else []
         self._seq = existing[-1].seq + 1 if existing else 0
         self._events = existing
+        self._fold = TrialFold()
+        for e in existing:
+            self._fold.add(e)
         self._drop_torn_tail()
         self._lock = threading.Lock()
         self._file = self.path.open("a")
@@ -67,16 +75,54 @@ class EventLog:
                 os.fsync(self._file.fileno())
             self._seq += 1
             self._events.append(stamped)
+            self._fold.add(stamped)
             return stamped
 
-    def events(self) -> list[Event]:
-        """Every event of the log so far, as the file holds them."""
+    def events(self) -> Sequence[Event]:
+        """Every event of the log so far, as the file holds them: a view of the first n
+        events, made without copying them (the log only grows, so the view never changes)."""
         with self._lock:
-            return list(self._events)
+            return Snapshot(self._events, len(self._events))
+
+    def outcome(self, trial: str) -> TrialOutcome:
+        """The trial's outcome folded from its events so far (KeyError for a trial not
+        begun). The object is the log's own and keeps changing while the trial goes on."""
+        with self._lock:
+            return self._fold.trials[trial]
+
+    def outcomes(self) -> dict[str, TrialOutcome]:
+        """Every trial's outcome so far, in first-seen order."""
+        with self._lock:
+            return dict(self._fold.trials)
 
     def close(self) -> None:
         with self._lock:
             self._file.close()
+
+
+class Snapshot(Sequence[Event]):
+    """The first `n` events of a list that only grows: an O(1) stand-in for a copy."""
+
+    def __init__(self, events: list[Event], n: int):
+        self._events, self._n = events, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Event]: ...
+    def __getitem__(self, i: int | slice) -> Event | list[Event]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            return self._events[start:stop:step]
+        if not -self._n <= i < self._n:
+            raise IndexError("event index out of range")
+        return self._events[i % self._n]
+
+    def __iter__(self) -> Iterator[Event]:
+        return itertools.islice(self._events, self._n)
 
 
 def upgrade(record: dict[str, Any]) -> dict[str, Any]:

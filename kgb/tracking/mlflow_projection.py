@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,15 +73,13 @@ class MlflowProjection:
 
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
-        found = self.client.get_experiment_by_name(experiment)
-        if found is not None:
-            self.experiment_id = found.experiment_id
-            if found.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
-                self.client.set_experiment_tag(self.experiment_id, *EXPERIMENT_KIND)
-        else:
-            self.experiment_id = self.client.create_experiment(
-                experiment, artifact_location=self._artifact_root(uri), tags=dict([EXPERIMENT_KIND]))
+        self.experiment_id = self._experiment(experiment, uri)
         self.writer = writer_for(uri, self.client)
+        # the agent view folds agent events (an extension, imported here rather than at the
+        # top: kgb.agents imports kgb.tracking); now, so a live job's first trial does not wait for it
+        from kgb.agents.projection import agent_view
+
+        self._agent_view = agent_view
         self.artifacts = ArtifactWriter(self.client)
         self._lock = threading.RLock()
         self._jobs: dict[str, JobState] = {}
@@ -93,6 +92,24 @@ class MlflowProjection:
         otherwise open on GenAI traces."""
         return f"{server}/#/experiments/{self.experiment_id}/runs?workflowType=machine_learning"
 
+    def _experiment(self, name: str, uri: str) -> str:
+        """The experiment's id, created and tagged if need be. Jobs on several hosts start at
+        once against one server: whichever creates or tags it first, the others find it."""
+        from mlflow.exceptions import MlflowException
+
+        for _ in range(3):
+            found = self.client.get_experiment_by_name(name)
+            try:
+                if found is None:
+                    return self.client.create_experiment(name, artifact_location=self._artifact_root(uri),
+                                                         tags=dict([EXPERIMENT_KIND]))
+                if found.tags.get(EXPERIMENT_KIND[0]) != EXPERIMENT_KIND[1]:
+                    self.client.set_experiment_tag(found.experiment_id, *EXPERIMENT_KIND)
+                return found.experiment_id
+            except MlflowException:  # another job created or tagged it meanwhile: look again
+                continue
+        raise RuntimeError(f"MLflow experiment {name!r} could not be created or read at {uri}")
+
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
         """Keep artifacts beside a SQLite store instead of in the current directory."""
@@ -100,7 +117,7 @@ class MlflowProjection:
             return (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
         return None
 
-    def project(self, events: list[Event], blobs: BlobStore) -> str | None:
+    def project(self, events: Sequence[Event], blobs: BlobStore) -> str | None:
         """Bring the store up to date with one job's log; return the parent run id. A live
         job's calls between its first and its last return before the store is written."""
         if not events:
@@ -113,7 +130,7 @@ class MlflowProjection:
             self._follower.drain()
         return self._project_now(events, blobs)
 
-    def _project_now(self, events: list[Event], blobs: BlobStore) -> str | None:
+    def _project_now(self, events: Sequence[Event], blobs: BlobStore) -> str | None:
         with self._lock:
             state = self._jobs.get(events[0].job)
             if state is None:
@@ -154,7 +171,7 @@ class MlflowProjection:
         self.client.log_text(run.info.run_id, json.dumps(to_json(started), indent=1), "run_started.json")
         return self.client.get_run(run.info.run_id)
 
-    def _project(self, state: JobState, events: list[Event], blobs: BlobStore) -> None:
+    def _project(self, state: JobState, events: Sequence[Event], blobs: BlobStore) -> None:
         first = state.folded == 0
         if not first and len(events) <= state.folded and events[-1].seq <= state.last_seq:
             return  # an older copy of the log than the one already projected
@@ -230,10 +247,8 @@ class MlflowProjection:
         }
         if t.why:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
-        from kgb.agents.projection import agent_view  # an extension that folds agent events
-
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
-        view = agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
+        view = self._agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
         if view is not None:
             metrics.update(view.metrics())
             history = list(view.history())

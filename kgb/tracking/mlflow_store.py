@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kgb.tracking.artifacts import ArtifactWriter
+from kgb.tracking.artifacts import ArtifactWriter, File
 
 SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 COMPLETE = "kgb.complete"  # set on a run once all its data is there
@@ -34,7 +34,7 @@ class NewRun:
     end_ms: int
     tags: dict[str, str]
     metrics: dict[str, float]
-    files: dict[str, str] = field(default_factory=dict)  # artifact path -> text
+    files: dict[str, File] = field(default_factory=dict)  # artifact path -> text, or the blob holding it
     params: dict[str, str] = field(default_factory=dict)
     history: list[tuple[str, float, int]] = field(default_factory=list)  # (metric, value, step): a trajectory
     run_id: str = ""  # set once created
@@ -82,8 +82,14 @@ class SqlRunWriter:
         if is_sqlite:
             @sqlalchemy.event.listens_for(self.engine, "connect")
             def _fast_commits(conn: Any, _record: Any) -> None:
-                conn.execute("PRAGMA journal_mode=WAL")
+                # switching modes takes a lock that waits for no busy timeout: another
+                # process writing the store would fail this connection, so only once
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+
+            with self.engine.connect():  # now: a rebuild's workers find the store in WAL mode
+                pass
 
     def _location(self, experiment_id: str) -> str:
         if experiment_id not in self._locations:
@@ -120,13 +126,11 @@ class SqlRunWriter:
             latest_rows += list(latest.values())
             param_rows += [{"key": k, "value": v, "run_uuid": run.run_id} for k, v in run.params.items()]
         with self.engine.begin() as conn:  # one transaction: every run whole, or none
-            conn.execute(m.SqlRun.__table__.insert(), run_rows)
-            conn.execute(m.SqlTag.__table__.insert(), tag_rows)
-            if metric_rows:
-                conn.execute(m.SqlMetric.__table__.insert(), metric_rows)
-                conn.execute(m.SqlLatestMetric.__table__.insert(), latest_rows)
-            if param_rows:
-                conn.execute(m.SqlParam.__table__.insert(), param_rows)
+            _insert(conn, m.SqlRun.__table__, run_rows)
+            _insert(conn, m.SqlTag.__table__, tag_rows)
+            _insert(conn, m.SqlMetric.__table__, metric_rows)
+            _insert(conn, m.SqlLatestMetric.__table__, latest_rows)
+            _insert(conn, m.SqlParam.__table__, param_rows)
 
     def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
         import sqlalchemy
@@ -143,6 +147,26 @@ class SqlRunWriter:
             for run_id, key, complete in conn.execute(query, {"job": job, "complete": COMPLETE, "experiment": int(experiment_id)}):
                 found.setdefault(key, []).append(KnownRun(run_id, complete == "1"))
         return found
+
+
+PLACEHOLDERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}  # DB-API paramstyles taking positions
+
+
+def _insert(conn: Any, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert rows (all with the same keys) in one executemany. Plain SQL with the driver's
+    own placeholders where it takes positional ones: SQLAlchemy's per-row parameter
+    processing would cost more than the database's insert does."""
+    if not rows:
+        return
+    mark = PLACEHOLDERS.get(conn.dialect.paramstyle)
+    if mark is None:
+        conn.execute(table.insert(), rows)
+        return
+    columns = list(rows[0])
+    quote = conn.dialect.identifier_preparer
+    sql = (f"INSERT INTO {quote.format_table(table)} ({', '.join(quote.quote(c) for c in columns)})"
+           f" VALUES ({', '.join([mark] * len(columns))})")
+    conn.exec_driver_sql(sql, [tuple(row[c] for c in columns) for row in rows])
 
 
 class ClientRunWriter:

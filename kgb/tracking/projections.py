@@ -6,6 +6,7 @@ Scores are derived here, never logged: a new metric needs no re-run, only a new 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -75,6 +76,8 @@ class TrialOutcome:
     reason: str = ""
     wall_s: float = 0.0
     events: list[Event] = field(default_factory=list)
+    # (events folded, best candidate then): `best` is asked for many times per trial
+    _best: tuple[int, Candidate | None] = field(default=(-1, None), repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -100,16 +103,22 @@ class TrialOutcome:
     @property
     def best(self) -> Candidate | None:
         """The fastest correct candidate; else the one with the best status, latest first."""
-        judged = [c for c in self.candidates if c.verdict is not None]
+        if self._best[0] == len(self.events):
+            return self._best[1]
+        judged = [(i, c) for i, c in enumerate(self.candidates) if c.verdict is not None]
         if not judged:
+            self._best = (len(self.events), None)
             return None
 
-        def rank(c: Candidate) -> tuple[int, float, int]:
+        def rank(item: tuple[int, Candidate]) -> tuple[int, float, int]:
+            i, c = item
             v = c.verdict
             assert v is not None
-            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, self.candidates.index(c))
+            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, i)
 
-        return max(judged, key=rank)
+        best = max(judged, key=rank)[1]
+        self._best = (len(self.events), best)
+        return best
 
     @property
     def status(self) -> TrialStatus:
@@ -167,7 +176,9 @@ class TrialFold:
         """Fold one event; return the outcome it belongs to (None for job events)."""
         if e.trial is None:
             return None
-        t = self.trials.setdefault(e.trial, TrialOutcome(key=e.trial))
+        t = self.trials.get(e.trial)
+        if t is None:
+            t = self.trials[e.trial] = TrialOutcome(key=e.trial)
         t.events.append(e)
         if isinstance(e, TrialStarted):
             t.op, t.sample, t.spec_version = e.op, e.sample, e.spec_version
@@ -190,7 +201,7 @@ class TrialFold:
         return t
 
 
-def trial_outcomes(events: list[Event]) -> dict[str, TrialOutcome]:
+def trial_outcomes(events: Iterable[Event]) -> dict[str, TrialOutcome]:
     """Fold a job's events into one outcome per trial key, in first-seen order."""
     fold = TrialFold()
     for e in events:
@@ -273,7 +284,7 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
     )
 
 
-def run_started(events: list[Event]) -> RunStarted | None:
+def run_started(events: Iterable[Event]) -> RunStarted | None:
     """The latest RunStarted of a job's log (a resumed job has several)."""
     starts = [e for e in events if isinstance(e, RunStarted)]
     return starts[-1] if starts else None

@@ -9,10 +9,11 @@ a header naming the job and the columns; each further line is one trial as a JSO
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import MISSING, asdict, dataclass, fields
+from typing import TYPE_CHECKING, Any
 
-from kgb.tracking.projections import TrialOutcome
+if TYPE_CHECKING:  # queries read tables without importing the folds (and the judge they import)
+    from kgb.tracking.projections import TrialOutcome
 
 TABLE_NAME = "trials.jsonl"
 TABLE_VERSION = 1
@@ -64,6 +65,9 @@ class TrialRow:
     start_ms: int
     end_ms: int
     settings: str = ""  # the job's judging settings (JobInfo.settings)
+    # agent trials only (None for other methods and in tables written before them):
+    checks: int | None = None  # check-tool calls judged, all attempts together
+    turns: int | None = None  # model turns of the agent's sessions (the last attempt, which replays the earlier ones)
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
@@ -88,7 +92,17 @@ def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
         wall_s=t.wall_s, attempts=sum(c.verdict is not None for c in t.candidates), model_calls=len(t.calls),
         reason=t.why[:REASON_CHARS], run_id=run_id,
         start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
+        **agent_counts(t),
     )
+
+
+def agent_counts(t: TrialOutcome) -> dict[str, int | None]:
+    """An agent trial's checks and turns; None for trials without agent sessions."""
+    kinds = [e.kind for e in t.events]
+    if "SessionStarted" not in kinds:
+        return {"checks": None, "turns": None}
+    last_start = len(kinds) - 1 - kinds[::-1].index("TrialStarted") if "TrialStarted" in kinds else 0
+    return {"checks": kinds.count("CandidateChecked"), "turns": kinds[last_start:].count("TurnTaken")}
 
 
 def header(job: JobInfo) -> str:
@@ -112,10 +126,18 @@ def parse(text: str) -> list[TrialRow]:
     head: dict[str, Any] = json.loads(lines[0])
     if head.get("version", 0) > TABLE_VERSION:
         raise TableError(f"trials table version {head.get('version')} is newer than this kgb reads; upgrade kgb")
-    job = {k: head.get(k, "") for k in JOB_FIELDS}
     columns = head["columns"]
+    # each field of a row: its column's position in a line, or the job's value from the header
+    where = {c: i for i, c in enumerate(columns)}
+    sources = [(where[f.name], None) if f.name in where
+               else (None, head.get(f.name, "" if f.default is MISSING else f.default)) for f in fields(TrialRow)]
+    try:
+        values = json.loads("[" + ",".join(lines[1:]) + "]")  # one parse for the whole table
+    except json.JSONDecodeError as e:
+        raise TableError(f"corrupt trials table line ({e})") from e
     rows = []
-    for text_row in lines[1:]:
-        values = dict(zip(columns, json.loads(text_row), strict=True))
-        rows.append(TrialRow(**{**job, **{k: v for k, v in values.items() if k in TrialRow.__dataclass_fields__}}))
+    for v in values:
+        if len(v) != len(columns):
+            raise TableError(f"a trials table line has {len(v)} values for {len(columns)} columns")
+        rows.append(TrialRow(*[v[i] if i is not None else job for i, job in sources]))
     return rows

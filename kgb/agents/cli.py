@@ -1,0 +1,248 @@
+"""`agent.driver=claude` and `agent.driver=opencode`: a coding-agent CLI runs the session.
+
+The CLI is started in the workspace, in its own process group, inside the agent's shell
+sandbox (kgb/agents/commands.py: the trial's folder the only writable place, TCP to the
+proxy's port only), with the workspace's built-up environment (its HOME, no key of the
+harness) plus what it needs to reach kgb's model proxy (kgb/models/proxy.py). Every model call it makes goes through that proxy into
+`ctx.model`, so it is a ModelCalled and a TurnTaken like a call of the loop driver, and the
+harness counts turns, tokens and cost itself; the real key never leaves kgb. The check
+tool is the workspace's `./check`, which reaches the harness's check server; a check is
+linked to the tool call of the model's last reply that ran it.
+
+A watchdog ends the CLI (SIGKILL to its process group) at the first budget reached (wall
+clock, turns, tokens, cost, checks), at the session's turn limit, or when the method's
+protocol says stop; the workspace as the CLI left it is then salvaged by the harness.
+The CLI's stream gives the tool calls (ToolCalled, with their results as the CLI showed
+them) and the CLI's own token report, which is kept beside kgb's count in
+SessionFinished.cli_report_blob and never charged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from kgb.agents import claude_cli, opencode_cli
+from kgb.agents.commands import confined
+from kgb.agents.stream import CliRecord
+from kgb.models import ModelCallFailed
+from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
+from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
+from kgb.trial import BudgetExhausted
+from kgb.usage import Usage
+
+if TYPE_CHECKING:
+    from kgb.agents.harness import AgentRun
+    from kgb.agents.loop import SessionOutcome
+
+CLIS: dict[str, ModuleType] = {"claude": claude_cli, "opencode": opencode_cli}
+NPM_PREFIX = Path(os.environ.get("KGB_NPM_PREFIX", "~/.cache/kgb/npm")).expanduser()
+INSTALL = "npm install --prefix {prefix} @anthropic-ai/claude-code opencode-ai"
+POLL_S = 0.05
+STDERR_TAIL = 2000
+
+
+def find_cli(driver: str) -> str:
+    """The CLI's executable: on PATH, else in the npm prefix kgb installs it into."""
+    found = shutil.which(driver) or shutil.which(driver, path=str(NPM_PREFIX / "node_modules" / ".bin"))
+    if found is None:
+        raise ValueError(f"method.agent.driver={driver}: no `{driver}` on PATH or under {NPM_PREFIX}; install it with "
+                         f"`{INSTALL.format(prefix=NPM_PREFIX)}` (or set KGB_NPM_PREFIX)")
+    return found
+
+
+def install_dir(executable: str) -> str:
+    """What the sandboxed CLI may read and execute: the node_modules it was installed into
+    (the package and its native binaries), else the folder of its executable."""
+    real = Path(executable).resolve()
+    for parent in real.parents:
+        if parent.name == "node_modules":
+            return str(parent)
+    return str(real.parent)
+
+
+def cli_version(executable: str) -> str:
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=60,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent"})
+        return done.stdout.strip() or done.stderr.strip()[:200]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unknown ({e})"
+
+
+def difference(after: Usage, before: Usage) -> Usage:
+    return Usage(after.input_tokens - before.input_tokens, after.output_tokens - before.output_tokens,
+                 after.cache_read_tokens - before.cache_read_tokens, after.cache_write_tokens - before.cache_write_tokens,
+                 after.reasoning_tokens - before.reasoning_tokens, after.cost_usd - before.cost_usd)
+
+
+@dataclass
+class Stop:
+    """Why the watchdog ended the CLI (the first reason wins)."""
+
+    end: SessionEnd | None = None
+    reason: str = ""
+
+    def set(self, end: SessionEnd, reason: str) -> None:
+        if self.end is None:
+            self.end, self.reason = end, reason
+
+
+class CliSession:
+    """One session of a CLI driver; `run_cli()` runs it and returns its outcome."""
+
+    def __init__(self, run: AgentRun, session: int, prompt: str, system: str, tools: bool, max_turns: int):
+        self.run, self.session, self.prompt, self.system = run, session, prompt, system
+        self.tools, self.max_turns = tools, max_turns
+        self.cli = CLIS[run.cfg.agent.driver]
+        self.turns = 0  # model calls of the session, side calls included
+        self.conversation_turns = 0  # those the session's turn limit counts
+        # OpenCode offers its tools in every call of a session, answer mode included (there
+        # the proxy drops them); Claude Code offers what --tools gives it
+        self.cli_offers_tools = tools or self.cli is opencode_cli
+        self.stop = Stop()
+        self.record = CliRecord()
+        self.counted = Usage()
+
+    # --- the proxy's side: each model call of the CLI ---
+
+    def answer(self, conversation: Conversation) -> Answer:
+        run, ctx = self.run, self.run.ctx
+        if self.stop.end is not None:
+            raise Refused(f"the session is over: {self.stop.reason}")
+        if reason := run.budget.exhausted(ctx.model.used):
+            self.stop.set(SessionEnd.BUDGET, reason)
+            raise Refused(reason)
+        # a call without tools from a CLI that offers them is a side call (OpenCode's title):
+        # paid and logged like any, but not a turn of the session's conversation
+        side_call = self.cli_offers_tools and not conversation.tools
+        if not side_call and self.conversation_turns >= self.max_turns:
+            self.stop.set(SessionEnd.TURNS, f"the session's limit of {self.max_turns} turn(s)")
+            raise Refused(self.stop.reason)
+        before = ctx.model.used
+        try:
+            completion = ctx.model.complete(conversation.messages, system=conversation.system,
+                                            temperature=run.cfg.temperature,
+                                            tools=conversation.tools if self.tools else ())
+        except BudgetExhausted as e:
+            run.budget.reached = run.budget.reached or str(e)
+            self.stop.set(SessionEnd.BUDGET, str(e))
+            raise Refused(str(e)) from e
+        except ModelCallFailed as e:
+            self.stop.set(SessionEnd.ERROR, str(e))
+            raise Refused(str(e)) from e
+        usage = difference(ctx.model.used, before)
+        self.counted += usage
+        self.turns += 1
+        self.conversation_turns += not side_call
+        run.budget.turns += 1
+        run.replies.append(completion.text)
+        uses = completion.tool_uses if self.tools else ()
+        ctx.emit(TurnTaken(job=ctx.job, session=self.session, turn=self.turns, request_hash=completion.request_hash,
+                           tool_calls=len(uses)))
+        # the tools of this reply run next: a ./check among them is linked to the call that ran it
+        checking = [u for u in uses if "check" in json.dumps(u.input)] or list(uses)
+        run.server.current_call = checking[0].id if checking else ""
+        return Answer(completion.text, uses, completion.stop_reason, usage)
+
+    # --- the CLI's side: its process and its stream ---
+
+    def read(self, stdout: object) -> None:
+        ctx = self.run.ctx
+        for raw in stdout:  # type: ignore[attr-defined]
+            self.record.lines.append(raw)
+            try:
+                event = json.loads(raw)
+            except json.JSONDecodeError:
+                self.record.unreadable += 1
+                continue
+            for item in self.cli.parse(event) if isinstance(event, dict) else ():
+                ended = self.record.take(item)
+                if ended is not None:
+                    started, result, duration = ended
+                    ctx.emit(ToolCalled(
+                        job=ctx.job, session=self.session, turn=self.turns, call_id=started.id, tool=started.name,
+                        input_blob=ctx.blobs.put(json.dumps(started.input, sort_keys=True)),
+                        result_blob=ctx.blobs.put(result.output), is_error=result.is_error, duration_s=duration,
+                    ))
+
+    def watch(self, proc: subprocess.Popen[str]) -> None:
+        """Until the CLI exits: end it at a budget, the turn limit or the protocol's stop."""
+        run = self.run
+        while proc.poll() is None:
+            over = run.budget.exhausted(run.ctx.model.used)
+            done = None if over else run.stop_reason()
+            if over:
+                self.stop.set(SessionEnd.BUDGET, over)
+            elif done:
+                self.stop.set(SessionEnd.STOPPED, done)
+            # a failed model call is the CLI's to report: it ends on its own (the proxy
+            # refuses it any further call), within the wall clock
+            if over or done or self.stop.end in (SessionEnd.BUDGET, SessionEnd.TURNS):
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(POLL_S)
+        proc.wait()
+
+    def start(self, executable: str, proxy: ModelProxy) -> subprocess.Popen[str]:
+        ws, model = self.run.workspace, self.run.ctx.model.model.defaults.model
+        env = ws.env(self.run.server.ticket)
+        if self.cli is claude_cli:
+            env |= claude_cli.environment(ws.home, proxy.url, proxy.token, model)
+            argv, stdin = claude_cli.command(executable, model, self.system, self.tools), self.prompt
+        else:
+            env |= opencode_cli.environment(ws.home, proxy.url, proxy.token, model, self.system)
+            argv, stdin = [*opencode_cli.command(executable, model), self.prompt], ""
+        # the CLI runs in the agent's shell sandbox: its trial folder writable, TCP to the proxy only
+        argv, env = confined(argv, ws.trial_dir, env, tcp_port=proxy.port, exec_dirs=(install_dir(executable),))
+        self.stderr = (ws.trial_dir / f"cli-{self.session}.stderr").open("w+")
+        proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=self.stderr, text=True, start_new_session=True)
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        return proc
+
+    def run_cli(self) -> SessionOutcome:
+        from kgb.agents.loop import SessionOutcome
+
+        run = self.run
+        executable = find_cli(run.cfg.agent.driver)
+        version = cli_version(executable)
+        with ModelProxy(self.answer, run.ctx.model.model.defaults.model) as proxy:
+            proc = self.start(executable, proxy)
+            reader = threading.Thread(target=self.read, args=(proc.stdout,), daemon=True)
+            reader.start()
+            try:
+                self.watch(proc)
+            finally:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                reader.join(timeout=10)
+                run.server.current_call = ""
+        self.stderr.seek(0)
+        stderr = self.stderr.read()[-STDERR_TAIL:]
+        self.stderr.close()
+        stream = run.ctx.blobs.put("".join(self.record.lines))
+        report = self.record.report(self.counted, self.cli.NAME, version, stream)
+        self.report_blob = run.ctx.blobs.put(report)
+        if self.stop.end is not None:
+            return SessionOutcome(self.stop.end, self.stop.reason, self.turns)
+        if proc.returncode != 0 or self.record.error:
+            why = self.record.error or f"exit status {proc.returncode}"
+            return SessionOutcome(SessionEnd.ERROR, f"{self.cli.NAME} failed: {why}" + (f"\n{stderr}" if stderr else ""),
+                                  self.turns)
+        return SessionOutcome(SessionEnd.DONE, f"{self.cli.NAME} ended on its own", self.turns)

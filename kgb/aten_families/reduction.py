@@ -1,0 +1,267 @@
+"""The reduction family: `mean` and `sum`, each over all elements or over some dimensions.
+They share the strided reduction kernel (kernels/reduction.py), the case builder and the
+input generator; each member's task text, cases and entry points are its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kgb.aten_families.member import Member
+from kgb.aten_families.source import solution
+from kgb.operators import Case
+
+VERSION = 1
+
+MEAN_TASK = """\
+Arithmetic mean of the elements of a tensor: `aten::mean` (all elements) and
+`aten::mean.dim` (over some dimensions).
+
+- `mean(self, *, dtype=None)` averages every element and returns a 0-d tensor.
+- `mean_dim(self, dim, keepdim=False, *, dtype=None)` averages over the dimensions listed
+  in `dim` (negative values count from the end; no dimension repeats). `dim=None` or an
+  empty list means every dimension. With `keepdim` the reduced dimensions stay with size 1,
+  otherwise they are removed. A 0-d `self` accepts `dim` 0 or -1 and gives a 0-d result.
+- Result dtype: `dtype` when given, else the input's dtype. The result dtype must be
+  floating: integer inputs are allowed only together with a floating `dtype` (each element
+  is converted to `dtype` first).
+- Inputs: float16, bfloat16, float32 (and integers with `dtype`), any strides. Half
+  precision is accumulated in float32, divided by the count, and rounded once at the end.
+- Averaging zero elements gives NaN.
+- The result is a new tensor; `self` must not be modified.
+- Required overloads: `mean` (default) and `mean.dim`. Left out: the `out=` variants.
+"""
+
+SUM_TASK = """\
+Sum of the elements of a tensor: `aten::sum` (all elements) and `aten::sum.dim_IntList`
+(over some dimensions).
+
+- `sum(self, *, dtype=None)` adds every element and returns a 0-d tensor.
+- `sum_dim_IntList(self, dim, keepdim=False, *, dtype=None)` adds over the dimensions listed
+  in `dim` (negative values count from the end; no dimension repeats). `dim=None` or an
+  empty list means every dimension. With `keepdim` the reduced dimensions stay with size 1,
+  otherwise they are removed. A 0-d `self` accepts `dim` 0 or -1 and gives a 0-d result.
+- Result dtype: `dtype` when given (the input is converted to `dtype` element by element
+  before adding, e.g. float to int truncates); otherwise int64 for integer and bool inputs,
+  and the input's dtype for floating inputs.
+- Inputs: float16, bfloat16, float32, integer types and bool, any strides (transposed or
+  sliced views). Accumulate half precision in float32 (rounded once at the end) and
+  integers in int64 (wrapping on overflow like PyTorch).
+- Empty reductions give 0; a tensor with zero elements gives zeros (or an empty result if
+  a kept dimension is empty).
+- The result is a new tensor; `self` must not be modified.
+- Required overloads: `sum` (default) and `sum.dim_IntList`. Left out: the `out=` variants
+  and the list overloads `sum.int`, `sum.float`, `sum.complex`, `sum.bool`, which add
+  Python numbers.
+"""
+
+# `{dim}` names the overload over dimensions: `dim` for mean, `dim_IntList` for sum
+SIGNATURES = '''\
+def {name}(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """aten::{name}(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+
+
+def {name}_{dim}(self: torch.Tensor, dim: list[int] | None, keepdim: bool = False, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """aten::{name}.{dim}(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+'''
+
+REFERENCES = '''\
+def _{name}(self, *, dtype=None):
+    return torch.ops.aten.{name}.default(self, dtype=dtype)
+
+
+def _{name}_dim(self, dim, keepdim=False, *, dtype=None):
+    return torch.ops.aten.{name}.{dim}(self, dim, keepdim, dtype=dtype)
+
+
+reference = {{"{name}": _{name}, "{name}_{dim}": _{name}_dim}}
+'''
+
+MEAN_ENTRIES = '''\
+def _mean_dims(self, dims, keepdim, dtype):
+    out_dtype = self.dtype if dtype is None else dtype
+    if not out_dtype.is_floating_point:
+        raise TypeError(f"mean(): the result dtype must be floating, got {out_dtype}")
+    if self.ndim == 0:
+        out = torch.empty((), dtype=out_dtype, device=self.device)
+        _reduce(self.reshape(1), [0], out.view(1), 1)
+        return out
+    dims = sorted({d % self.ndim for d in dims}) if dims else list(range(self.ndim))
+    count = math.prod(self.shape[d] for d in dims)
+    shape = [1 if d in dims else n for d, n in enumerate(self.shape)]
+    out = torch.empty(shape, dtype=out_dtype, device=self.device)
+    _reduce(self, dims, out, count)  # count 0 gives 0 / 0 = NaN, as in PyTorch
+    return out if keepdim else out.reshape([n for d, n in enumerate(self.shape) if d not in dims])
+
+
+def mean(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    return _mean_dims(self, None, False, dtype)
+
+
+def mean_dim(self: torch.Tensor, dim: list[int] | None, keepdim: bool = False, *,
+             dtype: torch.dtype | None = None) -> torch.Tensor:
+    return _mean_dims(self, dim, keepdim, dtype)
+'''
+
+SUM_ENTRIES = '''\
+def _result_dtype(self, dtype):
+    if dtype is not None:
+        return dtype
+    return self.dtype if self.is_floating_point() else torch.int64
+
+
+def _sum_dims(self, dims, keepdim, dtype):
+    out_dtype = _result_dtype(self, dtype)
+    if self.ndim == 0:
+        out = torch.empty((), dtype=out_dtype, device=self.device)
+        _reduce(self.reshape(1), [0], out.view(1), 1)
+        return out
+    dims = sorted({d % self.ndim for d in dims}) if dims else list(range(self.ndim))
+    shape = [1 if d in dims else n for d, n in enumerate(self.shape)]
+    out = torch.empty(shape, dtype=out_dtype, device=self.device)
+    _reduce(self, dims, out, 1)
+    return out if keepdim else out.reshape([n for d, n in enumerate(self.shape) if d not in dims])
+
+
+def sum(self: torch.Tensor, *, dtype: torch.dtype | None = None) -> torch.Tensor:
+    return _sum_dims(self, None, False, dtype)
+
+
+def sum_dim_IntList(self: torch.Tensor, dim: list[int] | None, keepdim: bool = False, *,
+                    dtype: torch.dtype | None = None) -> torch.Tensor:
+    return _sum_dims(self, dim, keepdim, dtype)
+'''
+
+
+@dataclass(frozen=True)
+class Reduction:
+    name: str
+    dim: str  # the overload over dimensions
+    task: str
+    entries: str
+
+
+REDUCTIONS = [
+    Reduction("mean", "dim", MEAN_TASK, MEAN_ENTRIES),
+    Reduction("sum", "dim_IntList", SUM_TASK, SUM_ENTRIES),
+]
+
+
+def _case(op, name, tag, shape, dtype, dim="all", keepdim=False, out_dtype=None, transpose=False, seed=0):
+    entry = op.name if dim == "all" else f"{op.name}_{op.dim}"
+    dims = range(len(shape)) if dim in ("all", None) or dim == [] else dim
+    n = 1
+    for d in dims:
+        n *= shape[d] if shape else 1
+    params = dict(shape=shape, dtype=dtype, dim=dim, keepdim=keepdim, out_dtype=out_dtype, transpose=transpose)
+    # reduction = elements averaged (or added) per output, capped so that atol (1e-4 x
+    # reduction x RMS) stays well below the output's RMS: an all-zero answer must fail.
+    return Case(name, tag, params, seed=seed, reduction=max(1, min(n, 1024)), entry=entry)
+
+
+def cases(name: str) -> list[Case]:
+    op = next(r for r in REDUCTIONS if r.name == name)
+
+    def case(*args, **kwargs):
+        return _case(op, *args, **kwargs)
+
+    if name == "mean":
+        return [
+            case("smoke-all-f32", "smoke", (7, 33), "float32"),
+            case("smoke-dim-f16", "smoke", (5, 9, 6), "float16", dim=[1], keepdim=True, seed=1),
+            case("smoke-dims-bf16", "smoke", (4, 5, 6), "bfloat16", dim=[0, 2], seed=2),
+            case("all-f16", "check", (1000, 999), "float16"),
+            case("all-bf16-to-f32", "check", (3, 5000), "bfloat16", out_dtype="float32"),
+            case("all-int-to-f32", "check", (100, 77), "int32", out_dtype="float32"),
+            case("all-transposed", "check", (300, 129), "float32", transpose=True),
+            case("rows-f32", "check", (1823, 781), "float32", dim=[-1]),
+            case("rows-bf16", "check", (64, 4099), "bfloat16", dim=[1], keepdim=True),
+            case("cols-f32", "check", (2000, 300), "float32", dim=[0]),
+            case("middle-f16", "check", (8, 129, 33), "float16", dim=[1]),
+            case("spatial-f32", "check", (4, 16, 14, 14), "float32", dim=[2, 3], keepdim=True),
+            case("outer-inner-f32", "check", (6, 7, 8, 9), "float32", dim=[0, 3]),
+            case("transposed-rows", "check", (257, 300), "float32", dim=[1], transpose=True),
+            case("dim-none", "check", (33, 44), "float32", dim=None, keepdim=True),
+            case("dim-empty-list", "check", (33, 44), "float16", dim=[]),
+            case("f16-to-f32", "check", (64, 512), "float16", dim=[1], out_dtype="float32"),
+            case("tokens-f32", "check", (4, 77, 768), "float32", dim=[1]),
+            case("scalar", "check", (), "float32"),
+            case("scalar-dim", "check", (), "float32", dim=[-1], keepdim=True),
+            case("empty-reduced", "check", (5, 0), "float32", dim=[1]),
+            case("empty-all", "check", (0, 3), "float32"),
+            case("empty-kept", "check", (0, 7), "float32", dim=[1]),
+            case("bench-all-f32", "bench", (64 * 1024 * 1024,), "float32"),
+            case("bench-rows-bf16", "bench", (8192, 8192), "bfloat16", dim=[-1]),
+            case("bench-cols-f16", "bench", (8192, 8192), "float16", dim=[0]),
+            case("bench-spatial-f32", "bench", (64, 256, 56, 56), "float32", dim=[2, 3]),
+        ]
+    return [
+        case("smoke-all-f32", "smoke", (7, 33), "float32"),
+        case("smoke-dim-f16", "smoke", (5, 9, 6), "float16", dim=[1], keepdim=True, seed=1),
+        case("smoke-dims-int32", "smoke", (4, 5, 6), "int32", dim=[0, 2], seed=2),
+        case("all-f16", "check", (1000, 999), "float16"),
+        case("all-bf16-to-f32", "check", (3, 5000), "bfloat16", out_dtype="float32"),
+        case("all-bool", "check", (100, 77), "bool"),
+        case("all-int64", "check", (12345,), "int64"),
+        case("all-transposed", "check", (300, 129), "float32", transpose=True),
+        case("rows-f32", "check", (1823, 781), "float32", dim=[-1]),
+        case("rows-bf16", "check", (64, 4099), "bfloat16", dim=[1], keepdim=True),
+        case("cols-f32", "check", (2000, 300), "float32", dim=[0]),
+        case("middle-f16", "check", (8, 129, 33), "float16", dim=[1]),
+        case("spatial-f32", "check", (4, 16, 14, 14), "float32", dim=[2, 3], keepdim=True),
+        case("outer-inner-f32", "check", (6, 7, 8, 9), "float32", dim=[0, 3]),
+        case("transposed-rows", "check", (257, 300), "float32", dim=[1], transpose=True),
+        case("dim-none", "check", (33, 44), "float32", dim=None, keepdim=True),
+        case("dim-empty-list", "check", (33, 44), "int32", dim=[]),
+        case("int8-to-int64", "check", (50, 60), "int8", dim=[1]),
+        case("uint8-rows", "check", (50, 600), "uint8", dim=[-1]),
+        case("bool-cols", "check", (300, 50), "bool", dim=[0]),
+        case("f32-to-int64", "check", (40, 50), "float32", dim=[1], out_dtype="int64"),
+        case("f16-to-f32", "check", (64, 512), "float16", dim=[1], out_dtype="float32"),
+        case("scalar", "check", (), "float32"),
+        case("scalar-dim", "check", (), "float32", dim=[0], keepdim=True),
+        case("empty-reduced", "check", (5, 0), "float32", dim=[1]),
+        case("empty-all", "check", (0, 3), "float32"),
+        case("empty-kept", "check", (0, 7), "float32", dim=[1]),
+        case("bench-all-f32", "bench", (64 * 1024 * 1024,), "float32"),
+        case("bench-rows-bf16", "bench", (8192, 8192), "bfloat16", dim=[-1]),
+        case("bench-cols-f16", "bench", (8192, 8192), "float16", dim=[0]),
+        case("bench-spatial-f32", "bench", (64, 256, 56, 56), "float32", dim=[2, 3]),
+    ]
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    dtype = getattr(torch, p["dtype"])
+    shape = tuple(reversed(p["shape"])) if p["transpose"] else tuple(p["shape"])
+    averaging = case.entry.startswith("mean")
+    if dtype == torch.bool:
+        x = torch.rand(shape, generator=gen) < 0.5
+    elif dtype.is_floating_point:
+        x = torch.randn(shape, generator=gen) * 2
+        if averaging:  # an offset keeps the means away from zero, so relative errors mean something
+            x = x + 0.5
+    else:
+        lo, hi = (0, 256) if dtype == torch.uint8 else (-100, 100)
+        x = torch.randint(lo, hi, shape, generator=gen)
+    x = x.to(dtype).to(device)
+    if p["transpose"]:
+        x = x.t()
+    out_dtype = getattr(torch, p["out_dtype"]) if p["out_dtype"] else None
+    if case.entry in ("mean", "sum"):
+        return dict(self=x, dtype=out_dtype)
+    return dict(self=x, dim=p["dim"], keepdim=p["keepdim"], dtype=out_dtype)
+
+
+def members() -> list[Member]:
+    imports = "import math\n\nimport torch\nimport triton\nimport triton.language as tl\n"
+    return [
+        Member(
+            name=r.name, family="reduction", version=VERSION, task=r.task,
+            signatures=SIGNATURES.format(name=r.name, dim=r.dim), cases=cases(r.name),
+            references=REFERENCES.format(name=r.name, dim=r.dim),
+            solution=solution(["reduction"], r.entries, imports),
+        )
+        for r in REDUCTIONS
+    ]

@@ -1,0 +1,140 @@
+"""The scalar-read family: `item` and `_local_scalar_dense` (what `Tensor.item()` runs
+underneath) are the same operation under two names; task text, cases, inputs, comparison
+and solution are written once here."""
+
+from __future__ import annotations
+
+import torch
+
+from kgb.aten_families.member import Member
+from kgb.aten_families.source import solution
+from kgb.operators import Case
+
+VERSION = 1
+
+# the operator's name -> how its task text introduces it
+WHAT = {"item": "`Tensor.item()`", "_local_scalar_dense": "what `Tensor.item()` runs underneath"}
+
+TASK = """\
+Read the value of a one-element tensor as a Python number: `aten::{name}`
+({what}).
+
+`{name}(self)` returns the only element of `self` as a Python scalar: a
+`float` for floating dtypes (float16, bfloat16, float32, float64), an `int` for integer
+dtypes (int8, uint8, int16, int32, int64) and a `bool` for bool. The value is exact (the
+float16/bfloat16 value itself, widened; int64 values beyond 2**53 exactly), NaN and
+infinities included.
+
+- `self` has exactly one element but any shape (0-d, (1,), (1, 1, 1)) and may be a view
+  with a storage offset (e.g. `x[3]` of a vector, an element of a transposed matrix).
+- The element must be moved by a Triton kernel: copy it into a small buffer, then read
+  that buffer on the host (on a GPU: `copy_` it into a CPU tensor, then `.tolist()`).
+  PyTorch's own scalar readers (`aten::_local_scalar_dense`, `aten::item`) may not be used.
+- `self` must not be modified.
+- Required: the default (only) overload.
+"""
+
+SIGNATURES = '''\
+def {name}(self: torch.Tensor) -> float | int | bool:
+    """aten::{name}(Tensor self) -> Scalar"""
+'''
+
+REFERENCES = '''\
+def reference(self):
+    return torch.ops.aten.{name}.default(self)
+'''
+
+SOLUTION = '''\
+@triton.jit
+def _copy_one(src_ptr, dst_ptr):
+    # the element at self's data pointer (its storage offset included) into the buffer
+    tl.store(dst_ptr, tl.load(src_ptr))
+
+
+def {name}(self: torch.Tensor) -> float | int | bool:
+    if self.numel() != 1:
+        raise RuntimeError(f"a Tensor with {{self.numel()}} elements cannot be converted to Scalar")
+    buf = torch.empty(1, dtype=self.dtype, device=self.device)
+    _copy_one[(1,)](self, buf)
+    if buf.device.type != "cpu":
+        buf = torch.empty(1, dtype=self.dtype).copy_(buf)  # device to host
+    # tolist() gives float, int or bool by dtype, exactly
+    return buf.tolist()[0]
+'''
+
+
+def _case(name, tag, dtype, shape=(), value=None, view=None, seed=0):
+    # value: a fixed value (else random); view: "offset" (x[3] of a vector) or
+    # "transposed" (one element of a transposed matrix)
+    return Case(name, tag, dict(dtype=dtype, shape=shape, value=value, view=view), seed=seed)
+
+
+CASES = [
+    _case("smoke-f32", "smoke", "float32"),
+    _case("smoke-int64", "smoke", "int64", shape=(1, 1)),
+    _case("smoke-bool", "smoke", "bool", value=True),
+    _case("f16", "check", "float16", shape=(1,)),
+    _case("bf16", "check", "bfloat16"),
+    _case("f64", "check", "float64", value=0.1),
+    _case("int8-negative", "check", "int8", value=-100),
+    _case("uint8", "check", "uint8", value=200),
+    _case("int16", "check", "int16", shape=(1, 1, 1), value=-12345),
+    _case("int32", "check", "int32", value=2**31 - 1),
+    _case("int64-big", "check", "int64", value=2**62 + 1),
+    _case("bool-false", "check", "bool", shape=(1,), value=False),
+    _case("nan", "check", "float32", value=float("nan")),
+    _case("inf-f16", "check", "float16", value=float("-inf")),
+    _case("offset-view", "check", "float32", view="offset"),
+    _case("transposed-element", "check", "bfloat16", view="transposed"),
+    _case("offset-int64", "check", "int64", view="offset"),
+    _case("bench-f32", "bench", "float32"),
+]
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    dtype = getattr(torch, p["dtype"])
+    if p["view"] == "offset":
+        base = torch.randn(10, generator=gen) * 100
+        x = base.to(dtype).to(device)[3]
+    elif p["view"] == "transposed":
+        base = torch.randn(5, 7, generator=gen) * 100
+        x = base.to(dtype).to(device).t()[2:3, 4:5]
+    else:
+        if p["value"] is not None:
+            x = torch.full(p["shape"], p["value"], dtype=dtype)
+        elif dtype.is_floating_point:
+            x = (torch.randn(p["shape"], generator=gen) * 100).to(dtype)
+        else:
+            x = torch.randint(-(2**40), 2**40, p["shape"], generator=gen).to(dtype)
+        x = x.to(device)
+    return dict(self=x)
+
+
+def cases(name: str) -> list[Case]:
+    return CASES  # the same for both
+
+
+def compare(actual, expected, case, inputs):
+    """Exact: the same Python type and the same value (NaN equals NaN). The default
+    comparison would do, except that it rejects infinities (inf - inf is NaN)."""
+    got, want = actual["return"], expected["return"]
+    if type(got) is not type(want):
+        return f"expected a Python {type(want).__name__}, got {type(got).__name__}"
+    if got == want or (isinstance(want, float) and got != got and want != want):
+        return None
+    return f"got {got!r}, expected {want!r}"
+
+
+def members() -> list[Member]:
+    return [
+        Member(
+            name=name, family="scalar_read", version=VERSION,
+            task=TASK.format(name=name, what=what), signatures=SIGNATURES.format(name=name),
+            cases=CASES, references=REFERENCES.format(name=name),
+            solution=solution([], SOLUTION.format(name=name)),
+            binds={"make_inputs": "make_inputs", "compare": "compare"},
+            extra='DENIED_TORCH_OPS = ("aten::_local_scalar_dense", "aten::item")',
+        )
+        for name, what in WHAT.items()
+    ]

@@ -1,0 +1,154 @@
+"""The trigonometric family: `cos` and `sin`, elementwise on floats (integers and bool
+promoted to float32). The members differ only in their function; task text, cases,
+inputs and solution are written once here."""
+
+from __future__ import annotations
+
+import torch
+
+from kgb.aten_families.member import Member
+from kgb.aten_families.source import solution
+from kgb.operators import Case
+
+VERSION = 1
+
+TITLES = {"cos": "Cosine", "sin": "Sine"}
+
+TASK = """\
+{title}, elementwise: `aten::{name}` (default overload).
+
+out[i] = {name}(self[i]), the argument in radians.
+
+- Any finite x is valid, large ones too (|x| up to 1e30): reduce the argument accurately,
+  the result must stay correct to float32 accuracy. +-inf and NaN give NaN.
+- Compute half-precision inputs in float32 and round once.
+- Dtypes: float16, bfloat16 and float32 keep their dtype. Integer and bool inputs are
+  converted to float32 and the result is float32. float64 and complex inputs are not
+  required.
+- `self` may have any shape, including 0-d and empty, and may be non-contiguous
+  (transposed, sliced, expanded). The result is a new tensor of the same shape (any
+  strides); `self` must not be modified.
+
+Required entry point: `{name}` (aten::{name}(Tensor self) -> Tensor). Not required: the `out=`
+variant and the Python-scalar overloads ({name}.int, {name}.float, {name}.complex, {name}.Scalar).
+"""
+
+SIGNATURES = '''\
+def {name}(self: torch.Tensor) -> torch.Tensor:
+    """aten::{name}(Tensor self) -> Tensor"""
+'''
+
+SOLUTION = '''\
+BLOCK = 1024
+
+
+@triton.jit
+def _{name}_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
+    y = tl.{name}(x)  # accurate (libdevice-grade) sin/cos on NVIDIA, with full range reduction
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def {name}(self: torch.Tensor) -> torch.Tensor:
+    # integer and bool inputs give float32, as in PyTorch
+    out_dtype = self.dtype if self.is_floating_point() else torch.float32
+    out = torch.empty(self.shape, dtype=out_dtype, device=self.device)
+    n = out.numel()
+    if n == 0:
+        return out
+    x = self.contiguous()
+    if x.dtype == torch.bool:
+        x = x.view(torch.uint8)  # read bool as bytes 0/1
+    _{name}_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
+    return out
+'''
+
+# Special values: zeros, multiples of pi/2 (results near 0), large arguments that need an
+# accurate range reduction, infinities and NaN.
+EDGE = [0.0, -0.0, 1e-30, 1.5707964, -1.5707964, 3.1415927, 6.2831855, 100.0, -1000.5, 12345.678,
+        1e6, -3.3e7, 1e20, 1e30, float("inf"), float("-inf"), float("nan")]
+
+
+def _case(name, tag, shape, dtype="float32", layout="contiguous", dist="normal", seed=0):
+    return Case(name, tag, dict(shape=tuple(shape), dtype=dtype, layout=layout, dist=dist), seed=seed)
+
+
+CASES = [
+    _case("smoke-f32", "smoke", [7, 33]),
+    _case("smoke-edge-f16", "smoke", [5, 17], "float16", dist="edge"),
+    _case("f32-hidden", "check", [8, 128, 768]),
+    _case("f16-rope", "check", [4096, 257], "float16"),
+    _case("bf16", "check", [3, 1000, 129], "bfloat16"),
+    _case("wide-range-f32", "check", [65537], dist="wide"),
+    _case("edge-f32", "check", [34, 9], dist="edge"),
+    _case("edge-bf16", "check", [17, 5], "bfloat16", dist="edge"),
+    _case("transposed-f32", "check", [1023, 513], layout="transposed"),
+    _case("strided-f16", "check", [300, 257], "float16", layout="strided"),
+    _case("expanded-f32", "check", [64, 1000], layout="expanded"),
+    _case("scalar-f32", "check", []),
+    _case("empty-f32", "check", [0, 16]),
+    _case("int64", "check", [1000, 37], "int64", dist="int"),
+    _case("int32", "check", [4099], "int32", dist="int"),
+    _case("bool", "check", [129, 7], "bool", dist="int"),
+    _case("bench-f32", "bench", [8192, 8192]),
+    _case("bench-bf16", "bench", [16, 2048, 4096], "bfloat16"),
+    _case("bench-f16", "bench", [32, 1024, 1024], "float16"),
+]
+
+
+def _draw(dist: str, shape: list, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    n = 1
+    for s in shape:
+        n *= s
+    if dist == "edge":
+        vals = torch.tensor(EDGE, dtype=torch.float32)
+        idx = torch.randperm(max(n, 1), generator=gen)[:n] % len(EDGE)
+        return vals[idx].reshape(shape).to(dtype)
+    if dist == "int":
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+        return torch.randint(-100000, 100000, shape, generator=gen).to(dtype)
+    if dist == "wide":  # +-10**u for u in [-3, 6]
+        u = torch.rand(shape, generator=gen) * 9 - 3
+        sign = torch.randint(0, 2, shape, generator=gen) * 2 - 1
+        return (sign * 10.0 ** u.double()).to(dtype)
+    return (torch.randn(shape, generator=gen) * 4).to(dtype)
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    shape, layout = list(p["shape"]), p["layout"]
+    base = list(shape)
+    if layout == "transposed":
+        base[-2], base[-1] = shape[-1], shape[-2]
+    elif layout == "strided":
+        base[-1] = 2 * shape[-1]
+    elif layout == "expanded":
+        base[-2] = 1
+    # draw on the CPU, move, then take the view, so that the layout survives the move
+    x = _draw(p["dist"], base, getattr(torch, p["dtype"]), gen).to(device)
+    if layout == "transposed":
+        x = x.transpose(-2, -1)
+    elif layout == "strided":
+        x = x[..., ::2]
+    elif layout == "expanded":
+        x = x.expand(shape)
+    return dict(self=x)
+
+
+def cases(name: str) -> list[Case]:
+    return CASES  # the same for both
+
+
+def members() -> list[Member]:
+    return [
+        Member(
+            name=name, family="trigonometric", version=VERSION,
+            task=TASK.format(name=name, title=title), signatures=SIGNATURES.format(name=name),
+            cases=CASES, references=f"reference = torch.ops.aten.{name}.default\n",
+            solution=solution([], SOLUTION.format(name=name)),
+        )
+        for name, title in TITLES.items()
+    ]

@@ -1,0 +1,236 @@
+"""The claude and opencode drivers end to end, with a fake `claude` and a fake `opencode`
+(tests/fake_cli.py) on PATH: real processes that write each CLI's event stream and make
+real HTTP model calls, through kgb's model proxy, to tests/fake_llm_server.py.
+
+The judge is the timed fake of tests/test_agent_methods.py (a speed read from the
+candidate), so that a regression after the best can be told from the best on the CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fake_llm_server import Answer, Call, Fail, FakeLLMServer, ToolCall
+from test_agent_methods import at, files, timed_judge
+from test_agents import SECRET, events, job, model, no_secret_under, of
+
+from kgb.agents.config import AgentConfig, CodingAgentConfig
+from kgb.evaluate import Status
+from kgb.evaluate.sandbox import landlock_abi
+from kgb.methods.coding_agent import CodingAgent
+from kgb.run import run_job
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateChecked,
+    CandidateEvaluated,
+    FinalKernelChosen,
+    FinalRule,
+    ModelCalled,
+    SessionFinished,
+    ToolCalled,
+    TrialEnd,
+    TrialFinished,
+    TurnTaken,
+)
+
+FAKE = Path(__file__).parent / "fake_cli.py"
+
+
+@pytest.fixture(autouse=True)
+def fake_clis(tmp_path, monkeypatch):
+    """The fakes on PATH, the timed judge, the key, and a user HOME that must stay empty."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / FAKE.name  # beside the executables: the sandbox lets the CLI read its own install only
+    fake.write_text(FAKE.read_text())
+    for name in ("claude", "opencode"):
+        exe = bin_dir / name
+        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake}" {name} "$@"\n')
+        exe.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    (tmp_path / "user-home").mkdir()
+    monkeypatch.setattr("kgb.agents.checks.evaluate", timed_judge)
+    monkeypatch.setattr("kgb.trial.evaluate", timed_judge)
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+
+
+def write(driver: str, source: str, **tokens: int) -> Answer:
+    if driver == "claude":  # Claude Code overwrites only a file it has read
+        calls = (ToolCall("Read", {"file_path": "kernel.py"}), ToolCall("Write", {"file_path": "kernel.py", "content": source}))
+    else:
+        calls = (ToolCall("write", {"filePath": "kernel.py", "content": source}),)
+    return Answer("I write kernel.py.", tools=calls, **tokens)
+
+
+def bash(driver: str, command: str, **tokens: int) -> Answer:
+    return Answer("", tools=(ToolCall("Bash" if driver == "claude" else "bash", {"command": command, "description": "run"}),),
+                  **tokens)
+
+
+TITLE = Answer("Triton add", input=30, output=4)
+
+
+def agent(steps: list[Answer], title: Answer = TITLE):
+    """A model that answers a session's calls in order; a call without tools (OpenCode's
+    title) gets `title`."""
+    def respond(call: Call) -> Answer | Fail:
+        if not call.tools:
+            return title
+        return steps[min(call.exchange, len(steps)) - 1]
+    return respond
+
+
+def report(root: Path, evs) -> dict:
+    [session] = of(SessionFinished, evs)
+    return json.loads(BlobStore(root / "blobs").get(session.cli_report_blob))
+
+
+def trial_job(driver: str, provider: str, server: FakeLLMServer, root: Path, **agent_cfg):
+    method = CodingAgentConfig(name="claude_code" if driver == "claude" else "opencode",
+                               agent=AgentConfig(driver=driver, **agent_cfg))
+    return job(method, model(server, provider), root)
+
+
+@pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai"), ("claude", "openai")])
+def test_a_regression_after_the_best_keeps_the_best_check_and_every_token_is_counted(driver, provider, tmp_path):
+    dialect = "autokernel" if driver == "claude" else "ako"
+    steps: list[Answer] = []
+    with FakeLLMServer(agent(steps), api_key=SECRET) as server:
+        port = server.url.rsplit(":", 1)[1]  # the real endpoint: the CLI's commands must not reach it
+        reach = f"python3 -c 'import socket; print(socket.socket().connect_ex((\"127.0.0.1\", {port})))' > reach.txt"
+        steps += [write(driver, at(1.5), input=900, output=400), bash(driver, "./check", input=1000, output=20),
+                  write(driver, at(1.1), input=1100, output=400),
+                  bash(driver, f"./check --format {dialect}; env > cli-env.txt; find $HOME -type f > home.txt; {reach}",
+                       input=1200, output=30),
+                  Answer("kernel.py is done.", input=1300, output=10)]
+        summary = run_job(trial_job(driver, provider, server, tmp_path / "out"))
+        served = sum(c.turn.input + c.turn.output for c in server.answered)
+        titles = sum(c.turn.input + c.turn.output for c in server.answered if not c.tools)
+    root = tmp_path / "out"
+    evs = events(root)
+    checks = of(CandidateChecked, evs)
+    assert [round(c.verdict.speedup, 3) for c in checks] == [1.5, 1.1]
+    [final] = of(FinalKernelChosen, evs)
+    assert (final.rule, final.checked) == (FinalRule.BEST_CHECK, checks[0].candidate)
+    [judged] = of(CandidateEvaluated, evs)
+    assert judged.verdict.status == Status.CORRECT and round(judged.verdict.speedup, 3) == 1.5
+    workspace = files(root, evs)
+    assert workspace["kernel.py"] == at(1.1)  # the regression stays in the workspace, the best is judged
+    tools = of(ToolCalled, evs)  # each once, however often the CLI's stream repeats a message
+    names = ["Read", "Write", "Bash"] * 2 if driver == "claude" else ["write", "bash"] * 2
+    assert [t.tool for t in tools] == names
+    runs = [t for t in tools if t.tool.lower() == "bash"]
+    assert [c.call_id for c in checks] == [t.call_id for t in runs]
+    shown = BlobStore(root / "blobs").get(runs[1].result_blob)  # the second check, in the dialect asked for
+    assert ("speedup_vs_pytorch: 1.100x" if driver == "claude" else "SPEEDUP: 1.100") in shown
+    assert len(of(TurnTaken, evs)) == len(of(ModelCalled, evs)) == len(server.answered) == 5 + (titles > 0)
+    assert sum(c.usage.total_tokens for c in of(ModelCalled, evs)) == served == summary.usage.total_tokens
+    from kgb.agents.projection import agent_view
+
+    artifacts = agent_view(evs).artifacts(BlobStore(root / "blobs"))
+    stream = [json.loads(line) for line in artifacts["agent/cli/session-1-stream.jsonl"].splitlines()]
+    assert stream[-1]["type"] == ("result" if driver == "claude" else "step_finish")
+    assert '"cli_tokens"' in artifacts["agent/cli/session-1-report.json"]
+    cli = report(root, evs)
+    assert cli["kgb_tokens"]["input_tokens"] + cli["kgb_tokens"]["output_tokens"] == served
+    # Claude Code's result sums what it was sent; OpenCode's steps leave out its title call
+    cli_total = cli["cli_tokens"]["input_tokens"] + cli["cli_tokens"]["output_tokens"]
+    assert cli_total == served - titles and cli["agree"] == (titles == 0) and cli["cli_calls"] == 5
+    env = dict(line.split("=", 1) for line in workspace["cli-env.txt"].splitlines() if "=" in line)
+    assert env["HOME"].startswith(("/tmp/kgb-agent-", os.path.realpath("/tmp") + "/kgb-agent-"))
+    assert not any(SECRET in v for v in env.values()) and "KGB_TEST_KEY" not in env
+    home_files = workspace["home.txt"].splitlines()
+    assert home_files and all(f.startswith(env["HOME"]) for f in home_files)  # the CLI's own files, in the trial's home
+    assert list((tmp_path / "user-home").iterdir()) == []
+    if landlock_abi() >= 4:  # the sandbox allows TCP to the proxy's port alone
+        assert workspace["reach.txt"].strip() not in ("", "0")
+    no_secret_under(tmp_path)
+
+
+def test_a_hanging_command_is_killed_with_the_cli_at_the_wall_clock(tmp_path):
+    steps = [write("claude", at(1.2)), bash("claude", "sleep 37.25"), Answer("never asked")]
+    started = time.perf_counter()
+    with FakeLLMServer(agent(steps)) as server:
+        run_job(trial_job("claude", "anthropic", server, tmp_path, wall_s=3.0))
+        assert len(server.calls) == 2
+    assert time.perf_counter() - started < 20
+    evs = events(tmp_path)
+    [end] = of(TrialFinished, evs)
+    assert (end.end, end.reason) == (TrialEnd.BUDGET, "agent wall clock reached: 3 s")
+    [session] = of(SessionFinished, evs)
+    assert session.end.value == "budget"
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE  # salvaged: no check was made
+    assert [round(e.verdict.speedup, 3) for e in of(CandidateEvaluated, evs)] == [1.2]
+    assert report(tmp_path, evs)["unfinished_tools"] != []  # the killed command never returned
+    sleeping = [p for p in Path("/proc").glob("[0-9]*/cmdline") if b"37.25" in _read(p)]
+    assert sleeping == []  # the CLI's whole process group was killed
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+@pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai")])
+def test_a_failed_model_call_ends_the_session_as_an_error_and_the_cli_says_so(driver, provider, tmp_path):
+    steps = [write(driver, at(1.3)), Fail(400, message="context window exceeded")]
+    with FakeLLMServer(agent(steps)) as server:  # type: ignore[arg-type]
+        run_job(trial_job(driver, provider, server, tmp_path))
+    evs = events(tmp_path)
+    [session] = of(SessionFinished, evs)
+    assert session.end.value == "error" and "HTTP 400" in session.reason
+    cli = report(tmp_path, evs)
+    assert cli["cli_error"] and "400" in cli["cli_error"]
+    assert [c.error is not None for c in of(ModelCalled, evs)][-1]
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.COMPLETED
+
+
+@pytest.mark.parametrize(("driver", "limits", "reason"), [
+    ("opencode", dict(max_checks=1), "agent check budget reached: 1 of 1 checks"),
+    ("claude", dict(max_turns=2), "agent turn budget reached: 2 of 2 turns"),
+    ("claude", dict(max_tokens=600), "agent token budget reached: 600 of 600 tokens used"),
+])
+def test_each_budget_kills_the_cli_and_the_work_is_salvaged(driver, limits, reason, tmp_path):
+    steps = [write(driver, at(1.0), input=250, output=50), bash(driver, "./check", input=250, output=50),
+             bash(driver, "./check", input=250, output=50), bash(driver, "./check"), Answer("done")]
+    with FakeLLMServer(agent(steps, title=Answer("t", input=1, output=1))) as server:
+        run_job(trial_job(driver, "openai" if driver == "opencode" else "anthropic", server, tmp_path, **limits))
+    evs = events(tmp_path)
+    [end] = of(TrialFinished, evs)
+    assert (end.end, end.reason) == (TrialEnd.BUDGET, reason)
+    assert of(SessionFinished, evs)[0].end.value == "budget"
+    assert of(FinalKernelChosen, evs)[0].rule in (FinalRule.BEST_CHECK, FinalRule.WORKSPACE)
+    assert [e.verdict.status for e in of(CandidateEvaluated, evs)] == [Status.CORRECT]
+
+
+@pytest.mark.parametrize(("driver", "provider"), [("claude", "anthropic"), ("opencode", "openai")])
+def test_answer_mode_offers_the_model_no_tools_and_takes_the_fenced_block(driver, provider, tmp_path):
+    """One turn without tools; OpenCode's title call comes on top, and is not that turn."""
+    from agent_script import ADD
+
+    with FakeLLMServer(lambda call: Answer(f"Here:\n```python\n{ADD}```\n")) as server:
+        run_job(job(CodingAgentConfig(mode="answer", agent=AgentConfig(driver=driver)), model(server, provider), tmp_path))
+        assert [c.body.get("tools") for c in server.calls] == [None] * (1 if driver == "claude" else 2)
+    evs = events(tmp_path)
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.FENCED_BLOCK and of(SessionFinished, evs)[0].end.value == "done"
+
+
+def test_a_missing_cli_fails_the_job_before_any_trial_and_says_how_to_install_it(tmp_path, monkeypatch):
+    from kgb.agents import cli
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(cli, "NPM_PREFIX", tmp_path / "npm")
+    with pytest.raises(ValueError, match=r"no `opencode` on PATH .*`npm install --prefix .*opencode-ai`"):
+        CodingAgent(CodingAgentConfig(agent=AgentConfig(driver="opencode")))
