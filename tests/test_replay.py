@@ -172,3 +172,19 @@ def test_the_event_log_keeps_whose_clock_timed_a_case_and_reads_older_logs():
     assert events.from_json(record).verdict.cases[0].timed_by is TimedBy.JUDGE
     del record["verdict"]["cases"][0]["timed_by"]  # a log written before the judge replayed calls
     assert events.from_json(record).verdict.cases[0].timed_by is None
+
+
+def test_a_trial_run_says_whose_clock_timed_it():
+    from types import SimpleNamespace
+
+    from kgb.evaluate.verdict import CaseResult, Status, TimedBy, Verdict
+    from kgb.tracking.mlflow_projection import timed_by
+
+    def trial(*clocks):
+        cases = tuple(CaseResult(f"c{i}", "bench", Status.CORRECT, latency_us=1.0, timed_by=c) for i, c in enumerate(clocks))
+        return SimpleNamespace(best=SimpleNamespace(verdict=Verdict(Status.CORRECT, "ok", cases)))
+
+    assert timed_by(trial(TimedBy.JUDGE, TimedBy.JUDGE)) == "judge"
+    assert timed_by(trial(TimedBy.JUDGE, TimedBy.CANDIDATE)) == "mixed"
+    assert timed_by(trial(TimedBy.CANDIDATE)) == "candidate"
+    assert timed_by(trial()) is None  # the CPU: nothing timed

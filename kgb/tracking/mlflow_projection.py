@@ -247,6 +247,8 @@ class MlflowProjection:
         }
         if t.why:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
+        if clock := timed_by(t):
+            tags["kgb.timed_by"] = clock
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
         view = self._agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
         if view is not None:
@@ -258,6 +260,16 @@ class MlflowProjection:
             start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
             tags=tags, metrics=metrics, files=files, history=history,
         )
+
+
+def timed_by(t: TrialOutcome) -> str | None:
+    """Whose clock timed the best candidate's cases: "judge" (its replay), "candidate" (the
+    candidate process's own, which a hostile candidate can patch), "mixed", or None."""
+    best = t.best
+    if best is None or best.verdict is None:
+        return None
+    clocks = {str(c.timed_by) for c in best.verdict.cases if c.latency_us and c.timed_by}
+    return None if not clocks else clocks.pop() if len(clocks) == 1 else "mixed"
 
 
 def trial_metrics(t: TrialOutcome) -> dict[str, float]:
