@@ -18,6 +18,7 @@ import json
 import os
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -289,6 +290,24 @@ def _started(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
         return CandidateProcess(device, workspace, limits)
 
 
+def _keep_out_of_the_workspace(private: Path) -> None:
+    """The judge's own scratch and Triton cache, away from the workspace its candidate
+    processes can write. Triton loads a launcher it finds in its cache by a hash anyone can
+    compute, and compiles in a temporary folder: in the workspace, a planted or swapped file
+    would run in the judge when it replays the candidate's launches (kgb.evaluate.replay).
+    Set after the candidate processes are forked, so theirs stay in the workspace."""
+    private.mkdir(parents=True, exist_ok=True)
+    cache = os.environ.get("KGB_DRIVER_CACHE") or str(private / "triton-cache")
+    os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache)
+    tempfile.tempdir = str(private)
+    try:
+        import triton
+
+        triton.knobs.cache.dir = cache
+    except (ImportError, AttributeError):
+        pass
+
+
 def run(request: dict, emit: Callable[[dict], None]) -> dict:
     """Evaluate; emit each case result; return the final verdict fields."""
     spec = load_spec(Path(request["spec"]))
@@ -303,6 +322,7 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
         timer = _started(device, workspace, limits) if timing else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
+    _keep_out_of_the_workspace(workspace.parent / "judge")
     try:
         return _judge(spec, candidate, timer, request, emit)
     finally:
