@@ -93,11 +93,8 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
                 raise WireError(f"a tensor subclass ({type(v).__name__}) cannot be passed")
             if v.layout != torch.strided:
                 raise WireError(f"only strided tensors can be passed, not {v.layout}")
-            return {
-                "t": "tensor", "storage": storage_ref(v.untyped_storage(), v.device.type),
-                "dtype": _dtype_name(v.dtype), "size": list(v.shape), "stride": list(v.stride()),
-                "offset": v.storage_offset(), "conj": v.is_conj(), "neg": v.is_neg(),
-            } | _sent_tensor(v)
+            return {"t": "tensor", "storage": storage_ref(v.untyped_storage(), v.device.type),
+                    **layout(v)} | _sent_tensor(v)
         if isinstance(v, torch.dtype):
             return {"t": "dtype", "v": _dtype_name(v)}
         if isinstance(v, torch.device):
@@ -250,6 +247,12 @@ def _dtype(name: str) -> torch.dtype:
     if not isinstance(found, torch.dtype):
         raise WireError(f"unknown dtype {name!r}")
     return found
+
+
+def layout(t: torch.Tensor) -> dict:
+    """A tensor's place in its storage, as plain data (what `_tensor` rebuilds it from)."""
+    return {"dtype": _dtype_name(t.dtype), "size": list(t.shape), "stride": list(t.stride()),
+            "offset": t.storage_offset(), "conj": t.is_conj(), "neg": t.is_neg()}
 
 
 def _tensor(storage: torch.UntypedStorage, v: dict) -> torch.Tensor:

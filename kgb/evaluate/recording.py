@@ -70,8 +70,7 @@ class Recorder(TorchDispatchMode):
             if st._cdata not in self._outside:
                 self._outside[st._cdata] = self._snapshot(st)
             where = ["outside", self._outside[st._cdata]]
-        return {"s": where, "offset": t.storage_offset(), "size": list(t.shape), "stride": list(t.stride()),
-                "dtype": codec._dtype_name(t.dtype), "conj": t.is_conj(), "neg": t.is_neg()}
+        return {"s": where, **codec.layout(t)}
 
     def _snapshot(self, st: torch.UntypedStorage) -> int:
         self._snapshot_bytes += st.nbytes()

@@ -204,9 +204,7 @@ def rebased(value: Any, sent: codec.Storages, storages: dict[int, torch.UntypedS
         sid = sent.id_of(value.untyped_storage())
         if sid is None:
             return value
-        return codec._tensor(storages[sid], {"offset": value.storage_offset(), "size": list(value.shape),
-                                             "stride": list(value.stride()), "dtype": codec._dtype_name(value.dtype),
-                                             "conj": value.is_conj(), "neg": value.is_neg()})
+        return codec._tensor(storages[sid], codec.layout(value))
     if isinstance(value, list | tuple):
         return type(value)(rebased(v, sent, storages) for v in value)
     if isinstance(value, dict):
