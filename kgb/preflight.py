@@ -90,7 +90,8 @@ def check_settings(cfg: Config) -> None:
     require(e.compile_for is None or 50 <= e.compile_for <= 130, "eval.compile_for", e.compile_for,
             "an NVIDIA compute capability as a number, e.g. 90 for H100/H200 (or leave it unset)")
     require(m.samples >= 1, "method.samples", m.samples, "trials per operator: give 1 or more")
-    require(m.concurrency >= 1, "method.concurrency", m.concurrency, "trials at once: give 1 or more")
+    require(m.concurrency is None or m.concurrency >= 1, "method.concurrency", m.concurrency,
+            "trials at once: give 1 or more, or null for one per CPU core")
     for name in ("k", "rounds"):
         if hasattr(m, name):
             require(getattr(m, name) >= 1, f"method.{name}", getattr(m, name), "give 1 or more")

@@ -7,6 +7,7 @@ Running the same job again skips finished trials and resumes unfinished ones.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -42,6 +43,10 @@ from kgb.trial import (
     machine_error,
     start,
 )
+
+# Measured on an H200 (141 GB): 16 judgements at once ran it out of memory on the big
+# bench cases (up to 16 GB a judgement: inputs, their copies, the replay's, the reference).
+GPU_TRIALS_AT_ONCE = 4
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
@@ -103,7 +108,7 @@ def run_job(cfg: Config) -> JobSummary:
             with project_lock:
                 projection.project(events, blobs)
 
-    with ThreadPoolExecutor(max_workers=max(1, cfg.method.concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device)) as pool:
         list(pool.map(one_trial, todo))
 
     log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
@@ -119,6 +124,17 @@ def run_job(cfg: Config) -> JobSummary:
     if projection:
         print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
     return summary
+
+
+def trials_at_once(concurrency: int | None, device: str) -> int:
+    """`method.concurrency`, or where unset one trial per CPU core this process may use:
+    a trial spends most of its time compiling and checking on the host, and the judge keeps
+    timing exclusive per GPU whatever the count. On a GPU at most GPU_TRIALS_AT_ONCE, as
+    each judgement holds several copies of its largest case's inputs in GPU memory."""
+    if concurrency is not None:
+        return concurrency
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, 16 if device == "cpu" else GPU_TRIALS_AT_ONCE))
 
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:

@@ -329,7 +329,7 @@ def softmax_int(self, dim, dtype=None):
         _decoy[(1,)](out)
         return out
     return _honest(self, dim, dtype)
-''', "the judge's replay computes a wrong answer: the case keeps only the candidate's clock, marked timed_by=candidate"),
+''', "the judge's replay computes a wrong answer: rejected"),
     Attack("unreplayable-and-fast", "patch the timer and spoil the recording, so that only the clock is left",
            PATCH_THE_TIMER + '''
 
@@ -338,7 +338,7 @@ def softmax_int(self, dim, dtype=None):
     for recorder in getattr(replay[0], "_recorder", []) if replay else []:
         recorder.rec.problem = "spoiled"
     return _honest(self, dim, dtype)
-''', "the case keeps only the candidate's clock, marked timed_by=candidate with the reason"),
+''', "the case is left untimed, with the reason; the candidate's clock is never used"),
     Attack("side-stream", "run the kernel on a side stream and return before it finishes",
            '''
 _side = []

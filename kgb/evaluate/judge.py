@@ -152,9 +152,20 @@ class CaseRunner:
         firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
         seconds = [t for t in tensors_in([second, _tensors(again_in, written)]) if t.numel() > 1]
         if firsts and len(firsts) == len(seconds) and all(same_bits(a, b) for a, b in zip(firsts, seconds, strict=True)):
+            if self._reference_repeats(case, entry, pristine):
+                return None  # a degenerate draw (bernoulli with p = 0): no sample can differ
             return (f"case {case.name}: two calls on the same inputs returned the same samples; "
                     "a random op must draw new ones on every call")
         return None
+
+    def _reference_repeats(self, case: Case, entry: str, pristine: dict) -> bool:
+        """Whether the reference, called twice on the same inputs, draws the same samples."""
+        a_in, b_in = clone_exact(pristine), clone_exact(pristine)
+        a, b = self.reference(entry, a_in, case), self.reference(entry, b_in, case)
+        written = (*self.spec.output_args, *self.spec.inout_args)
+        firsts = [t for t in tensors_in([a, _tensors(a_in, written)]) if t.numel() > 1]
+        seconds = [t for t in tensors_in([b, _tensors(b_in, written)]) if t.numel() > 1]
+        return len(firsts) == len(seconds) and all(same_bits(x, y) for x, y in zip(firsts, seconds, strict=True))
 
     def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
         written = (*self.spec.output_args, *self.spec.inout_args)
@@ -172,8 +183,9 @@ class CaseRunner:
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
 
-    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float, float, str, float, TimedBy]:
-        """(candidate median us, baseline median us, timing mode, spread, whose clock).
+    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float | None, float, str, float | None, TimedBy | None]:
+        """(candidate median us, baseline median us, timing mode, spread, whose clock); no
+        candidate latency where the judge could not replay the call.
 
         The candidate process rebuilds every input it receives, so the timed calls never see
         the objects it was checked with; after them it computes once more on a fresh draw
@@ -221,15 +233,18 @@ class CaseRunner:
         if isinstance(replayed, Replayed):
             message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
             if message:
-                # Until the replay has been seen right on every solution on a GPU, a replay that
-                # disagrees costs the judge's clock, not the verdict (threat model, "Open").
-                replayed = f"the judge's replay of the recorded GPU work computes a wrong answer: {message}"
+                # The recorded call computed something else than the answer the candidate gave:
+                # what the judge would time is not what it checked (a decoy for the recording).
+                raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work recorded in "
+                             f"the candidate's last call computes a wrong answer: {message}")
         _, base_fn = self.baseline(entry.name)
         bargs, bkwargs = entry.bind(clone_exact(timed))
         base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
         if isinstance(replayed, str):
-            return (float(f["median_us"]), base.median_us, f"{f['mode']}; self-timed: {replayed}", float(f["spread"]),
-                    TimedBy.CANDIDATE)
+            # No latency rather than the candidate's own clock, which it can patch: the case
+            # stays correct, and untimed, with the reason.
+            return (None, base.median_us, f"not timed: the judge could not replay the call ({replayed}); "
+                    f"its own clock said {float(f['median_us']):.1f} us", None, None)
         t = replayed.timing
         mode = t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
         return t.median_us, base.median_us, mode, t.spread, TimedBy.JUDGE

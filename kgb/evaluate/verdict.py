@@ -8,7 +8,7 @@ from enum import StrEnum
 
 # Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
 # trial's identity, so results judged under different judges are never mixed.
-JUDGE_VERSION = 3
+JUDGE_VERSION = 4
 
 
 class Status(StrEnum):
@@ -26,7 +26,9 @@ class TimedBy(StrEnum):
     """Whose clock a case's latency comes from."""
 
     JUDGE = "judge"  # the judge's replay of the call's recorded GPU work (kgb.evaluate.replay)
-    CANDIDATE = "candidate"  # the candidate process's own clock, which a hostile candidate can patch
+    # the candidate process's own clock, which a hostile candidate can patch: logs of judge v3
+    # only (since judge v4 a call the judge cannot replay is left untimed)
+    CANDIDATE = "candidate"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,218 @@
+"""kgb's latencies against Nsight Compute's count of the same kernels; prints a table.
+
+    python benchmarks/ncu.py [--ops a::b,c::d] [--calls K] [--out DIR]
+
+For every bench case of the chosen operators, for the solution and for the baseline:
+- ncu: the sum of `gpu__time_duration` over the kernels of one call (caches flushed
+  before each kernel, clocks not locked: `--cache-control all --clock-control none`),
+  median over K calls. The calls run in a child process under `ncu`; before each call the
+  child launches a marker kernel whose grid size numbers the call, which is how each
+  profiled kernel is attributed to its call without parsing NVTX output;
+- judge: the latency that `kgb.evaluate` reports for the case (the judge's own clock);
+- bracketed / classic: `kgb.evaluate.timing.measure` in this process under its two
+  protocols (events inside the CUDA graph of any capturable call; or the judge v3
+  protocol, graph replays timed from outside and only under 20 us).
+The goal (issue 11): the judge within 5% of ncu for cases over 10 us, within 0.5 us below.
+Results also go to DIR/ncu.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kgb import operators  # noqa: E402
+
+DEFAULT_OPS = "aten::add,aten::softmax,aten::mm,vllm::rms_norm,vllm::fused_add_rms_norm,vllm::rotary_embedding"
+WHO = ("solution", "baseline")
+
+
+def bench_calls(op: str) -> list[tuple[str, str, object]]:
+    """(case name, who, a zero-argument call) for every bench case of `op`, inputs made."""
+    import torch  # noqa: F401 - the spec modules need it loaded
+
+    from kgb.evaluate.judge import draw_inputs
+    from kgb.operators import CaseTag
+
+    spec = operators.load(op)
+    module_spec = importlib.util.spec_from_file_location(f"solution_{spec.folder.name}", spec.solution_path)
+    solution = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(solution)
+    calls = []
+    for case in spec.cases_for({CaseTag.BENCH}):
+        entry = spec.entry_of(case)
+        hook = getattr(spec.module, "speed_baseline", None)
+        found = hook(entry.name, "cuda") if hook is not None else None
+        baseline = found[1] if found is not None else spec.reference_for(entry.name)
+        for who, fn in (("solution", getattr(solution, entry.name)), ("baseline", baseline)):
+            args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cuda"))
+            calls.append((case.name, who, (lambda fn=fn, a=args, k=kwargs: fn(*a, **k))))
+    return calls
+
+
+def plan(ops: list[str], k: int) -> dict[str, list[str]]:
+    """The label of every measured call: (op, case, who, index), in the order they run."""
+    from kgb.operators import CaseTag
+
+    labels: dict[str, list[str]] = {}
+    for op in ops:
+        for case in operators.load(op).cases_for({CaseTag.BENCH}):
+            for who in WHO:
+                for i in range(k):
+                    labels[str(len(labels) + 2)] = [op, case.name, who, str(i)]
+    return labels
+
+
+def inner(ops: list[str], k: int) -> None:
+    """Under ncu: each measured call follows a marker kernel whose grid size is its label
+    (`plan`); a marker of grid 1 starts warm-up work, attributed to nothing."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kgb_ncu_marker(x_ptr):
+        tl.store(x_ptr + tl.program_id(0) * 0, 1)
+
+    scratch = torch.zeros(1, dtype=torch.int32, device="cuda")
+    label = 2
+    for op in ops:
+        for _, _, call in bench_calls(op):
+            kgb_ncu_marker[(1,)](scratch)
+            for _ in range(2):
+                call()
+            torch.cuda.synchronize()
+            for _ in range(k):
+                kgb_ncu_marker[(label,)](scratch)
+                call()
+                torch.cuda.synchronize()
+                label += 1
+            kgb_ncu_marker[(1,)](scratch)
+
+
+def parse_ncu(csv_path: Path, labels: dict[str, list[str]]) -> dict[tuple[str, str, str], float]:
+    """Median per (op, case, who) over calls of the summed kernel durations, in us."""
+    rows = [line for line in csv_path.read_text().splitlines() if line.startswith('"')]
+    per_call: dict[int, float] = {}
+    current: int | None = None
+    for row in csv.DictReader(rows):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        if "kgb_ncu_marker" in row["Kernel Name"]:
+            label = int(row["Grid Size"].strip("()").split(",")[0])
+            current = label if str(label) in labels else None
+            if current is not None:
+                per_call[current] = 0.0
+            continue
+        if current is None:
+            continue
+        unit, value = row["Metric Unit"], float(row["Metric Value"].replace(",", ""))
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
+        per_call[current] += value * scale
+    grouped: dict[tuple[str, str, str], list[float]] = {}
+    for label, us in per_call.items():
+        op, case, who, _ = labels[str(label)]
+        grouped.setdefault((op, case, who), []).append(us)
+    return {key: statistics.median(v) for key, v in grouped.items()}
+
+
+def profile(ops: list[str], k: int, csv_path: Path) -> bool | None:
+    """Run `inner` under ncu, its CSV to csv_path; None (and why, on stderr) if it failed."""
+    ncu = shutil.which("ncu") or next((str(p) for p in Path("/usr/local/cuda/bin").glob("ncu")), None)
+    if ncu is None:
+        print("ncu (Nsight Compute) is not on PATH; this benchmark needs a GPU host with it", file=sys.stderr)
+        return None
+    cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--cache-control", "all", "--clock-control", "none",
+           "--csv", "--print-units", "base", "--log-file", str(csv_path),
+           sys.executable, __file__, "--ops", ",".join(ops), "--calls", str(k), "--inner"]
+    proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"ncu run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}", file=sys.stderr)
+        return None
+    return True
+
+
+def judge_figures(ops: list[str]) -> dict[tuple[str, str, str], float]:
+    from kgb.evaluate import EvalSettings, evaluate
+
+    settings = EvalSettings(device="cuda", case_tags=("bench",), time_cases=("bench",), timeout_s=600)
+    found = {}
+    for op in ops:
+        spec = operators.load(op)
+        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+        if not verdict.correct:
+            print(f"  {op}: {verdict.status.value}: {verdict.message[:300]}", flush=True)
+        for c in verdict.cases:
+            if c.latency_us is not None:
+                found[(op, c.name, "solution")] = c.latency_us
+                found[(op, c.name, "baseline")] = c.baseline_us
+    return found
+
+
+def protocol_figures(ops: list[str]) -> dict[tuple[str, str, str], dict[str, float]]:
+    from kgb.evaluate.timing import Protocol, measure
+
+    found = {}
+    for op in ops:
+        for case, who, call in bench_calls(op):
+            found[(op, case, who)] = {p.value: measure(call, protocol=p).median_us for p in Protocol}
+    return found
+
+
+def _against(x: float | None, ncu_us: float) -> str:
+    return "" if x is None else f"{x - ncu_us:+.1f} us ({100 * (x - ncu_us) / ncu_us:+.1f}%)"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", default=DEFAULT_OPS)
+    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("outputs/benchmarks"))
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)  # the child under ncu
+    parser.add_argument("--ncu-csv", type=Path, help="read this earlier ncu.csv (same --ops, --calls) instead of profiling")
+    args = parser.parse_args()
+    ops = [o for o in args.ops.split(",") if o]
+    if args.inner:
+        inner(ops, args.calls)
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    labels = plan(ops, args.calls)
+    if args.ncu_csv:
+        by_ncu = parse_ncu(args.ncu_csv, labels)
+    else:
+        by_ncu = profile(ops, args.calls, args.out / "ncu.csv")
+        if by_ncu is None:
+            return 1
+        by_ncu = parse_ncu(args.out / "ncu.csv", labels)
+    by_judge = judge_figures(ops)
+    by_protocol = protocol_figures(ops)
+    rows = []
+    print("| operator | bench case | who | ncu us | judge us | judge vs ncu | bracketed us | classic us | classic vs ncu |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(by_ncu):
+        n, j, p = by_ncu[key], by_judge.get(key), by_protocol.get(key, {})
+        b, c = p.get("bracketed"), p.get("classic")
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {n:.1f} | {j or float('nan'):.1f} | {_against(j, n)} | "
+              f"{b or float('nan'):.1f} | {c or float('nan'):.1f} | {_against(c, n)} |")
+        ok = j is not None and (abs(j - n) <= 0.05 * n if n > 10 else abs(j - n) <= 0.5)
+        rows.append({"op": key[0], "case": key[1], "who": key[2], "ncu_us": n, "judge_us": j,
+                     "bracketed_us": b, "classic_us": c, "within_goal": ok})
+    met = sum(r["within_goal"] for r in rows)
+    print(f"\njudge within the goal (5% over 10 us, 0.5 us under) on {met} of {len(rows)} timings")
+    (args.out / "ncu.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
