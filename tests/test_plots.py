@@ -165,7 +165,7 @@ def test_labels_are_in_a_legend_outside_the_axes_and_axes_have_units(tmp_path):
 
 def test_ticks_are_round_values_inside_the_range():
     assert linear_ticks(-2, 105) == [0, 20, 40, 60, 80, 100]
-    assert linear_ticks(0.0, 0.031) == [0.0, 0.01, 0.02, 0.03]
+    assert linear_ticks(0.0, 0.031) == [0.0, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03]
     assert log_ticks(0.1, 10) == [0.1, 1.0, 10.0]
     assert log_ticks(0.5, 20) == [0.5, 1.0, 2.0, 5.0, 10.0, 20.0]  # too few decades: 2x and 5x too
     assert log_ticks(0.9, 4) == [0.9, 1.0, 2.0, 3.0, 4.0]  # still too few: every mantissa

@@ -82,7 +82,7 @@ class Scale:
         return log_ticks(self.low, self.high) if self.kind is ScaleKind.LOG else linear_ticks(self.low, self.high)
 
 
-def linear_ticks(low: float, high: float, target: int = 6) -> list[float]:
+def linear_ticks(low: float, high: float, target: int = 8) -> list[float]:
     """Round values (1, 2 or 5 times a power of ten apart) inside [low, high]."""
     raw = (high - low) / target
     magnitude = 10 ** math.floor(math.log10(raw))
