@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from html import escape
 
-WIDTH, HEIGHT = 1100, 500
+MIN_WIDTH, HEIGHT = 900, 500
 LEFT, TOP, BOTTOM = 80, 40, 55  # margins around the axes, in pixels
-AXES_WIDTH = 624  # the axes end at 64% of the width: the rest holds the legend
+AXES_WIDTH = 624  # the legend goes to the right of the axes, the picture widening to fit its labels
 LEGEND_GAP, LEGEND_ROW = 16, 18
 FONT, CHAR_WIDTH = 12, 7.2  # a sans-serif character at 12 px is at most about this wide, on average
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
@@ -143,7 +143,7 @@ def render(chart: Chart) -> str:
     width_needed = max((len(s.label) for s in chart.series), default=0) * CHAR_WIDTH
     left, top, right = LEFT, TOP, LEFT + AXES_WIDTH
     bottom = HEIGHT - BOTTOM
-    width = max(WIDTH, math.ceil(right + LEGEND_GAP + 36 + width_needed + 10))
+    width = max(MIN_WIDTH, math.ceil(right + LEGEND_GAP + 36 + width_needed + 10))  # the legend's longest label fits
     height = max(HEIGHT, top + LEGEND_ROW * len(chart.series) + 10)
     xs = [v for s in chart.series for v in s.xs] + chart.x_marks
     ys = [v for s in chart.series for v in s.ys] + chart.y_marks
