@@ -54,15 +54,16 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(board(rows), args.format))
         return 0
+    if args.command == "plots":
+        from kgb.query.plots import draw
+        from kgb.query.report import op_results
+
+        for figure in draw(op_results(rows), args.dest):
+            print(figure.path if figure.path else f"{figure.name}: not drawn: {figure.reason}")
+        return 0
     from kgb.query.report import op_results, write
 
     results = op_results(rows)  # the figures and the tables count the same operators
-    if args.command == "plots":
-        from kgb.query.plots import draw
-
-        for figure in draw(results, args.dest):
-            print(figure.path if figure.path else f"{figure.name}: not drawn: {figure.reason}")
-        return 0
     figures = []
     if not args.no_plots:
         from kgb.query.plots import draw
