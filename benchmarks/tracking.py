@@ -18,6 +18,11 @@ on `nvidia` get timed cases. Then it measures, on this machine:
 
 With --compare-with, the same rebuild is also run with the kgb of another checkout (e.g.
 an older commit) for the before/after figures.
+
+    python benchmarks/tracking.py --queries-only STORE_DB [--repeat K] [--work DIR]
+
+times only the queries, K times each, over a store an earlier run left (WORK/store/mlflow.db):
+for before/after figures of a query without rebuilding the store.
 """
 
 from __future__ import annotations
@@ -270,14 +275,41 @@ def rebuild(root: Path, db: Path, kgb: Path = REPO) -> float:
                  cwd=kgb, name="rebuild")[0]
 
 
+def queries(work: Path) -> dict[str, list[str]]:
+    """The query commands timed, by name (without --tracking-uri)."""
+    return {
+        "leaderboard": ["leaderboard", "--format", "csv"],
+        "report": ["report", "--dest", str(work / "report")],
+        "report (tables only)": ["report", "--no-plots", "--dest", str(work / "report-tables")],
+        "best": ["best", "--op", operators.select("all", None)[0], "--chip", "nvidia", "--dest", str(work / "best")],
+    }
+
+
+def queries_only(db: Path, work: Path, repeat: int) -> None:
+    """Each query `repeat` times over an existing store: wall and CPU seconds, and the load."""
+    uri = f"sqlite:///{db.resolve()}"
+    print("| query | run | load average before (2 cores) | wall s | CPU s |\n|---|---|---|---|---|")
+    for name, command in queries(work).items():
+        for i in range(repeat):
+            load = os.getloadavg()[0]
+            wall, _ = timed([sys.executable, "-m", "kgb.query", *command, "--tracking-uri", uri], name=name)
+            print(f"| {name} | {i + 1} | {load:.2f} | {wall:.3f} | {CPU_SECONDS[name]:.3f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("n", type=int)
+    parser.add_argument("n", type=int, nargs="?", help="trials to synthesise (not with --queries-only)")
     parser.add_argument("--from", dest="source", type=Path, help="outputs dir of real runs (default: run three operators now)")
     parser.add_argument("--work", type=Path, help="where to write (default: a temporary folder)")
     parser.add_argument("--compare-with", type=Path, help="a checkout of another kgb: its rebuild, for before/after")
+    parser.add_argument("--queries-only", type=Path, metavar="STORE_DB", help="only time the queries over this store")
+    parser.add_argument("--repeat", type=int, default=3, help="with --queries-only: runs of each query")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="kgb-tracking-bench-"))
+    if args.queries_only:
+        return queries_only(args.queries_only, work, args.repeat)
+    if args.n is None:
+        parser.error("give the number of trials N, or --queries-only STORE_DB")
     shapes = templates(real_logs(args.source, work))
     root = work / "outputs"
     if not (root / "jobs").exists():  # a work folder of an earlier run keeps its synthetic jobs
@@ -299,14 +331,8 @@ def main() -> None:
                     "artifact files": size["artifact_files"],
                     "KB per trial": size["artifact_bytes"] / 1e3 / args.n, "files per trial": size["artifact_files"] / args.n})
     q = [sys.executable, "-m", "kgb.query"]
-    queries = {
-        "leaderboard": ["leaderboard", "--format", "csv"],
-        "report": ["report", "--dest", str(work / "report")],
-        "report (tables only)": ["report", "--no-plots", "--dest", str(work / "report-tables")],
-        "best": ["best", "--op", operators.select("all", None)[0], "--chip", "nvidia", "--dest", str(work / "best")],
-    }
     board = ""
-    for name, command in queries.items():
+    for name, command in queries(work).items():
         figures[f"{name} s"], out = timed([*q, *command, "--tracking-uri", uri], name=name)
         figures[f"{name} CPU s"] = CPU_SECONDS[name]
         board = out if name == "leaderboard" else board

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from kgb.query.report import csv_text, latex, markdown, tables, write
+from kgb.query.report import csv_text, latex, markdown, op_results, tables, write
 from kgb.query.stats import Interval, bootstrap_geomean, wilson
 from kgb.tracking.summary import TrialRow
 
@@ -54,7 +54,7 @@ TRIALS = [
 
 
 def test_tables_count_operators_with_intervals():
-    accuracy, chips, cost = tables(TRIALS)
+    accuracy, chips, cost = tables(op_results(TRIALS))
     names = [c.name for c in accuracy.columns]
     nvidia = dict(zip(names, next(r for r in accuracy.rows if r[3] == "nvidia"), strict=True))
     assert (nvidia["operators"], nvidia["correct"], nvidia["accuracy"]) == (4, 3, 0.75)
@@ -71,7 +71,7 @@ def test_tables_count_operators_with_intervals():
 
 
 def test_formats_carry_the_same_numbers():
-    accuracy = tables(TRIALS)[0]
+    accuracy = tables(op_results(TRIALS))[0]
     md = markdown(accuracy)
     assert "| oneshot | claude | aten | nvidia | 4 | 3 | 0.750 | [0.301, 0.954] |" in md
     csv = csv_text(accuracy).splitlines()
@@ -85,13 +85,14 @@ def test_formats_carry_the_same_numbers():
 
 def test_write_makes_every_file_and_a_page_with_the_plots_or_why_not(tmp_path):
     (tmp_path / "plots").mkdir()
-    png = tmp_path / "plots" / "fast_p.png"
-    png.write_bytes(b"\x89PNG")
-    paths = write(TRIALS, tmp_path, [("fast_p per job", png), ("Per-operator speedups", "no job has a correct, timed trial")])
+    svg = tmp_path / "plots" / "fast_p.svg"
+    svg.write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    paths = write(op_results(TRIALS), len(TRIALS), tmp_path,
+                  [("fast_p per job", svg), ("Per-operator speedups", "no job has a correct, timed trial")])
     assert sorted(p.name for p in paths) == sorted(
         [f"{t}.{s}" for t in ("accuracy", "chips", "cost") for s in ("md", "csv", "tex")] + ["report.html"])
     page = (tmp_path / "report.html").read_text()
-    assert "<img src='plots/fast_p.png'" in page
+    assert "<img src='plots/fast_p.svg'" in page and f"<p>{len(TRIALS)} trial(s)." in page
     assert "Per-operator speedups</b>: not drawn: no job has a correct, timed trial" in page
     assert page.count("<table>") == 3
 
@@ -112,3 +113,19 @@ def test_jobs_judged_under_different_settings_never_share_a_leaderboard_row():
     table = rows([trial("cpu cases=smoke timeout=300s judge=v2", True), trial("cpu cases=smoke timeout=1s judge=v2", False)])
     assert sorted((r.settings, r.correct) for r in table) == [
         ("cpu cases=smoke timeout=1s judge=v2", 0), ("cpu cases=smoke timeout=300s judge=v2", 1)]
+
+
+def test_the_report_command_writes_the_tables_and_the_figures_it_shows(tmp_path, monkeypatch, capsys):
+    import kgb.query.__main__ as query
+
+    monkeypatch.setattr(query, "trial_rows", lambda uri, chip=None: TRIALS)
+    assert query.main(["report", "--dest", str(tmp_path / "full"), "--tracking-uri", "sqlite:///unused.db"]) == 0
+    page = (tmp_path / "full" / "report.html").read_text()
+    for name in ("fast_p", "speedups", "cost_accuracy"):  # TRIALS has timed trials: every figure is drawn
+        assert (tmp_path / "full" / "plots" / f"{name}.svg").read_text().startswith("<svg ")
+        assert f"<img src='plots/{name}.svg'" in page
+    assert query.main(["report", "--no-plots", "--dest", str(tmp_path / "tables"), "--tracking-uri", "sqlite:///unused.db"]) == 0
+    assert not (tmp_path / "tables" / "plots").exists()
+    assert "<img" not in (tmp_path / "tables" / "report.html").read_text()
+    printed = capsys.readouterr().out.splitlines()
+    assert str(tmp_path / "tables" / "accuracy.md") in printed and str(tmp_path / "full" / "report.html") in printed

@@ -155,7 +155,7 @@ def test_plots_reads_the_store(sweep, tmp_path):
     assert done.returncode == 0, done.stderr
     # a CPU sweep has correctness but no timings: the accuracy figure, and why not the others
     lines = done.stdout.splitlines()
-    assert lines[2] == str(tmp_path / "cost_accuracy.png")
+    assert lines[2] == str(tmp_path / "cost_accuracy.svg")
     assert [line.split(":")[0] for line in lines[:2]] == ["fast_p", "speedups"] and "not timed" in lines[0]
 
 

@@ -56,18 +56,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "plots":
         from kgb.query.plots import draw
+        from kgb.query.report import op_results
 
-        for figure in draw(rows, args.dest):
+        for figure in draw(op_results(rows), args.dest):
             print(figure.path if figure.path else f"{figure.name}: not drawn: {figure.reason}")
         return 0
-    from kgb.query.report import write
+    from kgb.query.report import op_results, write
 
+    results = op_results(rows)  # the figures and the tables count the same operators
     figures = []
     if not args.no_plots:
         from kgb.query.plots import draw
 
-        figures = [(f.title, f.path or f.reason) for f in draw(rows, args.dest / "plots")]
-    for path in write(rows, args.dest, figures):
+        figures = [(f.title, f.path or f.reason) for f in draw(results, args.dest / "plots")]
+    for path in write(results, len(rows), args.dest, figures):
         print(path)
     return 0
 

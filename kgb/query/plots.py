@@ -1,11 +1,14 @@
 """Figures comparing jobs (method x model x source x chip), from the same trials as the
 leaderboard:
 
-- fast_p.png: the share of a job's operators whose kernel is correct and more than p times
+- fast_p.svg: the share of a job's operators whose kernel is correct and more than p times
   faster than the baseline, against p (the fast_p curve; at p = 1 it is fast_1.0).
-- speedups.png: each job's per-operator best speedups, sorted, on a log scale, so that
+- speedups.svg: each job's per-operator best speedups, sorted, on a log scale, so that
   a few large wins cannot hide many small losses behind a good geomean.
-- cost_accuracy.png: accuracy against model spend (USD; tokens where no price is known).
+- cost_accuracy.svg: accuracy against model spend (USD; tokens where no price is known).
+
+The figures are drawn from the operators the report's tables count (kgb.query.report's
+OpResult), so a figure and a table never disagree, and written as SVG (kgb.query.chart).
 
 Every figure promised is either drawn or comes back with the reason it could not be (the
 first two need timed trials, which a CPU run has none of). Jobs are told apart by a
@@ -16,13 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from kgb.query.leaderboard import JobKey, best_speedups, by_job, rows
-from kgb.tracking.summary import TrialRow
+from kgb.query.chart import Axis, Chart, ScaleKind, Series, render
+from kgb.query.report import OpResult
 
 P_MIN, P_MAX, P_POINTS = 0.1, 10.0, 200
 MARKERS = "os^vD<>pXh*"
+LINES = ("-", "--", ":", "-.")  # after every ten jobs the colours repeat: the dash tells them apart
 
 
 @dataclass(frozen=True)
@@ -42,19 +45,40 @@ class JobSpeedups:
     speedups: list[float]  # best speedup of each correct, timed operator, descending
 
 
-def label(key: JobKey) -> str:
-    method, model, source, chip = key[:4]
+@dataclass(frozen=True)
+class JobSpend:
+    label: str
+    accuracy: float  # share of the job's operators correct
+    tokens: int
+    cost_usd: float
+
+
+def label(method: str, model: str, source: str, chip: str) -> str:
     return f"{method}" + (f"/{model}" if model and model != "none" else "") + f" {source} {chip}"
 
 
-def job_speedups(trials: list[TrialRow]) -> list[JobSpeedups]:
+def per_job(results: list[OpResult]) -> list[tuple[str, list[OpResult]]]:
+    """The label and operators of each job (jobs judged under other settings apart), in
+    the order op_results lists them: the leaderboard's."""
+    jobs: dict[tuple[str, str, str, str, str], list[OpResult]] = {}
+    for r in results:
+        jobs.setdefault((r.method, r.model, r.source, r.chip, r.settings), []).append(r)
+    return [(label(*key[:4]), ops) for key, ops in jobs.items()]
+
+
+def job_speedups(results: list[OpResult]) -> list[JobSpeedups]:
     """Jobs with at least one timed, correct operator."""
     jobs = []
-    for key, job in by_job(trials).items():
-        timed = sorted((s for s in best_speedups(job).values() if s > 0), reverse=True)
+    for name, ops in per_job(results):
+        timed = sorted((r.speedup for r in ops if r.correct and r.speedup > 0), reverse=True)
         if timed:
-            jobs.append(JobSpeedups(label(key), len(job.per_op), timed))
+            jobs.append(JobSpeedups(name, len(ops), timed))
     return jobs
+
+
+def job_spend(results: list[OpResult]) -> list[JobSpend]:
+    return [JobSpend(name, sum(r.correct for r in ops) / len(ops), sum(r.tokens for r in ops), sum(r.cost_usd for r in ops))
+            for name, ops in per_job(results)]
 
 
 def thresholds() -> list[float]:
@@ -69,70 +93,50 @@ def fast_p(job: JobSpeedups, p: float) -> float:
 UNTIMED = "no job has a correct, timed trial (trials on the CPU run in Triton's interpreter and are not timed)"
 
 
-def draw(trials: list[TrialRow], dest: Path) -> list[Figure]:
-    """Writes the figures under dest; returns every promised figure, drawn or not."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display on a server or in CI
-    import matplotlib.pyplot as plt
-
-    dest.mkdir(parents=True, exist_ok=True)
-    figures = []
-    jobs = job_speedups(trials)
+def charts(results: list[OpResult]) -> list[tuple[str, str, Chart | str]]:
+    """Every promised figure as (file stem, title, its chart or why it cannot be drawn)."""
+    jobs = job_speedups(results)
+    made: list[tuple[str, str, Chart | str]] = []
     title = "fast_p per job"
-    if jobs:
-        fig, ax = plt.subplots(figsize=(11, 5))
-        ps = thresholds()
-        for i, job in enumerate(jobs):
-            ax.plot(ps, [fast_p(job, p) for p in ps], label=job.label, linestyle=("-", "--", ":", "-.")[i // 10 % 4])
-        ax.axvline(1.0, color="grey", linewidth=0.8, linestyle="--")
-        ax.set(xscale="log", xlabel="speedup threshold p (x, baseline time / kernel time)",
-               ylabel="fast_p (share of operators)", ylim=(0, 1.02), title=title)
-        figures.append(Figure("fast_p", title, _save(fig, ax, dest / "fast_p.png")))
-    else:
-        figures.append(Figure("fast_p", title, None, UNTIMED))
+    ps = thresholds()
+    made.append(("fast_p", title, Chart(
+        title, Axis("speedup threshold p (x, baseline time / kernel time)", ScaleKind.LOG, (P_MIN, P_MAX)),
+        Axis("fast_p (share of operators)", limits=(0, 1.02)),
+        [Series(job.label, ps, [fast_p(job, p) for p in ps], line=LINES[i // 10 % len(LINES)]) for i, job in enumerate(jobs)],
+        x_marks=[1.0]) if jobs else UNTIMED))
 
     title = "Per-operator speedups (correct and timed operators)"
-    if jobs:
-        fig, ax = plt.subplots(figsize=(11, 5))
-        for i, job in enumerate(jobs):
-            ax.plot(range(1, len(job.speedups) + 1), job.speedups, marker=MARKERS[i % len(MARKERS)],
-                    markersize=4, label=job.label)
-        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
-        ax.set(yscale="log", xlabel="operator rank (fastest first)", ylabel="best speedup (x, over the baseline)",
-               title=title)
-        figures.append(Figure("speedups", title, _save(fig, ax, dest / "speedups.png")))
-    else:
-        figures.append(Figure("speedups", title, None, UNTIMED))
+    made.append(("speedups", title, Chart(
+        title, Axis("operator rank (fastest first)"), Axis("best speedup (x, over the baseline)", ScaleKind.LOG),
+        [Series(job.label, [float(r) for r in range(1, len(job.speedups) + 1)], job.speedups,
+                marker=MARKERS[i % len(MARKERS)], marker_size=3) for i, job in enumerate(jobs)],
+        y_marks=[1.0]) if jobs else UNTIMED))
 
     title = "Accuracy against spend"
-    table = rows(trials)
-    if table:
-        fig, ax = plt.subplots(figsize=(11, 5))
-        priced = any(r.cost_usd > 0 for r in table)
-        for i, r in enumerate(table):
-            x = r.cost_usd if priced else r.total_tokens
-            ax.scatter([x], [100 * r.accuracy], marker=MARKERS[i % len(MARKERS)], s=50,
-                       label=label((r.method, r.model, r.source, r.chip)))
-        spend = [r.cost_usd if priced else r.total_tokens for r in table]
-        if max(spend) > 0 and min(spend) > 0 and max(spend) / min(spend) > 100:
-            ax.set_xscale("log")
-        ax.set(xlabel="model spend (USD)" if priced else "model spend (tokens)",
-               ylabel="accuracy (% of operators correct)", ylim=(-2, 105), title=title)
-        figures.append(Figure("cost_accuracy", title, _save(fig, ax, dest / "cost_accuracy.png")))
-    else:
-        figures.append(Figure("cost_accuracy", title, None, "no finished trial in the store"))
+    table = job_spend(results)
+    if not table:
+        made.append(("cost_accuracy", title, "no finished trial in the store"))
+        return made
+    priced = any(r.cost_usd > 0 for r in table)
+    spend = [r.cost_usd if priced else float(r.tokens) for r in table]
+    wide = min(spend) > 0 and max(spend) / min(spend) > 100
+    made.append(("cost_accuracy", title, Chart(
+        title, Axis("model spend (USD)" if priced else "model spend (tokens)", ScaleKind.LOG if wide else ScaleKind.LINEAR),
+        Axis("accuracy (% of operators correct)", limits=(-2, 105)),
+        [Series(r.label, [x], [100 * r.accuracy], line=None,
+                marker=MARKERS[i % len(MARKERS)], marker_size=5) for i, (r, x) in enumerate(zip(table, spend, strict=True))])))
+    return made
+
+
+def draw(results: list[OpResult], dest: Path) -> list[Figure]:
+    """Writes the figures under dest as SVG; returns every promised figure, drawn or not."""
+    dest.mkdir(parents=True, exist_ok=True)
+    figures = []
+    for name, title, chart in charts(results):
+        if isinstance(chart, str):
+            figures.append(Figure(name, title, None, chart))
+            continue
+        path = dest / f"{name}.svg"
+        path.write_text(render(chart))
+        figures.append(Figure(name, title, path))
     return figures
-
-
-def _save(fig: Any, ax: Any, path: Path) -> Path:
-    """Legend outside the axes, on the right: it can cover neither data nor labels."""
-    import matplotlib.pyplot as plt
-
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    ax.grid(True, which="major", alpha=0.3)
-    # a fixed right margin holds the legend: a "tight" bounding box would draw the figure twice
-    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.93)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

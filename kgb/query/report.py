@@ -36,6 +36,7 @@ class OpResult:
     model: str
     source: str
     chip: str
+    settings: str  # what its verdicts were judged under: the figures tell such jobs apart
     correct: bool
     speedup: float  # best over its samples; 0.0 where not correct or not timed
     tokens: int
@@ -44,11 +45,11 @@ class OpResult:
 
 def op_results(trials: list[TrialRow]) -> list[OpResult]:
     results = []
-    for (method, model, source, chip, _settings), job in by_job(trials).items():
+    for (method, model, source, chip, settings), job in by_job(trials).items():
         best = best_speedups(job)
         for op, rows in job.per_op.items():
             results.append(OpResult(
-                method, model, source, chip, op in best, best.get(op, 0.0),
+                method, model, source, chip, settings, op in best, best.get(op, 0.0),
                 sum(r.total_tokens for r in rows), sum(r.cost_usd for r in rows),
             ))
     return results
@@ -93,8 +94,7 @@ def _grouped(results: list[OpResult], key: Callable[[OpResult], tuple[str, ...]]
     return dict(sorted(groups.items()))
 
 
-def tables(trials: list[TrialRow]) -> list[Table]:
-    results = op_results(trials)
+def tables(results: list[OpResult]) -> list[Table]:
     text = lambda *names: tuple(Column(n, "text") for n in names)
     accuracy = Table(
         "accuracy", "Accuracy and speed per method, source and chip (Table 2)",
@@ -198,19 +198,20 @@ STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;
          "figure{display:inline-block;margin:0 1em 1em 0}img{max-width:720px}")
 
 
-def write(trials: list[TrialRow], dest: Path, figures: list[tuple[str, Path | str]]) -> list[Path]:
-    """Write every table in three formats and report.html; figures are (title, png path
-    or the reason it could not be drawn). Returns the paths written."""
+def write(results: list[OpResult], trials: int, dest: Path, figures: list[tuple[str, Path | str]]) -> list[Path]:
+    """Write every table in three formats and report.html; figures are (title, image path
+    or the reason it could not be drawn), trials the number of trials read. Returns the
+    paths written."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    made = tables(trials)
+    made = tables(results)
     for table in made:
         for suffix, text in (("md", markdown(table)), ("csv", csv_text(table)), ("tex", latex(table))):
             path = dest / f"{table.name}.{suffix}"
             path.write_text(text)
             written.append(path)
     parts = [f"<!doctype html><meta charset='utf-8'><title>kgb report</title><style>{STYLE}</style>",
-             f"<h1>kgb report</h1><p>{len(trials)} trial(s). Intervals are 95%: Wilson for accuracy, "
+             f"<h1>kgb report</h1><p>{trials} trial(s). Intervals are 95%: Wilson for accuracy, "
              "a bootstrap over operators for the geometric mean speedup.</p>"]
     parts += [html_table(t) for t in made]
     parts.append("<h2>Plots</h2>")
