@@ -14,7 +14,14 @@ import pytest
 from kgb.config import ConfigError, TransferConfig
 from kgb.methods.transfer import Kernel, SourceRun, Transfer, choose, pick_run
 from kgb.operators import REPO_ROOT
-from kgb.tracking.events import CandidateEvaluated, CandidateProposed, ModelCalled, RunStarted, TrialFinished, TrialStarted
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    ModelCalled,
+    RunStarted,
+    TrialFinished,
+    TrialStarted,
+)
 from kgb.tracking.log import read_events
 
 pytestmark = pytest.mark.slow
