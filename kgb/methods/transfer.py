@@ -19,6 +19,7 @@ judged, so it is never taken. An operator with no judged candidate there ends
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,11 +75,24 @@ def choose(kernels: list[Kernel]) -> Kernel:
     return max(kernels, key=lambda k: k.proposed_at)
 
 
+def first_run(log: Path) -> SourceRun | None:
+    """The run a job's log opens with (every start of a job is the same method, model and
+    chip), read from its first line alone, so that logs of other runs are not read whole."""
+    with log.open() as f:
+        try:
+            head = json.loads(f.readline())
+        except json.JSONDecodeError:  # an empty or torn first line: a job that never started
+            return None
+    if head.get("kind") != "RunStarted" or head["method"] == TRANSFER:
+        return None
+    return SourceRun(head["method"], head["model"], head["chip"])
+
+
 def job_kernels(log: Path) -> list[Kernel]:
-    """The judged candidates of one job's log; none for a transfer job or an empty log."""
+    """The judged candidates of one (not transfer) job's log."""
     events = read_events(log)
     started = run_started(events)
-    if started is None or started.method == TRANSFER:
+    if started is None:
         return []
     run = SourceRun(started.method, started.model, started.chip)
     proposed = {(e.trial, e.candidate): (e.ts, e.seq) for e in events if isinstance(e, CandidateProposed)}
@@ -95,14 +109,21 @@ def job_kernels(log: Path) -> list[Kernel]:
     return kernels
 
 
+def wanted(run: SourceRun, cfg: TransferConfig) -> bool:
+    """Whether `run` is one the `method.from_*` settings given leave in."""
+    return all(getattr(cfg, f"from_{c}") in (None, getattr(run, c)) for c in CHOOSERS)
+
+
+def no_match(root: Path, found: set[SourceRun], cfg: TransferConfig) -> ConfigError:
+    given = " ".join(f"method.from_{c}={getattr(cfg, f'from_{c}')}" for c in CHOOSERS if getattr(cfg, f"from_{c}") is not None)
+    return ConfigError(f"method.from={root}: no run matches {given}; it holds runs of: {'; '.join(sorted(map(str, found)))}")
+
+
 def pick_run(root: Path, found: set[SourceRun], cfg: TransferConfig) -> SourceRun:
     """The one source run the settings leave, or a ConfigError saying how to choose."""
-    wanted = {c: getattr(cfg, f"from_{c}") for c in CHOOSERS}
-    left = {r for r in found if all(v is None or getattr(r, c) == v for c, v in wanted.items())}
-    listed = "; ".join(sorted(map(str, found)))
+    left = {r for r in found if wanted(r, cfg)}
     if not left:
-        given = " ".join(f"method.from_{c}={v}" for c, v in wanted.items() if v is not None)
-        raise ConfigError(f"method.from={root}: no run matches {given}; it holds kernels of: {listed}")
+        raise no_match(root, found, cfg)
     if len(left) > 1:
         differ = [f"method.from_{c}=NAME" for c in CHOOSERS if len({getattr(r, c) for r in left}) > 1]
         raise ConfigError(f"method.from={root} holds kernels of several runs ({'; '.join(sorted(map(str, left)))}): "
@@ -124,7 +145,11 @@ class Transfer:
         logs = sorted(self.root.glob("jobs/*/events.jsonl"))
         if not logs:
             raise ConfigError(f"method.from={given}: no event logs under {self.root}/jobs/ (give a run's tracking.root)")
-        kernels = [k for log in logs for k in job_kernels(log)]
+        heads = {log: first_run(log) for log in logs}
+        runs = {run for run in heads.values() if run is not None}
+        if runs and not any(wanted(r, cfg) for r in runs):
+            raise no_match(self.root, runs, cfg)
+        kernels = [k for log, run in heads.items() if run is not None and wanted(run, cfg) for k in job_kernels(log)]
         if not kernels:
             raise ConfigError(f"method.from={given}: its {len(logs)} job(s) judged no candidate to transfer")
         run = pick_run(self.root, {k.run for k in kernels}, cfg)
