@@ -69,6 +69,24 @@ class FilesConfig(MethodConfig):
 
 
 @dataclass
+class TransferConfig(MethodConfig):
+    """Re-judges on this job's chip the kernels another run produced (no model call).
+
+    `method.from=OUTPUTS_DIR` names that run's tracking root. Where it holds kernels of
+    several methods, models or chips, `from_method`, `from_model` and `from_chip` pick one;
+    the method pins the values it found, so the job's config and trial keys name its source.
+    """
+
+    name: str = "transfer"
+    from_method: str | None = None  # the source runs' method, where the root holds several
+    from_model: str | None = None  # the source runs' model, where the root holds several
+    from_chip: str | None = None  # the chip the source runs judged on, where the root holds several
+    # `from` is a Python keyword: declared as ReplayConfig declares it (below).
+    __annotations__["from"] = "str | None"
+    vars()["from"] = field(default=None, init=False, repr=False, compare=False)
+
+
+@dataclass
 class LLMMethodConfig(MethodConfig):
     """Common to methods that sample kernels from a model (`model=` must name one)."""
 
@@ -270,6 +288,7 @@ def register() -> None:
     cs.store(group="method", name="base_oneshot", node=OneshotConfig)
     cs.store(group="method", name="base_passk", node=PasskConfig)
     cs.store(group="method", name="base_refine", node=RefineConfig)
+    cs.store(group="method", name="base_transfer", node=TransferConfig)
     cs.store(group="model", name="base_none", node=ModelConfig)
     cs.store(group="model", name="base_llm", node=LLMConfig)
     cs.store(group="model", name="base_replay", node=ReplayConfig)

@@ -38,6 +38,7 @@ SECTIONS: list[tuple[str, type, str]] = [
     ("method", schema.LLMMethodConfig, "oneshot, passk, refine"),
     ("method", schema.PasskConfig, "passk"),
     ("method", schema.RefineConfig, "refine"),
+    ("method", schema.TransferConfig, "transfer"),
     ("model", schema.LLMConfig, "every model but none"),
     ("model.price", schema.PriceConfig, "every model but none"),
     ("model", schema.ReplayConfig, "replay"),
@@ -50,7 +51,8 @@ FIELD = re.compile(r"^\s+(\w+): [^=#]+=.*?#\s*(.+)$")
 # Chosen by the group (method=..., model=...), not set one by one.
 CHOSEN_BY_GROUP = {"method", "model", "source", "chip", "method.name"}
 # `from` is a Python keyword, declared without a commented line of its own (kgb/config.py).
-EXTRA = {schema.ReplayConfig: {"from": "the tracking root (OUTPUTS_DIR) of the earlier run whose completions answer"}}
+EXTRA = {schema.ReplayConfig: {"from": "the tracking root (OUTPUTS_DIR) of the earlier run whose completions answer"},
+         schema.TransferConfig: {"from": "the tracking root (OUTPUTS_DIR) of the runs whose kernels to judge here"}}
 
 
 def wants_help(args: list[str]) -> bool:

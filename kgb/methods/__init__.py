@@ -34,6 +34,12 @@ def _files(cfg: Any) -> Method:
     return Files(cfg)
 
 
+def _transfer(cfg: Any) -> Method:
+    from kgb.methods.transfer import Transfer
+
+    return Transfer(cfg)
+
+
 def _oneshot(cfg: Any) -> Method:
     from kgb.methods.oneshot import Oneshot
 
@@ -87,6 +93,7 @@ def _cuda_optimized_skill(cfg: Any) -> Method:
 METHODS: dict[str, Callable[[Any], Method]] = {
     "expert": _expert,
     "files": _files,
+    "transfer": _transfer,
     "oneshot": _oneshot,
     "passk": _passk,
     "refine": _refine,

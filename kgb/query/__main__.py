@@ -4,6 +4,7 @@
     python -m kgb.query report [--dest outputs/report] [--tracking-uri URI] [--no-plots]
     python -m kgb.query best --op aten::softmax --chip nvidia --dest DIR [--tracking-uri URI]
     python -m kgb.query plots [--dest outputs/plots] [--tracking-uri URI]
+    python -m kgb.query portability [--reference nvidia] [--tracking-uri URI] [--format table|csv|md]
 """
 
 from __future__ import annotations
@@ -30,7 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     best.add_argument("--dest", required=True, type=Path)
     plots = sub.add_parser("plots", help="fast_p, per-operator speedup and accuracy-vs-spend figures")
     plots.add_argument("--dest", type=Path, default=Path("outputs/plots"))
-    for command in (board, report, best, plots):
+    port = sub.add_parser("portability", help="per method and operator set: accuracy and speedup per chip, "
+                          "and the drop against a reference chip (transferred kernels shown by the chip they came from)")
+    port.add_argument("--reference", default="nvidia", help="the chip the others are compared with (default nvidia)")
+    port.add_argument("--format", choices=("table", "csv", "md"), default="table")
+    for command in (board, report, best, plots, port):
         command.add_argument("--tracking-uri", default=DEFAULT_URI, help=uri_help)
     args = parser.parse_args(argv)
     try:
@@ -53,6 +58,14 @@ def run(args: argparse.Namespace) -> int:
         from kgb.query.leaderboard import rows as board
 
         sys.stdout.write(render(board(rows), args.format))
+        return 0
+    if args.command == "portability":
+        from kgb.query.leaderboard import render
+        from kgb.query.portability import COLUMNS, transfer_sources
+        from kgb.query.portability import rows as portability
+
+        table = portability(rows, transfer_sources(uri), args.reference)
+        sys.stdout.write(render(table, args.format, COLUMNS))
         return 0
     if args.command == "plots":
         from kgb.query.plots import draw

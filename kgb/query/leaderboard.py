@@ -117,19 +117,20 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render(table: list[Row], fmt: str) -> str:
-    cells = [[_cell(getattr(r, c)) for c in COLUMNS] for r in table]
+def render(table: list[Any], fmt: str, columns: tuple[str, ...] = COLUMNS) -> str:
+    """Rows (dataclasses with the named fields) as an aligned table, CSV or markdown."""
+    cells = [[_cell(getattr(r, c)) for c in columns] for r in table]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
         writer.writerows(cells)
         return out.getvalue()
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(COLUMNS)]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)]
     if fmt == "md":
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
+        lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in cells]
         return "\n".join(lines) + "\n"
-    lines = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
     return "\n".join(lines) + "\n"

@@ -82,6 +82,31 @@ class Store:
         runs = search_all(client, experiments, query) if experiments else []
         return [JobRun(r.info.run_id, r.info.artifact_uri) for r in sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))]
 
+    def job_params(self, method: str, keys: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The params `keys` (where logged) of every live job run of one method, by job id."""
+        if self.path is not None:
+            marks = ",".join("?" * len(keys))
+            query = (
+                "SELECT j.value, p.key, p.value FROM runs r"
+                " JOIN experiments e ON e.experiment_id = r.experiment_id AND e.lifecycle_stage = 'active'"
+                " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.kind' AND k.value = 'job'"
+                " JOIN tags m ON m.run_uuid = r.run_uuid AND m.key = 'kgb.method' AND m.value = ?"
+                " JOIN tags j ON j.run_uuid = r.run_uuid AND j.key = 'kgb.job'"
+                f" JOIN params p ON p.run_uuid = r.run_uuid AND p.key IN ({marks})"
+                " WHERE r.lifecycle_stage = 'active'"
+            )
+            found: dict[str, dict[str, str]] = {}
+            for job, key, value in self._sql(query, (method, *keys)):
+                found.setdefault(job, {})[key] = value
+            return found
+        from kgb.tracking.mlflow_store import search_all
+
+        client = self.client()
+        experiments = [e.experiment_id for e in client.search_experiments()]
+        query = f"tags.`kgb.kind` = 'job' and tags.`kgb.method` = '{method}'"
+        runs = search_all(client, experiments, query) if experiments else []
+        return {r.data.tags["kgb.job"]: {k: v for k, v in r.data.params.items() if k in keys} for r in runs}
+
     def artifact_uri(self, run_id: str) -> str:
         if self.path is not None:
             found = self._sql("SELECT artifact_uri FROM runs WHERE run_uuid = ?", (run_id,))

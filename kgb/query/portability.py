@@ -1,0 +1,122 @@
+"""Portability: how a method's results hold up from chip to chip (the paper's Table 3 view).
+
+One row per method x model x operator set x chip x where the kernels came from x judging
+settings: operators run, accuracy and geometric mean speedup (the leaderboard's
+definitions: the operator is the unit, at its best sample), and the change against the
+reference chip (NVIDIA by default) over the operators run on both.
+
+A `method=transfer` job is shown under the method and model that wrote its kernels, with
+`transferred_from` naming the chip that run judged on (its pinned `method.from_*` params);
+every other row's kernels are the method's own for its chip. Beside the method's own row on
+chip E, a transfer row on E separates "the method cannot write for E" from "kernels
+written for NVIDIA do not run on E".
+
+The reference row of a row is the method's own row on the reference chip under the same
+judging protocol (the settings less the device word), so a smoke-only run is never
+compared with a full one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass
+
+from kgb.evaluate.verdict import geomean
+from kgb.query.leaderboard import best_speedups, by_job
+from kgb.query.store import Store
+from kgb.tracking.summary import TrialRow
+
+REFERENCE = "nvidia"
+TRANSFER = "transfer"  # kgb.methods.transfer's name; not imported, so queries stay light
+SOURCE_PARAMS = ("method.from_method", "method.from_model", "method.from_chip")
+
+
+@dataclass(frozen=True)
+class Row:
+    method: str  # for a transfer job, the method that wrote the kernels
+    model: str
+    source: str  # operator set: aten, vllm, cublas
+    chip: str  # where the kernels were judged
+    transferred_from: str | None  # a transfer job's source chip; None: the method's own kernels for `chip`
+    trials: int  # operators run (skipped excluded)
+    correct: int
+    accuracy: float
+    geomean_speedup: float | None  # over correct, timed operators
+    common: int  # operators run both here and on the reference chip (0 on the reference row itself)
+    accuracy_drop: float | None  # reference accuracy minus this one, over the common operators
+    speedup_ratio: float | None  # geomean speedup here over there, on operators correct and timed on both
+    skipped: int
+    settings: str
+
+
+COLUMNS = tuple(f.name for f in dataclasses.fields(Row))
+
+
+@dataclass(frozen=True)
+class Group:
+    """The best result per operator of one row: op -> speedup (0.0 untimed) where correct."""
+
+    ops: frozenset[str]
+    best: dict[str, float]
+    skipped: int
+
+
+def transfer_sources(uri: str) -> dict[str, tuple[str, str, str]]:
+    """Transfer job id -> (method, model, chip) of the run its kernels came from."""
+    found = Store(uri).job_params(TRANSFER, SOURCE_PARAMS)
+    return {job: tuple(p[k] for k in SOURCE_PARAMS) for job, p in found.items()  # type: ignore[misc]
+            if all(p.get(k) not in (None, "", "None") for k in SOURCE_PARAMS)}
+
+
+def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]]) -> dict[str | None, list[TrialRow]]:
+    """The trials by the chip a transfer took their kernels from (None: the method's own);
+    a transfer trial is renamed to the method and model that wrote its kernel."""
+    parts: dict[str | None, list[TrialRow]] = defaultdict(list)
+    for r in trials:
+        if r.method == TRANSFER and r.job in sources:
+            method, model, chip = sources[r.job]
+            parts[chip].append(dataclasses.replace(r, method=method, model=model))
+        else:
+            parts[None].append(r)
+    return parts
+
+
+def protocol(settings: str) -> str:
+    """The judging settings less the device they name: what must match across chips."""
+    return settings.partition(" ")[2]
+
+
+def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]], reference: str = REFERENCE) -> list[Row]:
+    groups: dict[tuple[str, str, str, str, str | None, str], Group] = {}  # method, model, source, chip, from, settings
+    for origin, part in by_origin(trials, sources).items():
+        for (method, model, source, chip, settings), job in by_job(part).items():
+            groups[method, model, source, chip, origin, settings] = Group(
+                frozenset(job.per_op), best_speedups(job), len(job.skipped))
+    refs = {(m, mo, s, protocol(st)): g for (m, mo, s, c, f, st), g in groups.items() if c == reference and f is None}
+    table = []
+    for key, g in groups.items():
+        method, model, source, chip, origin, settings = key
+        own_reference = chip == reference and origin is None
+        ref = None if own_reference else refs.get((method, model, source, protocol(settings)))
+        timed = [s for s in g.best.values() if s > 0]
+        table.append(Row(
+            method=method, model=model, source=source, chip=chip, transferred_from=origin,
+            trials=len(g.ops), correct=len(g.best), accuracy=len(g.best) / len(g.ops) if g.ops else 0.0,
+            geomean_speedup=geomean(timed) if timed else None, **against(g, ref), skipped=g.skipped, settings=settings,
+        ))
+    return sorted(table, key=lambda r: (r.method, r.model, r.source, protocol(r.settings), r.chip != reference,
+                                        r.chip, r.transferred_from or ""))
+
+
+def against(here: Group, ref: Group | None) -> dict[str, float | int | None]:
+    """The common operators, the accuracy drop and the speedup ratio against the reference."""
+    if ref is None:
+        return {"common": 0, "accuracy_drop": None, "speedup_ratio": None}
+    common = here.ops & ref.ops
+    if not common:
+        return {"common": 0, "accuracy_drop": None, "speedup_ratio": None}
+    drop = (sum(op in ref.best for op in common) - sum(op in here.best for op in common)) / len(common)
+    both = [op for op in common if here.best.get(op, 0.0) > 0 and ref.best.get(op, 0.0) > 0]
+    ratio = geomean([here.best[op] for op in both]) / geomean([ref.best[op] for op in both]) if both else None
+    return {"common": len(common), "accuracy_drop": drop, "speedup_ratio": ratio}

@@ -1,0 +1,116 @@
+"""`python -m kgb.query portability` over a store holding two chips: a method's own runs on
+nvidia and on E, and a transfer of its nvidia kernels to E (events synthesised, projected
+into a SQLite store as a job would)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import time
+
+import pytest
+
+from kgb.evaluate.verdict import CaseResult, Status, Verdict
+from kgb.query.__main__ import main
+from kgb.query.portability import SOURCE_PARAMS
+from kgb.query.store import Store
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    RunFinished,
+    RunStarted,
+    TrialEnd,
+    TrialFinished,
+    TrialStarted,
+)
+from kgb.tracking.mlflow_projection import MlflowProjection
+
+FULL = "cuda cases=smoke+check+bench timeout=300s timed=bench repeats=100 warmup=10 judge=v3"
+SMOKE = "cuda cases=smoke timeout=300s judge=v3"
+
+
+def verdict(speedup: float | None) -> Verdict:
+    """Correct at `speedup` (None: wrong output)."""
+    if speedup is None:
+        return Verdict(Status.WRONG_OUTPUT, "mismatch at [0]")
+    case = CaseResult("bench-0", "bench", Status.CORRECT, latency_us=10.0, baseline_us=10.0 * speedup)
+    return Verdict(Status.CORRECT, "ok", (case,), device="cuda", baseline="torch")
+
+
+def job_events(job: str, method: str, chip: str, settings: str, results: dict[str, float | None], blobs: BlobStore,
+               method_config: dict | None = None) -> list:
+    events: list = [RunStarted(
+        job=job, method=method, model="claude" if method != "transfer" else "none", source="aten", chip=chip,
+        config={"method": method_config or {"name": method}}, git_commit=None, packages={}, device=chip, driver=None,
+        specs={}, n_ops=len(results), settings=settings)]
+    for op, speedup in results.items():
+        key = f"{job}-{op}"
+        events += [TrialStarted(job=job, trial=key, op=f"aten::{op}", spec_version=1, sample=0),
+                   CandidateProposed(job=job, trial=key, candidate="c1", source_blob=blobs.put(f"# {op}")),
+                   CandidateEvaluated(job=job, trial=key, candidate="c1", verdict=verdict(speedup)),
+                   TrialFinished(job=job, trial=key, end=TrialEnd.COMPLETED, wall_s=1.0)]
+    events.append(RunFinished(job=job, wall_s=4.0, trials_run=len(results), trials_skipped_as_done=0))
+    start = time.time() - 600
+    return [dataclasses.replace(e, seq=i, ts=start + i) for i, e in enumerate(events)]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("chips")
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    blobs = BlobStore(root / "blobs")
+    projection = MlflowProjection(uri, "kgb", background=False)
+    transfer = {"name": "transfer", "from_method": "oneshot", "from_model": "claude", "from_chip": "nvidia", "from": "/n"}
+    for events in (
+        job_events("on-nvidia", "oneshot", "nvidia", FULL, {"a": 2.0, "b": 4.0, "c": 1.0, "d": None}, blobs),
+        job_events("on-e", "oneshot", "E", FULL, {"a": 1.0, "b": None, "c": None, "d": None}, blobs),
+        job_events("to-e", "transfer", "E", FULL, {"a": 1.0, "b": 1.0, "c": None, "d": None}, blobs, transfer),
+        job_events("e-smoke", "oneshot", "E", SMOKE, {"a": 1.0}, blobs),  # another protocol: nothing to compare
+    ):
+        projection.project(events, blobs)
+    return uri
+
+
+def table(uri: str, capsys, *args: str) -> dict[tuple[str, str, str], dict[str, str]]:
+    assert main(["portability", "--tracking-uri", uri, "--format", "csv", *args]) == 0
+    found = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    return {(r["chip"], r["transferred_from"], r["settings"]): r for r in found}
+
+
+def test_each_chip_against_nvidia_with_transfers_under_the_method_that_wrote_them(store, capsys):
+    rows = table(store, capsys)
+    assert set(rows) == {("nvidia", "", FULL), ("E", "", FULL), ("E", "nvidia", FULL), ("E", "", SMOKE)}
+    assert {r["method"] for r in rows.values()} == {"oneshot"}  # the transfer is shown as oneshot's kernels
+    nvidia, own, moved, smoke = rows["nvidia", "", FULL], rows["E", "", FULL], rows["E", "nvidia", FULL], rows["E", "", SMOKE]
+    assert (nvidia["accuracy"], nvidia["geomean_speedup"], nvidia["accuracy_drop"]) == ("0.750", "2.000", "")
+    # on E the method's own kernels solve a only: 3 of nvidia's 4 lost, 2 of them correct there
+    assert (own["trials"], own["correct"], own["common"], own["accuracy_drop"]) == ("4", "1", "4", "0.500")
+    assert own["speedup_ratio"] == "0.500"  # a: 1.0 on E against 2.0 on nvidia
+    # nvidia's kernels on E: a and b still correct, each at 1.0 against 2.0 and 4.0
+    assert (moved["correct"], moved["accuracy_drop"], moved["speedup_ratio"]) == ("2", "0.250", "0.354")
+    assert (smoke["common"], smoke["accuracy_drop"], smoke["speedup_ratio"]) == ("0", "", "")
+
+
+def test_another_reference_chip(store, capsys):
+    rows = table(store, capsys, "--reference", "E")
+    assert rows["nvidia", "", FULL]["accuracy_drop"] == "-0.500"  # nvidia solves two more of E's four
+    assert rows["E", "nvidia", FULL]["accuracy_drop"] == "-0.250"
+    assert rows["E", "", FULL]["common"] == "0"  # the reference row itself
+
+
+def test_the_table_format_names_every_column(store, capsys):
+    assert main(["portability", "--tracking-uri", store]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header[:6] == ["method", "model", "source", "chip", "transferred_from", "trials"]
+    assert "accuracy_drop" in header and "speedup_ratio" in header
+
+
+def test_a_tracking_server_gives_the_same_transfer_sources(store):
+    """The SQL read and MLflow's client (what a tracking server is read through) agree."""
+    sql = Store(store)
+    client = Store(store)
+    client.path = None  # read as a non-SQLite store is: through MlflowClient
+    expected = {"to-e": {"method.from_method": "oneshot", "method.from_model": "claude", "method.from_chip": "nvidia"}}
+    assert sql.job_params("transfer", SOURCE_PARAMS) == client.job_params("transfer", SOURCE_PARAMS) == expected

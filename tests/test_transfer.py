@@ -1,0 +1,160 @@
+"""method=transfer: a real `python run.py` on the CPU, then its kernels re-judged by a
+transfer job into the same store, with the source of every candidate recorded."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kgb.config import ConfigError, TransferConfig
+from kgb.methods.transfer import Kernel, SourceRun, Transfer, choose, pick_run
+from kgb.operators import REPO_ROOT
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    ModelCalled,
+    RunStarted,
+    TrialFinished,
+    TrialStarted,
+)
+from kgb.tracking.log import read_events
+
+pytestmark = pytest.mark.slow
+OPS = "ops=[aten::add,aten::silu,aten::cos]"
+
+
+def run_py(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), "chip=cpu", "source=aten", OPS, *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def job_events(root: Path, method: str) -> list:
+    (log,) = [p for p in root.glob("jobs/*/events.jsonl") if p.parent.name.startswith(f"{method}-")]
+    return read_events(log)
+
+
+def by_op(events: list) -> dict[str, dict[str, object]]:
+    """op -> its trial's proposed candidate, verdict and end."""
+    ops = {e.trial: e.op for e in events if isinstance(e, TrialStarted)}
+    found: dict[str, dict[str, object]] = {op: {} for op in ops.values()}
+    for e in events:
+        if isinstance(e, CandidateProposed):
+            found[ops[e.trial]]["proposed"] = e
+        elif isinstance(e, CandidateEvaluated):
+            found[ops[e.trial]]["status"] = e.verdict.status.value
+        elif isinstance(e, TrialFinished):
+            found[ops[e.trial]]["end"] = e
+    return found
+
+
+def config(root: Path, **choose: str) -> TransferConfig:
+    cfg = TransferConfig(**choose)
+    setattr(cfg, "from", str(root))
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A files run (add correct, silu wrong, cos without a file), then a transfer of it into the same root."""
+    root = tmp_path_factory.mktemp("store")
+    kernels = root.parent / f"{root.name}-kernels"
+    kernels.mkdir()
+    shutil.copy(REPO_ROOT / "operators/aten/add/solution.py", kernels / "aten__add.py")
+    silu = (REPO_ROOT / "operators/aten/silu/solution.py").read_text()
+    (kernels / "aten__silu.py").write_text(silu.replace("(1.0 + tl.exp(-x))", "(2.0 + tl.exp(-x))"))
+    for args in (("method=files", f"method.dir={kernels}"), ("method=transfer", f"method.from={root}")):
+        done = run_py(*args, f"tracking.root={root}", "tracking.mlflow=false")
+        assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+def test_transfer_rejudges_the_same_kernels_and_names_their_origin(store):
+    source, transfer = job_events(store, "files"), job_events(store, "transfer")
+    before, after = by_op(source), by_op(transfer)
+    source_job = source[0].job
+    for op in ("aten::add", "aten::silu"):
+        was, now = before[op]["proposed"], after[op]["proposed"]
+        assert now.source_blob == was.source_blob  # the very kernel, not a regenerated one
+        assert f"job {source_job} trial {was.trial} candidate {was.candidate}" in now.origin
+        assert "files/none on cpu" in now.origin
+    assert (after["aten::add"]["status"], after["aten::silu"]["status"]) == ("correct", "wrong_output")
+    assert "not correct there" in after["aten::silu"]["proposed"].origin
+    cos = after["aten::cos"]
+    assert "proposed" not in cos and cos["end"].end == "no_candidate"
+    assert "judged no candidate for aten::cos" in cos["end"].reason
+    assert not any(isinstance(e, ModelCalled) for e in transfer)
+    # the source the method found is pinned in the job's recorded config
+    started = next(e for e in transfer if isinstance(e, RunStarted))
+    method = started.config["method"]
+    assert (method["from_method"], method["from_model"], method["from_chip"], method["from"]) == ("files", "none", "cpu", str(store))
+
+
+def test_a_transfer_job_in_the_same_store_is_never_a_source(store):
+    method = Transfer(config(store))  # the root now also holds the transfer job above
+    assert method.run == SourceRun("files", "none", "cpu")
+    assert sorted(method.by_op) == ["aten::add", "aten::silu"]
+
+
+def ambiguous_root(store: Path, dest: Path) -> Path:
+    """`store`'s files job, and the same job again as if `oneshot` had written it."""
+    (source,) = [p for p in store.glob("jobs/files-*")]
+    for method in ("files", "oneshot"):
+        job = dest / "jobs" / source.name.replace("files-", f"{method}-")
+        job.mkdir(parents=True)
+        lines = (source / "events.jsonl").read_text().splitlines()
+        first = json.loads(lines[0])
+        assert first["kind"] == "RunStarted"
+        first["method"] = method
+        (job / "events.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    shutil.copytree(store / "blobs", dest / "blobs")
+    return dest
+
+
+def test_several_source_methods_fail_in_one_line_before_anything_runs(store, tmp_path):
+    root = ambiguous_root(store, tmp_path / "two")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_py("method=transfer", f"method.from={root}", cwd=cwd)
+    assert done.returncode != 0
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("error: ") and "files/none on cpu; oneshot/none on cpu" in line
+    assert "method.from_method=NAME" in line and "from_model" not in line
+    assert list(cwd.iterdir()) == []  # nothing was written
+    assert Transfer(config(root, from_method="oneshot")).run == SourceRun("oneshot", "none", "cpu")
+    with pytest.raises(ConfigError, match="no run matches method.from_method=aiko"):
+        Transfer(config(root, from_method="aiko"))
+
+
+def test_bad_source_folders_fail_in_one_line(tmp_path):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_py("method=transfer", f"method.from={tmp_path / 'nowhere'}", cwd=cwd)
+    assert done.returncode != 0 and list(cwd.iterdir()) == []
+    assert done.stderr.strip().splitlines() == [f"error: method.from={tmp_path / 'nowhere'}: no such folder "
+                                                "(give the tracking.root of the run whose kernels to judge)"]
+    with pytest.raises(ConfigError, match="no event logs under"):
+        Transfer(config(cwd))
+    with pytest.raises(ConfigError, match="add method.from=OUTPUTS_DIR"):
+        Transfer(TransferConfig())
+
+
+def kernel(candidate: str, correct: bool, speedup: float, at: float) -> Kernel:
+    return Kernel(SourceRun("m", "x", "nvidia"), "aten::a", "j", "t", candidate, candidate, correct, speedup, (at, 0))
+
+
+def test_the_fastest_correct_kernel_is_taken_else_the_last_judged():
+    assert choose([kernel("slow", True, 1.2, 1), kernel("fast", True, 2.0, 0), kernel("wrong", False, 0, 3)]).candidate == "fast"
+    assert choose([kernel("early", True, 0.0, 1), kernel("late", True, 0.0, 2)]).candidate == "late"  # untimed: the latest
+    assert choose([kernel("first", False, 0, 1), kernel("last", False, 0, 5), kernel("mid", False, 0, 3)]).candidate == "last"
+
+
+def test_several_chips_name_the_setting_that_chooses():
+    runs = {SourceRun("aiko", "opus", "nvidia"), SourceRun("aiko", "opus", "E")}
+    with pytest.raises(ConfigError, match=r"choose one with method.from_chip=NAME$"):
+        pick_run(Path("r"), runs, TransferConfig())
+    assert pick_run(Path("r"), runs, TransferConfig(from_chip="nvidia")) == SourceRun("aiko", "opus", "nvidia")
