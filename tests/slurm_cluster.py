@@ -98,7 +98,9 @@ def _write_conf(top: Path, partitions: tuple[str, ...]) -> Path:
         "SlurmdUser=root",
         "AuthType=auth/munge",
         "CredType=cred/munge",
-        f"AuthInfo=socket={top / 'munge' / 'munge.socket'}",
+        # cred_expire is also how long a requeued job waits before it may start again (120 s
+        # by default): short, so that the test's requeued job starts within seconds
+        f"AuthInfo=socket={top / 'munge' / 'munge.socket'},cred_expire=5",
         f"StateSaveLocation={top / 'state'}",
         f"SlurmdSpoolDir={top / 'spool'}",
         f"SlurmctldPidFile={top / 'slurmctld.pid'}",
@@ -121,6 +123,7 @@ def _write_conf(top: Path, partitions: tuple[str, ...]) -> Path:
         "ReturnToService=2",
         "MailProg=/bin/true",
         "SchedulerType=sched/backfill",
+        "SchedulerParameters=bf_interval=1,sched_interval=1",
         "GresTypes=gpu",
         # a test's jobs should not wait on timers meant for a busy cluster
         "KillWait=5",
