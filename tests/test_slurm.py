@@ -103,12 +103,14 @@ def test_a_mixed_chip_sweep_on_slurm_runs_where_each_chip_is_and_a_requeued_job_
     (e_start,) = [e.config["placement"] for e in read_events(e_log) if isinstance(e, RunStarted)]
     assert (e_start["scheduler_job"], e_start["requeues"]) == (e_job, 0)
 
-    # SLURM signals every process of the job step, the judge's engine included: the trial
-    # being judged at the preemption ends `infra_error` (EngineDied) before the job is
-    # requeued, and the requeued job runs it again as attempt 2. Nothing is judged twice,
-    # but the log blames the judge for a preemption. Only kgb/evaluate can fix it (its
-    # engine ignoring SIGUSR2); until then this is reported rather than asserted away.
+    # SLURM sends the preemption signal to every process of the job step, the judge's
+    # engine included, and USR2's default action ends it: the trial being judged at that
+    # moment ends `infra_error` (EngineDied) before the requeue, and the requeued job runs
+    # it again as attempt 2. Nothing is judged twice, but the log blames the judge for a
+    # preemption. The fix is kgb/evaluate's (its engine ignoring SIGUSR2, as its judges
+    # and candidates then would too); until then this is reported, not asserted away.
     interrupted = {trial: trial_ends for trial, trial_ends in ends.items() if len(trial_ends) > 1}
     if interrupted:
         assert all(trial_ends == ["infra_error", "completed"] for trial_ends in interrupted.values()), interrupted
-        pytest.xfail(f"the preempted trial was logged infra_error before its requeue: {interrupted}")
+        pytest.xfail(f"the judge's engine died of the preemption signal; the trial in flight was logged "
+                     f"infra_error before its requeue: {interrupted}")
