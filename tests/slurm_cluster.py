@@ -6,9 +6,10 @@ machine, in two partitions that stand for two chips. Debian's `slurm-wlm` and `m
 provide the daemons. Without systemd or a writable cgroup tree (containers), processes are
 tracked through /proc (proctrack/linuxproc) and tasks are not confined (task/none).
 
-Accounting: `sacct` reads only slurmdbd (a MySQL/MariaDB service); Debian's SLURM has no
-file-based accounting storage. Where each job ran comes instead from the job completion
-log (jobcomp/filetxt), one line per end of a job, requeues included.
+Accounting: `sacct` reads only slurmdbd, which stores into MySQL/MariaDB (Debian's SLURM
+has no file-based accounting storage), so the cluster comes with a throwaway MariaDB
+server (Debian's `mariadb-server`, made by mariadb-install-db in the temporary directory)
+and a slurmdbd on it: `sacct` then says where each job ran, requeues included.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-DAEMONS = ("munged", "slurmctld", "slurmd")
+DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
 NODE = "kgbnode"
 START_TIMEOUT_S = 60.0
 
@@ -34,9 +35,9 @@ def missing() -> str | None:
     """Why a SLURM cluster cannot be brought up here, or None where it can."""
     absent = [d for d in (*DAEMONS, "sbatch", "scontrol") if shutil.which(d, path=f"{os.environ['PATH']}:/usr/sbin") is None]
     if absent:
-        return f"{', '.join(absent)} not installed (apt-get install slurm-wlm munge)"
+        return f"{', '.join(absent)} not installed (apt-get install slurm-wlm slurmdbd munge mariadb-server)"
     if os.geteuid() != 0:
-        return "slurmd runs jobs as their submitter only as root"
+        return "slurmd runs jobs as their submitter only as root: the tests do not run as root"
     return None
 
 
@@ -49,7 +50,6 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class Cluster:
     conf: Path  # slurm.conf: what SLURM_CONF names for every client command
-    jobcomp: Path  # the job completion log: one line per end of a job
     logs: Path  # the daemons' logs, for a failing test to show
 
     @property
@@ -63,11 +63,13 @@ class Cluster:
             raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stderr}")
         return done.stdout
 
-    def completions(self) -> list[dict[str, str]]:
-        """The job completion log's records, e.g. {"JobId": "3", "Partition": "cpu", "JobState": "COMPLETED"}."""
-        if not self.jobcomp.exists():
-            return []
-        return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in self.jobcomp.read_text().splitlines() if line]
+    def accounting(self, *jobs: str) -> list[dict[str, str]]:
+        """sacct's record of each run of the jobs (requeued runs included), e.g.
+        {"JobID": "3", "Partition": "cpu", "NodeList": "kgbnode", "State": "COMPLETED"}."""
+        fields = ("JobID", "Partition", "NodeList", "State")
+        out = self.run("sacct", "--duplicates", "--allocations", "--noheader", "--parsable2",
+                       f"--format={','.join(fields)}", f"--jobs={','.join(jobs)}")
+        return [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines() if line]
 
     def tail(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.logs.glob("*.log")))
@@ -87,7 +89,7 @@ def _node_line() -> str:
     return f"NodeName={NODE} NodeAddr=127.0.0.1 {' '.join(f'{k}={hardware[k]}' for k in keep)} Gres=gpu:1 State=UNKNOWN"
 
 
-def _write_conf(top: Path, partitions: tuple[str, ...]) -> Path:
+def _write_conf(top: Path, partitions: tuple[str, ...], dbd_port: int) -> Path:
     conf = top / "slurm.conf"
     lines = [
         "ClusterName=kgb-test",
@@ -117,9 +119,11 @@ def _write_conf(top: Path, partitions: tuple[str, ...]) -> Path:
         "MpiDefault=none",
         "SwitchType=switch/none",
         "JobAcctGatherType=jobacct_gather/none",
-        "AccountingStorageType=accounting_storage/none",
-        "JobCompType=jobcomp/filetxt",
-        f"JobCompLoc={top / 'jobcomp.txt'}",
+        "AccountingStorageType=accounting_storage/slurmdbd",
+        "AccountingStorageHost=localhost",
+        f"AccountingStoragePort={dbd_port}",
+        # the MUNGE socket for talking to slurmdbd (AuthInfo's is not used for it)
+        f"AccountingStoragePass={top / 'munge' / 'munge.socket'}",
         "ReturnToService=2",
         "MailProg=/bin/true",
         "SchedulerType=sched/backfill",
@@ -138,10 +142,29 @@ def _write_conf(top: Path, partitions: tuple[str, ...]) -> Path:
     return conf
 
 
+def _write_dbd_conf(top: Path, dbd_port: int, db_port: int) -> None:
+    conf = top / "slurmdbd.conf"
+    conf.write_text("\n".join([
+        "AuthType=auth/munge",
+        f"AuthInfo=socket={top / 'munge' / 'munge.socket'}",
+        "DbdHost=localhost",
+        f"DbdPort={dbd_port}",
+        "SlurmUser=root",
+        f"LogFile={top / 'logs' / 'slurmdbd.log'}",
+        f"PidFile={top / 'slurmdbd.pid'}",
+        "StorageType=accounting_storage/mysql",
+        "StorageHost=127.0.0.1",
+        f"StoragePort={db_port}",
+        "StorageUser=root",  # mariadb-install-db's root@127.0.0.1, no password: nothing else listens
+        "StorageLoc=slurm_acct_db",
+    ]) + "\n")
+    conf.chmod(0o600)  # slurmdbd refuses a configuration others can read (it may hold a password)
+
+
 @contextmanager
 def slurm_cluster(partitions: tuple[str, ...]) -> Iterator[Cluster]:
-    """Start munged, slurmctld and slurmd with one node in `partitions`; stop them (and remove
-    their files) on exit. The first partition is the default."""
+    """Start munged, MariaDB, slurmdbd, slurmctld and slurmd with one node in `partitions`;
+    stop them (and remove their files) on exit. The first partition is the default."""
     top = Path(tempfile.mkdtemp(prefix="kgb-slurm-"))
     for sub in ("munge", "state", "spool", "logs"):
         (top / sub).mkdir()
@@ -149,23 +172,35 @@ def slurm_cluster(partitions: tuple[str, ...]) -> Iterator[Cluster]:
     key = top / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
-    conf = _write_conf(top, partitions)
-    cluster = Cluster(conf, top / "jobcomp.txt", top / "logs")
+    dbd_port, db_port = free_port(), free_port()
+    conf = _write_conf(top, partitions, dbd_port)
+    _write_dbd_conf(top, dbd_port, db_port)
+    cluster = Cluster(conf, top / "logs")
     daemons: list[subprocess.Popen] = []
+
+    def start(name: str, *args: str) -> None:
+        daemons.append(subprocess.Popen(
+            [_sbin(name), *args], env=cluster.env, stdout=subprocess.DEVNULL,
+            stderr=(top / "logs" / f"{name}.err.log").open("w"), start_new_session=True))
+
     try:
         munge = top / "munge"
-        daemons.append(subprocess.Popen(
-            [_sbin("munged"), "--foreground", "--force", f"--socket={munge / 'munge.socket'}",
-             f"--key-file={key}", f"--pid-file={munge / 'munged.pid'}", f"--seed-file={munge / 'seed'}",
-             f"--log-file={top / 'logs' / 'munged.log'}"],
-            stdout=subprocess.DEVNULL, stderr=(top / "logs" / "munged.err.log").open("w"), start_new_session=True))
+        start("munged", "--foreground", "--force", f"--socket={munge / 'munge.socket'}", f"--key-file={key}",
+              f"--pid-file={munge / 'munged.pid'}", f"--seed-file={munge / 'seed'}",
+              f"--log-file={top / 'logs' / 'munged.log'}")
         _wait(lambda: (munge / "munge.socket").exists(), "munged", cluster, daemons)
-        for daemon in ("slurmctld", "slurmd"):
-            extra = ["-N", NODE] if daemon == "slurmd" else ["-i"]
-            daemons.append(subprocess.Popen(
-                [_sbin(daemon), "-D", "-f", str(conf), *extra], env=cluster.env,
-                stdout=subprocess.DEVNULL, stderr=(top / "logs" / f"{daemon}.err.log").open("w"),
-                start_new_session=True))
+        subprocess.run([_sbin("mariadb-install-db"), "--no-defaults", f"--datadir={top / 'db'}", "--user=root",
+                        "--auth-root-authentication-method=normal", "--skip-test-db"],
+                       check=True, capture_output=True, timeout=120)
+        start("mariadbd", "--no-defaults", f"--datadir={top / 'db'}", f"--socket={top / 'db.socket'}",
+              "--bind-address=127.0.0.1", f"--port={db_port}", "--user=root",
+              f"--log-error={top / 'logs' / 'mariadb.log'}", "--innodb-flush-log-at-trx-commit=0")
+        _wait(lambda: _listening(db_port), "MariaDB", cluster, daemons)
+        start("slurmdbd", "-D")  # finds slurmdbd.conf next to SLURM_CONF
+        _wait(lambda: _listening(dbd_port), "slurmdbd", cluster, daemons)
+        cluster.run("sacctmgr", "--immediate", "add", "cluster", "kgb-test")
+        start("slurmctld", "-D", "-i", "-f", str(conf))
+        start("slurmd", "-D", "-N", NODE, "-f", str(conf))
         _wait(lambda: _node_idle(cluster), "the node to be idle", cluster, daemons)
         yield cluster
     finally:
@@ -177,6 +212,11 @@ def slurm_cluster(partitions: tuple[str, ...]) -> Iterator[Cluster]:
                 daemon.kill()
                 daemon.wait(timeout=30)
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _node_idle(cluster: Cluster) -> bool:
