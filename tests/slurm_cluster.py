@@ -65,11 +65,16 @@ class Cluster:
 
     def accounting(self, *jobs: str) -> list[dict[str, str]]:
         """sacct's record of each run of the jobs (requeued runs included), e.g.
-        {"JobID": "3", "Partition": "cpu", "NodeList": "kgbnode", "State": "COMPLETED"}."""
-        fields = ("JobID", "Partition", "NodeList", "State")
+        {"JobID": "3", "Partition": "E", "NodeList": "kgbnode", "State": "COMPLETED", "GPUs": "1"}."""
+        fields = ("JobID", "Partition", "NodeList", "State", "AllocTRES")
         out = self.run("sacct", "--duplicates", "--allocations", "--noheader", "--parsable2",
                        f"--format={','.join(fields)}", f"--jobs={','.join(jobs)}")
-        return [dict(zip(fields, line.split("|"), strict=True)) for line in out.splitlines() if line]
+        runs = []
+        for line in out.splitlines():
+            run = dict(zip(fields, line.split("|"), strict=True))
+            tres = dict(t.split("=", 1) for t in run.pop("AllocTRES").split(",") if "=" in t)
+            runs.append({**run, "GPUs": tres.get("gres/gpu", "0")})
+        return runs
 
     def tail(self) -> str:
         return "\n".join(f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(self.logs.glob("*.log")))
@@ -129,6 +134,7 @@ def _write_conf(top: Path, partitions: tuple[str, ...], dbd_port: int) -> Path:
         "SchedulerType=sched/backfill",
         "SchedulerParameters=bf_interval=1,sched_interval=1",
         "GresTypes=gpu",
+        "AccountingStorageTRES=gres/gpu",  # sacct's AllocTRES then shows the GPUs a job got
         # a test's jobs should not wait on timers meant for a busy cluster
         "KillWait=5",
         "MinJobAge=300",

@@ -76,13 +76,14 @@ def test_a_mixed_chip_sweep_on_slurm_runs_where_each_chip_is_and_a_requeued_job_
 
         # SLURM's own record of where each job ran: sacct, from slurmdbd, which hears of a
         # job's end a moment after its result reached the launcher
-        runs = lambda: [(r["JobID"], r["Partition"], r["NodeList"], r["State"])  # noqa: E731
+        runs = lambda: [(r["JobID"], r["Partition"], r["NodeList"], r["GPUs"], r["State"])  # noqa: E731
                         for r in cluster.accounting(cpu_job, e_job)]
-        wait_for(lambda: [r[3] for r in runs()].count("COMPLETED") == 2, "sacct's record of both jobs",
+        wait_for(lambda: [r[-1] for r in runs()].count("COMPLETED") == 2, "sacct's record of both jobs",
                  time.monotonic() + 30, sweep)
-        assert sorted(runs()) == sorted([(e_job, "E", slurm_cluster.NODE, "COMPLETED"),
-                                         (cpu_job, "cpu", slurm_cluster.NODE, "REQUEUED"),
-                                         (cpu_job, "cpu", slurm_cluster.NODE, "COMPLETED")])
+        node = slurm_cluster.NODE
+        assert sorted(runs()) == sorted([(e_job, "E", node, "1", "COMPLETED"),  # E's partition, E's gres
+                                         (cpu_job, "cpu", node, "0", "REQUEUED"),
+                                         (cpu_job, "cpu", node, "0", "COMPLETED")])
 
     # the shared store: every trial of both jobs there, each ending once as it should
     cpu_log, e_log = job_log(tmp_path, "cpu"), job_log(tmp_path, "E")
