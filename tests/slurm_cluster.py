@@ -1,9 +1,9 @@
-"""A throwaway single-node SLURM cluster: munged, slurmctld and slurmd on this machine.
+"""A throwaway single-node SLURM cluster: munged, slurmctld, slurmd and slurmdbd on this machine.
 
 What a site runs on many hosts (docs/many-hosts.md), brought up in a temporary directory
 on random ports so that a test can submit a real sweep through sbatch: one node, this
-machine, in two partitions that stand for two chips. Debian's `slurm-wlm` and `munge`
-provide the daemons. Without systemd or a writable cgroup tree (containers), processes are
+machine, in two partitions that stand for two chips. Debian's `slurmctld`, `slurmd`,
+`slurmdbd`, `slurm-client` and `munge` provide the daemons and commands. Without systemd or a writable cgroup tree (containers), processes are
 tracked through /proc (proctrack/linuxproc) and tasks are not confined (task/none).
 
 Accounting: `sacct` reads only slurmdbd, which stores into MySQL/MariaDB (Debian's SLURM
@@ -21,21 +21,23 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd")
+DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")  # in the order they start
+TOOLS = ("mariadb-install-db", "sacctmgr", "sbatch", "scontrol", "scancel", "sacct")
+PACKAGES = "slurmctld slurmd slurmdbd slurm-client munge mariadb-server"  # Debian's, as .ci/run installs them
 NODE = "kgbnode"
 START_TIMEOUT_S = 60.0
 
 
 def missing() -> str | None:
     """Why a SLURM cluster cannot be brought up here, or None where it can."""
-    absent = [d for d in (*DAEMONS, "sbatch", "scontrol") if shutil.which(d, path=f"{os.environ['PATH']}:/usr/sbin") is None]
+    absent = [d for d in (*DAEMONS, *TOOLS) if shutil.which(d, path=f"{os.environ['PATH']}:/usr/sbin") is None]
     if absent:
-        return f"{', '.join(absent)} not installed (apt-get install slurm-wlm slurmdbd munge mariadb-server)"
+        return f"{', '.join(absent)} not installed (apt-get install {PACKAGES})"
     if os.geteuid() != 0:
         return "slurmd runs jobs as their submitter only as root: the tests do not run as root"
     return None
@@ -210,6 +212,7 @@ def slurm_cluster(partitions: tuple[str, ...]) -> Iterator[Cluster]:
         _wait(lambda: _node_idle(cluster), "the node to be idle", cluster, daemons)
         yield cluster
     finally:
+        _cancel_jobs(cluster, daemons)
         for daemon in reversed(daemons):
             daemon.terminate()
             try:
@@ -218,6 +221,19 @@ def slurm_cluster(partitions: tuple[str, ...]) -> Iterator[Cluster]:
                 daemon.kill()
                 daemon.wait(timeout=30)
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _cancel_jobs(cluster: Cluster, daemons: list[subprocess.Popen]) -> None:
+    """Cancel what a failed test left running: slurmd's job steps outlive slurmd."""
+    if len(daemons) < len(DAEMONS) or any(d.poll() is not None for d in daemons):
+        return  # the cluster never came up whole: no job can be running
+    try:
+        cluster.run("scancel", "--me")
+        deadline = time.monotonic() + 30
+        while cluster.run("squeue", "--me", "--noheader").strip() and time.monotonic() < deadline:
+            time.sleep(0.5)
+    except (RuntimeError, subprocess.TimeoutExpired):
+        pass
 
 
 def _listening(port: int) -> bool:
@@ -232,7 +248,7 @@ def _node_idle(cluster: Cluster) -> bool:
         return False
 
 
-def _wait(ready, what: str, cluster: Cluster, daemons: list[subprocess.Popen]) -> None:
+def _wait(ready: Callable[[], bool], what: str, cluster: Cluster, daemons: list[subprocess.Popen]) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         dead = [d for d in daemons if d.poll() is not None]

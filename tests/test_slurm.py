@@ -1,11 +1,11 @@
 """A mixed-chip sweep through a real SLURM cluster, routed by chip, preempted and requeued.
 
-tests/slurm_cluster.py brings up munged, slurmctld and slurmd on this machine: one node in
-two partitions standing for two chips, `cpu` and `E` (the Iluvatar chip config, whose
+tests/slurm_cluster.py brings up munged, slurmctld, slurmd and slurmdbd (on a throwaway
+MariaDB, for sacct) on this machine: one node in two partitions standing for two chips, `cpu` and `E` (the Iluvatar chip config, whose
 `chip.slurm` names partition E and one GPU; this machine has no E, so E's trials end
 `skipped`, as on any host without the chip). `python run.py -m chip=cpu,E
 hydra/launcher=kgb_slurm` submits through sbatch. It skips, saying why, where Debian's
-slurm-wlm, slurmdbd, munge and mariadb-server are absent or the tests do not run as root.
+packages (slurm_cluster.PACKAGES) are absent or the tests do not run as root.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,9 +38,9 @@ def finished(log: Path | None) -> list[str]:
     return [e.trial for e in read_events(log) if isinstance(e, TrialFinished)] if log and log.exists() else []
 
 
-def wait_for(ready, what: str, deadline: float, sweep: subprocess.Popen) -> None:
+def wait_for(ready: Callable[[], bool], what: str, deadline: float, sweep: subprocess.Popen | None = None) -> None:
     while not ready():
-        if sweep.poll() is not None:
+        if sweep is not None and sweep.poll() is not None:
             raise AssertionError(f"the sweep ended before {what}:\n{sweep.communicate()[0]}")
         if time.monotonic() > deadline:
             raise AssertionError(f"waited too long for {what}")
@@ -62,9 +63,9 @@ def test_a_mixed_chip_sweep_on_slurm_runs_where_each_chip_is_and_a_requeued_job_
             routes = {r["chip"]: r for r in json.loads(routes_file.read_text())}
             cpu_job, e_job = routes["cpu"]["scheduler_job"], routes["E"]["scheduler_job"]
 
-            # preempt the cpu job after its first trial: SLURM's USR2 to the job's steps
-            # (what --signal=USR2@120 sends before a time limit or preemption); submitit
-            # checkpoints and requeues it (`scontrol requeue`: the same job id)
+            # preempt the cpu job mid-way, as its second trial starts: SLURM's USR2 to the
+            # job's steps (what --signal=USR2@120 sends before a time limit or preemption);
+            # submitit checkpoints and requeues it (`scontrol requeue`: the same job id)
             wait_for(lambda: len(finished(job_log(tmp_path, "cpu"))) >= 1, "the cpu job's first trial", deadline, sweep)
             cluster.run("scancel", "--signal=USR2", cpu_job)
             output = sweep.communicate(timeout=max(1.0, deadline - time.monotonic()))[0]
@@ -79,7 +80,7 @@ def test_a_mixed_chip_sweep_on_slurm_runs_where_each_chip_is_and_a_requeued_job_
         runs = lambda: [(r["JobID"], r["Partition"], r["NodeList"], r["GPUs"], r["State"])  # noqa: E731
                         for r in cluster.accounting(cpu_job, e_job)]
         wait_for(lambda: [r[-1] for r in runs()].count("COMPLETED") == 2, "sacct's record of both jobs",
-                 time.monotonic() + 30, sweep)
+                 time.monotonic() + 30)
         node = slurm_cluster.NODE
         assert sorted(runs()) == sorted([(e_job, "E", node, "1", "COMPLETED"),  # E's partition, E's gres
                                          (cpu_job, "cpu", node, "0", "REQUEUED"),
