@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from store_server import free_port
+
 DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")  # in the order they start
 TOOLS = ("mariadb-install-db", "sacctmgr", "sbatch", "scontrol", "scancel", "sacct")
 PACKAGES = "slurmctld slurmd slurmdbd slurm-client munge mariadb-server"  # Debian's, as .ci/run installs them
@@ -41,12 +43,6 @@ def missing() -> str | None:
     if os.geteuid() != 0:
         return "slurmd runs jobs as their submitter only as root: the tests do not run as root"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass(frozen=True)
