@@ -22,6 +22,8 @@ postponed (dataclasses would not find the module to resolve them).
 import copy
 import json
 import logging
+import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +101,12 @@ class RoutedSlurmLauncher(BaseSubmititLauncher):
         """Runs on the host SLURM chose: the job, told where it runs (RunStarted.config.placement)."""
         import submitit
 
-        placement = [f"placement.scheduler_job={submitit.JobEnvironment().job_id}", f"placement.requeues={self.requeues}"]
+        environment = submitit.JobEnvironment()
+        if isinstance(environment, submitit.slurm.slurm.SlurmJobEnvironment):
+            # submitit's signal handler, installed before this call, holds an environment
+            # of its own: the class is the one place to change how it requeues
+            type(environment)._requeue = _requeue_in_place
+        placement = [f"placement.scheduler_job={environment.job_id}", f"placement.requeues={self.requeues}"]
         return super().__call__([*sweep_overrides, *placement], job_dir_key, job_num, job_id, singleton_state)
 
     def checkpoint(self, *args: Any, **kwargs: Any) -> Any:
@@ -110,6 +117,22 @@ class RoutedSlurmLauncher(BaseSubmititLauncher):
         again = copy.copy(self)
         again.requeues = self.requeues + 1
         return submitit.helpers.DelayedSubmission(again, *args, **kwargs)
+
+
+def _requeue_in_place(environment: Any, countdown: int) -> None:
+    """submitit's SLURM requeue, done by turning this process into `scontrol requeue`.
+
+    `scontrol requeue` ends the running job at once: SLURM sends SIGTERM to every process
+    of the job, the judge's engine included, while submitit keeps this one alive (it
+    ignores SIGTERM) until its signal handler returns. In that gap the trial being judged
+    would log its engine's death as an `infra_error` end, blaming the judge for a
+    preemption. exec ends every thread of the job before the requeue is asked for: the
+    trial in flight stays unfinished in the log, and the requeued job runs it again.
+    """
+    log.info(f"requeueing job {environment.job_id} ({countdown} time-limit requeues left)")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvp("scontrol", ["scontrol", "requeue", environment.job_id])
 
 
 ConfigStore.instance().store(group="hydra/launcher", name="kgb_slurm", node=RoutedSlurmConf(), provider="kgb")
