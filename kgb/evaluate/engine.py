@@ -77,6 +77,10 @@ def serve() -> None:
     from kgb.evaluate.sandbox import die_with_parent
 
     die_with_parent()
+    # SLURM signals every process of a job step at preemption (USR2); the job's own process
+    # decides the requeue, and the engine (its judges and candidates inherit this) must not
+    # die of it mid-judgement, or the trial in flight is logged as the judge's failure.
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     _warm()
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
