@@ -26,7 +26,7 @@ python3 -m pip download -q --only-binary=:all: \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   --find-links "$out" --dest "$out" \
   'hydra-core==1.3.2' 'omegaconf>=2.3' 'mlflow-skinny>=3.17,<3.18' sqlalchemy alembic pydantic \
-  anthropic openai rich "$@"
+  anthropic openai rich hydra-submitit-launcher submitit cloudpickle "$@"
 
 # pip pulls numpy (and friends) in as dependencies: the host's builds must win
 rm -f "$out"/numpy-* "$out"/torch-* "$out"/triton-* "$out"/pandas-* "$out"/nvidia_*
