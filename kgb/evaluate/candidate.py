@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from kgb.evaluate import codec
+from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
@@ -112,7 +113,7 @@ class _Server:
             self.reply_error("returned", Status.REJECTED, f"the candidate does not define {entry}")
             return
         before = _snapshot(known)
-        _fill_allocator_with_garbage(self.device)
+        fill_allocator_with_garbage(self.device)
         try:
             with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored:
                 result = fn(*value["args"], **value["kwargs"])
@@ -140,7 +141,7 @@ class _Server:
         try:
             with torch.no_grad():
                 timing = measure(lambda: fn(*t_args, **t_kwargs), repeats, warmup, keep_graph=True)
-                _load_values((t_args, t_kwargs), (v_args, v_kwargs))
+                load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 if timing.graph is not None:
                     timing.graph.replay()
                     result = timing.graph_output
@@ -150,7 +151,7 @@ class _Server:
                 # One more call, recorded for the judge to replay and time, on the same buffers
                 # with V's values loaded again: an in-place op (add_) must leave in them what
                 # one call leaves, since the judge checks them.
-                _load_values((t_args, t_kwargs), (v_args, v_kwargs))
+                load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 recording = record(lambda: fn(*t_args, **t_kwargs), known)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
@@ -177,26 +178,6 @@ class _Server:
                 return
 
 
-def _load_values(dst: Any, src: Any) -> None:
-    """Copy the storages under src's tensors into those under dst's, matched by position:
-    whole storages, so overlapping and strided layouts come across byte for byte."""
-    pairs: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
-
-    def walk(d: Any, s: Any) -> None:
-        if isinstance(d, torch.Tensor):
-            pairs[d.untyped_storage()._cdata] = (d.untyped_storage(), s.untyped_storage())
-        elif isinstance(d, list | tuple):
-            for a, b in zip(d, s, strict=True):
-                walk(a, b)
-        elif isinstance(d, dict):
-            for k in d:
-                walk(d[k], s[k])
-
-    walk(dst, src)
-    for d, s in pairs.values():
-        d.copy_(s)
-
-
 def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
     """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
     return {sid: codec.storage_bytes(s).clone() for sid, s in known.by_id.items()}
@@ -205,14 +186,6 @@ def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
 def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
     return frozenset(sid for sid, s in known.by_id.items()
                      if sid in before and s.nbytes() == before[sid].numel() and torch.equal(codec.storage_bytes(s), before[sid]))
-
-
-def _fill_allocator_with_garbage(device: str) -> None:
-    """Fresh allocations by the candidate then start out as NaN bytes, not zeros."""
-    if device == "cuda":
-        junk = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device=device)
-        junk.fill_(0xFF)
-        del junk
 
 
 def _warm_triton_driver() -> None:

@@ -167,3 +167,31 @@ def tensors_in(value: Any) -> Iterator[torch.Tensor]:
     elif isinstance(value, dict):
         for v in value.values():
             yield from tensors_in(v)
+
+
+def load_values(dst: Any, src: Any) -> None:
+    """Copy the storages under src's tensors into those under dst's, matched by position:
+    whole storages, so overlapping and strided layouts come across byte for byte."""
+    pairs: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+
+    def walk(d: Any, s: Any) -> None:
+        if isinstance(d, torch.Tensor):
+            pairs[d.untyped_storage()._cdata] = (d.untyped_storage(), s.untyped_storage())
+        elif isinstance(d, list | tuple):
+            for a, b in zip(d, s, strict=True):
+                walk(a, b)
+        elif isinstance(d, dict):
+            for k in d:
+                walk(d[k], s[k])
+
+    walk(dst, src)
+    for d, s in pairs.values():
+        d.copy_(s)
+
+
+def fill_allocator_with_garbage(device: str) -> None:
+    """Fresh allocations by the candidate then start out as NaN bytes, not zeros."""
+    if device == "cuda":
+        junk = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device=device)
+        junk.fill_(0xFF)
+        del junk

@@ -224,8 +224,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     """Time the recorded call on the judge's own copies of what was sent (`before`: the
     bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
     did; then replay once more on freshly poisoned outputs and return what it computed."""
-    from kgb.evaluate.candidate import _fill_allocator_with_garbage, _load_values
-    from kgb.evaluate.correctness import poison_
+    from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
     from kgb.evaluate.timing import measure
 
     storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage()).untyped_storage()
@@ -235,7 +234,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     def reset() -> None:
         for sid, data in before.items():
             codec.overwrite(storages[sid], data)
-        _load_values(bind(t_in), bind(v_in))
+        load_values(bind(t_in), bind(v_in))
 
     replay = Replay(recording, storages, ops)
     reset()
@@ -252,7 +251,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
         timing.graph.replay()
         result = timing.graph_output
     else:
-        _fill_allocator_with_garbage("cuda")
+        fill_allocator_with_garbage("cuda")
         result = replay()
     torch.cuda.synchronize()
     return Replayed(timing, result, t_in)
