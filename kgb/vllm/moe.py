@@ -171,7 +171,8 @@ def compare_topk_choice(
     return None
 
 
-def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, what: str) -> str | None:
+def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float | torch.Tensor,
+                  what: str) -> str | None:
     """|actual - expected| <= atol + rtol |expected| everywhere (NaN fails): for outputs
     recomputed for the candidate's own selection, and for the attention helpers."""
     if actual.shape != expected.shape or actual.dtype != expected.dtype:

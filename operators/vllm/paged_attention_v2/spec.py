@@ -77,7 +77,7 @@ from kgb.vllm.attention import (
     paged_attention,
 )
 
-VERSION = 1
+VERSION = 2
 
 SIGNATURES = '''
 def paged_attention_v2(
@@ -166,4 +166,4 @@ def reference(out, exp_sums, max_logits, tmp_out, query, key_cache, value_cache,
 
 
 def compare(actual, expected, case, inputs):
-    return compare_v2(actual, expected, case.reduction, inputs["seq_lens"])
+    return compare_v2(actual, expected, case.reduction, inputs)
