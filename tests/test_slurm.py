@@ -55,7 +55,7 @@ def wait_for(ready: Callable[[], bool], what: str, deadline: float, sweep: subpr
 def test_a_mixed_chip_sweep_on_slurm_runs_where_each_chip_is_and_a_requeued_job_resumes(tmp_path):
     with slurm_cluster.slurm_cluster(("cpu", "E")) as cluster:
         sweep = subprocess.Popen(
-            [sys.executable, "run.py", "-m", "chip=cpu,E", f"ops=[{','.join(OPS)}]", "hydra/launcher=kgb_slurm",
+            [sys.executable, "run.py", "-m", "chip=cpu,E", f"ops=[{','.join(OPS)}]", "hydra/launcher=kgb_slurm", "method.concurrency=1",
              "hydra.launcher.partition=cpu",  # the cluster default for chips that name no partition
              f"tracking.root={tmp_path}", "tracking.mlflow=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
             cwd=REPO_ROOT, env=cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
