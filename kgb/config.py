@@ -41,9 +41,7 @@ class MethodConfig(Keyed):
 
     name: str = MISSING  # registry name in kgb.methods.METHODS
     samples: int = 1  # independent trials per operator (raising it runs only the new sample indices)
-    # Trials run at once; null: one per CPU core, up to 16 (4 on a GPU: kgb/run.py). Checks
-    # and model calls overlap; timing stays one candidate at a time per GPU (the timing lock).
-    concurrency: int | None = None
+    concurrency: int | None = None  # trials at once; null: one per CPU core (at most 4 on a GPU); timing stays one at a time per GPU
     dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
 
     # The sample index is part of each trial's key; the count is not, so that raising it
