@@ -74,20 +74,15 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     repeats = max(10, min(repeats, int(2e6 / max(estimate, 1.0))))
     mode, graph, output, note = "eager", None, None, ""
     samples: list[float] = []
-    if protocol == Protocol.BRACKETED:
-        bracketed = _capture_bracketed(fn, flush)
-        if isinstance(bracketed, str):
-            note = f"graph capture failed: {bracketed}"
-        else:
-            graph, output, start, end = bracketed
-            mode, samples = "graph", _replayed(graph, start, end, repeats)
-    elif estimate < GRAPH_BELOW_US:
-        captured = _capture(fn)
+    if protocol == Protocol.BRACKETED or estimate < GRAPH_BELOW_US:
+        bracketed = protocol == Protocol.BRACKETED
+        captured = _capture(fn, flush if bracketed else None)
         if isinstance(captured, str):
             note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
         else:
-            graph, output = captured
-            mode, samples = "graph", _timed(graph.replay, flush, repeats)
+            graph, output, events = captured
+            mode = "graph"
+            samples = _replayed(graph, *events, repeats) if events else _timed(graph.replay, flush, repeats)
     if mode == "eager":
         samples = _timed(fn, flush, repeats)
     samples.sort()
@@ -129,9 +124,18 @@ def _outlives(fn: Callable[[], object], median_us: float) -> float | None:
     return wait if wait > 2.5 * median_us + 30.0 else None
 
 
-def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | str:
-    """A CUDA graph of one call and the call's output, or why it could not be captured."""
+def _capture(fn: Callable[[], object], flush: torch.Tensor | None = None
+             ) -> tuple[torch.cuda.CUDAGraph, object, tuple[torch.cuda.Event, torch.cuda.Event] | None] | str:
+    """A CUDA graph of one call, the call's output, and with `flush` the two events that
+    bracket it; or why it could not be captured. With `flush` the graph is: the L2 flush, an
+    event, the call, an event. The events are external graph nodes, so that they time the
+    call inside each replay (a plain event would become an internal dependency of the
+    capture and time nothing)."""
     try:
+        events = None
+        if flush is not None:
+            events = (torch.cuda.Event(enable_timing=True, external=True),
+                      torch.cuda.Event(enable_timing=True, external=True))
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
@@ -139,39 +143,17 @@ def _capture(fn: Callable[[], object]) -> tuple[torch.cuda.CUDAGraph, object] | 
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
+            if events:
+                flush.zero_()
+                events[0].record()
             output = fn()
+            if events:
+                events[1].record()
         graph.replay()
         torch.cuda.synchronize()
-        return graph, output
-    except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
-        torch.cuda.synchronize()
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
-def _capture_bracketed(fn: Callable[[], object], flush: torch.Tensor
-                       ) -> tuple[torch.cuda.CUDAGraph, object, torch.cuda.Event, torch.cuda.Event] | str:
-    """A CUDA graph of: the L2 flush, an event, one call, an event; the call's output; the
-    two events. Or why it could not be captured. The events are external graph nodes, so
-    that they time the call inside each replay (a plain event would become an internal
-    dependency of the capture and time nothing)."""
-    try:
-        start = torch.cuda.Event(enable_timing=True, external=True)
-        end = torch.cuda.Event(enable_timing=True, external=True)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            fn()  # a warm-up on the capture stream, as CUDA graphs require
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            flush.zero_()
-            start.record()
-            output = fn()
-            end.record()
-        graph.replay()
-        torch.cuda.synchronize()
-        start.elapsed_time(end)  # a driver that cannot time events in graphs says so here
-        return graph, output, start, end
+        if events:
+            events[0].elapsed_time(events[1])  # a driver that cannot time events in graphs says so here
+        return graph, output, events
     except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
         torch.cuda.synchronize()
         return f"{type(exc).__name__}: {str(exc)[:200]}"
