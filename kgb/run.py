@@ -129,12 +129,17 @@ def run_job(cfg: Config) -> JobSummary:
 def trials_at_once(concurrency: int | None, device: str) -> int:
     """`method.concurrency`, or where unset one trial per CPU core this process may use:
     a trial spends most of its time compiling and checking on the host, and the judge keeps
-    timing exclusive per GPU whatever the count. On a GPU at most GPU_TRIALS_AT_ONCE, as
-    each judgement holds several copies of its largest case's inputs in GPU memory."""
+    timing exclusive per GPU whatever the count. On GPUs at most GPU_TRIALS_AT_ONCE per GPU,
+    as each judgement holds several copies of its largest case's inputs in GPU memory; the
+    evaluations spread over every visible GPU (kgb.evaluate.gpus)."""
     if concurrency is not None:
         return concurrency
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, 16 if device == "cpu" else GPU_TRIALS_AT_ONCE))
+    if device == "cpu":
+        return max(1, min(cores, 16))
+    from kgb.evaluate.gpus import visible_gpus
+
+    return max(1, min(cores, GPU_TRIALS_AT_ONCE * max(1, len(visible_gpus()))))
 
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:

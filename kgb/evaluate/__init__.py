@@ -6,6 +6,7 @@ process that decides its verdict (kgb.evaluate.judge, kgb.evaluate.candidate).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kgb.evaluate import gpus
 from kgb.evaluate.engine import Engine, EngineDied
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CaseResult, EvalSettings, Status, Verdict
@@ -118,7 +120,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
     reasons = static_check(source, tuple(spec.signatures), spec.kernel_required)
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
-    with tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
+    with _one_gpu(settings) as settings, tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
         workdir = Path(tmp)
         (workdir / "candidate").mkdir()
         result = workdir / "result.jsonl"
@@ -151,6 +153,18 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
     secrets = secret_values(settings)
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
+
+
+@contextmanager
+def _one_gpu(settings: EvalSettings) -> Iterator[EvalSettings]:
+    """The settings with one GPU of this host leased to this evaluation, where it has several
+    and the settings do not already name one: the judge and its candidate see that GPU only."""
+    slots = gpus.slots() if settings.device == "cuda" and "CUDA_VISIBLE_DEVICES" not in settings.extra_env else None
+    if slots is None or len(slots.ids) < 2:
+        yield settings
+        return
+    with slots.lease() as gpu:
+        yield dataclasses.replace(settings, extra_env={**settings.extra_env, "CUDA_VISIBLE_DEVICES": gpu})
 
 
 def _readable_log(path: Path) -> str:

@@ -1,0 +1,86 @@
+"""A job's evaluations spread over every visible GPU, one timing slot per GPU (no GPU here:
+the engine is replaced by one that records what each judge would have been given)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+import kgb.evaluate as evaluation
+from kgb import operators
+from kgb.evaluate import EvalSettings, evaluate
+from kgb.evaluate.gpus import GpuSlots, visible_gpus
+
+
+class RecordingEngine:
+    """Answers every request once `together` requests are in flight, noting the GPU and
+    timing lock each was given."""
+
+    def __init__(self, together: int = 1):
+        self.seen: list[tuple[str, str]] = []
+        self.in_flight: dict[str, int] = {}
+        self.most_at_once: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._together = threading.Barrier(together, timeout=60)
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
+        gpu, lock = env.get("CUDA_VISIBLE_DEVICES", "?"), json.loads(request.read_text())["timing_lock"]
+        with self._lock:
+            self.seen.append((gpu, lock))
+            self.in_flight[gpu] = self.in_flight.get(gpu, 0) + 1
+            self.most_at_once[gpu] = max(self.most_at_once.get(gpu, 0), self.in_flight[gpu])
+        self._together.wait()
+        with self._lock:
+            self.in_flight[gpu] -= 1
+        return "ok"
+
+
+def test_slots_lease_the_least_busy_gpu():
+    slots = GpuSlots(["0", "1"])
+    with slots.lease() as a, slots.lease() as b, slots.lease() as c:
+        assert {a, b} == {"0", "1"} and c in {"0", "1"}
+    assert slots.busy == {"0": 0, "1": 0}
+
+
+def test_visible_gpus_follow_cuda_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert visible_gpus() == ["2", "3"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert visible_gpus() == []
+
+
+def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypatch):
+    engine = RecordingEngine(together=4)
+
+    @contextmanager
+    def fake_engine(settings):
+        yield engine
+
+    monkeypatch.setattr(evaluation, "_engine", fake_engine)
+    monkeypatch.setattr(evaluation.gpus, "_slots", GpuSlots(["2", "3"]))
+    spec = operators.load("aten::add")
+    settings = EvalSettings(device="cuda", case_tags=("smoke",), time_cases=("smoke",))
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: evaluate(spec.solution_path.read_text(), spec, settings), range(4)))
+    assert sorted(g for g, _ in engine.seen) == ["2", "2", "3", "3"]
+    assert engine.most_at_once == {"2": 2, "3": 2}
+    locks = {g: lock for g, lock in engine.seen}
+    assert locks["2"] != locks["3"] and locks["2"].endswith("kgb-timing-2.lock")
+
+
+def test_settings_that_name_a_gpu_keep_it(monkeypatch):
+    engine = RecordingEngine()
+
+    @contextmanager
+    def fake_engine(settings):
+        yield engine
+
+    monkeypatch.setattr(evaluation, "_engine", fake_engine)
+    monkeypatch.setattr(evaluation.gpus, "_slots", GpuSlots(["2", "3"]))
+    spec = operators.load("aten::add")
+    settings = EvalSettings(device="cuda", case_tags=("smoke",), extra_env={"CUDA_VISIBLE_DEVICES": "5"})
+    evaluate(spec.solution_path.read_text(), spec, settings)
+    assert [g for g, _ in engine.seen] == ["5"]
