@@ -4,9 +4,10 @@
 
 Judges every selected operator's solution through `kgb.evaluate` with N evaluations in
 flight (one warm engine; on a GPU, timing is exclusive per GPU and checks overlap) and
-prints: the engine's start, the wall time of the whole sweep, evaluations per minute, and
-the time per candidate of the view operators (their kernels are trivial or absent, so their
-evaluation time is harness overhead: fork, confinement, transfers, comparison).
+prints: the engine's start, the wall time of the whole sweep, evaluations per minute, the
+time per candidate of the view operators (their kernels are trivial or absent, so their
+evaluation time is harness overhead: fork, confinement, transfers, comparison), and where
+the judges' time went, phase by phase (`Verdict.phase_s`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,13 +46,18 @@ def main() -> int:
     evaluate(spec.solution_path.read_text(), spec, settings)  # starts the engine
     engine_s = time.perf_counter() - started
     times: dict[str, float] = {}
+    phases: dict[str, float] = {}
     failed: list[str] = []
+    lock = threading.Lock()
 
     def judge(op: str) -> None:
         spec = operators.load(op)
         t0 = time.perf_counter()
         verdict = evaluate(spec.solution_path.read_text(), spec, settings)
         times[op] = time.perf_counter() - t0
+        with lock:
+            for name, seconds in verdict.phase_s.items():
+                phases[name] = phases.get(name, 0.0) + seconds
         if not verdict.correct:
             failed.append(f"{op}: {verdict.status}: {verdict.message[:200]}")
 
@@ -71,6 +78,13 @@ def main() -> int:
     print("| figure | value |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
+    judged = sum(times.values())
+    print(f"\nwhere the judges' time went, summed over the {len(times)} candidates ({judged:.1f} s of evaluations):\n")
+    print("| phase | seconds | share |\n|---|---|---|")
+    for name, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
+        print(f"| {name} | {seconds:.1f} | {100 * seconds / judged:.0f}% |")
+    rest = judged - sum(phases.values())
+    print(f"| the rest (processes, import, audit, transfers outside calls) | {rest:.1f} | {100 * rest / judged:.0f}% |")
     for line in failed:
         print(f"  not correct: {line}")
     return 0

@@ -218,3 +218,11 @@ def test_a_random_op_whose_reference_cannot_vary_is_not_turned_away():
     verdict = evaluate(spec.solution_path.read_text(), spec, settings)
     assert verdict.correct, verdict.message
     assert any(c.name == "p-zero" and c.status == Status.CORRECT for c in verdict.cases)
+
+
+def test_a_verdict_says_where_the_judges_time_went(softmax):
+    verdict = evaluate(softmax.solution_path.read_text(), softmax, SMOKE)
+    assert verdict.correct
+    assert {"draw", "reference", "candidate", "compare"} <= set(verdict.phase_s)
+    assert all(s >= 0 for s in verdict.phase_s.values())
+    assert sum(verdict.phase_s.values()) <= verdict.eval_s

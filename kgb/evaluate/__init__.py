@@ -229,6 +229,7 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             kernels=tuple(final.get("kernels", ())),
             torch_ops=tuple(final.get("torch_ops", ())),
             sandbox=final.get("sandbox"),
+            phase_s=final.get("phase_s", {}),
         )
     done = f" after {len(cases)} passing case(s)" if cases else ""
     if outcome == "timeout":

@@ -63,6 +63,22 @@ def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any
     return spec.module.make_inputs(case, gen, device)
 
 
+class Phases:
+    """Wall seconds the judge spends per phase of one evaluation, summed over its cases: where
+    a judgement's time goes (benchmarks/throughput.py prints them)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+
+
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
@@ -82,6 +98,7 @@ class CaseRunner:
         self.timed: frozenset[str] = frozenset()
         self.kept: dict[str, dict] = {}
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
+        self.phase = Phases()
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -110,18 +127,22 @@ class CaseRunner:
 
     def check(self, case: Case, seed: int) -> CaseResult:
         spec, entry = self.spec, self.spec.entry_of(case)
-        pristine = draw_inputs(spec, case, seed, self.device)
-        if case.name in self.timed and seed == case.seed:
-            self.kept[case.name] = pristine
-        ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
-        for t in _tensors(cand_in, spec.output_args).values():
-            poison_(t)
-        expected = self.reference(entry.name, ref_in, case)
-        actual = self._call(entry.name, cand_in, f"case {case.name}")
-        message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
-        self.produced_elements |= _has_elements(expected, ref_in, spec)
-        if message is None:
-            message = self._untouched(case, pristine, cand_in)
+        with self.phase("draw"):
+            pristine = draw_inputs(spec, case, seed, self.device)
+            if case.name in self.timed and seed == case.seed:
+                self.kept[case.name] = pristine
+            ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
+            for t in _tensors(cand_in, spec.output_args).values():
+                poison_(t)
+        with self.phase("reference"):
+            expected = self.reference(entry.name, ref_in, case)
+        with self.phase("candidate"):
+            actual = self._call(entry.name, cand_in, f"case {case.name}")
+        with self.phase("compare"):
+            message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
+            self.produced_elements |= _has_elements(expected, ref_in, spec)
+            if message is None:
+                message = self._untouched(case, pristine, cand_in)
         if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
             written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
             message = unexplained([actual, *written.values()], self.stored, [pristine])
@@ -195,11 +216,12 @@ class CaseRunner:
         (kgb.evaluate.replay) and judges the replay's answer on the same fresh draw.
         """
         spec, entry = self.spec, self.spec.entry_of(case)
-        timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
-        check = draw_inputs(spec, case, secret_seed(), self.device)
-        cand_t, cand_v = clone_exact(timed), clone_exact(check)
-        for t in _tensors(cand_v, spec.output_args).values():
-            poison_(t)
+        with self.phase("draw"):
+            timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
+            check = draw_inputs(spec, case, secret_seed(), self.device)
+            cand_t, cand_v = clone_exact(timed), clone_exact(check)
+            for t in _tensors(cand_v, spec.output_args).values():
+                poison_(t)
         timer = self.timer or self.candidate
         if self.timer is not None and not self.timer_loaded:
             loaded = self.timer.load(self.source)
@@ -207,7 +229,8 @@ class CaseRunner:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
-        reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+        with self.phase("candidate timing"):
+            reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
@@ -219,14 +242,16 @@ class CaseRunner:
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         try:
-            replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
+            with self.phase("replay"):
+                replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                                    self.replayable_ops, spec.output_args, repeats, warmup)
         except Unreplayable as exc:
             replayed = str(exc)
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
             replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
-        ref_v = clone_exact(check)
-        expected = self.reference(entry.name, ref_v, case)
+        with self.phase("reference"):
+            ref_v = clone_exact(check)
+            expected = self.reference(entry.name, ref_v, case)
         message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
         if message:
             raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
@@ -239,7 +264,8 @@ class CaseRunner:
                              f"the candidate's last call computes a wrong answer: {message}")
         _, base_fn = self.baseline(entry.name)
         bargs, bkwargs = entry.bind(clone_exact(timed))
-        base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
+        with self.phase("baseline timing"):
+            base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
             # stays correct, and untimed, with the reason.
@@ -283,13 +309,14 @@ def _spin_up(seconds: float = 0.2) -> None:
 
 
 @contextmanager
-def exclusive_timing(lock_path: str | None) -> Iterator[None]:
+def exclusive_timing(lock_path: str | None, phase: Phases) -> Iterator[None]:
     """One timing at a time per GPU, whichever process holds the lock; checks overlap."""
     if not lock_path:
         yield
         return
     with open(lock_path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        with phase("waiting for the GPU"):
+            fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
         finally:
@@ -374,7 +401,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
-        with exclusive_timing(request.get("timing_lock") if timed else None):
+        with exclusive_timing(request.get("timing_lock") if timed else None, runner.phase):
             if timed:
                 _spin_up()
             for case in timed:
@@ -404,6 +431,7 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
         "kernels": sorted(set(runner.kernels)),
         "torch_ops": sorted(set(runner.torch_ops)),
         "baseline": baseline,
+        "phase_s": {k: round(v, 3) for k, v in runner.phase.seconds.items()},
         **extra,
     }
 

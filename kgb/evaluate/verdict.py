@@ -62,6 +62,7 @@ class Verdict:
     torch_ops: tuple[str, ...] = ()  # ATen ops the candidate dispatched
     eval_s: float = 0.0
     sandbox: str | None = None  # the candidate process's confinement (kgb.evaluate.sandbox.SandboxLevel)
+    phase_s: dict[str, float] = field(default_factory=dict)  # the judge's wall seconds per phase (draw, candidate...)
 
     @property
     def correct(self) -> bool:
