@@ -159,8 +159,10 @@ def test_a_mixed_chip_sweep_runs_each_job_once_and_a_preempted_job_resumes(tmp_p
 
     from kgb.tracking.events import CandidateEvaluated, RunStarted
 
-    # one trial at a time, so that the second is in flight when the first has finished
-    sweep = kgb("run.py", "-m", "chip=cpu,E", "ops=[aten::add,aten::cos]", "hydra/launcher=kgb_slurm",
+    # One trial at a time, and a second one that takes seconds (sort), so that it is still in
+    # flight when the signal comes: a signal while submitit saves a finished job's result
+    # fails in submitit itself ("A temporary saved file already exists").
+    sweep = kgb("run.py", "-m", "chip=cpu,E", "ops=[aten::add,aten::sort]", "hydra/launcher=kgb_slurm",
                 "method.concurrency=1",
                 "hydra.launcher.cluster=local", f"tracking.root={tmp_path}", "tracking.mlflow=false",
                 f"hydra.sweep.dir={tmp_path / 'sweep'}", start_new_session=True)
