@@ -52,8 +52,8 @@ def test_visible_gpus_follow_cuda_visible_devices(monkeypatch):
     assert visible_gpus() == []
 
 
-def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypatch):
-    engine = RecordingEngine(together=4)
+def two_gpus(monkeypatch, engine: RecordingEngine) -> None:
+    """A host with GPUs 2 and 3, whose judges are `engine`."""
 
     @contextmanager
     def fake_engine(settings):
@@ -61,6 +61,11 @@ def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypa
 
     monkeypatch.setattr(evaluation, "_engine", fake_engine)
     monkeypatch.setattr(evaluation.gpus, "_slots", GpuSlots(["2", "3"]))
+
+
+def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypatch):
+    engine = RecordingEngine(together=4)
+    two_gpus(monkeypatch, engine)
     spec = operators.load("aten::add")
     settings = EvalSettings(device="cuda", case_tags=("smoke",), time_cases=("smoke",))
     with ThreadPoolExecutor(4) as pool:
@@ -73,13 +78,7 @@ def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypa
 
 def test_settings_that_name_a_gpu_keep_it(monkeypatch):
     engine = RecordingEngine()
-
-    @contextmanager
-    def fake_engine(settings):
-        yield engine
-
-    monkeypatch.setattr(evaluation, "_engine", fake_engine)
-    monkeypatch.setattr(evaluation.gpus, "_slots", GpuSlots(["2", "3"]))
+    two_gpus(monkeypatch, engine)
     spec = operators.load("aten::add")
     settings = EvalSettings(device="cuda", case_tags=("smoke",), extra_env={"CUDA_VISIBLE_DEVICES": "5"})
     evaluate(spec.solution_path.read_text(), spec, settings)
