@@ -169,10 +169,7 @@ class CaseRunner:
         for t in _tensors(again_in, self.spec.output_args).values():
             poison_(t)
         second = self._call(entry, again_in, f"case {case.name} (second draw)")
-        written = (*self.spec.output_args, *self.spec.inout_args)
-        firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
-        seconds = [t for t in tensors_in([second, _tensors(again_in, written)]) if t.numel() > 1]
-        if firsts and len(firsts) == len(seconds) and all(same_bits(a, b) for a, b in zip(firsts, seconds, strict=True)):
+        if self._same_draws(first, first_in, second, again_in):
             if self._reference_repeats(case, entry, pristine):
                 return None  # a degenerate draw (bernoulli with p = 0): no sample can differ
             return (f"case {case.name}: two calls on the same inputs returned the same samples; "
@@ -183,10 +180,16 @@ class CaseRunner:
         """Whether the reference, called twice on the same inputs, draws the same samples."""
         a_in, b_in = clone_exact(pristine), clone_exact(pristine)
         a, b = self.reference(entry, a_in, case), self.reference(entry, b_in, case)
+        return self._same_draws(a, a_in, b, b_in)
+
+    def _same_draws(self, first: Any, first_in: dict, second: Any, second_in: dict) -> bool:
+        """Whether two calls drew the same samples: every output of more than one element equal
+        bit for bit (a call that outputs none drew nothing to compare)."""
         written = (*self.spec.output_args, *self.spec.inout_args)
-        firsts = [t for t in tensors_in([a, _tensors(a_in, written)]) if t.numel() > 1]
-        seconds = [t for t in tensors_in([b, _tensors(b_in, written)]) if t.numel() > 1]
-        return len(firsts) == len(seconds) and all(same_bits(x, y) for x, y in zip(firsts, seconds, strict=True))
+        firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
+        seconds = [t for t in tensors_in([second, _tensors(second_in, written)]) if t.numel() > 1]
+        return bool(firsts) and len(firsts) == len(seconds) and all(
+            same_bits(a, b) for a, b in zip(firsts, seconds, strict=True))
 
     def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
         written = (*self.spec.output_args, *self.spec.inout_args)
