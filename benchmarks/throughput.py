@@ -13,6 +13,7 @@ the judges' time went, phase by phase (`Verdict.phase_s`).
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import threading
@@ -35,6 +36,7 @@ def main() -> int:
     parser.add_argument("--ops", default="")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cases", default=None, help="default: smoke on the CPU, all on a GPU")
+    parser.add_argument("--json", default=None, help="also write each candidate's times and phases here")
     args = parser.parse_args()
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
@@ -48,6 +50,7 @@ def main() -> int:
     times: dict[str, float] = {}
     phases: dict[str, float] = {}
     failed: list[str] = []
+    per_op: dict[str, dict] = {}
     lock = threading.Lock()
 
     def judge(op: str) -> None:
@@ -55,9 +58,16 @@ def main() -> int:
         t0 = time.perf_counter()
         verdict = evaluate(spec.solution_path.read_text(), spec, settings)
         times[op] = time.perf_counter() - t0
+        # The judge's own wall time less its named phases; the harness's and engine's share.
+        split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
+                 "outside the judge (harness, engine, fork)": times[op] - verdict.judge_s}
         with lock:
-            for name, seconds in verdict.phase_s.items():
+            for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds
+            per_op[op] = {"wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
+                          "phases": split}
+            if args.json:  # as it goes: a sweep cut short still says what it measured
+                Path(args.json).write_text(json.dumps(per_op, indent=1))
         if not verdict.correct:
             failed.append(f"{op}: {verdict.status}: {verdict.message[:200]}")
 
@@ -83,8 +93,6 @@ def main() -> int:
     print("| phase | seconds | share |\n|---|---|---|")
     for name, seconds in sorted(phases.items(), key=lambda kv: -kv[1]):
         print(f"| {name} | {seconds:.1f} | {100 * seconds / judged:.0f}% |")
-    rest = judged - sum(phases.values())
-    print(f"| the rest (processes, import, audit, transfers outside calls) | {rest:.1f} | {100 * rest / judged:.0f}% |")
     for line in failed:
         print(f"  not correct: {line}")
     return 0

@@ -230,6 +230,7 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             torch_ops=tuple(final.get("torch_ops", ())),
             sandbox=final.get("sandbox"),
             phase_s=final.get("phase_s", {}),
+            judge_s=float(final.get("eval_s", 0.0)),
         )
     done = f" after {len(cases)} passing case(s)" if cases else ""
     if outcome == "timeout":

@@ -82,7 +82,8 @@ class Phases:
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
-    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None):
+    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None,
+                 phase: Phases | None = None):
         self.spec, self.candidate, self.device = spec, candidate, device
         # Timing runs in a second candidate process that has never seen a check input nor
         # run under the audit's observers (whose hooks would slow its launches).
@@ -98,7 +99,7 @@ class CaseRunner:
         self.timed: frozenset[str] = frozenset()
         self.kept: dict[str, dict] = {}
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
-        self.phase = Phases()
+        self.phase = phase or Phases()
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -227,7 +228,8 @@ class CaseRunner:
                 poison_(t)
         timer = self.timer or self.candidate
         if self.timer is not None and not self.timer_loaded:
-            loaded = self.timer.load(self.source)
+            with self.phase("import"):
+                loaded = self.timer.load(self.source)
             if loaded.error:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
@@ -255,11 +257,13 @@ class CaseRunner:
         with self.phase("reference"):
             ref_v = clone_exact(check)
             expected = self.reference(entry.name, ref_v, case)
-        message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
+        with self.phase("compare"):
+            message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
         if message:
             raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
         if isinstance(replayed, Replayed):
-            message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+            with self.phase("compare"):
+                message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
             if message:
                 # The recorded call computed something else than the answer the candidate gave:
                 # what the judge would time is not what it checked (a decoy for the recording).
@@ -362,14 +366,16 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
     limits = Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
     timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
                                      for c in spec.cases)
+    phase = Phases()
     try:  # both forked before this process touches the GPU
-        candidate = _started(device, workspace, limits)
-        timer = _started(device, workspace, limits) if timing else None
+        with phase("process start"):
+            candidate = _started(device, workspace, limits)
+            timer = _started(device, workspace, limits) if timing else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")
     try:
-        return _judge(spec, candidate, timer, request, emit)
+        return _judge(spec, candidate, timer, request, emit, phase)
     finally:
         candidate.close()
         if timer is not None:
@@ -377,18 +383,19 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
 
 
 def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | None, request: dict,
-           emit: Callable[[dict], None]) -> dict:
+           emit: Callable[[dict], None], phase: Phases) -> dict:
     device = request["device"]
     emit_sandbox = {"sandbox": candidate.sandbox, "sandbox_notes": candidate.notes}
     tags = set(request["case_tags"])
     cases = [c for c in spec.cases if c.tag in tags]
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
-    runner = CaseRunner(spec, candidate, device, timer)
+    runner = CaseRunner(spec, candidate, device, timer, phase)
     runner.timed = frozenset(c.name for c in timed)
     runner.source = request["source"]
     results: list[CaseResult] = []
     try:
-        loaded = candidate.load(request["source"])
+        with runner.phase("import"):
+            loaded = candidate.load(request["source"])
         if loaded.error:
             return _final(Status(loaded.error["status"]), loaded.error["message"], results, runner, **emit_sandbox)
         runner.audit(loaded, "at import")
@@ -406,7 +413,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         with exclusive_timing(request.get("timing_lock") if timed else None, runner.phase):
             if timed:
-                _spin_up()
+                with runner.phase("spin-up"):
+                    _spin_up()
             for case in timed:
                 lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
                 i = next(i for i, r in enumerate(results) if r.name == case.name)

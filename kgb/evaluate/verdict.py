@@ -63,6 +63,7 @@ class Verdict:
     eval_s: float = 0.0
     sandbox: str | None = None  # the candidate process's confinement (kgb.evaluate.sandbox.SandboxLevel)
     phase_s: dict[str, float] = field(default_factory=dict)  # the judge's wall seconds per phase (draw, candidate...)
+    judge_s: float = 0.0  # the judge process's wall seconds (eval_s less the harness's and engine's share)
 
     @property
     def correct(self) -> bool:
