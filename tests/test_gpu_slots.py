@@ -83,3 +83,61 @@ def test_settings_that_name_a_gpu_keep_it(monkeypatch):
     settings = EvalSettings(device="cuda", case_tags=("smoke",), extra_env={"CUDA_VISIBLE_DEVICES": "5"})
     evaluate(spec.solution_path.read_text(), spec, settings)
     assert [g for g, _ in engine.seen] == ["5"]
+
+
+class CrowdedEngine:
+    """The first judge of `oom_source` runs out of GPU memory; every judge notes how many
+    were in flight with it."""
+
+    def __init__(self, oom_source: str):
+        self.oom_source, self.runs = oom_source, []
+        self.in_flight = 0
+        self._lock = threading.Lock()
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
+        req = json.loads(request.read_text())
+        with self._lock:
+            self.in_flight += 1
+            first_oom = req["source"] == self.oom_source and not any(s == self.oom_source for s, _ in self.runs)
+            self.runs.append((req["source"], self.in_flight))
+        try:
+            if first_oom:
+                log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 GiB.\n")
+                return "died:exit code 70"
+            threading.Event().wait(0.3)
+            Path(req["result"]).write_text(json.dumps({"final": {"status": "correct", "message": "fine", "cases": []}}))
+            return "ok"
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+
+def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_alone(monkeypatch):
+    spec = operators.load("aten::add")
+    base = spec.solution_path.read_text()
+    sources = [base + f"\n# candidate {i}\n" for i in range(6)]
+    engine = CrowdedEngine(oom_source=sources[0])
+    two_gpus(monkeypatch, engine)
+    settings = EvalSettings(device="cuda", case_tags=("smoke",), time_cases=("smoke",))
+    with ThreadPoolExecutor(6) as pool:
+        verdicts = list(pool.map(lambda s: evaluate(s, spec, settings), sources))
+    assert all(v.correct for v in verdicts)  # the candidate is not blamed for its neighbours
+    assert "run alone" in verdicts[0].logs
+    retries = [n for s, n in engine.runs if s == sources[0]]
+    assert len(retries) == 2 and retries[1] == 1  # the second run had the GPU to itself
+
+
+def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
+    spec = operators.load("aten::add")
+
+    class AlwaysOom(CrowdedEngine):
+        def run(self, request, log, env, timeout_s):
+            self.runs.append(("", 1))
+            log.write_text("torch.OutOfMemoryError: CUDA out of memory.\n")
+            return "died:exit code 70"
+
+    engine = AlwaysOom(oom_source="")
+    two_gpus(monkeypatch, engine)
+    verdict = evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cuda", case_tags=("smoke",)))
+    assert verdict.status == "runtime_error" and "out of memory" in verdict.message
+    assert len(engine.runs) == 2  # once among others, once alone: no more

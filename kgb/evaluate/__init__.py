@@ -120,6 +120,21 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
     reasons = static_check(source, tuple(spec.signatures), spec.kernel_required)
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
+    with gpus.memory.shared():
+        verdict = _judged(source, spec, settings)
+    if settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.logs):
+        with gpus.memory.alone():
+            verdict = _judged(source, spec, settings)
+        verdict = dataclasses.replace(verdict, logs=verdict.logs + "\n[kgb] the GPU ran out of memory while other "
+                                      "evaluations shared it; this verdict is from a run alone on it\n")
+    elapsed = time.perf_counter() - started
+    secrets = secret_values(settings)
+    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
+                      "message": scrub(verdict.message, secrets)})
+
+
+def _judged(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
+    """One run of the judge on the candidate."""
     with _one_gpu(settings) as settings, tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
         workdir = Path(tmp)
         (workdir / "candidate").mkdir()
@@ -149,10 +164,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
             (workdir / "candidate.py").write_text(source)
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
-    elapsed = time.perf_counter() - started
-    secrets = secret_values(settings)
-    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
-                      "message": scrub(verdict.message, secrets)})
+    return verdict
 
 
 @contextmanager

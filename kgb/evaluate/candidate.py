@@ -162,6 +162,14 @@ class _Server:
         codec.send(self.conn, "measured")
         try:
             with torch.no_grad():
+                # One call recorded for the judge to replay and time, on T's buffers with V's
+                # values loaded; then V's values loaded again and the timed call (the graph, if
+                # graph-timed) once more: its answer, and what it left in the buffers, are what
+                # the judge checks. In that order, the buffers hold what the checked call wrote
+                # (a random op's noise matches its output), and an in-place op (add_) leaves
+                # in them what one call leaves.
+                load_values((t_args, t_kwargs), (v_args, v_kwargs))
+                recording = record(lambda: fn(*t_args, **t_kwargs), known)
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 if timing.graph is not None:
                     timing.graph.replay()
@@ -169,11 +177,6 @@ class _Server:
                 else:
                     result = fn(*t_args, **t_kwargs)
                 torch.cuda.current_stream().synchronize()
-                # One more call, recorded for the judge to replay and time, on the same buffers
-                # with V's values loaded again: an in-place op (add_) must leave in them what
-                # one call leaves, since the judge checks them.
-                load_values((t_args, t_kwargs), (v_args, v_kwargs))
-                recording = record(lambda: fn(*t_args, **t_kwargs), known)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return

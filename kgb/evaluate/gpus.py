@@ -55,3 +55,49 @@ def slots() -> GpuSlots:
         if _slots is None:
             _slots = GpuSlots(visible_gpus())
         return _slots
+
+
+class MemoryGate:
+    """Evaluations of this process share their GPUs' memory. One that ran out of it among
+    the others is not the candidate's failure until it runs out alone: it runs again once no
+    other evaluation is in flight, and none starts until it is done."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._in_flight = 0
+        self._alone = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._alone)
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._alone)
+            self._alone = True
+            self._cond.wait_for(lambda: self._in_flight == 0)
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._alone = False
+                self._cond.notify_all()
+
+
+memory = MemoryGate()
+
+
+def out_of_memory(text: str) -> bool:
+    """Whether a judge's or candidate's log says the GPU ran out of memory."""
+    return "CUDA out of memory" in text or "OutOfMemoryError" in text
