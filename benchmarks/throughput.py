@@ -40,7 +40,8 @@ def main() -> int:
     args = parser.parse_args()
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
-    ops = operators.select(args.source, [o for o in args.ops.split(",") if o] or None)
+    named = [o for o in args.ops.split(",") if o]
+    ops = sorted(operators.select(args.source, named or None), key=lambda op: named.index(op) if named else 0)
     settings = EvalSettings(device=device, case_tags=tags, time_cases=("bench",) if device != "cpu" else (),
                             timeout_s=600)
     started = time.perf_counter()
