@@ -65,7 +65,9 @@ def main() -> int:
             for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds
             per_op[op] = {"wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
-                          "phases": split}
+                          "phases": split,
+                          "cases": {c.name: [c.latency_us, c.baseline_us, c.timing_mode] for c in verdict.cases
+                                    if c.latency_us or c.baseline_us}}
             if args.json:  # as it goes: a sweep cut short still says what it measured
                 Path(args.json).write_text(json.dumps(per_op, indent=1))
         if not verdict.correct:

@@ -20,6 +20,8 @@ import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -135,12 +137,31 @@ class _Server:
         """Time calls on set T; then load set V's values into T's buffers and call once more:
         that output goes back to the judge, who checks it against V's reference. A last call
         is recorded (kgb.evaluate.replay): the judge times its replay, not this process's
-        own clock, which the candidate could have patched."""
+        own clock, which the candidate could have patched.
+
+        The judge holds the GPU's timing turn from its "go" to the "measured" reply: the
+        first call (loading or compiling the kernels) runs before, the recording after."""
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
             with torch.no_grad():
+                fn(*t_args, **t_kwargs)
+                torch.cuda.current_stream().synchronize()
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error("staged", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
+            return
+        codec.send(self.conn, "staged")
+        if codec.receive(self.conn, self.device).kind != "go":
+            return
+        try:
+            with torch.no_grad():
                 timing = measure(lambda: fn(*t_args, **t_kwargs), repeats, warmup, keep_graph=True)
+        except BaseException as exc:  # noqa: BLE001
+            self.reply_error("measured", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
+            return
+        codec.send(self.conn, "measured")
+        try:
+            with torch.no_grad():
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 if timing.graph is not None:
                     timing.graph.replay()
@@ -303,13 +324,9 @@ class CandidateProcess:
         msg = self._receive()
         return Reply(None, msg.fields)
 
-    def _exchange(self, kind: str, value: Any, fields: dict,
-                  before: dict[int, torch.Tensor] | None = None) -> tuple[codec.Message, codec.Storages]:
-        """Send, then take back what the candidate left in the inputs; `before`, if given,
-        receives the inputs' bytes as they were sent."""
+    def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, codec.Storages]:
+        """Send, then take back what the candidate left in the inputs."""
         sent = codec.send(self.conn, kind, value, **fields)
-        if before is not None:
-            before.update(_snapshot(sent))
         msg = self._receive(sent)
         if msg.fields.get("error") is None:
             for sid, data in msg.known_bytes.items():
@@ -327,14 +344,27 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
+             warmup: int, exclusive: Callable[[], AbstractContextManager]
+             ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
-        their ids, and their bytes as sent."""
+        their ids, and their bytes as sent. The candidate's measurement runs within the GPU's
+        timing turn (`exclusive`); the transfers and its first call run before it."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
-        before: dict[int, torch.Tensor] = {}
-        msg, sent = self._exchange("time", {"sets": sets}, {"entry": entry, "repeats": repeats, "warmup": warmup}, before)
-        if msg.fields.get("error") is None and not (isinstance(msg.value, dict) and "recording" in msg.value):
-            raise codec.WireError("a timing reply has no recording")
+        sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
+        before = _snapshot(sent)
+        msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
+        if msg.fields.get("error") is None:
+            with exclusive():
+                codec.send(self.conn, "go")
+                msg = self._receive()  # "measured"
+        if msg.fields.get("error") is not None:
+            return Reply(None, msg.fields), sent, before
+        msg = self._receive(sent)
+        if msg.fields.get("error") is None:
+            for sid, data in msg.known_bytes.items():
+                codec.overwrite(sent.by_id[sid], data)
+            if not (isinstance(msg.value, dict) and "recording" in msg.value):
+                raise codec.WireError("a timing reply has no recording")
         return Reply(msg.value, msg.fields), sent, before
 
     def close(self) -> None:

@@ -13,15 +13,13 @@ how far an evaluation got before it died.
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import json
 import os
 import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +28,13 @@ import torch
 from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
+from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.replay import Replayed, time_replay
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing import measure
+from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
 from kgb.operators import Case, Spec, load_spec
 
@@ -63,22 +63,6 @@ def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any
     return spec.module.make_inputs(case, gen, device)
 
 
-class Phases:
-    """Wall seconds the judge spends per phase of one evaluation, summed over its cases: where
-    a judgement's time goes (benchmarks/throughput.py prints them)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-
-    @contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
-        started = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
-
-
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
@@ -100,6 +84,7 @@ class CaseRunner:
         self.kept: dict[str, dict] = {}
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
         self.phase = phase or Phases()
+        self.exclusive = TimingLock(None, self.phase)  # the GPU's timing turn (set by _judge)
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -235,7 +220,8 @@ class CaseRunner:
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
         with self.phase("candidate timing"):
-            reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup)
+            reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
+                                             self.exclusive)
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
@@ -249,7 +235,8 @@ class CaseRunner:
         try:
             with self.phase("replay"):
                 replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
-                                                   self.replayable_ops, spec.output_args, repeats, warmup)
+                                                       self.replayable_ops, spec.output_args, repeats, warmup,
+                                                       self.exclusive)
         except Unreplayable as exc:
             replayed = str(exc)
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
@@ -271,7 +258,7 @@ class CaseRunner:
                              f"the candidate's last call computes a wrong answer: {message}")
         _, base_fn = self.baseline(entry.name)
         bargs, bkwargs = entry.bind(clone_exact(timed))
-        with self.phase("baseline timing"):
+        with self.phase("baseline timing"), self.exclusive():
             base = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup)
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
@@ -302,32 +289,6 @@ def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
         return 1 if v is not None else 0
 
     return any(count(v) for v in outputs)
-
-
-def _spin_up(seconds: float = 0.2) -> None:
-    """Keep the GPU busy for a moment before timing: an idle GPU runs at low clocks, and the
-    first timings after a pause came out slower (and chose eager over graph timing)."""
-    x = torch.randn(2048, 2048, device="cuda")
-    started = time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        for _ in range(10):
-            x = (x @ x).clamp_(-1, 1)
-        torch.cuda.synchronize()
-
-
-@contextmanager
-def exclusive_timing(lock_path: str | None, phase: Phases) -> Iterator[None]:
-    """One timing at a time per GPU, whichever process holds the lock; checks overlap."""
-    if not lock_path:
-        yield
-        return
-    with open(lock_path, "a") as f:
-        with phase("waiting for the GPU"):
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _started(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
@@ -411,16 +372,13 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
-        with exclusive_timing(request.get("timing_lock") if timed else None, runner.phase):
-            if timed:
-                with runner.phase("spin-up"):
-                    _spin_up()
-            for case in timed:
-                lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
-                i = next(i for i, r in enumerate(results) if r.name == case.name)
-                results[i] = dataclasses.replace(
-                    results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread, timed_by=by
-                )
+        runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
+        for case in timed:
+            lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
+            i = next(i for i, r in enumerate(results) if r.name == case.name)
+            results[i] = dataclasses.replace(
+                results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread, timed_by=by
+            )
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
     except CandidateDied as exc:

@@ -20,6 +20,8 @@ import base64
 import json
 import re
 import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -220,10 +222,12 @@ class Replayed:
 
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
-                bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int) -> Replayed:
+                bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
+                exclusive: Callable[[], AbstractContextManager]) -> Replayed:
     """Time the recorded call on the judge's own copies of what was sent (`before`: the
     bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
-    did; then replay once more on freshly poisoned outputs and return what it computed."""
+    did, within the GPU's timing turn (`exclusive`); then replay once more on freshly
+    poisoned outputs and return what it computed."""
     from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
     from kgb.evaluate.timing import measure
 
@@ -238,7 +242,8 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
 
     replay = Replay(recording, storages, ops)
     reset()
-    timing = measure(replay, repeats, warmup, keep_graph=True)
+    with exclusive():
+        timing = measure(replay, repeats, warmup, keep_graph=True)
     reset()
     for name, t in t_in.items():
         if name in outputs and isinstance(t, torch.Tensor):

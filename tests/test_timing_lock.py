@@ -1,0 +1,71 @@
+"""The GPU's timing turn (kgb.evaluate.timing_lock) and the judge's phase accounting: only
+measurements take the turn, one judge process at a time, and the phases add up."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+from kgb.evaluate import timing_lock
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.timing_lock import TimingLock
+
+
+def _hold(path: str, log: str, hold_s: float) -> None:
+    timing_lock.spin_up = lambda: None  # no GPU here: what is tested is the turn itself
+    with TimingLock(path, Phases())():
+        with open(log, "a") as f:
+            f.write(f"in {time.monotonic()}\n")
+        time.sleep(hold_s)
+        with open(log, "a") as f:
+            f.write(f"out {time.monotonic()}\n")
+
+
+def test_judge_processes_take_the_gpu_one_at_a_time(tmp_path):
+    lock, log = str(tmp_path / "gpu.lock"), str(tmp_path / "log")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_hold, args=(lock, log, 0.3)) for _ in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    events = [line.split()[0] for line in open(log)]
+    assert events == ["in", "out"] * 3  # never two inside at once
+
+
+def test_the_first_turn_after_an_idle_gpu_spins_it_up_and_a_busy_one_does_not(tmp_path, monkeypatch):
+    spun = []
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: spun.append(1))
+    phase = Phases()
+    turn = TimingLock(str(tmp_path / "gpu.lock"), phase)
+    with turn():
+        pass
+    with turn():  # right after another timing: the clocks are up
+        pass
+    assert spun == [1]
+    old = time.time() - 10 * timing_lock.IDLE_S
+    os.utime(tmp_path / "gpu.lock", (old, old))
+    with turn():
+        pass
+    assert spun == [1, 1]
+    assert "waiting for the GPU" in phase.seconds
+
+
+def test_no_lock_path_means_no_turn_to_wait_for(monkeypatch):
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: (_ for _ in ()).throw(AssertionError("spun up")))
+    phase = Phases()
+    with TimingLock(None, phase)():
+        pass
+    assert phase.seconds == {}
+
+
+def test_nested_phases_count_their_time_once():
+    phase = Phases()
+    with phase("timing"):
+        time.sleep(0.05)
+        with phase("waiting for the GPU"):
+            time.sleep(0.1)
+    assert 0.09 <= phase.seconds["waiting for the GPU"] < 0.5
+    assert 0.04 <= phase.seconds["timing"] < 0.09  # the wait is not counted twice
