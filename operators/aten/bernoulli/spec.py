@@ -200,13 +200,15 @@ def compare(actual, expected, case, inputs):
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:
         return None
-    x = a.detach().cpu().to(torch.float64).reshape(-1)
+    # on the reference's device (the same one, unless a candidate picked another GPU):
+    # float64 statistics of a GPU-sized output are slow on the host
+    x = a.detach().to(e.device, torch.float64).reshape(-1)
     if case.entry == "bernoulli":
-        p = inputs["self"].detach().cpu().to(torch.float64)
+        p = inputs["self"].detach().to(torch.float64)
     elif case.entry == "bernoulli_p":
-        p = torch.full(tuple(a.shape), float(inputs["p"]), dtype=torch.float64)
+        p = torch.full(tuple(a.shape), float(inputs["p"]), dtype=torch.float64, device=x.device)
     else:
-        p = inputs["p"].detach().cpu().to(torch.float64).expand(a.shape)
+        p = inputs["p"].detach().to(torch.float64).expand(a.shape)
     p = p.reshape(-1)
     if not bool(((x == 0) | (x == 1)).all()):
         return "return value: values other than 0 and 1"

@@ -29,6 +29,7 @@ import math
 
 import torch
 
+from kgb.aten_families.views import same_outside
 from kgb.operators import Case
 
 VERSION = 2
@@ -123,31 +124,6 @@ def _uncorrelated(y: torch.Tensor, bound: float, row: int) -> str | None:
     return None
 
 
-def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).cpu()
-
-
-def _outside_view(t: torch.Tensor) -> torch.Tensor:
-    """A mask over t's storage bytes: True where no element of t lives."""
-    size = t.itemsize
-    n_elems = t.untyped_storage().nbytes() // size
-    inside = torch.zeros(n_elems * size, dtype=torch.bool)
-    if t.numel():
-        elems = (
-            torch.arange(n_elems).as_strided(t.shape, t.stride(), t.storage_offset()).reshape(-1)
-        )
-        inside[(elems[:, None] * size + torch.arange(size)).reshape(-1)] = True
-    return ~inside
-
-
-def _same_outside(t: torch.Tensor, ref: torch.Tensor) -> bool:
-    """Whether t's and ref's storages hold the same bytes wherever t has no element."""
-    outside = _outside_view(t)
-    got, want = _storage_bytes(t), _storage_bytes(ref)
-    return got.shape == want.shape and torch.equal(
-        got[outside[: got.numel()]], want[outside[: want.numel()]]
-    )
-
 
 def compare(actual, expected, case, inputs):
     ret, self_ = actual["return"], inputs["self"]
@@ -165,18 +141,19 @@ def compare(actual, expected, case, inputs):
         return "argument self: dtype or shape changed"
     # a view as large as its storage (self is non-overlapping) leaves nothing outside it
     covers_storage = self_.numel() * self_.itemsize == self_.untyped_storage().nbytes()
-    if not covers_storage and not _same_outside(self_, ref):
+    if not covers_storage and not same_outside(self_, ref):
         return "argument self: storage outside the view of self was modified"
     if self_.numel() == 0:
         return None
-    x = self_.detach().cpu().to(torch.float64).reshape(-1)
+    # on self's own device: a float64 sort of a GPU-sized output is slow on the host
+    x = self_.detach().to(torch.float64).reshape(-1)
     if not bool((torch.isfinite(x) & (x >= 0)).all()):
         return "argument self: samples must be finite and >= 0"
     n = x.numel()
     u = -torch.expm1(-case.params["lambd"] * x)  # uniform on [0, 1) for a correct sampler
     if n >= 100:
         s = u.sort().values
-        i = torch.arange(1, n + 1, dtype=torch.float64)
+        i = torch.arange(1, n + 1, dtype=torch.float64, device=x.device)
         dist = float(torch.maximum(i / n - s, s - (i - 1) / n).max())
         allowed = _eps(n, 1.0) + _ROUNDING[self_.dtype]
         if dist > allowed:

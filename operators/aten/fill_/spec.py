@@ -22,6 +22,7 @@ Required entry points: `fill__Scalar` and `fill__Tensor`.
 
 import torch
 
+from kgb.aten_families.views import same_outside
 from kgb.evaluate.correctness import compare_values
 from kgb.operators import Case
 
@@ -117,31 +118,6 @@ reference = {
 }
 
 
-def _storage_bytes(t: torch.Tensor) -> torch.Tensor:
-    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).cpu()
-
-
-def _outside_view(t: torch.Tensor) -> torch.Tensor:
-    """A mask over t's storage bytes: True where no element of t lives."""
-    size = t.itemsize
-    n_elems = t.untyped_storage().nbytes() // size
-    inside = torch.zeros(n_elems * size, dtype=torch.bool)
-    if t.numel():
-        elems = (
-            torch.arange(n_elems).as_strided(t.shape, t.stride(), t.storage_offset()).reshape(-1)
-        )
-        inside[(elems[:, None] * size + torch.arange(size)).reshape(-1)] = True
-    return ~inside
-
-
-def _same_outside(t: torch.Tensor, ref: torch.Tensor) -> bool:
-    """Whether t's and ref's storages hold the same bytes wherever t has no element."""
-    outside = _outside_view(t)
-    got, want = _storage_bytes(t), _storage_bytes(ref)
-    return got.shape == want.shape and torch.equal(
-        got[outside[: got.numel()]], want[outside[: want.numel()]]
-    )
-
 
 def compare(actual, expected, case, inputs):
     ret, self_ = actual["return"], inputs["self"]
@@ -161,6 +137,6 @@ def compare(actual, expected, case, inputs):
         return message
     # a view as large as its storage (self is non-overlapping) leaves nothing outside it
     covers_storage = self_.numel() * self_.itemsize == self_.untyped_storage().nbytes()
-    if not covers_storage and not _same_outside(self_, expected["self"]):
+    if not covers_storage and not same_outside(self_, expected["self"]):
         return "argument self: storage outside the view of self was modified"
     return None

@@ -138,15 +138,18 @@ def compare(actual, expected, case, inputs):
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:
         return None
-    x = a.detach().cpu().to(torch.float64).reshape(-1)
-    rates = inputs["self"].detach().cpu().to(torch.float64).reshape(-1)
+    # on the reference's device (the same one, unless a candidate picked another GPU):
+    # float64 sorts of a GPU-sized output are slow on the host
+    x = a.detach().to(e.device, torch.float64).reshape(-1)
+    rates = inputs["self"].detach().to(torch.float64).reshape(-1)
     if not bool(torch.isfinite(x).all()):
         return "return value: non-finite counts"
     mid = torch.empty_like(x)  # mid-distribution transform: mean exactly 1/2, in [0, 1]
     for rate in rates.unique().tolist():
         sel = rates == rate
         xs = x[sel]
-        values, probs, cdf = _rounded_law(rate, a.dtype)
+        # a small table, made on the host (where it always was) and moved to the samples
+        values, probs, cdf = (t.to(x.device) for t in _rounded_law(rate, a.dtype))
         j = torch.searchsorted(values, xs).clamp(max=values.numel() - 1)
         if not bool((values[j] == xs).all()):
             bad = xs[values[j] != xs][0].item()

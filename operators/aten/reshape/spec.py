@@ -27,6 +27,7 @@ Required entry point: `reshape`. A view needs no Triton kernel, so a call may la
 
 import torch
 
+from kgb.aten_families.views import same_values
 from kgb.operators import Case
 
 VERSION = 1
@@ -125,14 +126,6 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 reference = torch.ops.aten.reshape.default
 
 
-def _same_values(a: torch.Tensor, e: torch.Tensor) -> bool:
-    a, e = a.cpu(), e.cpu()
-    same = a == e
-    if a.is_floating_point():
-        same |= a.isnan() & e.isnan()
-    return bool(same.all())
-
-
 def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
     if not isinstance(a, torch.Tensor):
@@ -144,7 +137,7 @@ def compare(actual, expected, case, inputs):
     ):
         if got != want:
             return f"return value: {what} {got}, expected {want}"
-    if a.numel() and not _same_values(a, e):
+    if a.numel() and not same_values(a, e):
         return "return value: values differ from the reference"
     shares = a.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
     if e._is_view():  # ATen viewed: the answer must be the same view

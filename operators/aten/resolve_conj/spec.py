@@ -111,7 +111,7 @@ def reference(self):
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    a, b = a.resolve_conj().cpu(), b.resolve_conj().cpu()
+    a, b = a.resolve_conj().to(b.device), b.resolve_conj()
     if a.is_complex():
         a, b = torch.view_as_real(a), torch.view_as_real(b)
     if a.is_floating_point():

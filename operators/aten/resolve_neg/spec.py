@@ -117,7 +117,7 @@ def reference(self):
 
 
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    a, b = a.resolve_neg().cpu(), b.resolve_neg().cpu()
+    a, b = a.resolve_neg().to(b.device), b.resolve_neg()
     if a.is_complex():
         a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
     if a.is_floating_point():

@@ -182,9 +182,11 @@ def compare(actual, expected, case, inputs):
             return f"return value: {what} {got}, expected {want}"
     if a.numel() == 0:
         return None
-    out = a.detach().cpu().to(torch.float64).reshape(-1)
-    x = inputs["self"].detach().cpu().to(torch.float64).reshape(-1)
-    r = actual["noise"].detach().cpu().to(torch.float64).reshape(-1)
+    # on the reference's device (the same one, unless a candidate picked another GPU): a
+    # float64 sort of a GPU-sized output is slow on the host
+    out = a.detach().to(e.device, torch.float64).reshape(-1)
+    x = inputs["self"].detach().to(torch.float64).reshape(-1)
+    r = actual["noise"].detach().to(torch.float64).reshape(-1)
     pos = x > 0
     if not (bool((r[pos] == 1).all()) and bool((out[pos] == x[pos]).all())):
         return "where self > 0, out must equal self and noise must be 1"
@@ -204,7 +206,7 @@ def compare(actual, expected, case, inputs):
     n = un.numel()
     if n >= 100:
         s = un.sort().values
-        i = torch.arange(1, n + 1, dtype=torch.float64)
+        i = torch.arange(1, n + 1, dtype=torch.float64, device=s.device)
         dist = float(torch.maximum(i / n - s, s - (i - 1) / n).max())
         allowed = _eps(n, 1.0) + rho * upper / (upper - lower)
         if dist > allowed:

@@ -155,13 +155,15 @@ def compare(actual, expected, case, inputs):
         if a.shape != e.shape or a.dtype != e.dtype or a.device.type != e.device.type:
             return (f"{what}: got shape {tuple(a.shape)} {a.dtype} on {a.device}, expected "
                     f"{tuple(e.shape)} {e.dtype} on {e.device.type}")
-    values, indices = got[0].cpu(), got[1].cpu()
-    bad = _differ(values, want[0].cpu())
+    # on the reference's device (the same one, unless a candidate picked another GPU): a
+    # GPU-sized sort and gather are slow on the host
+    values, indices = got[0].to(want[0].device), got[1].to(want[1].device)
+    bad = _differ(values, want[0])
     if bad:
         return f"values: {bad} of {values.numel()} elements differ from the sorted input"
     if values.numel() == 0:
         return None
-    x = inputs["self"].cpu()
+    x = inputs["self"]
     dim = case.params["dim"] % max(x.ndim, 1)
     if x.ndim == 0:
         return None if int(indices) == 0 else f"indices: got {int(indices)} for a 0-d input, expected 0"
@@ -171,10 +173,10 @@ def compare(actual, expected, case, inputs):
     if _differ(x.gather(dim, indices), values):
         return "indices: self.gather(dim, indices) does not reproduce the values"
     ordered = torch.sort(indices, dim=dim).values
-    ramp = torch.arange(n).view([-1 if d == dim else 1 for d in range(x.ndim)])
+    ramp = torch.arange(n, device=indices.device).view([-1 if d == dim else 1 for d in range(x.ndim)])
     if not bool((ordered == ramp).all()):
         return "indices: some row is not a permutation (an index repeats)"
-    if case.params["stable"] is True and not bool((indices == want[1].cpu()).all()):
-        bad = int((indices != want[1].cpu()).sum())
+    if case.params["stable"] is True and not bool((indices == want[1]).all()):
+        bad = int((indices != want[1]).sum())
         return f"indices: {bad} differ from the stable order (equal elements must keep their order)"
     return None
