@@ -133,6 +133,36 @@ def q8_1_matmul(w_raw: torch.Tensor, type_id: int, x: torch.Tensor) -> torch.Ten
     return out.float()
 
 
+def q8_1_tie_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: float) -> torch.Tensor:
+    """float32 [R, N]: how far `q8_1_matmul`'s output may move when the Q8_1 scale d and the
+    quotients x / d err by float32 roundings within `rtol`: such an error moves a code only
+    where x / d lies within rtol of a half (one step, then), which moves sumi by the weight
+    code it meets; so the bound is sum over those activation values of d8 * |d4 * code|
+    (Q4_1's half(d4 * d8) is at most 2**-11 above |d4| * d8; the 2**-10 covers it)."""
+    xb = x.float().reshape(x.shape[0], -1, QK)
+    amax = xb.abs().amax(-1)
+    d = amax / torch.full_like(amax, 127.0)  # rounded once on every device (see quant.exact_div)
+    ratio = xb / torch.where(amax == 0, torch.ones_like(d), d)[..., None]
+    slack = ratio.abs() * rtol
+    moves = (round_half_away(ratio - slack) != round_half_away(ratio + slack)) & (amax[..., None] != 0)
+    step = torch.where(moves, d.half().float()[..., None], 0.0).reshape(x.shape[0], -1)
+    cols = step.ne(0).any(0).nonzero().reshape(-1)  # few values lie on a half: their columns only
+    qw, dw = _column_codes(w_raw, type_id, cols)
+    return (step[:, cols].double() @ (qw.abs().double() * dw.abs().double()).T).float() * (1 + 2.0**-10)
+
+
+def _column_codes(raw: torch.Tensor, type_id: int, cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """`codes`'s code and d [rows, len(cols)] of the weight columns `cols` of blocks [rows, bytes]."""
+    t = TYPES[type_id]
+    start = cols // QK * t.nbytes
+    j = cols % QK
+    d = _halves(torch.stack([raw[:, start], raw[:, start + 1]], dim=-1), 0)
+    if t is Q8_0:
+        return raw[:, start + 2 + j].view(torch.int8).to(torch.int64), d
+    qs = raw[:, start + (4 if t is Q4_1 else 2) + j % 16].to(torch.int64)
+    return torch.where(j < 16, qs & 15, qs >> 4), d
+
+
 def mul_mat_inputs(params: dict, gen: torch.Generator, device: str) -> dict:
     """ggml_mul_mat_a8 / ggml_mul_mat_vec_a8 arguments for params type, batch, row, col, dtype."""
     w = random_blocks(params["type"], params["row"], params["col"], gen)
