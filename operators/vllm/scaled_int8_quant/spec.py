@@ -35,7 +35,14 @@ half-integer, and at most 0.1% of the others may be one step away.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.quant import INT8_MAX, QUOTIENT_RTOL, code_band, compare_codes, compare_floats, exact_div
+from kgb.vllm.quant import (
+    INT8_MAX,
+    QUOTIENT_RTOL,
+    code_band,
+    compare_codes,
+    compare_floats,
+    exact_div,
+)
 
 VERSION = 2
 # Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
