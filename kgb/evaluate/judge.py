@@ -198,11 +198,11 @@ class CaseRunner:
         candidate latency where the judge could not replay the call.
 
         The candidate process rebuilds every input it receives, so the timed calls never see
-        the objects it was checked with; after them it computes once more on a fresh draw
-        from a secret seed, loaded into the same buffers, and that output is judged here, so
-        an answer remembered from an earlier call, or a graph that captured nothing, fails.
-        Its last call is recorded: the judge replays that GPU work under its own clock
-        (kgb.evaluate.replay) and judges the replay's answer on the same fresh draw.
+        the objects it was checked with. After them it makes one call that is recorded: the
+        judge replays that GPU work under its own clock (kgb.evaluate.replay) and judges the
+        replay's answer on a fresh draw from a secret seed. Then it computes once more on
+        that draw, loaded into the same buffers, and that output is judged here too, so an
+        answer remembered from an earlier call fails; the latency is only ever the replay's.
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         with self.phase("draw"):
