@@ -231,12 +231,26 @@ def _warm_triton_driver() -> None:
             os.environ["TRITON_CACHE_DIR"] = own
 
 
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor the fork inherited but its own socket, stdout and stderr: the
+    judge's end of a sibling candidate process's socket among them, through which the
+    timing process could otherwise read what the checked one sends (and so meet a check
+    input), and the engine's order pipe on stdin."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
+    os.closerange(3, keep)
+    os.closerange(keep + 1, top)
+
+
 def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
     """The body of the forked candidate process; never returns."""
     code = 0
     try:
         os.setsid()
         die_with_parent()
+        _close_inherited(keep=conn.fileno())
         torch.set_num_threads(1)
         if device == "cuda":
             torch.cuda.init()
@@ -302,8 +316,14 @@ class CandidateProcess:
             _main(Conn(theirs.detach()), device, workspace, limits)
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
+        self.sandbox, self.notes = "", []
+
+    def wait_ready(self) -> CandidateProcess:
+        """Wait until the process has confined itself; starting (CUDA, Triton's driver)
+        takes a while, so the judge forks both its candidate processes before waiting."""
         ready = self._receive()
         self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
+        return self
 
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
         try:

@@ -291,13 +291,17 @@ def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
     return any(count(v) for v in outputs)
 
 
-def _started(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
-    """A candidate process, started again once if it dies before any candidate code ran
-    (seen once, as a SIGSEGV on a heavily loaded host): that is the machine, not the candidate."""
-    try:
-        return CandidateProcess(device, workspace, limits)
-    except CandidateDied:
-        return CandidateProcess(device, workspace, limits)
+def _started(processes: list[CandidateProcess], device: str, workspace: Path, limits: Limits) -> list[CandidateProcess]:
+    """The candidate processes, each ready; one that dies before any candidate code ran is
+    started again once (seen once, as a SIGSEGV on a heavily loaded host): that is the
+    machine, not the candidate."""
+    ready = []
+    for process in processes:
+        try:
+            ready.append(process.wait_ready())
+        except CandidateDied:
+            ready.append(CandidateProcess(device, workspace, limits).wait_ready())
+    return ready
 
 
 def _keep_out_of_the_workspace(private: Path) -> None:
@@ -330,8 +334,9 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
     phase = Phases()
     try:  # both forked before this process touches the GPU
         with phase("process start"):
-            candidate = _started(device, workspace, limits)
-            timer = _started(device, workspace, limits) if timing else None
+            forked = [CandidateProcess(device, workspace, limits) for _ in range(2 if timing else 1)]
+            candidate, *rest = _started(forked, device, workspace, limits)
+            timer = rest[0] if rest else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")
