@@ -220,8 +220,9 @@ class CaseRunner:
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
         with self.phase("candidate timing"):
+            written = _tensors(cand_t, (*spec.output_args, *spec.inout_args))
             reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
-                                             self.exclusive)
+                                             self.exclusive, list(written.values()))
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
