@@ -10,7 +10,7 @@ import pytest
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
-from kgb.evaluate.crosscompile import check
+from kgb.evaluate.crosscompile import check, check_many
 
 CANDIDATES = Path(__file__).parent / "candidates"
 
@@ -33,6 +33,19 @@ def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_
     results = check(spec.path, candidate)
     assert results and all(error is not None for _, error in results)
     assert "global" in results[0][1].lower()
+
+
+def test_a_batch_keeps_each_candidates_findings_apart(tmp_path):
+    """check_many: one pair's compile error or failed interpreter run is that pair's only."""
+    softmax, rms = operators.load("aten::softmax"), operators.load("vllm::rms_norm")
+    crashing = tmp_path / "crashes.py"
+    crashing.write_text("import triton\n\ndef softmax_int(self, dim, dtype=None):\n    raise ValueError('boom')\n")
+    good, bad, crashed, other = check_many([(softmax.path, softmax.solution_path), (softmax.path, reading_a_module_float(tmp_path)),
+                                            (softmax.path, crashing), (rms.path, rms.solution_path)])
+    assert good and all(error is None for _, error in good)
+    assert bad and all(error is not None and "global" in error.lower() for _, error in bad)
+    assert isinstance(crashed, str) and "boom" in crashed
+    assert other and all(error is None for _, error in other)
 
 
 def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error(tmp_path):
@@ -81,16 +94,23 @@ def test_the_ptx_shows_whether_half_products_are_fused(tmp_path):
 def test_every_solution_compiles_for_sm90(source):
     """Each solution's smoke-case launches build for the H100/H200 with Triton's own
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run.
-    One test per source: each stays well inside the per-test timeout on a busy machine."""
-
-    def failures(op: str) -> list[str]:
-        spec = operators.load(op)
-        results = check(spec.path, spec.solution_path)
-        if not results:
-            return [f"{op}: no Triton launch recorded"]
-        return [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]
-
+    One test per source, its solutions in one batch per core (`check_many`)."""
     ops = [op for op in operators.select(source, None) if operators.load(op).kernel_required]
-    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        found = [f for batch in pool.map(failures, ops) for f in batch]
+    cores = os.cpu_count() or 2
+    batches = [ops[i::cores] for i in range(cores)]
+
+    def failures(batch: list[str]) -> list[str]:
+        specs = [operators.load(op) for op in batch]
+        found = []
+        for op, results in zip(batch, check_many([(s.path, s.solution_path) for s in specs]), strict=True):
+            if isinstance(results, str):
+                found.append(f"{op}: the interpreter run failed: {results[-400:]}")
+            elif not results:
+                found.append(f"{op}: no Triton launch recorded")
+            else:
+                found += [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]
+        return found
+
+    with ThreadPoolExecutor(cores) as pool:
+        found = [f for batch in pool.map(failures, batches) for f in batch]
     assert not found, "\n".join(found)

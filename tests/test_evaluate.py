@@ -226,3 +226,14 @@ def test_a_verdict_says_where_the_judges_time_went(softmax):
     assert {"draw", "reference", "candidate", "compare"} <= set(verdict.phase_s)
     assert all(s >= 0 for s in verdict.phase_s.values())
     assert sum(verdict.phase_s.values()) <= verdict.eval_s
+
+
+def test_a_candidate_process_holds_only_its_own_socket_and_stdio(softmax):
+    verdict = judge(softmax, "softmax_fds.py")
+    assert verdict.status == Status.RUNTIME_ERROR
+    held = verdict.message.split("descriptors open: ", 1)[1].split("}", 1)[0] + "}"
+    kinds = eval(held)  # noqa: S307 - a dict of ints and strings the candidate printed
+    sockets = [fd for fd, kind in kinds.items() if kind == "socket"]
+    assert len(sockets) == 1, kinds  # its own; never a sibling's, nor the judge's end of one
+    assert kinds.get(0) == "/dev/null"  # not the engine's order pipe
+    assert not [kind for fd, kind in kinds.items() if kind == "pipe" and fd not in (1, 2)], kinds

@@ -188,3 +188,19 @@ def test_a_trial_run_says_whose_clock_timed_it():
     assert timed_by(trial(TimedBy.JUDGE, TimedBy.CANDIDATE)) == "mixed"
     assert timed_by(trial(TimedBy.CANDIDATE)) == "candidate"
     assert timed_by(trial()) is None  # the CPU: nothing timed
+
+
+def test_a_replay_that_copies_from_host_memory_says_so_and_one_on_the_device_does_not():
+    """A copy from pageable host memory (swap_blocks moves its CPU block mapping with `.to`)
+    cannot be captured in a CUDA graph: the judge times such a replay eagerly instead of
+    trying a capture that fails midway in its own CUDA context."""
+    mapping, out = torch.arange(4), torch.zeros(4)
+
+    def call():
+        out.copy_(mapping.to(torch.float32))
+
+    rec = _wire(record(call, _known(mapping, out)).as_json())
+    assert Replay(rec, {0: mapping.clone().untyped_storage(), 1: out.clone().untyped_storage()}).reads_host
+    on_device = {0: torch.empty(4, dtype=torch.int64, device="meta").untyped_storage(),
+                 1: torch.empty(4, device="meta").untyped_storage()}  # stand-ins for GPU storages
+    assert not Replay(rec, on_device).reads_host

@@ -151,8 +151,12 @@ class _Server:
             self.reply_error("staged", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         codec.send(self.conn, "staged")
-        if codec.receive(self.conn, self.device).kind != "go":
+        go = codec.receive(self.conn, self.device)
+        if go.kind != "go":
             return
+        # Only the buffers the judge checks go back (set T's outputs): the inputs of both sets
+        # would double what crosses, for nothing.
+        wanted = {int(sid) for sid in go.fields.get("want", [])}
         try:
             with torch.no_grad():
                 timing = measure(lambda: fn(*t_args, **t_kwargs), repeats, warmup, keep_graph=True)
@@ -181,7 +185,8 @@ class _Server:
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         value = {"result": result, "recording": recording.as_json()}
-        codec.send(self.conn, "timed", value, known, refresh_known=True, median_us=timing.median_us,
+        codec.send(self.conn, "timed", value, known, refresh_known=True,
+                   unchanged=frozenset(known.by_id) - wanted, median_us=timing.median_us,
                    spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
                    outlived_us=timing.outlived_us)
 
@@ -231,12 +236,26 @@ def _warm_triton_driver() -> None:
             os.environ["TRITON_CACHE_DIR"] = own
 
 
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor the fork inherited but its own socket, stdout and stderr: the
+    judge's end of a sibling candidate process's socket among them, through which the
+    timing process could otherwise read what the checked one sends (and so meet a check
+    input), and the engine's order pipe on stdin."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
+    os.closerange(3, keep)
+    os.closerange(keep + 1, top)
+
+
 def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
     """The body of the forked candidate process; never returns."""
     code = 0
     try:
         os.setsid()
         die_with_parent()
+        _close_inherited(keep=conn.fileno())
         torch.set_num_threads(1)
         if device == "cuda":
             torch.cuda.init()
@@ -302,8 +321,14 @@ class CandidateProcess:
             _main(Conn(theirs.detach()), device, workspace, limits)
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
+        self.sandbox, self.notes = "", []
+
+    def wait_ready(self) -> CandidateProcess:
+        """Wait until the process has confined itself; starting (CUDA, Triton's driver)
+        takes a while, so the judge forks both its candidate processes before waiting."""
         ready = self._receive()
         self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
+        return self
 
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
         try:
@@ -347,23 +372,30 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int, exclusive: Callable[[], AbstractContextManager]
+             warmup: int, exclusive: Callable[[], AbstractContextManager], want_back: list[torch.Tensor]
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
-        their ids, and their bytes as sent. The candidate's measurement runs within the GPU's
-        timing turn (`exclusive`); the transfers and its first call run before it."""
+        their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
+        come back with what the candidate left in them. The candidate's measurement runs
+        within the GPU's timing turn (`exclusive`); the transfers and its first call run
+        before it."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
         before = _snapshot(sent)
+        want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
         msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
             with exclusive():
-                codec.send(self.conn, "go")
+                codec.send(self.conn, "go", want=want)
                 msg = self._receive()  # "measured"
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields), sent, before
         msg = self._receive(sent)
         if msg.fields.get("error") is None:
+            # Here as there, set T's buffers end with V's values in them and the outputs the
+            # candidate wrote: the comparison may read the inputs (a tolerance that scales
+            # with them), which do not come back.
+            load_values(timed, check)
             for sid, data in msg.known_bytes.items():
                 codec.overwrite(sent.by_id[sid], data)
             if not (isinstance(msg.value, dict) and "recording" in msg.value):

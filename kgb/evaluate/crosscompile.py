@@ -157,8 +157,9 @@ def recording() -> Iterator[list[Launch]]:
         InterpretedFunction.run = original
 
 
-def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
-    """Runs `candidate` on the cases of the spec with these tags in the interpreter."""
+def record(spec_path: Path, candidate: Path, tags: set[str], name: str = "crosscompile_candidate") -> list[Launch]:
+    """Runs `candidate` (imported as module `name`) on the cases of the spec with these tags
+    in the interpreter."""
     import torch
 
     from kgb.evaluate.interpreter import prepare_interpreter
@@ -168,7 +169,7 @@ def record(spec_path: Path, candidate: Path, tags: set[str]) -> list[Launch]:
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
     prepare_interpreter()
     spec = load_spec(spec_path)
-    module = _import_file(candidate, "crosscompile_candidate")
+    module = _import_file(candidate, name)
     with recording() as launches, torch.no_grad():
         for case in spec.cases:
             if str(case.tag) in tags:
@@ -191,8 +192,8 @@ def _jit_functions(module: Any) -> dict[str, Any]:
     return found
 
 
-def compile_all(candidate: Path, launches: list[Launch], arch: int,
-                ptx_dir: Path | None = None) -> list[tuple[Launch, str | None]]:
+def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Path | None = None,
+                name: str = "crosscompile_candidate") -> list[tuple[Launch, str | None]]:
     """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error)."""
     import triton
     from triton.backends.compiler import GPUTarget
@@ -201,7 +202,7 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int,
     from kgb.operators import _import_file
 
     assert not os.environ.get("TRITON_INTERPRET"), "compiling needs the interpreter off"
-    kernels = _jit_functions(_import_file(candidate, "crosscompile_candidate"))
+    kernels = _jit_functions(_import_file(candidate, name))
     target = GPUTarget("cuda", arch, 32)
     results = []
     for number, launch in enumerate(launches):
@@ -248,22 +249,80 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
         return [(launch, None if error is None else str(error)) for launch, error in zip(recorded, errors, strict=True)]
 
 
+def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",), arch: int = 90,
+               timeout_s: float = 3600) -> list[list[tuple[Launch, str | None]] | str]:
+    """`check` for many (spec, candidate) pairs in two processes in all, not two per pair:
+    a fresh Python that imports torch and Triton costs seconds, which over every solution
+    was most of the test suite's time. Per pair: its results, or why its interpreter run
+    failed."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
+        batch, launches = Path(tmp) / "batch.json", Path(tmp) / "launches.json"
+        batch.write_text(json.dumps([[str(spec), str(candidate)] for spec, candidate in pairs]))
+        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
+        base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
+                "--arch", str(arch), "--launches", str(launches), "--step"]
+        subprocess.run([*base, "record"], env={**env, "TRITON_INTERPRET": "1"}, check=True, timeout=timeout_s,
+                       capture_output=True, text=True)
+        recorded = json.loads(launches.read_text())
+        subprocess.run([*base, "compile"], env={"TRITON_DEFAULT_FP_FUSION": "1", **env}, check=True,
+                       timeout=timeout_s, capture_output=True, text=True)
+        errors = json.loads(launches.with_suffix(".results").read_text())
+    out: list[list[tuple[Launch, str | None]] | str] = []
+    for found, failed in zip(recorded, errors, strict=True):
+        if "error" in found:
+            out.append(found["error"])
+            continue
+        pair = launches_from_json(found["launches"])
+        out.append([(launch, None if error is None else str(error)) for launch, error in zip(pair, failed, strict=True)])
+    return out
+
+
+def _batch_step(step: str, pairs: list[tuple[Path, Path]], tags: set[str], arch: int, launches: Path) -> None:
+    """One step of `check_many`, in its confined process."""
+    if step == "record":
+        found = []
+        for i, (spec, candidate) in enumerate(pairs):
+            try:
+                found.append({"launches": launches_to_json(record(spec, candidate, tags, f"crosscompile_candidate_{i}"))})
+            except Exception as exc:  # noqa: BLE001 - this pair's interpreter run failed; the others go on
+                found.append({"error": f"{type(exc).__name__}: {str(exc)[-1500:]}"})
+        launches.write_text(json.dumps(found))
+        return
+    results = []
+    for i, ((_, candidate), found) in enumerate(zip(pairs, json.loads(launches.read_text()), strict=True)):
+        if "error" in found:
+            results.append([])
+            continue
+        done = compile_all(candidate, launches_from_json(found["launches"]), arch, name=f"crosscompile_candidate_{i}")
+        results.append([error for _, error in done])
+    launches.with_suffix(".results").write_text(json.dumps(results))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("op", help="operator id, e.g. aten::softmax, or a spec.py path")
+    parser.add_argument("op", nargs="?", help="operator id, e.g. aten::softmax, or a spec.py path")
     parser.add_argument("--file", type=Path, help="candidate file (default: the operator's solution)")
     parser.add_argument("--cases", default="smoke")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--ptx", type=Path, help="write each launch's PTX into this folder")
     parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
     parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     # Run as `-m`, this file is __main__: take the functions from the importable module.
-    from kgb.evaluate.crosscompile import check, compile_all, record
+    from kgb.evaluate.crosscompile import _batch_step, check, compile_all, record
     from kgb.operators import load
 
-    spec_path = Path(args.op) if args.op.endswith(".py") else load(args.op).path
-    candidate = args.file or spec_path.parent / "solution.py"
+    if args.batch is not None:
+        pairs = [(Path(s), Path(c)) for s, c in json.loads(args.batch.read_text())]
+    elif args.op is None:
+        parser.error("an operator id or spec path is required")
+    else:
+        spec_path = Path(args.op) if args.op.endswith(".py") else load(args.op).path
+        pairs = [(spec_path, args.file or spec_path.parent / "solution.py")]
+    spec_path, candidate = pairs[0]
     tags = tuple(args.cases.split(","))
     if args.step is not None:
         # These steps run candidate code: confine them as the judge confines a candidate
@@ -276,9 +335,12 @@ def main() -> int:
         import torch
 
         torch.set_num_threads(1)
-        confine(writable[0], allow_exec=True, limits=Limits(),
-                extra_read=(str(REPO_ROOT / "kgb"), str(spec_path.parent), str(candidate)),
+        readable = sorted({str(REPO_ROOT / "kgb")} | {str(s.parent) for s, _ in pairs} | {str(c) for _, c in pairs})
+        confine(writable[0], allow_exec=True, limits=Limits(), extra_read=tuple(readable),
                 extra_write=tuple(str(w) for w in writable[1:]))
+    if args.batch is not None:
+        _batch_step(args.step, pairs, set(tags), args.arch, args.launches)
+        return 0
     if args.step == "record":
         args.launches.write_text(launches_to_json(record(spec_path, candidate, set(tags))))
         return 0

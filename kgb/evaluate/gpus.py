@@ -72,12 +72,7 @@ class MemoryGate:
         with self._cond:
             self._cond.wait_for(lambda: not self._alone)
             self._in_flight += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._in_flight -= 1
-                self._cond.notify_all()
+        yield from self._leaving(alone=False)
 
     @contextmanager
     def alone(self) -> Iterator[None]:
@@ -86,12 +81,15 @@ class MemoryGate:
             self._alone = True
             self._cond.wait_for(lambda: self._in_flight == 0)
             self._in_flight += 1
+        yield from self._leaving(alone=True)
+
+    def _leaving(self, alone: bool) -> Iterator[None]:
         try:
             yield
         finally:
             with self._cond:
                 self._in_flight -= 1
-                self._alone = False
+                self._alone = self._alone and not alone
                 self._cond.notify_all()
 
 

@@ -198,11 +198,11 @@ class CaseRunner:
         candidate latency where the judge could not replay the call.
 
         The candidate process rebuilds every input it receives, so the timed calls never see
-        the objects it was checked with; after them it computes once more on a fresh draw
-        from a secret seed, loaded into the same buffers, and that output is judged here, so
-        an answer remembered from an earlier call, or a graph that captured nothing, fails.
-        Its last call is recorded: the judge replays that GPU work under its own clock
-        (kgb.evaluate.replay) and judges the replay's answer on the same fresh draw.
+        the objects it was checked with. After them it makes one call that is recorded: the
+        judge replays that GPU work under its own clock (kgb.evaluate.replay) and judges the
+        replay's answer on a fresh draw from a secret seed. Then it computes once more on
+        that draw, loaded into the same buffers, and that output is judged here too, so an
+        answer remembered from an earlier call fails; the latency is only ever the replay's.
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         with self.phase("draw"):
@@ -220,8 +220,9 @@ class CaseRunner:
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
         with self.phase("candidate timing"):
+            written = _tensors(cand_t, (*spec.output_args, *spec.inout_args))
             reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
-                                             self.exclusive)
+                                             self.exclusive, list(written.values()))
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
@@ -291,13 +292,17 @@ def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
     return any(count(v) for v in outputs)
 
 
-def _started(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
-    """A candidate process, started again once if it dies before any candidate code ran
-    (seen once, as a SIGSEGV on a heavily loaded host): that is the machine, not the candidate."""
-    try:
-        return CandidateProcess(device, workspace, limits)
-    except CandidateDied:
-        return CandidateProcess(device, workspace, limits)
+def _started(processes: list[CandidateProcess], device: str, workspace: Path, limits: Limits) -> list[CandidateProcess]:
+    """The candidate processes, each ready; one that dies before any candidate code ran is
+    started again once (seen once, as a SIGSEGV on a heavily loaded host): that is the
+    machine, not the candidate."""
+    ready = []
+    for process in processes:
+        try:
+            ready.append(process.wait_ready())
+        except CandidateDied:
+            ready.append(CandidateProcess(device, workspace, limits).wait_ready())
+    return ready
 
 
 def _keep_out_of_the_workspace(private: Path) -> None:
@@ -330,8 +335,9 @@ def run(request: dict, emit: Callable[[dict], None]) -> dict:
     phase = Phases()
     try:  # both forked before this process touches the GPU
         with phase("process start"):
-            candidate = _started(device, workspace, limits)
-            timer = _started(device, workspace, limits) if timing else None
+            forked = [CandidateProcess(device, workspace, limits) for _ in range(2 if timing else 1)]
+            candidate, *rest = _started(forked, device, workspace, limits)
+            timer = rest[0] if rest else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")

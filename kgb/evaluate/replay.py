@@ -100,6 +100,21 @@ class Replay:
         self.steps = [self._step(s) for s in recording["steps"]]
         self.result = self._checked(recording["result"])
         self._ensure_allocator()
+        # A copy from (pageable) host memory cannot be captured in a CUDA graph; the judge
+        # does not try, since a capture that fails midway can leave its context unusable.
+        self.reads_host = any(self._on_host(step["args"]) or self._on_host(list(step["kwargs"].values()))
+                              for step in self.steps if "op" in step)
+
+    def _on_host(self, v: Any) -> bool:
+        if isinstance(v, list | tuple):
+            return any(self._on_host(x) for x in v)
+        if not isinstance(v, dict):
+            return False
+        if "t" in v:
+            kind, index = v["t"]["s"][0], int(v["t"]["s"][1])
+            storage = {"in": self.inputs, "outside": dict(enumerate(self.outside))}.get(kind, {}).get(index)
+            return storage is not None and storage.device.type == "cpu"
+        return any(self._on_host(v[k]) for k in ("list", "tuple") if k in v)
 
     def _restore(self, snap: dict) -> torch.UntypedStorage:
         data = snap["data"]
@@ -243,7 +258,8 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     replay = Replay(recording, storages, ops)
     reset()
     with exclusive():
-        timing = measure(replay, repeats, warmup, keep_graph=True)
+        timing = measure(replay, repeats, warmup, keep_graph=True,
+                         no_graph_because="the call copies from host memory" if replay.reads_host else "")
     reset()
     for name, t in t_in.items():
         if name in outputs and isinstance(t, torch.Tensor):

@@ -60,11 +60,13 @@ def _timed(run: Callable[[], object], flush: torch.Tensor, repeats: int) -> list
 
 
 def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
-            protocol: Protocol = Protocol.CLASSIC) -> Timing:
+            protocol: Protocol = Protocol.CLASSIC, no_graph_because: str = "") -> Timing:
     """Median device time of fn() in microseconds, inputs prepared outside the timed region.
 
     With keep_graph, a graph-timed call's graph and captured output come back, so that
-    the caller can replay it once more on new values and check what it computes."""
+    the caller can replay it once more on new values and check what it computes. With
+    `no_graph_because`, the call is timed eagerly whatever its length, for that reason (a
+    call the caller knows cannot be captured)."""
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     for _ in range(warmup):
         fn()
@@ -74,7 +76,9 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     repeats = max(10, min(repeats, int(2e6 / max(estimate, 1.0))))
     mode, graph, output, note = "eager", None, None, ""
     samples: list[float] = []
-    if protocol == Protocol.BRACKETED or estimate < GRAPH_BELOW_US:
+    if no_graph_because and (protocol == Protocol.BRACKETED or estimate < GRAPH_BELOW_US):
+        note = f"eager estimate {estimate:.1f} us; not captured: {no_graph_because}"
+    elif protocol == Protocol.BRACKETED or estimate < GRAPH_BELOW_US:
         bracketed = protocol == Protocol.BRACKETED
         captured = _capture(fn, flush if bracketed else None)
         if isinstance(captured, str):

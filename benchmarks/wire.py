@@ -1,0 +1,65 @@
+"""How fast tensors cross between the judge and a candidate process (kgb.evaluate.codec);
+prints a table.
+
+    python benchmarks/wire.py [--mb 256] [--repeats 5]
+
+One process sends a message holding one tensor of the given size over a socket pair to a
+forked peer, which rebuilds it and sends it back (a call's round trip without the call).
+On a GPU host the same path adds a copy to and from the device on each side; this
+measures the host part, which a py-spy profile of the H200 sweep put at about a quarter of
+the judges' CPU time (docs/gpu-results.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import sys
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgb.evaluate import codec  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        peer = Connection(theirs.detach())
+        for _ in range(args.repeats):
+            msg = codec.receive(peer, "cpu")
+            codec.send(peer, "back", msg.value)
+        os._exit(0)
+    theirs.close()
+    conn = Connection(ours.detach())
+    x = torch.randn(args.mb * 1024 * 1024 // 4)
+    rounds = []
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        codec.send(conn, "call", x)
+        back = codec.receive(conn, "cpu").value
+        rounds.append(time.perf_counter() - started)
+    os.waitpid(pid, 0)
+    assert torch.equal(back, x)
+    best, median = min(rounds), statistics.median(rounds)
+    print("| figure | value |\n|---|---|")
+    print(f"| tensor | {args.mb} MB, float32, there and back |")
+    print(f"| round trip, median / best of {args.repeats} | {median:.3f} / {best:.3f} s |")
+    print(f"| throughput (both directions) | {2 * args.mb / median / 1024:.2f} GB/s |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
