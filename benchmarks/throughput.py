@@ -48,6 +48,7 @@ def main() -> int:
     spec = operators.load("aten::t")
     evaluate(spec.solution_path.read_text(), spec, settings)  # starts the engine
     engine_s = time.perf_counter() - started
+    sweep = time.perf_counter()
     times: dict[str, float] = {}
     phases: dict[str, float] = {}
     failed: list[str] = []
@@ -71,10 +72,11 @@ def main() -> int:
                                     if c.latency_us or c.baseline_us}}
             if args.json:  # as it goes: a sweep cut short still says what it measured
                 Path(args.json).write_text(json.dumps(per_op, indent=1))
+            print(f"  [{len(per_op):>3}/{len(ops)}] {op:<40} {verdict.status:<13} {times[op]:6.1f} s "
+                  f"| {time.perf_counter() - sweep:6.1f} s in", file=sys.stderr, flush=True)
         if not verdict.correct:
             failed.append(f"{op}: {verdict.status}: {verdict.message[:200]}")
 
-    sweep = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
         list(pool.map(judge, ops))
     wall = time.perf_counter() - sweep
