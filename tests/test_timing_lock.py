@@ -3,11 +3,17 @@ measurements take the turn, one judge process at a time, and the phases add up."
 
 from __future__ import annotations
 
+import fcntl
 import multiprocessing
 import os
+import socket
 import time
+from multiprocessing.connection import Connection
 
-from kgb.evaluate import timing_lock
+import pytest
+import torch
+
+from kgb.evaluate import candidate, codec, timing_lock
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing_lock import TimingLock
 
@@ -69,3 +75,32 @@ def test_nested_phases_count_their_time_once():
             time.sleep(0.1)
     assert 0.09 <= phase.seconds["waiting for the GPU"] < 0.5
     assert 0.04 <= phase.seconds["timing"] < 0.09  # the wait is not counted twice
+
+
+def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(monkeypatch, tmp_path):
+    """The judge waits a bounded time for the candidate's "measured" while it holds the turn
+    every other judge of the GPU waits for; past it, the candidate process is killed."""
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # a candidate process that stages, then sits on the turn
+        ours.close()
+        conn = Connection(theirs.detach())
+        codec.receive(conn, "cpu", adopt=True)
+        codec.send(conn, "staged")
+        codec.receive(conn, "cpu")
+        time.sleep(600)
+        os._exit(0)
+    theirs.close()
+    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process.pid, process.conn, process.device = pid, Connection(ours.detach()), "cpu"
+    monkeypatch.setattr(candidate, "TURN_LIMIT_S", 0.5)
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
+    phase = Phases()
+    turn = TimingLock(str(tmp_path / "gpu.lock"), phase)
+    x = torch.ones(4)
+    with pytest.raises(candidate.TurnOverrun, match="held the GPU"):
+        process.time("f", ((x,), {}), ((x.clone(),), {}), 10, 1, turn, [])
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
+    with open(tmp_path / "gpu.lock") as f:  # the turn is free again
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -295,6 +295,16 @@ class CandidateDied(Exception):
     """The candidate process ended without answering."""
 
 
+class TurnOverrun(Exception):
+    """The candidate's own timing kept the GPU's timing turn too long; its process is gone."""
+
+
+# The longest a candidate's own timing may hold the GPU's turn: warm-up, estimate, 100
+# repetitions (fewer for a slow call: measure keeps them to about 2 s) and the outlived-work
+# check of a call of a few hundred milliseconds fit well inside it.
+TURN_LIMIT_S = 120.0
+
+
 @dataclass
 class Reply:
     value: Any
@@ -387,6 +397,11 @@ class CandidateProcess:
         if msg.fields.get("error") is None:
             with exclusive():
                 codec.send(self.conn, "go", want=want)
+                if not self.conn.poll(TURN_LIMIT_S):
+                    # Every judge of this GPU waits for the turn, and their waits count against
+                    # their candidates' time: a candidate may not keep it.
+                    self.close()
+                    raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
                 msg = self._receive()  # "measured"
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields), sent, before

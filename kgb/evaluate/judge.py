@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply
+from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply, TurnOverrun
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
@@ -221,8 +221,11 @@ class CaseRunner:
             self.timer_loaded = True
         with self.phase("candidate timing"):
             written = _tensors(cand_t, (*spec.output_args, *spec.inout_args))
-            reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
-                                             self.exclusive, list(written.values()))
+            try:
+                reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
+                                                 self.exclusive, list(written.values()))
+            except TurnOverrun as exc:
+                raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
