@@ -31,6 +31,7 @@ from kgb.methods import NoCandidate
 from kgb.models.model import Model
 from kgb.preflight import check_settings
 from kgb.progress import Progress, summary_table
+from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
 from kgb.tracking.log import EventLog
@@ -83,6 +84,8 @@ def run_job(cfg: Config) -> JobSummary:
     projection = open_projection(cfg)
     if projection:
         projection.project(log.events(), blobs)
+    # Timed jobs measure each case's baseline once per chip, for every job under this root.
+    book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
     todo = []
     for op, spec in specs.items():
@@ -100,7 +103,7 @@ def run_job(cfg: Config) -> JobSummary:
         prior = earlier[key].events if key in earlier else []
         attempt = (earlier[key].attempts if key in earlier else 0) + 1
         t0 = start(log, job, key, spec, sample, attempt)
-        end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior)
+        end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
         finish(log, job, key, end, reason, t0)
         events = log.events()
         progress.finished(log.outcome(key))  # folded as it was logged: no re-fold per trial
@@ -142,7 +145,8 @@ def trials_at_once(concurrency: int | None, device: str) -> int:
     return max(1, min(cores, GPU_TRIALS_AT_ONCE * max(1, len(visible_gpus()))))
 
 
-def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior) -> tuple[TrialEnd, str]:
+def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior,
+              baselines: BaselineBook | None = None) -> tuple[TrialEnd, str]:
     """Run the method on one operator; return how the trial ended and why."""
     from kgb.models import ModelCallFailed, ProviderUnavailable
 
@@ -151,7 +155,7 @@ def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, 
     ctx = TrialContext(
         problem=spec.problem(chip_notes=chip.notes, show_reference=True), spec=spec,
         settings=settings, log=log, blobs=blobs, job=job, key=key, sample=sample,
-        model=None, prior=prior,
+        model=None, prior=prior, baselines=baselines,
     )
     if model is not None:
         ctx.model = model.for_trial(ctx)  # its calls log themselves into this trial

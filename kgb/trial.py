@@ -16,6 +16,7 @@ from typing import Any
 
 from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
 from kgb.operators import Problem, Spec
+from kgb.tracking.baselines import BaselineBook
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import (
     CandidateEvaluated,
@@ -79,6 +80,7 @@ class TrialContext:
     model: Any = None  # kgb.models.TrialModel (model.for_trial(ctx)) where the method calls an LLM
     prior: list[Event] = field(default_factory=list)  # events of earlier, unfinished attempts
     proposed: int = 0  # candidates proposed so far in this attempt
+    baselines: BaselineBook | None = None  # the chip's known speed baselines (timed jobs only)
 
     def emit(self, event: Event) -> Event:
         """Append a trial event (used by the context's capabilities, not by methods)."""
@@ -120,11 +122,14 @@ class TrialContext:
         try:
             # Concurrent trials may judge at once: the judge times one candidate at a time
             # per GPU (a lock file) and lets checks overlap.
-            verdict = evaluate(source, self.spec, self.settings)
+            known = self.baselines.known(self.spec) if self.baselines else None
+            verdict = evaluate(source, self.spec, self.settings, baselines=known)
         except Exception as e:  # noqa: BLE001 - see the docstring
             raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
         if killed_from_outside(verdict):
             raise InfrastructureFailure(f"the judge's process was killed from outside: {verdict.message}")
+        if self.baselines is not None:
+            verdict = self.baselines.record(self.emit, self.job, self.spec, verdict)
         return verdict
 
     def known_solution(self) -> str:

@@ -114,17 +114,20 @@ def _engine(settings: EvalSettings) -> Iterator[Engine]:
             engine.leases -= 1
 
 
-def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
-    """Judge candidate `source` against `spec`. Never raises for a faulty candidate."""
+def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float] | None = None) -> Verdict:
+    """Judge candidate `source` against `spec`. Never raises for a faulty candidate.
+
+    `baselines`: the speed baselines already measured for some cases (microseconds by case
+    name, kgb.tracking.baselines); the judge times only the others'."""
     started = time.perf_counter()
     reasons = static_check(source, tuple(spec.signatures), spec.kernel_required)
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     with gpus.memory.shared():
-        verdict = _judged(source, spec, settings)
+        verdict = _judged(source, spec, settings, baselines or {})
     if settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.logs):
         with gpus.memory.alone():
-            verdict = _judged(source, spec, settings)
+            verdict = _judged(source, spec, settings, baselines or {})
         verdict = dataclasses.replace(verdict, logs=verdict.logs + "\n[kgb] the GPU ran out of memory while other "
                                       "evaluations shared it; this verdict is from a run alone on it\n")
     elapsed = time.perf_counter() - started
@@ -133,7 +136,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
                       "message": scrub(verdict.message, secrets)})
 
 
-def _judged(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
+def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
     """One run of the judge on the candidate."""
     with _one_gpu(settings) as settings, tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
         workdir = Path(tmp)
@@ -150,6 +153,7 @@ def _judged(source: str, spec: Spec, settings: EvalSettings) -> Verdict:
             "time_tags": list(settings.time_cases),
             "repeats": settings.repeats,
             "warmup": settings.warmup,
+            "baselines": {str(k): float(v) for k, v in baselines.items()},
             "result": str(result),
         }
         (workdir / "request.json").write_text(json.dumps(request))

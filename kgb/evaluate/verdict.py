@@ -46,6 +46,7 @@ class CaseResult:
     latency_spread: float | None = None  # (p80 - p20) / median of the candidate's timings
     timing_mode: str | None = None  # "eager" or "graph", and why the candidate timed itself if it did
     timed_by: TimedBy | None = None
+    baseline_from: str | None = None  # the BaselineMeasured event ("<job>#<seq>") the baseline is from
 
 
 @dataclass(frozen=True)

@@ -76,13 +76,17 @@ class TrialStarted(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class BaselineMeasured(Event):
-    """The speed baseline of one timed case (also inside each CandidateEvaluated)."""
+    """The speed baseline of one timed case, measured once per chip (kgb.tracking.baselines):
+    later evaluations with the same fingerprint are given it, and their cases name this
+    event (`CaseResult.baseline_from`)."""
 
     kind: ClassVar[str] = "BaselineMeasured"
     op: str
     case: str
     baseline: str
     latency_us: float
+    spec_version: int = 0
+    fingerprint: str = ""  # device, judge settings, torch/Triton versions (baselines.fingerprint)
 
 
 @dataclass(frozen=True, kw_only=True)

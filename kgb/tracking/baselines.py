@@ -1,0 +1,90 @@
+"""Speed baselines, measured once per chip and operator case, kept as events.
+
+A candidate's speedup is the baseline's time over its own. Timed again for every candidate,
+the baseline would add its own noise to every speedup, and candidates of one operator (an
+agent's fifty attempts, two methods of a sweep) would each be measured against a different
+draw of it. So the first evaluation of a case on a chip measures it and the trial logs a
+`BaselineMeasured` event; every later evaluation on the same chip (same device, torch,
+Triton, judge and timing settings: the fingerprint) is given that figure, and each timed
+case names the event its baseline came from (`CaseResult.baseline_from`). The book is a
+projection of the event logs under the tracking root: a job started later, or resumed,
+reads what earlier jobs measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kgb.evaluate import Verdict
+from kgb.operators import Spec
+from kgb.tracking.events import BaselineMeasured, Event
+from kgb.tracking.log import read_events
+
+
+def fingerprint(device: str, settings: str, packages: dict[str, str]) -> str:
+    """What a baseline's time depends on besides the operator case: the device, the judge's
+    timing settings and the libraries that run the baseline."""
+    parts = {"device": device, "settings": settings,
+             **{k: v for k, v in packages.items() if k in ("torch", "triton", "nvidia-cublas-cu12", "nvidia-cublas")}}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    latency_us: float
+    name: str  # which baseline ("torch", "libcublas")
+    ref: str  # the BaselineMeasured event: "<job>#<seq>"
+
+
+class BaselineBook:
+    """The baselines known for one fingerprint; shared by a job's concurrent trials."""
+
+    def __init__(self, fingerprint: str):
+        self.fingerprint = fingerprint
+        self._known: dict[tuple[str, int, str], Baseline] = {}
+        self._lock = threading.Lock()
+
+    def load(self, events: Iterable[Event]) -> BaselineBook:
+        for e in events:
+            if isinstance(e, BaselineMeasured) and e.fingerprint == self.fingerprint:
+                self._known.setdefault((e.op, e.spec_version, e.case), Baseline(e.latency_us, e.baseline, f"{e.job}#{e.seq}"))
+        return self
+
+    def known(self, spec: Spec) -> dict[str, float]:
+        """The cases of `spec` whose baseline is known, with its time in microseconds."""
+        with self._lock:
+            return {case: b.latency_us for (op, version, case), b in self._known.items()
+                    if op == spec.id and version == spec.version}
+
+    def record(self, emit: Callable[[Event], Event], job: str, spec: Spec, verdict: Verdict) -> Verdict:
+        """Log the baselines this verdict measured that the book did not know, and return the
+        verdict with each timed case naming the event its baseline came from."""
+        cases = []
+        for c in verdict.cases:
+            if c.baseline_us is None:
+                cases.append(c)
+                continue
+            key = (spec.id, spec.version, c.name)
+            with self._lock:
+                known = self._known.get(key)
+                if known is None:
+                    event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=c.name,
+                                                  baseline=verdict.baseline or "", latency_us=c.baseline_us,
+                                                  fingerprint=self.fingerprint))
+                    known = self._known[key] = Baseline(c.baseline_us, verdict.baseline or "", f"{event.job}#{event.seq}")
+            cases.append(dataclasses.replace(c, baseline_from=known.ref))
+        return dataclasses.replace(verdict, cases=tuple(cases))
+
+
+def load_book(root: Path, fingerprint: str) -> BaselineBook:
+    """The book of every job's baselines under the tracking root, for this fingerprint."""
+    book = BaselineBook(fingerprint)
+    for path in sorted((root / "jobs").glob("*/events.jsonl")):
+        book.load(e for e in read_events(path) if isinstance(e, BaselineMeasured))
+    return book
