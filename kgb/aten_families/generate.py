@@ -29,9 +29,10 @@ HEADER = (
 
 def fingerprint(m: Member) -> str:
     """A digest of what the spec takes from its family without writing it out: its cases,
-    and the source of the family module and of layout.py (make_inputs, compare)."""
+    and the source of the family module and of the helper modules its `make_inputs` and
+    `compare` use: the family's `SPEC_HELPERS`, layout.py where it names none."""
     h = hashlib.sha256(repr(m.cases).encode())
-    for name in (m.family, "layout"):
+    for name in (m.family, *getattr(FAMILIES[m.family], "SPEC_HELPERS", ("layout",))):
         h.update((PACKAGE / f"{name}.py").read_bytes())
     return h.hexdigest()[:16]
 
