@@ -39,7 +39,7 @@ from kgb.tracking.events import (
 )
 
 
-def timed_judge(source, spec, settings) -> Verdict:
+def timed_judge(source, spec, settings, baselines=None) -> Verdict:
     if "# BROKEN" in source:
         return Verdict(Status.WRONG_OUTPUT, "case smoke-f32: 12 of 40 elements outside tolerance",
                        (CaseResult("smoke-f32", "smoke", Status.WRONG_OUTPUT, "12 of 40 elements outside tolerance"),))
