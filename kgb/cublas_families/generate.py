@@ -9,11 +9,11 @@ signature, cases and version are written out so that the file reads on its own.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from pathlib import Path
 
+from kgb import generated_files
 from kgb.cublas_families import FAMILIES
 from kgb.cublas_families.routine import Routine
 from kgb.operators import OPERATORS_DIR, Case
@@ -95,24 +95,11 @@ def files(root: Path = OPERATORS_DIR) -> dict[Path, str]:
 
 def stale(root: Path = OPERATORS_DIR) -> list[Path]:
     """Generated files whose text differs from what their family renders now."""
-    return [p for p, text in files(root).items() if not p.exists() or p.read_text() != text]
+    return generated_files.stale(files(root))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
-    args = parser.parse_args(argv)
-    if args.check:
-        bad = stale()
-        for p in bad:
-            print(f"stale: {p}")
-        return 1 if bad else 0
-    for path, text in files().items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-            print(f"wrote {path}")
-    return 0
+    return generated_files.main(__doc__.splitlines()[0], files, argv)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+"""Files that a generator writes into `operators/` from a family description, and that CI
+checks against it: the ATen and cuBLAS family generators share this, each giving its own
+`files()` (every generated path and the text it should hold).
+
+    python -m kgb.<families>            # (re)write every generated file that differs
+    python -m kgb.<families> --check    # exit 1, naming them, if any differs; write nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+Files = dict[Path, str]
+
+
+def stale(files: Files) -> list[Path]:
+    """The generated files whose text on disk differs from what their family renders now."""
+    return [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+
+
+def main(description: str, files: Callable[[], Files], argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
+    args = parser.parse_args(argv)
+    wanted = files()
+    if args.check:
+        bad = stale(wanted)
+        for p in bad:
+            print(f"stale: {p}")
+        return 1 if bad else 0
+    for path in stale(wanted):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(wanted[path])
+        print(f"wrote {path}")
+    return 0
