@@ -27,6 +27,7 @@ Required entry point: `reshape`. A view needs no Triton kernel, so a call may la
 
 import torch
 
+from kgb.aten_families.results import tensor_form
 from kgb.aten_families.views import same_values
 from kgb.operators import Case
 
@@ -128,15 +129,9 @@ reference = torch.ops.aten.reshape.default
 
 def compare(actual, expected, case, inputs):
     a, e, base = actual["return"], expected["return"], inputs["self"]
-    if not isinstance(a, torch.Tensor):
-        return f"return value: expected a tensor, got {type(a).__name__}"
-    for what, got, want in (
-        ("shape", tuple(a.shape), tuple(e.shape)),
-        ("dtype", a.dtype, e.dtype),
-        ("device", a.device.type, e.device.type),
-    ):
-        if got != want:
-            return f"return value: {what} {got}, expected {want}"
+    message = tensor_form(a, e)
+    if message:
+        return message
     if a.numel() and not same_values(a, e):
         return "return value: values differ from the reference"
     shares = a.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
