@@ -1,0 +1,307 @@
+"""The filling family: every element of a tensor set to one value by a Triton kernel.
+fill_ and zero_ write a given tensor in place through its strides (and nothing else of
+its storage); full, new_ones and zeros allocate a new contiguous tensor. The members
+differ in the value (given, 0 or 1), its dtype's source and, hence, in their task text
+(`filling_text`), cases and inputs; PyTorch's own fills and copies are denied to all of
+them, and the solutions share the scalar conversion (`kernels/scalar_fill.py`) and the
+strided write (`kernels/strided_fill.py`). ones_like and zeros_like, the same fill shaped
+like a tensor, are the `filled_like` family."""
+
+from __future__ import annotations
+
+import torch
+
+from kgb.aten_families import filling_text as text
+from kgb.aten_families.filled_like import DENIED_TORCH_OPS
+from kgb.aten_families.member import Member
+from kgb.aten_families.results import outside_untouched, returns_self
+from kgb.aten_families.source import IMPORTS, kernel_body, solution
+from kgb.evaluate.correctness import compare_values
+from kgb.operators import Case
+
+VERSION = 1
+SPEC_HELPERS = ("results", "views")
+
+
+# ---- in place: fill_ and zero_ -------------------------------------------------------------
+def _fill_case(name, tag, shape, dtype, value, layout="contiguous", value_dtype=None):
+    entry = "fill__Tensor" if value_dtype else "fill__Scalar"
+    params = dict(shape=shape, dtype=dtype, value=value, layout=layout, value_dtype=value_dtype)
+    return Case(name, tag, params, entry=entry)
+
+
+def _fill_cases() -> list[Case]:
+    c = _fill_case
+    return [
+        c("smoke-f32", "smoke", [5, 37], "float32", 0.5),
+        c("smoke-f16-sliced", "smoke", [6, 9], "float16", -1.5, "sliced"),
+        c("smoke-tensor-bf16", "smoke", [3, 17], "bfloat16", 2.25, "transposed", value_dtype="float32"),
+        c("scalar", "check", [], "float32", 3.0),
+        c("empty", "check", [0, 5], "float32", 1.0),
+        c("neg-inf-f32", "check", [8, 1, 129, 129], "float32", float("-inf")),
+        c("nan-bf16", "check", [77, 77], "bfloat16", float("nan"), "transposed"),
+        c("f16-rounding", "check", [4099], "float16", 0.1),
+        c("column-block", "check", [512, 384], "float32", -3.5, "column_block"),
+        c("sliced-3d", "check", [4, 33, 65], "bfloat16", 1e-3, "sliced"),
+        c("int64-big", "check", [1000, 3], "int64", 2**40 + 3),
+        c("int32-trunc", "check", [513, 7], "int32", -2.75, "transposed"),
+        c("int-to-float", "check", [65, 65], "float16", 3),
+        c("bool", "check", [17, 33], "bool", True, "sliced"),
+        c("uint8", "check", [300], "uint8", 200),
+        c("tensor-int-to-f32", "check", [1023, 5], "float32", 7, value_dtype="int64"),
+        c("tensor-f32-to-int32", "check", [100], "int32", -9.5, value_dtype="float32"),
+        c("tensor-to-bool", "check", [31], "bool", 0.25, value_dtype="float32"),
+        c("tensor-scalar-self", "check", [], "float16", -0.125, value_dtype="float16"),
+        c("bench-f32", "bench", [8192, 8192], "float32", 0.0),
+        c("bench-bf16-column-block", "bench", [16384, 2048], "bfloat16", 1.0, "column_block"),
+        c("bench-tensor-f16", "bench", [32, 32, 256, 128], "float16", -65504.0, value_dtype="float16"),
+    ]
+
+
+def _zero_cases() -> list[Case]:
+    def c(name, tag, shape, dtype, layout="contiguous"):
+        return Case(name, tag, dict(shape=shape, dtype=dtype, layout=layout))
+
+    # An all-zero answer is right here; the smoke cases still fail a fresh zero tensor
+    # because the result must be self.
+    return [
+        c("smoke-f32", "smoke", [5, 37], "float32"),
+        c("smoke-f16-sliced", "smoke", [6, 9], "float16", "sliced"),
+        c("smoke-int64-transposed", "smoke", [3, 17], "int64", "transposed"),
+        c("scalar", "check", [], "float32"),
+        c("empty", "check", [0, 5], "float32"),
+        c("grad-buffer-f32", "check", [1024, 1023], "float32"),
+        c("bf16-transposed", "check", [77, 129], "bfloat16", "transposed"),
+        c("f16", "check", [4099], "float16"),
+        c("column-block", "check", [512, 384], "float32", "column_block"),
+        c("sliced-3d", "check", [4, 33, 65], "bfloat16", "sliced"),
+        c("int32", "check", [513, 7], "int32", "transposed"),
+        c("bool", "check", [17, 33], "bool", "sliced"),
+        c("uint8", "check", [300], "uint8"),
+        c("bench-f32", "bench", [8192, 8192], "float32"),
+        c("bench-bf16-column-block", "bench", [16384, 2048], "bfloat16", "column_block"),
+        c("bench-f16", "bench", [32, 32, 256, 128], "float16"),
+    ]
+
+
+def _written_self(p: dict, gen: torch.Generator, device: str, shift: float) -> torch.Tensor:
+    """The tensor an in-place fill writes: random old values (normal * 10 + shift) laid
+    out contiguous, `transposed`, `sliced` (every other column) or as a `column_block` of
+    a matrix 128 columns wider."""
+    shape, layout = list(p["shape"]), p["layout"]
+    if layout == "transposed":
+        shape[-2], shape[-1] = shape[-1], shape[-2]
+    elif layout == "sliced":
+        shape[-1] *= 2
+    elif layout == "column_block":
+        shape[-1] += 128
+    x = torch.randn(shape, generator=gen) * 10
+    if shift:
+        x = x + shift
+    x = x.to(getattr(torch, p["dtype"])).to(device)
+    if layout == "transposed":
+        return x.transpose(-2, -1)
+    if layout == "sliced":
+        return x[..., ::2]
+    if layout == "column_block":
+        return x[..., 64 : 64 + p["shape"][-1]]
+    return x
+
+
+def fill_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    value = p["value"]
+    if p["value_dtype"]:
+        value = torch.tensor(value, dtype=getattr(torch, p["value_dtype"])).to(device)
+    return dict(self=_written_self(p, gen, device, 0), value=value)
+
+
+def zero_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    # old values shifted by 1: fewer of them are zero already
+    return dict(self=_written_self(case.params, gen, device, 1))
+
+
+def _in_place_compare(op: str):
+    def compare(actual, expected, case, inputs):
+        message = returns_self(actual["return"], inputs["self"], op)
+        if message:
+            return message
+        message, _, _ = compare_values("argument self", actual["self"], expected["self"], case.reduction)
+        return message or outside_untouched(inputs["self"], expected["self"])
+
+    return compare
+
+
+fill_compare = _in_place_compare("fill_")
+zero_compare = _in_place_compare("zero_")
+
+
+# ---- new tensors: full, new_ones, zeros ----------------------------------------------------
+def _full_cases() -> list[Case]:
+    def c(name, tag, size, value, dtype=None):
+        return Case(name, tag, dict(size=size, value=value, dtype=dtype))
+
+    return [
+        c("smoke-f32", "smoke", [5, 37], 0.5),
+        c("smoke-int", "smoke", [3, 7], 7),
+        c("smoke-f16", "smoke", [2, 3, 9], -0.1, "float16"),
+        c("neg-inf-f16", "check", [2, 3, 9], float("-inf"), "float16"),
+        c("scalar", "check", [], 3.25),
+        c("empty", "check", [4, 0, 3], 1.0),
+        c("mask-min-bf16", "check", [1, 1, 77, 77], -3.3895313892515355e38, "bfloat16"),
+        c("mask-neg-inf-f32", "check", [8, 1, 129, 129], float("-inf")),
+        c("f16-value", "check", [4099], 0.1, "float16"),
+        c("int64-big", "check", [1000, 3], 2**40 + 3),
+        c("int32", "check", [513, 7], -123456, "int32"),
+        c("int-to-float", "check", [65, 65], 3, "float32"),
+        c("float-to-int", "check", [100], 2.75, "int64"),
+        c("bool-true", "check", [17, 33], True),
+        c("bool-from-int", "check", [31], 2, "bool"),
+        c("uint8", "check", [300], 200, "uint8"),
+        c("nan", "check", [3, 5], float("nan")),
+        c("bench-mask-f32", "bench", [16, 1, 2048, 2048], float("-inf")),
+        c("bench-bf16", "bench", [8192, 8192], 1.0, "bfloat16"),
+        c("bench-int64", "bench", [2**25], 7),
+    ]
+
+
+def _new_ones_cases() -> list[Case]:
+    def c(name, tag, self_shape, size, dtype="float32", out_dtype=None):
+        return Case(name, tag, dict(self_shape=self_shape, size=size, dtype=dtype, out_dtype=out_dtype))
+
+    return [
+        c("smoke-f32", "smoke", [3, 4], [5, 37]),
+        c("smoke-int64-to-f16", "smoke", [7], [2, 3, 9], "int64", out_dtype="float16"),
+        c("attention-mask-bf16", "check", [2, 8], [2, 1, 77, 77], "bfloat16"),
+        c("scalar", "check", [5], [], "float16"),
+        c("empty", "check", [5], [3, 0]),
+        c("from-scalar-self", "check", [], [4099]),
+        c("int32", "check", [1], [12345], "int32"),
+        c("int64", "check", [3], [17, 129], "int64"),
+        c("bool", "check", [2, 2], [31, 33], "bool"),
+        c("f32-to-bool", "check", [2], [1000], out_dtype="bool"),
+        c("bench-f32", "bench", [1], [8192, 8192]),
+        c("bench-bf16", "bench", [1], [32, 32, 256, 128], "bfloat16"),
+    ]
+
+
+def _zeros_cases() -> list[Case]:
+    def c(name, tag, size, dtype=None):
+        return Case(name, tag, dict(size=size, dtype=dtype))
+
+    # The smoke cases use integer and bool results on purpose: the self-test checks that an
+    # all-zero floating answer fails, which cannot hold for this operator.
+    return [
+        c("smoke-int64", "smoke", [5, 37], "int64"),
+        c("smoke-bool", "smoke", [3, 1, 9], "bool"),
+        c("default-f32", "check", [33, 65]),
+        c("scalar", "check", []),
+        c("empty", "check", [0, 7]),
+        c("f16", "check", [4, 4099], "float16"),
+        c("bf16", "check", [2, 16, 1023], "bfloat16"),
+        c("int32", "check", [12345], "int32"),
+        c("uint8", "check", [129, 3], "uint8"),
+        c("kv-cache-f16", "check", [2, 8, 256, 64], "float16"),
+        c("bench-f32", "bench", [8192, 8192]),
+        c("bench-bf16", "bench", [32, 32, 256, 128], "bfloat16"),
+        c("bench-int64", "bench", [2**25], "int64"),
+    ]
+
+
+def zeros_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    dtype = getattr(torch, p["dtype"]) if p["dtype"] else None
+    return dict(size=list(p["size"]), dtype=dtype, device=torch.device(device))
+
+
+def full_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    inputs = zeros_inputs(case, gen, device)
+    return dict(size=inputs.pop("size"), fill_value=case.params["value"], **inputs)
+
+
+def new_ones_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    p = case.params
+    x = (torch.randn(p["self_shape"], generator=gen) * 10).to(getattr(torch, p["dtype"])).to(device)
+    inputs = dict(self=x, size=list(p["size"]))
+    if p["out_dtype"]:
+        inputs["dtype"] = getattr(torch, p["out_dtype"])
+    return inputs
+
+
+# ---- the members ----------------------------------------------------------------------------
+ZERO_ = '''\
+def zero_(self):
+    return fill_strided(self, 0)
+'''
+
+FULL = '''\
+def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
+    if dtype is None:
+        if isinstance(fill_value, bool):
+            dtype = torch.bool
+        elif isinstance(fill_value, int):
+            dtype = torch.int64
+        else:
+            dtype = torch.get_default_dtype()
+    out = torch.empty(size, dtype=dtype, device=device)
+    fill_buffer(out, fill_value)
+    return out
+'''
+
+NEW_ONES = '''\
+def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    out = torch.empty(
+        size,
+        dtype=dtype if dtype is not None else self.dtype,
+        device=device if device is not None else self.device,
+    )
+    fill_buffer(out, 1)
+    return out
+'''
+
+ZEROS = '''\
+def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    out = torch.empty(size, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)
+    fill_buffer(out, 0)
+    return out
+'''
+
+FILL_REFERENCE = '''\
+reference = {
+    "fill__Scalar": torch.ops.aten.fill_.Scalar,
+    "fill__Tensor": torch.ops.aten.fill_.Tensor,
+}
+'''
+
+IN_PLACE = 'INOUT_ARGS = ("self",)\n\n' + DENIED_TORCH_OPS
+STRIDED = ["strided_index", "scalar_fill", "strided_fill"]
+
+# name -> (cases, binds' prefix, compares, the spec's extra assignments, reference source,
+#          kernel files, the solution's entry points)
+MEMBERS = {
+    "fill_": (_fill_cases, "fill", True, IN_PLACE, FILL_REFERENCE, STRIDED, kernel_body("fill")),
+    "zero_": (_zero_cases, "zero", True, IN_PLACE, None, STRIDED, ZERO_),
+    "full": (_full_cases, "full", False, DENIED_TORCH_OPS, None, ["scalar_fill"], FULL),
+    "new_ones": (_new_ones_cases, "new_ones", False, DENIED_TORCH_OPS, None, ["scalar_fill"], NEW_ONES),
+    "zeros": (_zeros_cases, "zeros", False, DENIED_TORCH_OPS, None, ["scalar_fill"], ZEROS),
+}
+
+
+def cases(name: str) -> list[Case]:
+    return MEMBERS[name][0]()
+
+
+def members() -> list[Member]:
+    out = []
+    for name, (_, prefix, compares, extra, reference, kernels, entries) in MEMBERS.items():
+        binds = {"make_inputs": f"{prefix}_inputs"}
+        if compares:
+            binds["compare"] = f"{prefix}_compare"
+        out.append(Member(
+            name=name, family="filling", version=VERSION, task=text.TASKS[name],
+            signatures=text.SIGNATURES[name], cases=cases(name),
+            references=reference or f"reference = torch.ops.aten.{name}.default\n",
+            solution=solution(kernels, entries, "import math\nimport struct\n\n" + IMPORTS),
+            binds=binds, extra=extra,
+        ))
+    return out
