@@ -18,6 +18,7 @@ from kgb.aten_families import (
     reduction,
     sampling,
     scalar_read,
+    strided_empty,
     subtraction,
     trigonometric,
 )
@@ -32,6 +33,7 @@ FAMILIES = {
     "reduction": reduction,
     "sampling": sampling,
     "scalar_read": scalar_read,
+    "strided_empty": strided_empty,
     "subtraction": subtraction,
     "trigonometric": trigonometric,
 }
