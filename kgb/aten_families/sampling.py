@@ -248,13 +248,14 @@ reference = {
 }
 '''
 
-# name -> (cases, the spec's extra assignments, reference source, kernel file, binds' prefix)
+# name -> (cases, the spec's extra assignments, reference source, the stem of its kernel
+# file and of the functions its spec binds)
 MEMBERS = {
-    "bernoulli": (_bernoulli_cases, RANDOM, BERNOULLI_REFERENCE, "bernoulli", "bernoulli"),
+    "bernoulli": (_bernoulli_cases, RANDOM, BERNOULLI_REFERENCE, "bernoulli"),
     "exponential_": (_exponential_cases, RANDOM + '\nINOUT_ARGS = ("self",)\n',
-                     "reference = torch.ops.aten.exponential_.default\n", "exponential", "exponential"),
-    "poisson": (_poisson_cases, RANDOM, "reference = torch.ops.aten.poisson.default\n", "poisson", "poisson"),
-    "rrelu_with_noise": (_rrelu_cases, 'INOUT_ARGS = ("noise",)\n', RRELU_REFERENCE, "rrelu", "rrelu"),
+                     "reference = torch.ops.aten.exponential_.default\n", "exponential"),
+    "poisson": (_poisson_cases, RANDOM, "reference = torch.ops.aten.poisson.default\n", "poisson"),
+    "rrelu_with_noise": (_rrelu_cases, 'INOUT_ARGS = ("noise",)\n', RRELU_REFERENCE, "rrelu"),
 }
 
 
@@ -264,13 +265,14 @@ def cases(name: str) -> list[Case]:
 
 def members() -> list[Member]:
     out = []
-    for name, (_, extra, reference, kernel, prefix) in MEMBERS.items():
+    for name, (_, extra, reference, stem) in MEMBERS.items():
+        binds = {"make_inputs": f"{stem}_inputs", "compare": f"{stem}_compare"}
+        if name == "rrelu_with_noise":  # it draws only in training: RANDOM is a flag per case
+            binds["RANDOM"] = "rrelu_random"
         out.append(Member(
             name=name, family="sampling", version=VERSION, task=text.TASKS[name],
             signatures=text.SIGNATURES[name], cases=cases(name), references=reference,
-            solution=solution(["strided_index", "philox"], kernel_body(kernel), "import itertools\n\n" + IMPORTS),
-            binds={"make_inputs": f"{prefix}_inputs", "compare": f"{prefix}_compare"}
-            | ({"RANDOM": "rrelu_random"} if name == "rrelu_with_noise" else {}),
-            extra=extra,
+            solution=solution(["strided_index", "philox"], kernel_body(stem), "import itertools\n\n" + IMPORTS),
+            binds=binds, extra=extra,
         ))
     return out
