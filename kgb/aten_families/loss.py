@@ -223,7 +223,7 @@ def members() -> list[Member]:
             name=name, family="loss", version=VERSION, task=getattr(text, f"{key}_TASK"),
             signatures=getattr(text, f"{key}_SIGNATURES"), cases=cases(name),
             references=getattr(text, f"{key}_REFERENCES"),
-            solution=solution(["rounding", "merge", "loss"], kernel_body(name), IMPORTS),
+            solution=solution(["rounding", "merge", "broadcast", "loss"], kernel_body(name), IMPORTS),
             binds={"make_inputs": inputs},
         ))
     return out

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.aten_families.kernels.merge import _merge
+from kgb.aten_families.kernels.broadcast import _broadcast
 from kgb.aten_families.kernels.rounding import _round_to
 
 
@@ -46,23 +46,6 @@ def _finish_kernel(part_ptr, y_ptr, P, divisor, BLOCK: tl.constexpr):
         acc += tl.load(part_ptr + offs, mask=offs < P, other=0.0)
     total = tl.sum(acc, 0) / divisor
     tl.store(y_ptr, _round_to(total, y_ptr.dtype.element_ty))
-
-
-def _broadcast(*tensors):
-    """The broadcast shape and, per tensor, (tensor, row stride, column stride) of its
-    (rows, last dim) view of that shape (copied only when the rows cannot be merged)."""
-    n = max(max(t.ndim for t in tensors), 1)
-    padded = [[1] * (n - t.ndim) + list(t.shape) for t in tensors]
-    shape = [0 if 0 in sizes else max(sizes) for sizes in zip(*padded, strict=False)]
-    views = []
-    for t, s in zip(tensors, padded, strict=False):
-        t = t.reshape(s).expand(shape)
-        lead = _merge(t.shape[:-1], t.stride()[:-1])
-        if lead is None:
-            t = t.reshape(-1, shape[-1])
-            lead = (None, t.stride(0))
-        views.append((t, lead[1], t.stride(-1)))
-    return shape, views
 
 
 def _loss(kernel, inputs, scalars, reduction, **constexprs):

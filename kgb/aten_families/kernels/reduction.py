@@ -2,11 +2,11 @@
 after merging dimensions, summed over N, optionally divided, with long reductions split
 over several programs and their partial sums reduced again."""
 
-import math
-
 import torch
 import triton
 import triton.language as tl
+
+from kgb.aten_families.kernels.onk import _TL, _as_onk
 
 
 @triton.jit
@@ -32,36 +32,6 @@ def _reduce_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_str
     if ACC.is_floating():
         total = total / divisor
     tl.store(y_ptr + split * y_split_stride + o * K + ks, total.to(y_ptr.dtype.element_ty), mask=k_ok)
-
-
-_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
-       torch.float64: tl.float64, torch.int8: tl.int8, torch.uint8: tl.uint8, torch.int16: tl.int16,
-       torch.int32: tl.int32, torch.int64: tl.int64, torch.bool: tl.int1}
-
-
-def _merge(sizes, strides):
-    """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
-        if s0 != s1 * n1:
-            return None
-    return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
-
-
-def _as_onk(x, dims):
-    """View x as (O, N, K) with the reduced dims as N: (x, [(O, so), (N, sn), (K, sk)])."""
-    kept = [d for d in range(x.ndim) if d not in dims]
-    if dims == list(range(dims[0], dims[-1] + 1)):
-        cuts = (0, dims[0], dims[-1] + 1, x.ndim)
-    else:  # reduced dims not adjacent: move them last
-        x = x.permute(kept + dims)
-        cuts = (0, len(kept), x.ndim, x.ndim)
-    for _ in range(2):
-        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
-        if None not in parts:
-            return x, parts
-        x = x.contiguous()
-    raise AssertionError("a contiguous tensor always merges")
 
 
 def _reduce(x, dims, out, divisor, cast=None):
