@@ -1,16 +1,9 @@
 """Seeing a strided tensor as (O, N, K), N the dimensions a kernel works along and O, K
 the ones before and after, each merged into one stride (copying the tensor only when they
-cannot be): the launch of every kernel that reduces or scans along dimensions."""
-
-import torch
-import triton.language as tl
+cannot be): the launch of the kernels that reduce over several dimensions (sum, mean, amin,
+argmax)."""
 
 from kgb.aten_families.kernels.merge import _merge
-
-# the Triton type of each torch dtype, for kernels told what to convert elements to
-_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
-       torch.float64: tl.float64, torch.int8: tl.int8, torch.uint8: tl.uint8, torch.int16: tl.int16,
-       torch.int32: tl.int32, torch.int64: tl.int64, torch.bool: tl.int1}
 
 
 def _as_onk(x, dims):

@@ -6,7 +6,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.aten_families.kernels.onk import _TL, _as_onk
+from kgb.aten_families.kernels.onk import _as_onk
+from kgb.aten_families.kernels.tl_types import _TL
 
 
 @triton.jit

@@ -17,12 +17,6 @@ def _merge(sizes, strides):
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
 
 
-# the Triton type of each torch dtype, for kernels told what to convert elements to
-_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
-       torch.float64: tl.float64, torch.int8: tl.int8, torch.uint8: tl.uint8, torch.int16: tl.int16,
-       torch.int32: tl.int32, torch.int64: tl.int64, torch.bool: tl.int1}
-
-
 def _as_onk(x, dims):
     """View x as (O, N, K) with the reduced dims as N: (x, [(O, so), (N, sn), (K, sk)])."""
     kept = [d for d in range(x.ndim) if d not in dims]
@@ -37,6 +31,11 @@ def _as_onk(x, dims):
             return x, parts
         x = x.contiguous()
     raise AssertionError("a contiguous tensor always merges")
+
+
+_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
+       torch.float64: tl.float64, torch.int8: tl.int8, torch.uint8: tl.uint8, torch.int16: tl.int16,
+       torch.int32: tl.int32, torch.int64: tl.int64, torch.bool: tl.int1}
 
 
 @triton.jit
