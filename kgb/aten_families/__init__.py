@@ -12,6 +12,7 @@ is not enough). See docs/adding-an-operator.md, "Generated families".
 from kgb.aten_families import (
     comparison,
     division,
+    extremum,
     filled_like,
     indexing,
     loss,
@@ -27,6 +28,7 @@ from kgb.aten_families import (
 FAMILIES = {
     "comparison": comparison,
     "division": division,
+    "extremum": extremum,
     "filled_like": filled_like,
     "indexing": indexing,
     "loss": loss,

@@ -3,6 +3,8 @@ the ones before and after, each merged into one stride (copying the tensor only 
 cannot be): the launch of the kernels that reduce over several dimensions (sum, mean, amin,
 argmax)."""
 
+import triton
+
 from kgb.aten_families.kernels.merge import _merge
 
 
@@ -20,3 +22,27 @@ def _as_onk(x, dims):
             return x, parts
         x = x.contiguous()
     raise AssertionError("a contiguous tensor always merges")
+
+
+def _plan(O, N, K, so, sk, wide, budget):
+    """The launch of a reduction over N of x seen as (O, N, K), BLOCK_N x BLOCK_K elements
+    (at most `budget`, `wide` columns when they are contiguous) per program:
+    (O, K, so, sk, block_n, block_k, num_kb, splits, chunk). Few outputs and a long
+    reduction split N over `splits` programs of `chunk` rows each, whose partial results
+    the caller reduces again."""
+    if K == 1:  # reduce the last dims: rows of the o axis become the k columns
+        O, K, so, sk = 1, O, 0, so
+    n = max(N, 1)
+    if sk == 1 and K > 1:  # keep the contiguous axis wide for coalesced loads
+        block_k = min(triton.next_power_of_2(K), wide)
+        block_n = min(triton.next_power_of_2(n), max(1, budget // block_k))
+    else:
+        block_n = min(triton.next_power_of_2(n), budget // 2)
+        block_k = min(triton.next_power_of_2(K), max(1, budget // block_n))
+    num_kb = triton.cdiv(K, block_k)
+    programs = O * num_kb
+    splits = 1
+    if programs < 256 and N > 4 * block_n:
+        splits = min(triton.cdiv(N, 4 * block_n), triton.cdiv(1024, programs))
+    chunk = triton.cdiv(triton.cdiv(n, splits), block_n) * block_n
+    return O, K, so, sk, block_n, block_k, num_kb, triton.cdiv(n, chunk), chunk

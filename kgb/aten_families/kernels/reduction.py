@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.aten_families.kernels.onk import _as_onk
+from kgb.aten_families.kernels.onk import _as_onk, _plan
 from kgb.aten_families.kernels.tl_types import _TL
 
 
@@ -41,23 +41,9 @@ def _reduce(x, dims, out, divisor, cast=None):
     x, [(O, so), (N, sn), (K, sk)] = _as_onk(x, dims)
     if out.numel() == 0:
         return
-    if K == 1:  # reduce the last dims: rows of the o axis become the k columns
-        O, K, so, sk = 1, O, 0, so
-    acc = tl.float64 if out.dtype == torch.float64 else (tl.float32 if out.dtype.is_floating_point else tl.int64)
-    if sk == 1 and K > 1:  # keep the contiguous axis wide for coalesced loads
-        block_k = min(triton.next_power_of_2(K), 256)
-        block_n = min(triton.next_power_of_2(max(N, 1)), max(1, 4096 // block_k))
-    else:
-        block_n = min(triton.next_power_of_2(max(N, 1)), 2048)
-        block_k = min(triton.next_power_of_2(K), max(1, 4096 // block_n))
-    num_kb = triton.cdiv(K, block_k)
+    O, K, so, sk, block_n, block_k, num_kb, splits, chunk = _plan(O, N, K, so, sk, 256, 4096)
     programs = O * num_kb
-    # few outputs and a long reduction: split N over more programs, then add the partials
-    splits = 1
-    if programs < 256 and N > 4 * block_n:
-        splits = min(triton.cdiv(N, 4 * block_n), triton.cdiv(1024, programs))
-    chunk = triton.cdiv(triton.cdiv(max(N, 1), splits), block_n) * block_n
-    splits = triton.cdiv(max(N, 1), chunk)
+    acc = tl.float64 if out.dtype == torch.float64 else (tl.float32 if out.dtype.is_floating_point else tl.int64)
     kw = dict(CAST=_TL[cast or out.dtype], BLOCK_N=block_n, BLOCK_K=block_k)
     if splits == 1:
         _reduce_kernel[(programs, 1)](x, out, N, K, num_kb, chunk, so, sn, sk, 0, float(divisor), ACC=acc, **kw)
