@@ -12,6 +12,7 @@ from kgb.aten_families import extremum_text as text
 from kgb.aten_families.member import Member
 from kgb.aten_families.rowwise import IMPORTS, _placed, _stored_shape
 from kgb.aten_families.source import kernel_body, solution
+from kgb.aten_families.texts import member
 from kgb.operators import Case
 
 VERSION = 1
@@ -86,31 +87,27 @@ def cases(name: str) -> list[Case]:
     return CASES[name]
 
 
+def _values(shape, p, gen):
+    dtype = getattr(torch, p["dtype"])
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < 0.9
+    if not dtype.is_floating_point:
+        info = torch.iinfo(dtype)
+        return torch.randint(max(info.min, -(2**40)), min(info.max, 2**40), shape, generator=gen)
+    x = torch.randn(shape, generator=gen) * 3
+    if p.get("ties"):  # few distinct values, so that maxima repeat
+        x = torch.round(x.clamp(-3, 3))
+    if p["nans"]:
+        x[torch.rand(shape, generator=gen) < p["nans"]] = float("nan")
+    return x
+
+
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    dtype = getattr(torch, p["dtype"])
-    shape = _stored_shape(p)
-    if dtype == torch.bool:
-        x = torch.rand(shape, generator=gen) < 0.9
-    elif dtype.is_floating_point:
-        x = torch.randn(shape, generator=gen) * 3
-        if p.get("ties"):  # few distinct values, so that maxima repeat
-            x = torch.round(x.clamp(-3, 3))
-        if p["nans"]:
-            x[torch.rand(shape, generator=gen) < p["nans"]] = float("nan")
-    else:
-        info = torch.iinfo(dtype)
-        x = torch.randint(max(info.min, -(2**40)), min(info.max, 2**40), shape, generator=gen)
+    x = _values(_stored_shape(p), p, gen)
     return dict(self=_placed(x, p, device), dim=p["dim"], keepdim=p["keepdim"])
 
 
 def members() -> list[Member]:
-    return [
-        Member(
-            name=name, family="extremum", version=VERSION, task=getattr(text, f"{name.upper()}_TASK"),
-            signatures=getattr(text, f"{name.upper()}_SIGNATURES"), cases=cases(name),
-            references=getattr(text, f"{name.upper()}_REFERENCES"),
-            solution=solution(["merge", "onk"], kernel_body(name), IMPORTS),
-        )
-        for name in ("amin", "argmax")
-    ]
+    return [member(text, name, "extremum", VERSION, cases(name), solution(["merge", "onk"], kernel_body(name), IMPORTS))
+            for name in ("amin", "argmax")]

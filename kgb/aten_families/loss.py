@@ -14,6 +14,7 @@ import torch
 from kgb.aten_families import loss_text as text
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import kernel_body, solution
+from kgb.aten_families.texts import member
 from kgb.operators import Case
 
 VERSION = 1
@@ -216,14 +217,6 @@ INPUTS = {
 
 
 def members() -> list[Member]:
-    out = []
-    for name, inputs in INPUTS.items():
-        key = name.upper()
-        out.append(Member(
-            name=name, family="loss", version=VERSION, task=getattr(text, f"{key}_TASK"),
-            signatures=getattr(text, f"{key}_SIGNATURES"), cases=cases(name),
-            references=getattr(text, f"{key}_REFERENCES"),
-            solution=solution(["rounding", "merge", "broadcast", "loss"], kernel_body(name), IMPORTS),
-            binds={"make_inputs": inputs},
-        ))
-    return out
+    kernels = ["rounding", "merge", "broadcast", "loss"]
+    return [member(text, name, "loss", VERSION, cases(name), solution(kernels, kernel_body(name), IMPORTS), inputs)
+            for name, inputs in INPUTS.items()]

@@ -12,6 +12,7 @@ from kgb.aten_families import matmul_text as text
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import IMPORTS as PLAIN_IMPORTS
 from kgb.aten_families.source import kernel_body, solution
+from kgb.aten_families.texts import member
 from kgb.operators import Case
 
 VERSION = 1
@@ -163,14 +164,8 @@ MEMBERS = {
 def members() -> list[Member]:
     out = []
     for name, (inputs, entry) in MEMBERS.items():
-        key = name.upper()
         # bmm needs no merging of dims, hence neither _merge nor math
         kernels, imports = (["matmul"], PLAIN_IMPORTS) if name == "bmm" else (["merge", "matmul"], IMPORTS)
-        out.append(Member(
-            name=name, family="matmul", version=VERSION, task=getattr(text, f"{key}_TASK"),
-            signatures=getattr(text, f"{key}_SIGNATURES"), cases=cases(name),
-            references=getattr(text, f"{key}_REFERENCES"),
-            solution=solution(kernels, kernel_body(entry), imports),
-            binds={"make_inputs": inputs},
-        ))
+        out.append(member(text, name, "matmul", VERSION, cases(name), solution(kernels, kernel_body(entry), imports),
+                          inputs))
     return out

@@ -15,6 +15,7 @@ import torch
 from kgb.aten_families import rowwise_text as text
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import kernel_body, solution
+from kgb.aten_families.texts import member
 from kgb.operators import Case
 
 SPEC_HELPERS = ()  # its spec functions use no helper module
@@ -260,20 +261,11 @@ MEMBERS = {
     "_softmax": (2, "softmax_inputs", ["merge", "along"]),
     "cumsum": (2, "cumsum_inputs", ["merge", "along", "tl_types"]),
     "diff": (1, "diff_inputs", ["merge", "along", "rounding"]),
-    "pairwise_distance": (1, "pdist_inputs", ["merge", "broadcast", "rounding"]),
-    "renorm": (1, "renorm_inputs", ["merge", "along", "rounding"]),
+    "pairwise_distance": (1, "pdist_inputs", ["merge", "broadcast", "rounding", "pnorm"]),
+    "renorm": (1, "renorm_inputs", ["merge", "along", "rounding", "pnorm"]),
 }
 
 
 def members() -> list[Member]:
-    out = []
-    for name, (version, inputs, kernels) in MEMBERS.items():
-        key = name.upper().lstrip("_")
-        out.append(Member(
-            name=name, family="rowwise", version=version, task=getattr(text, f"{key}_TASK"),
-            signatures=getattr(text, f"{key}_SIGNATURES"), cases=cases(name),
-            references=getattr(text, f"{key}_REFERENCES"),
-            solution=solution(kernels, kernel_body(name), IMPORTS),
-            binds={"make_inputs": inputs},
-        ))
-    return out
+    return [member(text, name, "rowwise", version, cases(name), solution(kernels, kernel_body(name), IMPORTS), inputs)
+            for name, (version, inputs, kernels) in MEMBERS.items()]

@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.aten_families.kernels.onk import _as_onk, _plan
+from kgb.aten_families.kernels.onk import _as_onk, _onk_block, _plan
 
 _NO_INDEX = tl.constexpr(2**62)  # sentinel: this lane has seen no element yet
 
@@ -18,14 +18,7 @@ def _argmax_kernel(x_ptr, i_ptr, yv_ptr, yi_ptr, N, K, num_kb, chunk, sxo, sxn, 
     # x seen as (O, N, K); for each (o, k): the largest value over this split's n-range and
     # its index (n itself, or read from i_ptr when reducing partial results). NaN beats
     # every number; ties keep the smaller index. Values are compared in CT.
-    pid = tl.program_id(0).to(tl.int64)
-    split = tl.program_id(1).to(tl.int64)
-    o = pid // num_kb
-    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
-    k_ok = ks < K
-    base = o * sxo + ks * sxk
-    n_lo = split * chunk
-    n_hi = tl.minimum(n_lo + chunk, N)
+    base, out, k_ok, n_lo, n_hi = _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K)
     # per-lane running best; each lane sees its indices in increasing order
     bval = tl.full([BLOCK_N, BLOCK_K], LOW, CT)
     bidx = tl.full([BLOCK_N, BLOCK_K], _NO_INDEX, tl.int64)
@@ -50,7 +43,6 @@ def _argmax_kernel(x_ptr, i_ptr, yv_ptr, yi_ptr, N, K, num_kb, chunk, sxo, sxn, 
     vmax = tl.max(tl.where(valid & ~bnan, bval, LOW), 0)
     cand = valid & tl.where(col_nan[None, :], bnan, bval == vmax[None, :])
     col_idx = tl.min(tl.where(cand, bidx, _NO_INDEX), 0)
-    out = split * y_split_stride + o * K + ks
     tl.store(yi_ptr + out, col_idx, mask=k_ok)
     if WRITE_VALUES:
         col_val = tl.where(col_nan, float("nan"), vmax) if CT.is_floating() else vmax

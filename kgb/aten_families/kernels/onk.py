@@ -4,8 +4,22 @@ cannot be): the launch of the kernels that reduce over several dimensions (sum, 
 argmax)."""
 
 import triton
+import triton.language as tl
 
 from kgb.aten_families.kernels.merge import _merge
+
+
+@triton.jit
+def _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K: tl.constexpr):
+    # this program's BLOCK_K columns of x seen as (O, N, K) and its split's range of N:
+    # (x offsets of the columns, y offsets of their results, column mask, n_lo, n_hi)
+    pid = tl.program_id(0).to(tl.int64)
+    split = tl.program_id(1).to(tl.int64)
+    o = pid // num_kb
+    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
+    n_lo = split * chunk
+    out = split * y_split_stride + o * K + ks
+    return o * sxo + ks * sxk, out, ks < K, n_lo, tl.minimum(n_lo + chunk, N)
 
 
 def _as_onk(x, dims):

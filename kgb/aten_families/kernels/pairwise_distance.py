@@ -8,6 +8,7 @@ import triton
 import triton.language as tl
 
 from kgb.aten_families.kernels.broadcast import _broadcast
+from kgb.aten_families.kernels.pnorm import _pnorm, _pnorm_add
 from kgb.aten_families.kernels.rounding import _round_to
 
 
@@ -29,26 +30,8 @@ def _pdist_kernel(a_ptr, b_ptr, y_ptr, R, D, sar, sad, sbr, sbd, p, eps,
         d = _round_to(a.to(tl.float32) - b.to(tl.float32), IN).to(tl.float32)
         d = _round_to(d + eps, IN).to(tl.float32)
         v = tl.where(mask, tl.abs(d), 0.0)
-        if NORM == 1:
-            acc += v
-        elif NORM == 2:
-            acc += v * v
-        elif NORM == 3:
-            acc = tl.maximum(acc, v)
-        elif NORM == 4:
-            acc += (v != 0).to(tl.float32)
-        else:
-            acc += tl.where(v > 0, tl.exp2(p * tl.log2(v)), 0.0)
-    if NORM == 3:
-        norm = tl.max(acc, 1)
-    else:
-        total = tl.sum(acc, 1)
-        if NORM == 2:
-            norm = tl.sqrt(total)
-        elif NORM == 0:
-            norm = tl.where(total > 0, tl.exp2(tl.log2(total) / p), 0.0)
-        else:
-            norm = total
+        acc = _pnorm_add(acc, v, p, NORM)
+    norm = _pnorm(acc, p, NORM, 1)
     tl.store(y_ptr + rows, _round_to(norm, y_ptr.dtype.element_ty), mask=r_ok)
 
 

@@ -6,7 +6,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.aten_families.kernels.onk import _as_onk, _plan
+from kgb.aten_families.kernels.onk import _as_onk, _onk_block, _plan
 from kgb.aten_families.kernels.tl_types import _TL
 
 
@@ -15,14 +15,8 @@ def _reduce_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_str
                    CAST: tl.constexpr, ACC: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     # x seen as (O, N, K); y[split, o, k] = sum over this split's n-range of x[o, n, k].
     # Each value is converted to CAST first (dtype= semantics), then accumulated in ACC.
-    pid = tl.program_id(0).to(tl.int64)
-    split = tl.program_id(1).to(tl.int64)
-    o = pid // num_kb
-    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
-    k_ok = ks < K
-    base = x_ptr + o * sxo + ks * sxk
-    n_lo = split * chunk
-    n_hi = tl.minimum(n_lo + chunk, N)
+    offs, out, k_ok, n_lo, n_hi = _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K)
+    base = x_ptr + offs
     acc = tl.zeros([BLOCK_N, BLOCK_K], ACC)
     for start in range(n_lo, n_hi, BLOCK_N):
         ns = start + tl.arange(0, BLOCK_N).to(tl.int64)
@@ -32,7 +26,7 @@ def _reduce_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_str
     total = tl.sum(acc, 0)
     if ACC.is_floating():
         total = total / divisor
-    tl.store(y_ptr + split * y_split_stride + o * K + ks, total.to(y_ptr.dtype.element_ty), mask=k_ok)
+    tl.store(y_ptr + out, total.to(y_ptr.dtype.element_ty), mask=k_ok)
 
 
 def _reduce(x, dims, out, divisor, cast=None):

@@ -8,6 +8,7 @@ import triton
 import triton.language as tl
 
 from kgb.aten_families.kernels.along import _along
+from kgb.aten_families.kernels.pnorm import _pnorm, _pnorm_add
 from kgb.aten_families.kernels.rounding import _round_to
 
 
@@ -15,7 +16,7 @@ from kgb.aten_families.kernels.rounding import _round_to
 def _renorm_kernel(x_ptr, y_ptr, R, K, sxo, sxd, sxk, syo, syd, syk, p, maxnorm,
                    NORM: tl.constexpr, BLOCK: tl.constexpr):
     # x seen as (O, D, K): program d handles slice x[:, d, :], its R = O * K elements
-    # walked in flat order r -> (r // K, r % K). NORM: 1, 2, 0 (general p) or 3 (inf).
+    # walked in flat order r -> (r // K, r % K).
     OUT: tl.constexpr = y_ptr.dtype.element_ty
     d = tl.program_id(0).to(tl.int64)
     acc = tl.zeros([BLOCK], tl.float32)
@@ -24,24 +25,8 @@ def _renorm_kernel(x_ptr, y_ptr, R, K, sxo, sxd, sxk, syo, syd, syk, p, maxnorm,
         ok = r < R
         x = tl.load(x_ptr + d * sxd + (r // K) * sxo + (r % K) * sxk, mask=ok, other=0.0)
         a = tl.abs(x.to(tl.float32))
-        if NORM == 1:
-            acc += a
-        elif NORM == 2:
-            acc += a * a
-        elif NORM == 3:
-            acc = tl.maximum(acc, a)
-        else:
-            acc += tl.where(a > 0, tl.exp2(p * tl.log2(a)), 0.0)
-    if NORM == 3:
-        norm = tl.max(acc, 0)
-    else:
-        total = tl.sum(acc, 0)
-        if NORM == 1:
-            norm = total
-        elif NORM == 2:
-            norm = tl.sqrt(total)
-        else:
-            norm = tl.where(total > 0, tl.exp2(tl.log2(total) / p), 0.0)
+        acc = _pnorm_add(acc, a, p, NORM)
+    norm = _pnorm(acc, p, NORM, 0)
     factor = tl.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     factor = _round_to(factor, OUT).to(tl.float32)  # PyTorch keeps the factor in self's dtype
     for start in range(0, R, BLOCK):

@@ -17,6 +17,19 @@ def _merge(sizes, strides):
     return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
 
 
+@triton.jit
+def _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K: tl.constexpr):
+    # this program's BLOCK_K columns of x seen as (O, N, K) and its split's range of N:
+    # (x offsets of the columns, y offsets of their results, column mask, n_lo, n_hi)
+    pid = tl.program_id(0).to(tl.int64)
+    split = tl.program_id(1).to(tl.int64)
+    o = pid // num_kb
+    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
+    n_lo = split * chunk
+    out = split * y_split_stride + o * K + ks
+    return o * sxo + ks * sxk, out, ks < K, n_lo, tl.minimum(n_lo + chunk, N)
+
+
 def _as_onk(x, dims):
     """View x as (O, N, K) with the reduced dims as N: (x, [(O, so), (N, sn), (K, sk)])."""
     kept = [d for d in range(x.ndim) if d not in dims]
@@ -63,14 +76,8 @@ def _amin_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_strid
     # x seen as (O, N, K); y[split, o, k] = min over this split's n-range of x[o, n, k],
     # compared in CT (float32/float64 or int64). NaN is tracked apart because the GPU's
     # min instruction drops NaN operands, while amin must propagate them.
-    pid = tl.program_id(0).to(tl.int64)
-    split = tl.program_id(1).to(tl.int64)
-    o = pid // num_kb
-    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
-    k_ok = ks < K
-    base = x_ptr + o * sxo + ks * sxk
-    n_lo = split * chunk
-    n_hi = tl.minimum(n_lo + chunk, N)
+    offs, out, k_ok, n_lo, n_hi = _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K)
+    base = x_ptr + offs
     acc = tl.full([BLOCK_N, BLOCK_K], BIG, CT)
     nan = tl.zeros([BLOCK_N, BLOCK_K], tl.int32)
     for start in range(n_lo, n_hi, BLOCK_N):
@@ -83,7 +90,7 @@ def _amin_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_strid
     res = tl.min(acc, 0)
     if CT.is_floating():
         res = tl.where(tl.max(nan, 0) > 0, float("nan"), res)
-    tl.store(y_ptr + split * y_split_stride + o * K + ks, res.to(y_ptr.dtype.element_ty), mask=k_ok)
+    tl.store(y_ptr + out, res.to(y_ptr.dtype.element_ty), mask=k_ok)
 
 
 def _reduce(x, dims, out):
