@@ -10,13 +10,13 @@ import torch
 
 from kgb.aten_families import extremum_text as text
 from kgb.aten_families.member import Member
-from kgb.aten_families.rowwise import IMPORTS, _placed, _stored_shape
+from kgb.aten_families.rowwise import IMPORTS, placed, stored_shape
 from kgb.aten_families.source import kernel_body, solution
 from kgb.aten_families.texts import member
 from kgb.operators import Case
 
 VERSION = 1
-SPEC_HELPERS = ("rowwise",)  # _placed, _stored_shape
+SPEC_HELPERS = ("rowwise",)  # its make_inputs uses rowwise.placed and stored_shape
 
 
 def _amin(name, tag, shape, dtype, dim=(), keepdim=False, transpose=False, nans=0.0, seed=0):
@@ -104,8 +104,8 @@ def _values(shape, p, gen):
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    x = _values(_stored_shape(p), p, gen)
-    return dict(self=_placed(x, p, device), dim=p["dim"], keepdim=p["keepdim"])
+    x = _values(stored_shape(p), p, gen)
+    return dict(self=placed(x, p, device), dim=p["dim"], keepdim=p["keepdim"])
 
 
 def members() -> list[Member]:

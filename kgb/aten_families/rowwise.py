@@ -170,13 +170,13 @@ def cases(name: str) -> list[Case]:
     return CASES[name]
 
 
-def _stored_shape(p):
+def stored_shape(p):
     """The shape to draw: reversed when the input is to be a transposed view."""
     return tuple(reversed(p["shape"])) if p["transpose"] else tuple(p["shape"])
 
 
-def _placed(x, p, device):
-    """x (drawn in _stored_shape) in the case's dtype on device; transposed after the move,
+def placed(x, p, device):
+    """x (drawn in stored_shape) in the case's dtype on device; transposed after the move,
     which would make it contiguous."""
     x = x.to(getattr(torch, p["dtype"])).to(device)
     return x.t() if p["transpose"] else x
@@ -184,19 +184,19 @@ def _placed(x, p, device):
 
 def softmax_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    shape = _stored_shape(p)
+    shape = stored_shape(p)
     x = torch.randn(shape, generator=gen) * 3
     if case.name == "with-inf":
         # scattered -inf plus one row that is entirely -inf (its softmax is NaN)
         x[torch.rand(shape, generator=gen) < 0.2] = float("-inf")
         x[7] = float("-inf")
-    return dict(self=_placed(x, p, device), dim=p["dim"], half_to_float=p["half_to_float"])
+    return dict(self=placed(x, p, device), dim=p["dim"], half_to_float=p["half_to_float"])
 
 
 def cumsum_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
-    shape = _stored_shape(p)
+    shape = stored_shape(p)
     if dtype == torch.bool:
         x = torch.rand(shape, generator=gen) < 0.5
     elif dtype.is_floating_point:
@@ -206,7 +206,7 @@ def cumsum_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
         lo, hi = (0, 256) if dtype == torch.uint8 else (-1000, 1000)
         x = torch.randint(lo, hi, shape, generator=gen)
     out_dtype = getattr(torch, p["out_dtype"]) if p["out_dtype"] else None
-    return dict(self=_placed(x, p, device), dim=p["dim"], dtype=out_dtype)
+    return dict(self=placed(x, p, device), dim=p["dim"], dtype=out_dtype)
 
 
 def _diff_draw(shape, dtype, gen):
@@ -221,7 +221,7 @@ def _diff_draw(shape, dtype, gen):
 def diff_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
-    x = _placed(_diff_draw(_stored_shape(p), dtype, gen), p, device)
+    x = placed(_diff_draw(stored_shape(p), dtype, gen), p, device)
     extra = {}
     for key in ("prepend", "append"):
         if p[key]:
@@ -240,19 +240,19 @@ def pdist_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
         x = torch.randn(tuple(reversed(shape)) if p["transpose"] else tuple(shape), generator=gen)
         if p["p"] == 0.0:  # many exact zeros in x1 - x2 + eps: integers and -eps
             x = torch.round(x.to(getattr(torch, p["dtype"])))
-        out.append(_placed(x, p, device))
+        out.append(placed(x, p, device))
     return dict(x1=out[0], x2=out[1], p=p["p"], eps=1e-6, keepdim=p["keepdim"])
 
 
 def renorm_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    x = torch.randn(_stored_shape(p), generator=gen)
+    x = torch.randn(stored_shape(p), generator=gen)
     view = x.t() if p["transpose"] else x
     # slices of unequal scale (0.3 to 1.7), so that some norms exceed maxnorm and some not
     dim = p["dim"] % view.ndim
     scale_shape = [n if d == dim else 1 for d, n in enumerate(view.shape)]
     view.mul_(0.3 + 1.4 * torch.rand(scale_shape, generator=gen))
-    return dict(self=_placed(x, p, device), p=p["p"], dim=p["dim"], maxnorm=p["maxnorm"])
+    return dict(self=placed(x, p, device), p=p["p"], dim=p["dim"], maxnorm=p["maxnorm"])
 
 
 # member -> (its VERSION, which each member kept from its hand-written days, the function
