@@ -261,7 +261,7 @@ def members() -> list[Member]:
             name=r.name, family="reduction", version=VERSION, task=r.task,
             signatures=SIGNATURES.format(name=r.name, dim=r.dim), cases=cases(r.name),
             references=REFERENCES.format(name=r.name, dim=r.dim),
-            solution=solution(["reduction"], r.entries, imports),
+            solution=solution(["merge", "onk", "tl_types", "reduction"], r.entries, imports),
         )
         for r in REDUCTIONS
     ]

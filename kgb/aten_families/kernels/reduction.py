@@ -2,11 +2,12 @@
 after merging dimensions, summed over N, optionally divided, with long reductions split
 over several programs and their partial sums reduced again."""
 
-import math
-
 import torch
 import triton
 import triton.language as tl
+
+from kgb.aten_families.kernels.onk import _as_onk, _onk_block, _plan
+from kgb.aten_families.kernels.tl_types import _TL
 
 
 @triton.jit
@@ -14,14 +15,8 @@ def _reduce_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_str
                    CAST: tl.constexpr, ACC: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     # x seen as (O, N, K); y[split, o, k] = sum over this split's n-range of x[o, n, k].
     # Each value is converted to CAST first (dtype= semantics), then accumulated in ACC.
-    pid = tl.program_id(0).to(tl.int64)
-    split = tl.program_id(1).to(tl.int64)
-    o = pid // num_kb
-    ks = (pid % num_kb) * BLOCK_K + tl.arange(0, BLOCK_K)
-    k_ok = ks < K
-    base = x_ptr + o * sxo + ks * sxk
-    n_lo = split * chunk
-    n_hi = tl.minimum(n_lo + chunk, N)
+    offs, out, k_ok, n_lo, n_hi = _onk_block(N, K, num_kb, chunk, sxo, sxk, y_split_stride, BLOCK_K)
+    base = x_ptr + offs
     acc = tl.zeros([BLOCK_N, BLOCK_K], ACC)
     for start in range(n_lo, n_hi, BLOCK_N):
         ns = start + tl.arange(0, BLOCK_N).to(tl.int64)
@@ -31,37 +26,7 @@ def _reduce_kernel(x_ptr, y_ptr, N, K, num_kb, chunk, sxo, sxn, sxk, y_split_str
     total = tl.sum(acc, 0)
     if ACC.is_floating():
         total = total / divisor
-    tl.store(y_ptr + split * y_split_stride + o * K + ks, total.to(y_ptr.dtype.element_ty), mask=k_ok)
-
-
-_TL = {torch.float16: tl.float16, torch.bfloat16: tl.bfloat16, torch.float32: tl.float32,
-       torch.float64: tl.float64, torch.int8: tl.int8, torch.uint8: tl.uint8, torch.int16: tl.int16,
-       torch.int32: tl.int32, torch.int64: tl.int64, torch.bool: tl.int1}
-
-
-def _merge(sizes, strides):
-    """(size, stride) of consecutive dims viewed as one, or None if they cannot be."""
-    dims = [(n, s) for n, s in zip(sizes, strides, strict=False) if n != 1]
-    for (_, s0), (n1, s1) in zip(dims, dims[1:], strict=False):
-        if s0 != s1 * n1:
-            return None
-    return math.prod(n for n, _ in dims), (dims[-1][1] if dims else 1)
-
-
-def _as_onk(x, dims):
-    """View x as (O, N, K) with the reduced dims as N: (x, [(O, so), (N, sn), (K, sk)])."""
-    kept = [d for d in range(x.ndim) if d not in dims]
-    if dims == list(range(dims[0], dims[-1] + 1)):
-        cuts = (0, dims[0], dims[-1] + 1, x.ndim)
-    else:  # reduced dims not adjacent: move them last
-        x = x.permute(kept + dims)
-        cuts = (0, len(kept), x.ndim, x.ndim)
-    for _ in range(2):
-        parts = [_merge(x.shape[a:b], x.stride()[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
-        if None not in parts:
-            return x, parts
-        x = x.contiguous()
-    raise AssertionError("a contiguous tensor always merges")
+    tl.store(y_ptr + out, total.to(y_ptr.dtype.element_ty), mask=k_ok)
 
 
 def _reduce(x, dims, out, divisor, cast=None):
@@ -70,23 +35,9 @@ def _reduce(x, dims, out, divisor, cast=None):
     x, [(O, so), (N, sn), (K, sk)] = _as_onk(x, dims)
     if out.numel() == 0:
         return
-    if K == 1:  # reduce the last dims: rows of the o axis become the k columns
-        O, K, so, sk = 1, O, 0, so
-    acc = tl.float64 if out.dtype == torch.float64 else (tl.float32 if out.dtype.is_floating_point else tl.int64)
-    if sk == 1 and K > 1:  # keep the contiguous axis wide for coalesced loads
-        block_k = min(triton.next_power_of_2(K), 256)
-        block_n = min(triton.next_power_of_2(max(N, 1)), max(1, 4096 // block_k))
-    else:
-        block_n = min(triton.next_power_of_2(max(N, 1)), 2048)
-        block_k = min(triton.next_power_of_2(K), max(1, 4096 // block_n))
-    num_kb = triton.cdiv(K, block_k)
+    O, K, so, sk, block_n, block_k, num_kb, splits, chunk = _plan(O, N, K, so, sk, 256, 4096)
     programs = O * num_kb
-    # few outputs and a long reduction: split N over more programs, then add the partials
-    splits = 1
-    if programs < 256 and N > 4 * block_n:
-        splits = min(triton.cdiv(N, 4 * block_n), triton.cdiv(1024, programs))
-    chunk = triton.cdiv(triton.cdiv(max(N, 1), splits), block_n) * block_n
-    splits = triton.cdiv(max(N, 1), chunk)
+    acc = tl.float64 if out.dtype == torch.float64 else (tl.float32 if out.dtype.is_floating_point else tl.int64)
     kw = dict(CAST=_TL[cast or out.dtype], BLOCK_N=block_n, BLOCK_K=block_k)
     if splits == 1:
         _reduce_kernel[(programs, 1)](x, out, N, K, num_kb, chunk, so, sn, sk, 0, float(divisor), ACC=acc, **kw)
