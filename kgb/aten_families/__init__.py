@@ -18,6 +18,7 @@ from kgb.aten_families import (
     scalar_read,
     subtraction,
     trigonometric,
+    unary,
 )
 
 # explicit registry: family name -> module
@@ -30,4 +31,5 @@ FAMILIES = {
     "scalar_read": scalar_read,
     "subtraction": subtraction,
     "trigonometric": trigonometric,
+    "unary": unary,
 }
