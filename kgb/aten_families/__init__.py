@@ -25,6 +25,7 @@ from kgb.aten_families import (
     strided_empty,
     subtraction,
     trigonometric,
+    unary,
 )
 
 # explicit registry: family name -> module
@@ -44,4 +45,5 @@ FAMILIES = {
     "strided_empty": strided_empty,
     "subtraction": subtraction,
     "trigonometric": trigonometric,
+    "unary": unary,
 }
