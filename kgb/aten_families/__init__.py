@@ -2,7 +2,8 @@
 floor_divide, index/index_put_/_index_put_impl_, mean/sum, ...): each family module
 describes its members once (task text, cases, inputs, references, the Triton solution
 assembled from `kernels/`), and `python -m kgb.aten_families` writes their
-`operators/aten/<name>/` files. `views` and `layout` are helpers, not families.
+`operators/aten/<name>/` files. `views`, `layout` and the
+`*_text`/`*_layout`/`*_index`/`*_solutions` modules are helpers, not families.
 
 A family module provides `members() -> list[Member]`, `cases(name) -> list[Case]` and
 the functions its specs bind (`make_inputs`, and `compare` where the default comparison
@@ -11,6 +12,7 @@ is not enough). See docs/adding-an-operator.md, "Generated families".
 
 from kgb.aten_families import (
     comparison,
+    copies,
     division,
     filled_like,
     filling,
@@ -21,11 +23,13 @@ from kgb.aten_families import (
     strided_empty,
     subtraction,
     trigonometric,
+    view_ops,
 )
 
 # explicit registry: family name -> module
 FAMILIES = {
     "comparison": comparison,
+    "copies": copies,
     "division": division,
     "filled_like": filled_like,
     "filling": filling,
@@ -36,4 +40,5 @@ FAMILIES = {
     "strided_empty": strided_empty,
     "subtraction": subtraction,
     "trigonometric": trigonometric,
+    "view_ops": view_ops,
 }
