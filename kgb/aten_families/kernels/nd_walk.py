@@ -1,7 +1,7 @@
-"""The N-d walk the copies family's kernels share: a flat index into up to six merged
-dims, turned into element offsets under two stride sets, and the host-side merge of a
-tensor's dims into as few as the strides allow. Every solution of the family carries
-this text (a candidate cannot import it)."""
+"""The N-d walk the kernels of the copies and indexing families share: a flat index into
+up to six merged dims, turned into element offsets under two stride sets, and the
+host-side merge of a tensor's dims into as few as the strides allow. Every solution of
+those families carries this text (a candidate cannot import it)."""
 
 import triton
 import triton.language as tl
