@@ -1,5 +1,6 @@
 """Cases, inputs and comparisons of the copies family's layout copies: clone, contiguous,
-_to_copy, to and copy_. Each draws its tensors in one of a few layouts (plain, transposed,
+_to_copy, to and copy_ (which compares as the in-place index_put_ does:
+indexing.compare). Each draws its tensors in one of a few layouts (plain, transposed,
 permuted, every other column, channels-last, a broadcast row), values exact for a copy
 (`exact_values`) or in range for every conversion (`converted_values`)."""
 
@@ -346,15 +347,3 @@ def copy_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     src = laid_out(p["src_shape"], p["src_layout"], partial(converted_values, p["src"], gen=gen, int64_low=0),
                    device)
     return dict(self=dst, src=src, non_blocking=False)
-
-
-def copy_compare(actual, expected, case, inputs):
-    ret, x = actual["return"], inputs["self"]
-    if not (isinstance(ret, torch.Tensor) and ret.data_ptr() == x.data_ptr()
-            and ret.shape == x.shape and ret.stride() == x.stride()):
-        return "the return value must be self, updated in place"
-    for key in ("self", "return"):
-        message, _, _ = compare_values(key, actual[key], expected[key], case.reduction)
-        if message:
-            return message
-    return None

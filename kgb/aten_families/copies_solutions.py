@@ -1,6 +1,6 @@
 """The copies family's solutions, member by member: each one's own kernels and entry
-points, pasted after the shared kernels (kernels/nd_walk.py, and kernels/copy_into.py
-where `uses_copy_into`) into a self-contained solution.py."""
+points, pasted after the shared kernels (kernels/nd_walk.py, and copy_into.py and
+along_dim.py where copies.TABLE says) into a self-contained solution.py."""
 
 SOLUTIONS = {
     "_to_copy": '''\
@@ -144,13 +144,7 @@ def _scatter(self, dim, index, src, value):
     m = index.numel()
     if m == 0:
         return out
-    if self.ndim == 0:
-        out_strides, dim_stride = [0] * index.ndim, 0
-    else:
-        dim = dim % self.ndim
-        out_strides = list(out.stride())
-        dim_stride = out_strides[dim]
-        out_strides[dim] = 0
+    out_strides, dim_stride = _along_dim(out, dim, index.ndim)
     src_strides = list(src.stride()) if src is not None else [0] * index.ndim
     if src is not None and src.ndim == 0:
         src_strides = [0] * index.ndim
@@ -194,13 +188,7 @@ def gather(self: torch.Tensor, dim: int, index: torch.Tensor, *, sparse_grad: bo
     n = out.numel()
     if n == 0:
         return out
-    if self.ndim == 0:
-        src_strides, dim_stride = [0] * index.ndim, 0
-    else:
-        dim = dim % self.ndim
-        src_strides = list(self.stride())
-        dim_stride = src_strides[dim]
-        src_strides[dim] = 0
+    src_strides, dim_stride = _along_dim(self, dim, index.ndim)
     ndim, d, (s, t) = _collapse(index.shape, src_strides, index.stride())
     _gather_kernel[(triton.cdiv(n, BLOCK),)](
         self, out, index, n, dim_stride, *d[1:], *s, *t, NDIM=ndim, BLOCK=BLOCK

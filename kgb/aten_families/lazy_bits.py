@@ -6,8 +6,11 @@ is written once, over the bit."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 
+from kgb.aten_families.layout import laid_out
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import solution
 from kgb.operators import Case
@@ -177,32 +180,28 @@ def cases(name: str) -> list[Case]:
     return CASES[name]
 
 
+def _values(dtype: torch.dtype, complex_values: bool, shape: list, gen: torch.Generator) -> torch.Tensor:
+    if complex_values:
+        return torch.complex(torch.randn(shape, generator=gen), torch.randn(shape, generator=gen))
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+    if dtype == torch.int64:
+        return torch.randint(-1000, 1000, shape, generator=gen)
+    return torch.randn(shape, generator=gen).to(dtype)
+
+
+# the cases' layouts (matrices) as layout.laid_out names them
+LAYOUTS = {"contiguous": None, "transposed": "t", "strided": "slice"}
+
+
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
-    """`self` of the case's shape, dtype and layout ("contiguous", "transposed": the last
-    two dims, "strided": every other element of the last), then given its bit: `conj`
-    (x.conj()), `neg` "view" (torch._neg_view) or "imag" (z.conj().imag of a complex z)."""
+    """`self` of the case's shape, dtype and layout (contiguous, transposed, every other
+    column), then given its bit: `conj` (x.conj()), `neg` "view" (torch._neg_view) or
+    "imag" (z.conj().imag of a complex z)."""
     p = case.params
-    shape, layout = list(p["shape"]), p["layout"]
-    base = list(shape)
-    if layout == "transposed":
-        base[-2], base[-1] = shape[-1], shape[-2]
-    elif layout == "strided":
-        base[-1] = 2 * shape[-1]
-    dtype = getattr(torch, p["dtype"])
-    neg = p.get("neg")
-    if neg == "imag" or dtype == torch.complex64:
-        x = torch.complex(torch.randn(base, generator=gen), torch.randn(base, generator=gen))
-    elif dtype == torch.bool:
-        x = torch.randint(0, 2, base, generator=gen).to(torch.bool)
-    elif dtype == torch.int64:
-        x = torch.randint(-1000, 1000, base, generator=gen)
-    else:
-        x = torch.randn(base, generator=gen).to(dtype)
-    x = x.to(device)
-    if layout == "transposed":
-        x = x.transpose(-2, -1)
-    elif layout == "strided":
-        x = x[..., ::2]
+    dtype, neg = getattr(torch, p["dtype"]), p.get("neg")
+    draw = partial(_values, dtype, neg == "imag" or dtype == torch.complex64, gen=gen)
+    x = laid_out(tuple(p["shape"]), LAYOUTS[p["layout"]], draw, device)
     if p.get("conj"):
         x = x.conj()  # a lazy view: the memory is untouched, the bit is set
     elif neg == "imag":

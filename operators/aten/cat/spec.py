@@ -37,7 +37,7 @@ ALLOWED_TORCH_OPS = ("aten::promote_types", "aten::result_type")
 
 CASES = copies.cases("cat")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "eb9c6b5f569980ed"
+FAMILY_DIGEST = "919f881c69000dda"
 
 make_inputs = copies.cat_inputs
 

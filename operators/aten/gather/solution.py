@@ -64,6 +64,18 @@ def _collapse(shape, *strides):
     return len(dims), sizes, lists
 
 
+def _along_dim(t, dim, ndim):
+    """t's strides with 0 at `dim`, and the stride of `dim`; a 0-d t has nothing to step
+    over: `ndim` zeros (the index tensor's dims) and 0."""
+    if t.ndim == 0:
+        return [0] * ndim, 0
+    dim = dim % t.ndim
+    strides = list(t.stride())
+    step = strides[dim]
+    strides[dim] = 0
+    return strides, step
+
+
 @triton.jit
 def _gather_kernel(src, out, index, n, dim_stride, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5,
                    T0, T1, T2, T3, T4, T5, NDIM: tl.constexpr, BLOCK: tl.constexpr):
@@ -82,13 +94,7 @@ def gather(self: torch.Tensor, dim: int, index: torch.Tensor, *, sparse_grad: bo
     n = out.numel()
     if n == 0:
         return out
-    if self.ndim == 0:
-        src_strides, dim_stride = [0] * index.ndim, 0
-    else:
-        dim = dim % self.ndim
-        src_strides = list(self.stride())
-        dim_stride = src_strides[dim]
-        src_strides[dim] = 0
+    src_strides, dim_stride = _along_dim(self, dim, index.ndim)
     ndim, d, (s, t) = _collapse(index.shape, src_strides, index.stride())
     _gather_kernel[(triton.cdiv(n, BLOCK),)](
         self, out, index, n, dim_stride, *d[1:], *s, *t, NDIM=ndim, BLOCK=BLOCK

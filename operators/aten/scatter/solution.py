@@ -91,6 +91,18 @@ def _copy_into(dst, src):
     return dst
 
 
+def _along_dim(t, dim, ndim):
+    """t's strides with 0 at `dim`, and the stride of `dim`; a 0-d t has nothing to step
+    over: `ndim` zeros (the index tensor's dims) and 0."""
+    if t.ndim == 0:
+        return [0] * ndim, 0
+    dim = dim % t.ndim
+    strides = list(t.stride())
+    step = strides[dim]
+    strides[dim] = 0
+    return strides, step
+
+
 @triton.jit
 def _scatter_kernel(out, index, src, value, n, dim_stride, D1, D2, D3, D4, D5,
                     S0, S1, S2, S3, S4, S5, T0, T1, T2, T3, T4, T5, U0, U1, U2, U3, U4, U5,
@@ -116,13 +128,7 @@ def _scatter(self, dim, index, src, value):
     m = index.numel()
     if m == 0:
         return out
-    if self.ndim == 0:
-        out_strides, dim_stride = [0] * index.ndim, 0
-    else:
-        dim = dim % self.ndim
-        out_strides = list(out.stride())
-        dim_stride = out_strides[dim]
-        out_strides[dim] = 0
+    out_strides, dim_stride = _along_dim(out, dim, index.ndim)
     src_strides = list(src.stride()) if src is not None else [0] * index.ndim
     if src is not None and src.ndim == 0:
         src_strides = [0] * index.ndim

@@ -34,7 +34,7 @@ ALLOWED_TORCH_OPS = ("aten::promote_types", "aten::result_type")
 
 CASES = copies.cases("stack")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "e1a79c38734a97e5"
+FAMILY_DIGEST = "5061ffb91dc0ccf4"
 
 make_inputs = copies.stack_inputs
 
