@@ -2,8 +2,9 @@
 floor_divide, index/index_put_/_index_put_impl_, mean/sum, ...): each family module
 describes its members once (task text, cases, inputs, references, the Triton solution
 assembled from `kernels/`), and `python -m kgb.aten_families` writes their
-`operators/aten/<name>/` files. `views`, `layout` and the
-`*_text`/`*_layout`/`*_index`/`*_solutions` modules are helpers, not families.
+`operators/aten/<name>/` files. `views`, `layout`, `split_views` and the modules a
+family splits out (`copies_text`, `copies_layout`, `view_ops_text`...) are helpers, not
+families.
 
 A family module provides `members() -> list[Member]`, `cases(name) -> list[Case]` and
 the functions its specs bind (`make_inputs`, and `compare` where the default comparison
