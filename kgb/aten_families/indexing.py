@@ -335,19 +335,19 @@ def members() -> list[Member]:
         Member(
             name="index", family="indexing", version=VERSION, task=INDEX_TASK,
             signatures=INDEX_SIGNATURES, cases=INDEX_CASES, references=INDEX_REFERENCES,
-            solution=solution(["indexing", "index_gather"], INDEX_ENTRY),
+            solution=solution(["nd_walk", "indexing", "index_gather"], INDEX_ENTRY),
             binds={"make_inputs": "make_index_inputs"},
         ),
         Member(
             name="index_put_", family="indexing", version=VERSION,
             task=PUT_TASK.format(head=INDEX_PUT_HEAD, tail=INDEX_PUT_TAIL),
             signatures=INDEX_PUT_SIGNATURES, cases=PUT_CASES, references=INDEX_PUT_REFERENCES,
-            solution=solution(["indexing", "index_put"], INDEX_PUT_ENTRY), **put,
+            solution=solution(["nd_walk", "indexing", "index_put"], INDEX_PUT_ENTRY), **put,
         ),
         Member(
             name="_index_put_impl_", family="indexing", version=VERSION,
             task=PUT_TASK.format(head=IMPL_HEAD, tail=IMPL_TAIL),
             signatures=IMPL_SIGNATURES, cases=IMPL_CASES, references=IMPL_REFERENCES,
-            solution=solution(["indexing", "index_put"], IMPL_ENTRY), **impl,
+            solution=solution(["nd_walk", "indexing", "index_put"], IMPL_ENTRY), **impl,
         ),
     ]

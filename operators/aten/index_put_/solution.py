@@ -44,6 +44,26 @@ def _nd_offsets(i, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5, T0, T1, T2, T3, T
     return a + r * S0, b + r * T0
 
 
+def _collapse(shape, *strides):
+    """Drop size-1 dims and merge neighbours contiguous in every stride list (same walk order)."""
+    dims = []
+    for k, size in enumerate(shape):
+        if size == 1:
+            continue
+        st = [s[k] for s in strides]
+        if dims and all(po == si * size for po, si in zip(dims[-1][1], st, strict=True)):
+            dims[-1] = (dims[-1][0] * size, st)
+        else:
+            dims.append((size, st))
+    if not dims:
+        dims = [(1, [0] * len(strides))]
+    if len(dims) > MAXD:
+        raise NotImplementedError(f"more than {MAXD} non-mergeable dimensions")
+    sizes = [d[0] for d in dims] + [1] * (MAXD - len(dims))
+    lists = [[d[1][j] for d in dims] + [0] * (MAXD - len(dims)) for j in range(len(strides))]
+    return len(dims), sizes, lists
+
+
 @triton.jit
 def _add_index_kernel(base, idx, n, size, stride, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5,
                       NDIM: tl.constexpr, BLOCK: tl.constexpr):
@@ -110,26 +130,6 @@ def _copy_kernel(src, dst, n, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5,
     m = i < n
     so, do = _nd_offsets(i, D1, D2, D3, D4, D5, S0, S1, S2, S3, S4, S5, T0, T1, T2, T3, T4, T5, NDIM)
     tl.store(dst + do, tl.load(src + so, mask=m).to(dst.dtype.element_ty), mask=m)
-
-
-def _collapse(shape, *strides):
-    """Drop size-1 dims and merge neighbours contiguous in every stride list (same walk order)."""
-    dims = []
-    for k, size in enumerate(shape):
-        if size == 1:
-            continue
-        st = [s[k] for s in strides]
-        if dims and all(po == si * size for po, si in zip(dims[-1][1], st, strict=True)):
-            dims[-1] = (dims[-1][0] * size, st)
-        else:
-            dims.append((size, st))
-    if not dims:
-        dims = [(1, [0] * len(strides))]
-    if len(dims) > MAXD:
-        raise NotImplementedError(f"more than {MAXD} non-mergeable dimensions")
-    sizes = [d[0] for d in dims] + [1] * (MAXD - len(dims))
-    lists = [[d[1][j] for d in dims] + [0] * (MAXD - len(dims)) for j in range(len(strides))]
-    return len(dims), sizes, lists
 
 
 def _launch_nd(kernel, ptrs, n, shape, strides_a, strides_b, *extra):

@@ -17,7 +17,7 @@ Required overload: `unsafe_split.Tensor`. Left out: `unsafe_split.Tensor_out`.
 
 import torch
 
-from kgb.evaluate.correctness import compare_values
+from kgb.aten_families import split_views
 from kgb.operators import Case
 
 VERSION = 1
@@ -51,33 +51,11 @@ CASES = [
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    shape = tuple(p["shape"])
-    make_shape = shape[::-1] if p["transpose"] else shape
-    if p["dtype"] == "int64":
-        x = torch.randint(-1000, 1000, make_shape, generator=gen)
-    else:
-        x = torch.randn(make_shape, generator=gen).to(getattr(torch, p["dtype"]))
-    x = x.to(device)
-    return dict(self=x.t() if p["transpose"] else x, split_size=p["split"], dim=p["dim"])
+    return dict(self=split_views.split_self(p, gen, device), split_size=p["split"], dim=p["dim"])
 
 
 def reference(self, split_size, dim=0):
     return torch.ops.aten.unsafe_split.Tensor(self, split_size, dim)
 
 
-def compare(actual, expected, case, inputs):
-    """Values as usual, and every piece must be the view of self the reference returns."""
-    got, want = actual["return"], expected["return"]
-    if not isinstance(got, list | tuple) or len(got) != len(want):
-        return f"expected a list of {len(want)} tensors"
-    base = inputs["self"]
-    for k, (a, e) in enumerate(zip(got, want)):
-        message, _, _ = compare_values(f"piece {k}", a, e, case.reduction)
-        if message:
-            return message
-        if a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr():
-            return f"piece {k} is not a view of self (it must share self's storage)"
-        if a.storage_offset() != e.storage_offset() or (a.numel() and a.stride() != e.stride()):
-            return (f"piece {k}: storage offset {a.storage_offset()} strides {a.stride()}, "
-                    f"expected {e.storage_offset()} {e.stride()}")
-    return None
+compare = split_views.compare

@@ -1,0 +1,331 @@
+"""The lazy-bit family: `resolve_conj` and `resolve_neg` return self itself when it carries
+no lazy conjugate / negative bit, and otherwise materialise its logical values into a new
+tensor (conj(x), -x) with one strided kernel (kernels/four_dims.py). The members differ in
+their bit, their task text, their dtypes and how their inputs get the bit; the comparison
+is written once, over the bit."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+from kgb.aten_families.layout import laid_out
+from kgb.aten_families.member import Member
+from kgb.aten_families.source import solution
+from kgb.operators import Case
+
+VERSION = 1
+
+TASKS = {
+    "resolve_conj": """\
+Materialise a lazy conjugation: `aten::resolve_conj` (default overload).
+
+PyTorch can conjugate a complex tensor lazily: `z.conj()` returns a view of the same
+memory with a "conjugate bit" set, and readers apply the conjugation on the fly.
+resolve_conj(self) returns a tensor without that bit:
+
+- If `self.is_conj()` is False (every real, integer or bool tensor, and complex tensors
+  without the bit), the result is `self` itself: the same tensor, sharing its memory, no
+  copy and no kernel. This is the common case in real-valued models.
+- If `self.is_conj()` is True, the result is a new complex tensor of the same shape with
+  `is_conj()` False whose values are the (logical) values of `self`: the memory of `self`
+  holds x and the result holds conj(x) = (re, -im). It must not share memory with `self`,
+  and `self` must not be modified. Any strides are fine for the result.
+
+The values must be computed by a Triton kernel (PyTorch's clone, copy_ and contiguous,
+which would resolve the bit themselves, are not allowed). Triton has no complex dtype and
+knows nothing of the conjugate bit: a tensor's data pointer gives the memory as stored.
+`torch.view_as_real(self.conj())` (both views, allowed here) gives that memory as float32
+pairs without the bit. `self` may be 0-d, empty, or non-contiguous (transposed, sliced).
+Because the no-bit case launches no kernel, this operator does not require one.
+
+Dtypes: complex64 with or without the bit; float16, bfloat16, float32, int64 and bool
+(never conjugated) are returned as they are. complex128 is not required.
+
+Required entry point: `resolve_conj` (aten::resolve_conj(Tensor(a) self) -> Tensor(a)).
+""",
+    "resolve_neg": """\
+Materialise a lazy negation: `aten::resolve_neg` (default overload).
+
+PyTorch can negate a tensor lazily: some views (the imaginary part of a lazily conjugated
+complex tensor, `z.conj().imag`, or `torch._neg_view(x)`) share memory with their base and
+carry a "negative bit", and readers negate the stored values on the fly.
+resolve_neg(self) returns a tensor without that bit:
+
+- If `self.is_neg()` is False (almost every tensor), the result is `self` itself: the same
+  tensor, sharing its memory, no copy and no kernel.
+- If `self.is_neg()` is True, the result is a new tensor of the same shape and dtype with
+  `is_neg()` False whose values are the (logical) values of `self`: the memory of `self`
+  holds x and the result holds -x (integers wrap around as two's complement; the sign of
+  zero need not be kept). It must not share memory with `self`, and `self` must not be
+  modified. Any strides are fine for the result.
+
+The values must be computed by a Triton kernel (PyTorch's clone, copy_ and contiguous,
+which would resolve the bit themselves, are not allowed). Triton knows nothing of the
+negative bit: a tensor's data pointer gives the memory as stored, which is what a kernel
+must read (`torch._neg_view`, which toggles the bit on a view, is allowed here). `self` may
+be 0-d, empty, or non-contiguous (transposed, sliced). Because the no-bit case launches no
+kernel, this operator does not require one.
+
+Dtypes: float16, bfloat16, float32 and int64 with or without the bit; bool and complex64
+without it are returned as they are. float64 and complex inputs with the bit are not
+required.
+
+Required entry point: `resolve_neg` (aten::resolve_neg(Tensor(a) self) -> Tensor(a)).
+""",
+}
+
+SIGNATURES = '''\
+def resolve_{bit}(self: torch.Tensor) -> torch.Tensor:
+    """aten::resolve_{bit}(Tensor(a) self) -> Tensor(a)"""
+'''
+
+REFERENCES = """\
+def reference(self):
+    return torch.ops.aten.resolve_{bit}.default(self)
+"""
+
+EXTRA = """\
+# The no-bit case is a pure alias and computes nothing.
+KERNEL_REQUIRED = False
+# These would resolve the bit without Triton; {why}.
+DENIED_TORCH_OPS = ("aten::clone", "aten::copy_", "aten::contiguous")
+ALLOWED_TORCH_OPS = {allowed!r}
+"""
+
+# bit -> the words that differ: the adjective, how an input with it is called, what the
+# result holds; the spec's reason for its allowed ops, and those ops
+WORDS = {
+    "conj": dict(adjective="conjugate", bitted="a conjugated input", values="conj of the stored values",
+                 why="these views reach the stored memory", allowed=("aten::_conj", "aten::view_as_real")),
+    "neg": dict(adjective="negative", bitted="a negated input", values="the negated stored values",
+                why="_neg_view only toggles the bit of a view", allowed=("aten::_neg_view",)),
+}
+
+# The evaluator cannot pass a tensor with the bit set: it copies every input with
+# kgb.evaluate.correctness.clone_exact, which drops the bit, and its check that inputs are
+# left untouched then compares conj(x) (-x) with x. The cases of CONJ_CASES and NEG_CASES
+# (materialising path) are therefore kept out of the members' cases until the evaluator
+# keeps the bit (Tensor._set_conj, Tensor._set_neg).
+
+
+def _conj_case(name, tag, shape, dtype="complex64", layout="contiguous", conj=False):
+    return Case(name, tag, dict(shape=tuple(shape), dtype=dtype, layout=layout, conj=conj))
+
+
+CONJ_CASES = [
+    _conj_case("smoke-complex64-conj", "smoke", [5, 17], conj=True),
+    _conj_case("complex64-conj", "check", [1000, 129], conj=True),
+    _conj_case("complex64-conj-transposed", "check", [257, 65], layout="transposed", conj=True),
+    _conj_case("complex64-conj-strided", "check", [33, 100], layout="strided", conj=True),
+    _conj_case("complex64-conj-scalar", "check", [], conj=True),
+    _conj_case("complex64-conj-empty", "check", [0, 5], conj=True),
+    _conj_case("bench-complex64-conj", "bench", [4096, 4096], conj=True),
+]
+
+RESOLVE_CONJ_CASES = [
+    _conj_case("smoke-f32", "smoke", [7, 33], "float32"),
+    _conj_case("smoke-complex64", "smoke", [5, 17]),
+    _conj_case("complex64", "check", [64, 1000]),
+    _conj_case("complex64-transposed", "check", [257, 65], layout="transposed"),
+    _conj_case("f32-hidden", "check", [8, 128, 768], "float32"),
+    _conj_case("f16-transposed", "check", [300, 257], "float16", layout="transposed"),
+    _conj_case("bf16", "check", [3, 100, 129], "bfloat16"),
+    _conj_case("int64", "check", [1000, 37], "int64"),
+    _conj_case("bool", "check", [129, 7], "bool"),
+    _conj_case("scalar-f32", "check", [], "float32"),
+    _conj_case("empty-f32", "check", [0, 16], "float32"),
+    _conj_case("bench-complex64", "bench", [4096, 4096]),
+    _conj_case("bench-f32", "bench", [8192, 8192], "float32"),
+]
+
+
+def _neg_case(name, tag, shape, dtype="float32", layout="contiguous", neg=None):
+    # neg: None (no bit), "view" (torch._neg_view) or "imag" (z.conj().imag of a complex z)
+    return Case(name, tag, dict(shape=tuple(shape), dtype=dtype, layout=layout, neg=neg))
+
+
+NEG_CASES = [
+    _neg_case("smoke-f32-neg", "smoke", [5, 17], neg="view"),
+    _neg_case("imag-of-conj", "check", [1000, 129], neg="imag"),
+    _neg_case("imag-of-conj-transposed", "check", [257, 65], layout="transposed", neg="imag"),
+    _neg_case("f16-neg-strided", "check", [33, 100], "float16", layout="strided", neg="view"),
+    _neg_case("bf16-neg", "check", [3, 100, 129], "bfloat16", neg="view"),
+    _neg_case("int64-neg", "check", [1000, 37], "int64", neg="view"),
+    _neg_case("f32-neg-scalar", "check", [], neg="view"),
+    _neg_case("f32-neg-empty", "check", [0, 5], neg="view"),
+    _neg_case("bench-imag-of-conj", "bench", [4096, 4096], neg="imag"),
+]
+
+RESOLVE_NEG_CASES = [
+    _neg_case("smoke-f32", "smoke", [7, 33]),
+    _neg_case("smoke-bf16-transposed", "smoke", [5, 17], "bfloat16", layout="transposed"),
+    _neg_case("f32-hidden", "check", [8, 128, 768]),
+    _neg_case("f16-strided", "check", [300, 257], "float16", layout="strided"),
+    _neg_case("bf16", "check", [3, 100, 129], "bfloat16"),
+    _neg_case("int64", "check", [1000, 37], "int64"),
+    _neg_case("bool", "check", [129, 7], "bool"),
+    _neg_case("complex64", "check", [64, 100], "complex64"),
+    _neg_case("scalar-f32", "check", []),
+    _neg_case("empty-f32", "check", [0, 16]),
+    _neg_case("bench-f32", "bench", [8192, 8192]),
+    _neg_case("bench-bf16", "bench", [16, 2048, 4096], "bfloat16"),
+]
+
+CASES = {"resolve_conj": RESOLVE_CONJ_CASES, "resolve_neg": RESOLVE_NEG_CASES}
+
+
+def cases(name: str) -> list[Case]:
+    return CASES[name]
+
+
+def _values(dtype: torch.dtype, complex_values: bool, shape: list, gen: torch.Generator) -> torch.Tensor:
+    if complex_values:
+        return torch.complex(torch.randn(shape, generator=gen), torch.randn(shape, generator=gen))
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=gen).to(torch.bool)
+    if dtype == torch.int64:
+        return torch.randint(-1000, 1000, shape, generator=gen)
+    return torch.randn(shape, generator=gen).to(dtype)
+
+
+# the cases' layouts (matrices) as layout.laid_out names them
+LAYOUTS = {"contiguous": None, "transposed": "t", "strided": "slice"}
+
+
+def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
+    """`self` of the case's shape, dtype and layout (contiguous, transposed, every other
+    column), then given its bit: `conj` (x.conj()), `neg` "view" (torch._neg_view) or
+    "imag" (z.conj().imag of a complex z)."""
+    p = case.params
+    dtype, neg = getattr(torch, p["dtype"]), p.get("neg")
+    draw = partial(_values, dtype, neg == "imag" or dtype == torch.complex64, gen=gen)
+    x = laid_out(tuple(p["shape"]), LAYOUTS[p["layout"]], draw, device)
+    if p.get("conj"):
+        x = x.conj()  # a lazy view: the memory is untouched, the bit is set
+    elif neg == "imag":
+        x = x.conj().imag  # a float32 view of the complex memory, with the negative bit
+    elif neg == "view":
+        x = torch._neg_view(x)
+    return dict(self=x)
+
+
+def _bit_of(case: Case) -> str:
+    return "conj" if "conj" in case.params else "neg"
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor, bit: str) -> bool:
+    resolve = torch.Tensor.resolve_conj if bit == "conj" else torch.Tensor.resolve_neg
+    a, b = resolve(a).to(b.device), resolve(b)
+    if a.is_complex():
+        a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
+    if a.is_floating_point():
+        return bool(((a == b) | (a.isnan() & b.isnan())).all())
+    return bool((a == b).all())
+
+
+def compare(actual: dict, expected: dict, case: Case, inputs: dict) -> str | None:
+    """Self itself where it has no bit, else new memory; without the bit; same values."""
+    bit = _bit_of(case)
+    words = WORDS[bit]
+    has_bit = torch.Tensor.is_conj if bit == "conj" else torch.Tensor.is_neg
+    out, ref, x = actual["return"], expected["return"], inputs["self"]
+    if not isinstance(out, torch.Tensor):
+        return f"expected a tensor, got {type(out).__name__}"
+    if out.shape != ref.shape or out.dtype != ref.dtype or out.device.type != ref.device.type:
+        return f"got {tuple(out.shape)} {out.dtype} on {out.device}, expected {tuple(ref.shape)} {ref.dtype} on {ref.device.type}"
+    if has_bit(out):
+        return f"the result still has its {words['adjective']} bit set"
+    shares = out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    if has_bit(x):
+        if shares and out.numel() > 0:
+            return f"the result shares memory with self; {words['bitted']} must be materialised into a new tensor"
+    elif not shares or out.storage_offset() != x.storage_offset() or out.stride() != x.stride():
+        return f"self has no {words['adjective']} bit: the result must be self itself (same memory, same strides), not a copy"
+    if not _same_values(out, ref, bit):
+        return f"the values differ from {words['values']}"
+    return None
+
+
+SOLUTIONS = {
+    "conj": '''\
+@triton.jit
+def _conj_copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, t0, t1, t2, t3, BLOCK: tl.constexpr):
+    # src: complex values as float32 (re, im) pairs at element strides t0..t3 (in floats,
+    # shape [*, s1, s2, s3]); dst: contiguous pairs. Writes (re, -im).
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    src = _offset4(i, s1, s2, s3, t0, t1, t2, t3)
+    re = tl.load(src_ptr + src, mask=mask, other=0)
+    im = tl.load(src_ptr + src + 1, mask=mask, other=0)
+    tl.store(dst_ptr + 2 * i, re, mask=mask)
+    tl.store(dst_ptr + 2 * i + 1, -im, mask=mask)
+
+
+def resolve_conj(self: torch.Tensor) -> torch.Tensor:
+    if not self.is_conj():
+        return self  # nothing to resolve: self itself, as ATen does
+    out = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+    n = out.numel()
+    if n == 0:
+        return out
+    # the stored memory as float pairs: conj() clears the bit on a view, view_as_real splits
+    raw = torch.view_as_real(self.conj())
+    (_, t0), (s1, t1), (s2, t2), (s3, t3) = _collapse(raw.shape[:-1], raw.stride()[:-1])
+    dst = torch.view_as_real(out)
+    _conj_copy_kernel[(triton.cdiv(n, BLOCK),)](raw, dst, n, s1, s2, s3, t0, t1, t2, t3, BLOCK=BLOCK)
+    return out
+''',
+    "neg": '''\
+# integer views of the float dtypes, and their sign bit (as a signed value)
+_BITS = {torch.float16: (torch.int16, -(2**15)), torch.bfloat16: (torch.int16, -(2**15)),
+         torch.float32: (torch.int32, -(2**31))}
+
+
+@triton.jit
+def _neg_copy_kernel(src_ptr, dst_ptr, n, s1, s2, s3, t0, t1, t2, t3,
+                     SIGN_BIT: tl.constexpr, BLOCK: tl.constexpr):
+    # src: the stored values at element strides t0..t3 (shape [*, s1, s2, s3]); dst:
+    # contiguous. Writes the negated values.
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    x = tl.load(src_ptr + _offset4(i, s1, s2, s3, t0, t1, t2, t3), mask=mask, other=0)
+    if SIGN_BIT != 0:
+        y = x ^ SIGN_BIT  # float bits seen as an integer: flip the sign, exact for every value
+    else:
+        y = 0 - x  # integers wrap around as two's complement
+    tl.store(dst_ptr + i, y, mask=mask)
+
+
+def resolve_neg(self: torch.Tensor) -> torch.Tensor:
+    if not self.is_neg():
+        return self  # nothing to resolve: self itself, as ATen does
+    out = torch.empty(self.shape, dtype=self.dtype, device=self.device)
+    n = out.numel()
+    if n == 0:
+        return out
+    (_, t0), (s1, t1), (s2, t2), (s3, t3) = _collapse(self.shape, self.stride())
+    # a kernel reads the stored memory through the data pointer: the bit is not applied
+    src, dst, sign_bit = self, out, 0
+    if self.dtype in _BITS:
+        bits, sign_bit = _BITS[self.dtype]
+        src, dst = torch._neg_view(self).view(bits), out.view(bits)  # same memory, as integers
+    _neg_copy_kernel[(triton.cdiv(n, BLOCK),)](src, dst, n, s1, s2, s3, t0, t1, t2, t3,
+                                               SIGN_BIT=sign_bit, BLOCK=BLOCK)
+    return out
+''',
+}
+
+
+def members() -> list[Member]:
+    return [
+        Member(
+            name=f"resolve_{bit}", family="lazy_bits", version=VERSION, task=TASKS[f"resolve_{bit}"],
+            signatures=SIGNATURES.format(bit=bit), cases=CASES[f"resolve_{bit}"],
+            references=REFERENCES.format(bit=bit), solution=solution(["four_dims"], SOLUTIONS[bit]),
+            binds={"make_inputs": "make_inputs", "compare": "compare"},
+            extra=EXTRA.format(why=words["why"], allowed=words["allowed"]),
+        )
+        for bit, words in WORDS.items()
+    ]
