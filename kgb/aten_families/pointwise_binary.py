@@ -165,7 +165,7 @@ def heaviside_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
 
-    def draw(shape):
+    def draw(shape):  # the comparisons' draw (private there, used here rather than copied)
         return comparison._rand(shape, dtype, gen)
 
     return dict(self=laid_out(p["shape"], p["layout"], draw, device),
@@ -187,6 +187,7 @@ def logaddexp2_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 def _mul_rand(shape, dtype, gen):
+    """The subtractions' draw (private there, used here rather than copied), and bool."""
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=gen).bool()
     return subtraction._rand(shape, dtype, gen)

@@ -32,7 +32,7 @@ def fmax(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 CASES = pointwise.cases("fmax")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "7b864d4d8948327b"
+FAMILY_DIGEST = "788e9a337ca364ae"
 
 make_inputs = pointwise.fmax_inputs
 
