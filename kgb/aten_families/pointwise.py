@@ -1,0 +1,131 @@
+"""The pointwise family: twelve ATen operators that compute one formula per element of their
+broadcast operands. fmax, heaviside, logaddexp2, mul, pow, prelu and masked_fill_ take
+two operands; log_sigmoid_backward, mish_backward, softplus_backward,
+rrelu_with_noise_backward and smooth_l1_loss_backward are gradients.
+
+The members share their solutions' launch (the strided launch of kernels/strided.py, the
+launch into a new tensor of kernels/pointwise.py and one kernel form) and the way their
+references call ATen. They differ in everything else, each an entry of a table:
+- task text and signatures: pointwise_text.py;
+- cases and inputs: pointwise_binary.py (fmax, heaviside, logaddexp2, mul),
+  pointwise_special.py (pow, prelu, masked_fill_), pointwise_backward.py (the gradients);
+- the kernel's formula and extra arguments, and the entry points: pointwise_kernels.py;
+- version, reference name, comparison: POINTWISE below.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kgb.aten_families.member import Member
+from kgb.aten_families.pointwise_backward import (
+    RRELU,
+    SMOOTH_L1,
+    activation_cases,
+    log_sigmoid_backward_inputs,
+    mish_backward_inputs,
+    rrelu_with_noise_backward_inputs,
+    smooth_l1_loss_backward_inputs,
+    softplus_backward_inputs,
+)
+from kgb.aten_families.pointwise_binary import (
+    FMAX,
+    HEAVISIDE,
+    LOGADDEXP2,
+    MUL,
+    fmax_inputs,
+    heaviside_inputs,
+    logaddexp2_inputs,
+    mul_inputs,
+)
+from kgb.aten_families.pointwise_kernels import solution_of
+from kgb.aten_families.pointwise_special import (
+    MASKED_FILL,
+    POW,
+    PRELU,
+    masked_fill_compare,
+    masked_fill_inputs,
+    pow_inputs,
+    prelu_inputs,
+)
+from kgb.aten_families.pointwise_text import SIGNATURES, TASKS
+from kgb.operators import Case
+
+# the modules whose functions the members' specs bind (they go into the specs' digests)
+SPEC_HELPERS = ("pointwise_binary", "pointwise_special", "pointwise_backward", "layout", "comparison",
+                "subtraction")
+
+
+@dataclass(frozen=True)
+class Pointwise:
+    name: str
+    cases: list[Case]
+    inputs: Callable  # the spec's make_inputs
+    version: int = 1
+    named_reference: bool = False  # a single reference named after the operator, not `reference`
+    compare: Callable | None = None
+    extra: str = ""  # further assignments of the spec
+
+
+POINTWISE = [
+    Pointwise("fmax", FMAX, fmax_inputs, named_reference=True),
+    Pointwise("heaviside", HEAVISIDE, heaviside_inputs, named_reference=True),
+    Pointwise("logaddexp2", LOGADDEXP2, logaddexp2_inputs),
+    Pointwise("mul", MUL, mul_inputs),
+    Pointwise("pow", POW, pow_inputs),
+    Pointwise("prelu", PRELU, prelu_inputs),
+    Pointwise("masked_fill_", MASKED_FILL, masked_fill_inputs, compare=masked_fill_compare,
+              extra='INOUT_ARGS = ("self",)'),
+    Pointwise("log_sigmoid_backward", activation_cases("log_sigmoid_backward"), log_sigmoid_backward_inputs),
+    Pointwise("mish_backward", activation_cases("mish_backward"), mish_backward_inputs),
+    Pointwise("softplus_backward", activation_cases("softplus_backward"), softplus_backward_inputs),
+    Pointwise("rrelu_with_noise_backward", RRELU, rrelu_with_noise_backward_inputs),
+    Pointwise("smooth_l1_loss_backward", SMOOTH_L1, smooth_l1_loss_backward_inputs, version=2),
+]
+
+# the hand-written specs broke a reference's call, and its dict, past this width
+WIDTH = 110
+
+
+def references(p: Pointwise) -> str:
+    """The spec's reference functions: each entry point calls its ATen overload, as named in
+    its signature's schema (`aten::mul.Tensor(...)`; no overload: `.default`)."""
+    stubs = ast.parse(SIGNATURES[p.name]).body
+    named = p.named_reference or len(stubs) > 1
+    functions = []
+    for stub in stubs:
+        args = ", ".join(a.arg for a in stub.args.args)
+        op, _, overload = ast.get_docstring(stub).split("(")[0].removeprefix("aten::").partition(".")
+        call = f"    return torch.ops.aten.{op}.{overload or 'default'}({args})"
+        if len(call) > WIDTH:
+            call = f"    return torch.ops.aten.{op}.{overload or 'default'}(\n        {args})"
+        functions.append(f"def {stub.name if named else 'reference'}({args}):\n{call}\n")
+    if len(stubs) > 1:
+        pairs = [f'"{s.name}": {s.name}' for s in stubs]
+        table = f"reference = {{{', '.join(pairs)}}}"
+        if len(table) > WIDTH:
+            table = "reference = {\n" + "".join(f"    {pair},\n" for pair in pairs) + "}"
+        functions.append(table + "\n")
+    elif named:
+        functions.append(f"reference = {stubs[0].name}\n")
+    return "\n\n".join(functions)
+
+
+def cases(name: str) -> list[Case]:
+    return list(next(p.cases for p in POINTWISE if p.name == name))
+
+
+def members() -> list[Member]:
+    out = []
+    for p in POINTWISE:
+        binds = {"make_inputs": p.inputs.__name__}
+        if p.compare:
+            binds["compare"] = p.compare.__name__
+        out.append(Member(
+            name=p.name, family="pointwise", version=p.version, task=TASKS[p.name],
+            signatures=SIGNATURES[p.name], cases=cases(p.name), references=references(p),
+            solution=solution_of(p.name), binds=binds, extra=p.extra,
+        ))
+    return out
