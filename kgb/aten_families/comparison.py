@@ -144,7 +144,7 @@ def cases(op: str) -> list[Case]:
     return [_case(op, *row) for row in rows]
 
 
-def _rand(shape, dtype, gen):
+def values(shape, dtype, gen):
     """Small integers (and halves, for floats) so that ties are frequent; 5% NaN in floats."""
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=gen).bool()
@@ -159,10 +159,10 @@ def _rand(shape, dtype, gen):
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype, other_dtype = getattr(torch, p["dtype"]), getattr(torch, p["other_dtype"])
-    self = laid_out(p["shape"], p["layout"], lambda shape: _rand(shape, dtype, gen), device)
+    self = laid_out(p["shape"], p["layout"], lambda shape: values(shape, dtype, gen), device)
     other = p["other"]
     if isinstance(other, tuple):
-        other = laid_out(other, p["other_layout"], lambda shape: _rand(shape, other_dtype, gen), device)
+        other = laid_out(other, p["other_layout"], lambda shape: values(shape, other_dtype, gen), device)
     return dict(self=self, other=other)
 
 

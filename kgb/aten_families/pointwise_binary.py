@@ -166,7 +166,7 @@ def heaviside_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     dtype = getattr(torch, p["dtype"])
 
     def draw(shape):  # the comparisons' draw (private there, used here rather than copied)
-        return comparison._rand(shape, dtype, gen)
+        return comparison.values(shape, dtype, gen)
 
     return dict(self=laid_out(p["shape"], p["layout"], draw, device),
                 values=laid_out(p["values"], p["values_layout"], draw, device))
@@ -190,7 +190,7 @@ def _mul_rand(shape, dtype, gen):
     """The subtractions' draw (private there, used here rather than copied), and bool."""
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=gen).bool()
-    return subtraction._rand(shape, dtype, gen)
+    return subtraction.values(shape, dtype, gen)
 
 
 def mul_inputs(case: Case, gen: torch.Generator, device: str) -> dict:

@@ -161,7 +161,7 @@ def cases(op: str) -> list[Case]:
     ]
 
 
-def _rand(shape, dtype, gen):
+def values(shape, dtype, gen):
     if dtype.is_floating_point:
         return (torch.randn(shape, generator=gen) * 3).to(dtype)
     info = torch.iinfo(dtype)
@@ -171,10 +171,10 @@ def _rand(shape, dtype, gen):
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype, other_dtype = getattr(torch, p["dtype"]), getattr(torch, p["other_dtype"])
-    self = laid_out(p["shape"], p["layout"], lambda shape: _rand(shape, dtype, gen), device)
+    self = laid_out(p["shape"], p["layout"], lambda shape: values(shape, dtype, gen), device)
     other = p["other"]
     if isinstance(other, tuple):
-        other = laid_out(other, p["other_layout"], lambda shape: _rand(shape, other_dtype, gen), device)
+        other = laid_out(other, p["other_layout"], lambda shape: values(shape, other_dtype, gen), device)
     if isinstance(other, torch.Tensor) and other.ndim == 0 and self.dtype in (torch.float16, torch.bfloat16):
         other = other.to(self.dtype).to(other.dtype)  # representable in the common dtype
     return dict(self=self, other=other, alpha=p["alpha"])
