@@ -9,10 +9,27 @@ checks against it: the ATen and cuBLAS family generators share this, each giving
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 Files = dict[Path, str]
+
+
+def family_modules(package: str, path: list[str], provides: str) -> dict[str, ModuleType]:
+    """The family modules of a package, by name: those that define the function
+    `provides` (`members`, `routines`). Found rather than listed, so that adding a family
+    is adding its module; the generator (which reads the families) is not one."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(path), key=lambda i: i.name):
+        if info.ispkg or info.name.startswith("_") or info.name == "generate":
+            continue
+        module = importlib.import_module(f"{package}.{info.name}")
+        if callable(getattr(module, provides, None)):
+            found[info.name] = module
+    return found
 
 
 def stale(files: Files) -> list[Path]:

@@ -11,49 +11,7 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.aten_families import (
-    comparison,
-    copies,
-    division,
-    extremum,
-    filled_like,
-    filling,
-    indexing,
-    lazy_bits,
-    loss,
-    matmul,
-    pointwise,
-    reduction,
-    rowwise,
-    sampling,
-    scalar_read,
-    strided_empty,
-    subtraction,
-    trigonometric,
-    unary,
-    view_ops,
-)
+from kgb.generated_files import family_modules
 
-# explicit registry: family name -> module
-FAMILIES = {
-    "comparison": comparison,
-    "copies": copies,
-    "division": division,
-    "extremum": extremum,
-    "filled_like": filled_like,
-    "filling": filling,
-    "indexing": indexing,
-    "lazy_bits": lazy_bits,
-    "loss": loss,
-    "matmul": matmul,
-    "pointwise": pointwise,
-    "reduction": reduction,
-    "rowwise": rowwise,
-    "sampling": sampling,
-    "scalar_read": scalar_read,
-    "strided_empty": strided_empty,
-    "subtraction": subtraction,
-    "trigonometric": trigonometric,
-    "unary": unary,
-    "view_ops": view_ops,
-}
+# family name -> module: every module here with a `members()`
+FAMILIES = family_modules(__name__, __path__, "members")

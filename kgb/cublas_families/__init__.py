@@ -7,14 +7,7 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
-from kgb.cublas_families import gemm, matrix, matvec, symmetric, triangular, vector
+from kgb.generated_files import family_modules
 
-# explicit registry: family name -> module
-FAMILIES = {
-    "gemm": gemm,
-    "matrix": matrix,
-    "matvec": matvec,
-    "symmetric": symmetric,
-    "triangular": triangular,
-    "vector": vector,
-}
+# family name -> module: every module here with a `routines()`
+FAMILIES = family_modules(__name__, __path__, "routines")
