@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 
-from kgb.vllm.generate import HEADER, files, ops, render, stale
+from kgb.generated_files import stale
+from kgb.vllm.generate import HEADER, files, ops, render
 
 
 def test_regenerating_changes_nothing():
-    assert stale() == [], "run `python -m kgb.vllm.generate` and commit the result"
+    assert stale(files()) == [], "run `python -m kgb.vllm.generate` and commit the result"
 
 
 def test_solutions_are_self_contained_and_define_their_entry_point():
@@ -29,7 +30,7 @@ def test_a_hand_edit_is_reported_stale(tmp_path):
     for path, text in generated.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    assert stale(tmp_path) == []
+    assert stale(files(tmp_path)) == []
     path = next(iter(generated))
     path.write_text(path.read_text() + "# hand edit\n")
-    assert stale(tmp_path) == [path]
+    assert stale(files(tmp_path)) == [path]

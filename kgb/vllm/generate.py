@@ -13,11 +13,11 @@ self-contained file, so a solution never imports kgb. Specs stay hand-written.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
+from kgb import generated_files
 from kgb.operators import OPERATORS_DIR
 
 PACKAGE = Path(__file__).parent
@@ -71,25 +71,8 @@ def files(root: Path = OPERATORS_DIR) -> dict[Path, str]:
     return {root / "vllm" / op / "solution.py": render(op) for op in ops()}
 
 
-def stale(root: Path = OPERATORS_DIR) -> list[Path]:
-    """Generated solutions whose text differs from what their parts render now."""
-    return [p for p, text in files(root).items() if not p.exists() or p.read_text() != text]
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="report stale files, write nothing")
-    args = parser.parse_args(argv)
-    if args.check:
-        bad = stale()
-        for p in bad:
-            print(f"stale: {p}")
-        return 1 if bad else 0
-    for path, text in files().items():
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-            print(f"wrote {path}")
-    return 0
+    return generated_files.main(__doc__.splitlines()[0], files, argv)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ columns: the activations quantised to Q8_1 (int8 codes, scale d8 and sum s8 in f
 a Q4_0/Q4_1/Q8_0 weight block's codes and scales, and the block's contribution to the
 sums, rounded where ggml's CUDA kernels round."""
 
+import torch
 import triton
 import triton.language as tl
 
@@ -99,3 +100,12 @@ def _dot_rows(x_ptr, w_ptr, tokens, live, w_row, col, n_ok, TYPE: tl.constexpr, 
             sumi = tl.sum(q[:, :, None] * codes.to(tl.float32)[None, :, :], axis=1)
         acc += _block_dot(sumi, d4[None, :], m4[None, :], d8[:, None], s8[:, None], TYPE)
     return acc
+
+
+def _ggml_output(X, type, n_out, row):
+    """The [n_out, row] result in X's dtype and the bytes of one weight row (Q4_0, Q4_1 or
+    Q8_0 blocks of X.shape[1] columns)."""
+    if type not in (2, 3, 8):
+        raise NotImplementedError(f"GGML type {type}")
+    y = torch.empty((n_out, row), dtype=X.dtype, device=X.device)
+    return y, X.shape[1] // 32 * {2: 18, 3: 20, 8: 34}[type]

@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.vllm.kernels.ggml_q8_1 import _dot_rows
+from kgb.vllm.kernels.ggml_q8_1 import _dot_rows, _ggml_output
 
 BLOCK_SLOTS = 4  # moe_align_block_size's block for these GGML types
 
@@ -36,13 +36,10 @@ def ggml_moe_a8(
     X: torch.Tensor, W: torch.Tensor, sorted_token_ids: torch.Tensor, expert_ids: torch.Tensor,
     num_tokens_post_padded: torch.Tensor, type: int, row: int, top_k: int, tokens: int,
 ) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
-    col = X.shape[1]
-    y = torch.empty((tokens * top_k, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, tokens * top_k, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
+    col = X.shape[1]
     block_n = 64
     blocks = min(expert_ids.numel(), triton.cdiv(sorted_token_ids.numel(), BLOCK_SLOTS))
     grid = (blocks, triton.cdiv(row, block_n))

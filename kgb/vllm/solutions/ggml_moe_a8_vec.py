@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.vllm.kernels.ggml_q8_1 import _dot_vec
+from kgb.vllm.kernels.ggml_q8_1 import _dot_vec, _ggml_output
 
 
 @triton.jit
@@ -26,14 +26,10 @@ def _moe_vec_kernel(
 def ggml_moe_a8_vec(
     X: torch.Tensor, W: torch.Tensor, topk_ids: torch.Tensor, top_k: int, type: int, row: int, tokens: int
 ) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
-    col = X.shape[1]
-    y = torch.empty((tokens * top_k, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, tokens * top_k, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_n = 64
     grid = (tokens * top_k, triton.cdiv(row, block_n))
-    _moe_vec_kernel[grid](X, W, topk_ids, y, row, col, row_bytes, top_k, TYPE=type, BLOCK_N=block_n)
+    _moe_vec_kernel[grid](X, W, topk_ids, y, row, X.shape[1], row_bytes, top_k, TYPE=type, BLOCK_N=block_n)
     return y

@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.vllm.kernels.ggml_q8_1 import _dot_rows
+from kgb.vllm.kernels.ggml_q8_1 import _dot_rows, _ggml_output
 
 
 @triton.jit
@@ -24,13 +24,10 @@ def _mul_mat_a8_kernel(
 
 
 def ggml_mul_mat_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
     batch, col = X.shape
-    y = torch.empty((batch, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, batch, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_m = 16 if batch <= 16 else 64
     block_n = 64
     grid = (triton.cdiv(batch, block_m), triton.cdiv(row, block_n))

@@ -5,7 +5,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kgb.vllm.kernels.ggml_q8_1 import _dot_vec
+from kgb.vllm.kernels.ggml_q8_1 import _dot_vec, _ggml_output
 
 
 @triton.jit
@@ -21,13 +21,10 @@ def _mul_mat_vec_kernel(
 
 
 def ggml_mul_mat_vec_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
     vecs, col = X.shape
-    y = torch.empty((vecs, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, vecs, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_n = 64
     grid = (vecs, triton.cdiv(row, block_n))
     _mul_mat_vec_kernel[grid](X, W, y, row, col, row_bytes, TYPE=type, BLOCK_N=block_n)

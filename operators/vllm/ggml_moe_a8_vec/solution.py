@@ -105,6 +105,15 @@ def _dot_rows(x_ptr, w_ptr, tokens, live, w_row, col, n_ok, TYPE: tl.constexpr, 
     return acc
 
 
+def _ggml_output(X, type, n_out, row):
+    """The [n_out, row] result in X's dtype and the bytes of one weight row (Q4_0, Q4_1 or
+    Q8_0 blocks of X.shape[1] columns)."""
+    if type not in (2, 3, 8):
+        raise NotImplementedError(f"GGML type {type}")
+    y = torch.empty((n_out, row), dtype=X.dtype, device=X.device)
+    return y, X.shape[1] // 32 * {2: 18, 3: 20, 8: 34}[type]
+
+
 @triton.jit
 def _moe_vec_kernel(
     x_ptr, w_ptr, topk_ptr, y_ptr, rows, col, row_bytes, top_k,
@@ -123,14 +132,10 @@ def _moe_vec_kernel(
 def ggml_moe_a8_vec(
     X: torch.Tensor, W: torch.Tensor, topk_ids: torch.Tensor, top_k: int, type: int, row: int, tokens: int
 ) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
-    col = X.shape[1]
-    y = torch.empty((tokens * top_k, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, tokens * top_k, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_n = 64
     grid = (tokens * top_k, triton.cdiv(row, block_n))
-    _moe_vec_kernel[grid](X, W, topk_ids, y, row, col, row_bytes, top_k, TYPE=type, BLOCK_N=block_n)
+    _moe_vec_kernel[grid](X, W, topk_ids, y, row, X.shape[1], row_bytes, top_k, TYPE=type, BLOCK_N=block_n)
     return y

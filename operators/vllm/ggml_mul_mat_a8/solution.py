@@ -105,6 +105,15 @@ def _dot_rows(x_ptr, w_ptr, tokens, live, w_row, col, n_ok, TYPE: tl.constexpr, 
     return acc
 
 
+def _ggml_output(X, type, n_out, row):
+    """The [n_out, row] result in X's dtype and the bytes of one weight row (Q4_0, Q4_1 or
+    Q8_0 blocks of X.shape[1] columns)."""
+    if type not in (2, 3, 8):
+        raise NotImplementedError(f"GGML type {type}")
+    y = torch.empty((n_out, row), dtype=X.dtype, device=X.device)
+    return y, X.shape[1] // 32 * {2: 18, 3: 20, 8: 34}[type]
+
+
 @triton.jit
 def _mul_mat_a8_kernel(
     w_ptr, x_ptr, y_ptr, batch, rows, col, row_bytes,
@@ -121,13 +130,10 @@ def _mul_mat_a8_kernel(
 
 
 def ggml_mul_mat_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
     batch, col = X.shape
-    y = torch.empty((batch, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, batch, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_m = 16 if batch <= 16 else 64
     block_n = 64
     grid = (triton.cdiv(batch, block_m), triton.cdiv(row, block_n))

@@ -105,6 +105,15 @@ def _dot_rows(x_ptr, w_ptr, tokens, live, w_row, col, n_ok, TYPE: tl.constexpr, 
     return acc
 
 
+def _ggml_output(X, type, n_out, row):
+    """The [n_out, row] result in X's dtype and the bytes of one weight row (Q4_0, Q4_1 or
+    Q8_0 blocks of X.shape[1] columns)."""
+    if type not in (2, 3, 8):
+        raise NotImplementedError(f"GGML type {type}")
+    y = torch.empty((n_out, row), dtype=X.dtype, device=X.device)
+    return y, X.shape[1] // 32 * {2: 18, 3: 20, 8: 34}[type]
+
+
 @triton.jit
 def _mul_mat_vec_kernel(
     x_ptr, w_ptr, y_ptr, rows, col, row_bytes, TYPE: tl.constexpr, BLOCK_N: tl.constexpr,
@@ -118,13 +127,10 @@ def _mul_mat_vec_kernel(
 
 
 def ggml_mul_mat_vec_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -> torch.Tensor:
-    if type not in (2, 3, 8):
-        raise NotImplementedError(f"GGML type {type}")
     vecs, col = X.shape
-    y = torch.empty((vecs, row), dtype=X.dtype, device=X.device)
+    y, row_bytes = _ggml_output(X, type, vecs, row)
     if y.numel() == 0:
         return y
-    row_bytes = col // 32 * {2: 18, 3: 20, 8: 34}[type]
     block_n = 64
     grid = (vecs, triton.cdiv(row, block_n))
     _mul_mat_vec_kernel[grid](X, W, y, row, col, row_bytes, TYPE=type, BLOCK_N=block_n)

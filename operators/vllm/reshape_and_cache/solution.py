@@ -28,17 +28,19 @@ def _fp8_bits(x):
 
 
 @triton.jit
-def _reshape_and_cache_kernel(
+def _write_kv_kernel(
     key_ptr, value_ptr, key_cache_ptr, value_cache_ptr, slot_ptr, k_scale_ptr, v_scale_ptr,
     key_stride, value_stride, n_elems, head_size, block_size,
-    X: tl.constexpr, FP8: tl.constexpr, BLOCK: tl.constexpr,
+    kb, ks, kh, kx, vb, vs, vh, vd, X: tl.constexpr, FP8: tl.constexpr, BLOCK: tl.constexpr,
 ):
-    # one program per token: its num_heads * head_size keys and values
+    # one program per token: its num_heads * head_size keys and values. Key element d of head
+    # h sits at block * kb + slot * ks + h * kh + (d // X) * kx + d % X (X: the key cache's
+    # innermost split of head_size, 1 where there is none), value element d at
+    # block * vb + slot * vs + h * vh + d * vd.
     token = tl.program_id(0).to(tl.int64)
     slot = tl.load(slot_ptr + token)
     block = slot // block_size
     offset = slot % block_size
-    base = block * n_elems * block_size  # both caches hold n_elems * block_size per block
     if FP8:
         k_scale = tl.load(k_scale_ptr)
         v_scale = tl.load(v_scale_ptr)
@@ -49,8 +51,8 @@ def _reshape_and_cache_kernel(
         d = e % head_size
         k = tl.load(key_ptr + token * key_stride + e, mask=mask)
         v = tl.load(value_ptr + token * value_stride + e, mask=mask)
-        k_off = base + h * head_size * block_size + (d // X) * block_size * X + offset * X + d % X
-        v_off = base + h * head_size * block_size + d * block_size + offset
+        k_off = block * kb + offset * ks + h * kh + (d // X) * kx + d % X
+        v_off = block * vb + offset * vs + h * vh + d * vd
         if FP8:
             k = _fp8_bits(tl.math.div_rn(k.to(tl.float32), k_scale))
             v = _fp8_bits(tl.math.div_rn(v.to(tl.float32), v_scale))
@@ -58,13 +60,23 @@ def _reshape_and_cache_kernel(
         tl.store(value_cache_ptr + v_off, v, mask=mask)
 
 
-def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
+def _write_kv(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale,
+              block_size, key_strides, value_strides, x):
+    """key_strides: the key cache's (block, slot, head, x-chunk) strides; value_strides:
+    the value cache's (block, slot, head, element) strides."""
     tokens = slot_mapping.shape[0]
     if tokens == 0:
         return
     n_elems = key.shape[1] * key.shape[2]
-    _reshape_and_cache_kernel[(tokens,)](
+    _write_kv_kernel[(tokens,)](
         key, value, key_cache, value_cache, slot_mapping, k_scale, v_scale, key.stride(0),
-        value.stride(0), n_elems, key.shape[2], key_cache.shape[3], X=key_cache.shape[4],
+        value.stride(0), n_elems, key.shape[2], block_size, *key_strides, *value_strides, X=x,
         FP8=kv_cache_dtype != "auto", BLOCK=min(triton.next_power_of_2(n_elems), 2048),
     )
+
+
+def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
+    # key_cache [blocks, heads, head_size // x, block_size, x], value_cache [blocks, heads, head_size, block_size]
+    kc, vc = key_cache.stride(), value_cache.stride()
+    _write_kv(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale,
+              key_cache.shape[3], (kc[0], kc[3], kc[1], kc[2]), (vc[0], vc[3], vc[1], vc[2]), key_cache.shape[4])
