@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kgb.operators import published_tolerance
+from kgb.operators import Case, published_tolerance
 from kgb.vllm.moe import compare_close  # the elementwise check all vLLM helpers share
 
 PARTITION_SIZE = 512  # tokens per partition of paged_attention_v2
@@ -40,6 +40,11 @@ class PagedShape:
 def key_split(dtype: torch.dtype) -> int:
     """x of the key cache layout: how many elements make 16 bytes."""
     return 16 // torch.empty(0, dtype=dtype).element_size()
+
+
+def paged_case(name: str, tag: str, shape: PagedShape, seed: int = 0) -> Case:
+    """A case of paged_attention_v1 / v2 (its reduction: the longest sequence)."""
+    return Case(name, tag, dict(shape=shape), seed=seed, reduction=shape.max_len)
 
 
 def make_paged_inputs(shape: PagedShape, gen: torch.Generator, device: str) -> dict:
