@@ -5,7 +5,7 @@ files under kgb/vllm/kernels/ it imports.
     python -m kgb.vllm.generate            # (re)write every generated solution
     python -m kgb.vllm.generate --check    # exit 1 if any differs from its parts
 
-Every part is a lintable module; an `from kgb.vllm.kernels.<x> import ...` line names a
+Every part is a lintable module; a `from kgb.vllm.kernels.<x> import ...` line names a
 shared kernel file to paste (its own such imports first). A solution is the parts' other
 imports, then each part without its docstring and imports: a candidate is one
 self-contained file, so a solution never imports kgb. Specs stay hand-written.
@@ -50,8 +50,10 @@ def _split(text: str) -> tuple[list[str], str]:
     imports = []
     while lines and (not lines[0].strip() or lines[0].startswith(("import ", "from "))):
         line = lines.pop(0)
+        while line.count("(") > line.count(")"):  # an import wrapped over several lines
+            line += " " + lines.pop(0).strip()
         if line.strip() and not line.startswith("from kgb"):
-            imports.append(line)
+            imports.append(line.replace("( ", "(").replace(", )", ")"))
     return imports, "\n".join(lines).strip("\n") + "\n"
 
 
