@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kgb.operators import published_tolerance
+from kgb.operators import Case, published_tolerance
 from kgb.vllm.moe import compare_close  # the elementwise check all vLLM helpers share
 
 PARTITION_SIZE = 512  # tokens per partition of paged_attention_v2
@@ -40,6 +40,19 @@ class PagedShape:
 def key_split(dtype: torch.dtype) -> int:
     """x of the key cache layout: how many elements make 16 bytes."""
     return 16 // torch.empty(0, dtype=dtype).element_size()
+
+
+def rope_cos_sin_cache(max_pos: int, rot_dim: int, dtype: torch.dtype, base: float) -> torch.Tensor:
+    """The cache vLLM's rotary embeddings read: [max_pos, rot_dim] cos then sin of position *
+    inverse frequency (base 10000 for Llama, 1,000,000 for Qwen3), computed in float64."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, rot_dim, 2, dtype=torch.float64) / rot_dim))
+    angles = torch.arange(max_pos, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    return torch.cat([angles.cos(), angles.sin()], dim=-1).to(dtype)
+
+
+def paged_case(name: str, tag: str, shape: PagedShape, seed: int = 0) -> Case:
+    """A case of paged_attention_v1 / v2 (its reduction: the longest sequence)."""
+    return Case(name, tag, dict(shape=shape), seed=seed, reduction=shape.max_len)
 
 
 def make_paged_inputs(shape: PagedShape, gen: torch.Generator, device: str) -> dict:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
+from kgb.operators import Case
+
 QK = 32  # values per block, for every type here
 
 
@@ -163,11 +165,22 @@ def _column_codes(raw: torch.Tensor, type_id: int, cols: torch.Tensor) -> tuple[
     return torch.where(j < 16, qs & 15, qs >> 4), d
 
 
+def mul_mat_case(name, tag, type_id, batch, row, col, dtype="float16", seed=0) -> Case:
+    """A case of ggml_mul_mat_a8 / ggml_mul_mat_vec_a8 (its reduction: the col products of an output)."""
+    return Case(name, tag, dict(type=type_id, batch=batch, row=row, col=col, dtype=dtype), seed=seed, reduction=col)
+
+
 def mul_mat_inputs(params: dict, gen: torch.Generator, device: str) -> dict:
     """ggml_mul_mat_a8 / ggml_mul_mat_vec_a8 arguments for params type, batch, row, col, dtype."""
     w = random_blocks(params["type"], params["row"], params["col"], gen)
     x = torch.randn(params["batch"], params["col"], generator=gen).to(getattr(torch, params["dtype"]))
     return dict(W=w.to(device), X=x.to(device), type=params["type"], row=params["row"])
+
+
+def moe_case(name, tag, type_id, tokens, experts, top_k, row, col, dtype="float16", seed=0) -> Case:
+    """A case of ggml_moe_a8 / ggml_moe_a8_vec."""
+    params = dict(type=type_id, tokens=tokens, experts=experts, top_k=top_k, row=row, col=col, dtype=dtype)
+    return Case(name, tag, params, seed=seed, reduction=col)
 
 
 def moe_inputs(params: dict, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -234,22 +234,27 @@ def _norm_quotients(
     return groups / s[..., None], s  # fp8 divides
 
 
-def make_rms_norm_quant_inputs(
-    tokens: int, hidden: int, dtype: torch.dtype, quant: torch.dtype, with_residual: bool,
-    with_ub: bool, gen: torch.Generator, device: str,
-) -> dict:
-    """Activations with a few outlier channels (as real hidden states have), a weight
-    near 1, an optional residual and an optional scale upper bound."""
+def make_rms_norm_quant_inputs(params: dict, groups: int, gen: torch.Generator, device: str) -> dict:
+    """The arguments of rms_norm_dynamic_per_token_quant and rms_norm_per_block_quant from
+    a case's params (tokens, hidden, dtype, quant, residual, ub, eps, and transposed for a
+    [groups, tokens] scale): activations with a few outlier channels (as real hidden
+    states have), a weight near 1, an optional residual and an optional scale upper bound."""
+    tokens, hidden, dtype = params["tokens"], params["hidden"], getattr(torch, params["dtype"])
     x = torch.randn(tokens, hidden, generator=gen)
     outliers = torch.randint(0, hidden, (max(1, hidden // 256),), generator=gen)
     x[:, outliers] *= 8.0
-    inputs = dict(
+    if params.get("transposed"):
+        scale = torch.empty(groups, tokens, dtype=torch.float32, device=device).t()
+    else:
+        scale = torch.empty(tokens, groups, dtype=torch.float32, device=device)
+    return dict(
+        result=torch.empty(tokens, hidden, dtype=getattr(torch, params["quant"]), device=device),
         input=x.to(dtype).to(device),
         weight=(1.0 + 0.2 * torch.randn(hidden, generator=gen)).to(dtype).to(device),
-        out=torch.empty(tokens, hidden, dtype=quant, device=device),
-        residual=(torch.randn(tokens, hidden, generator=gen).to(dtype).to(device)
-                  if with_residual else None),
+        scale=scale,
+        epsilon=params["eps"],
         # an upper bound below the largest normalised values, so that it clips some rows
-        scale_ub=torch.tensor([4.0], dtype=torch.float32, device=device) if with_ub else None,
+        scale_ub=torch.tensor([4.0], dtype=torch.float32, device=device) if params["ub"] else None,
+        residual=(torch.randn(tokens, hidden, generator=gen).to(dtype).to(device)
+                  if params["residual"] else None),
     )
-    return inputs

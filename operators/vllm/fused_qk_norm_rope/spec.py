@@ -36,6 +36,7 @@ Inputs other than qkv are not modified.
 import torch
 
 from kgb.operators import Case
+from kgb.vllm.attention import rope_cos_sin_cache
 
 VERSION = 1
 # Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
@@ -87,13 +88,6 @@ CASES = [
 ]
 
 
-def _cos_sin_cache(max_pos: int, rot_dim: int, dtype: torch.dtype) -> torch.Tensor:
-    """vLLM's cache: cos and sin of position * inverse frequency, base 1,000,000 (Qwen3)."""
-    inv_freq = 1.0 / (1e6 ** (torch.arange(0, rot_dim, 2, dtype=torch.float64) / rot_dim))
-    angles = torch.arange(max_pos, dtype=torch.float64)[:, None] * inv_freq[None, :]
-    return torch.cat([angles.cos(), angles.sin()], dim=-1).to(dtype)
-
-
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
@@ -103,7 +97,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     q_weight = (1.0 + 0.3 * torch.randn(d, generator=gen)).to(dtype).to(device)
     k_weight = (1.0 + 0.3 * torch.randn(d, generator=gen)).to(dtype).to(device)
     positions = torch.randint(0, p["max_pos"], (t,), generator=gen, dtype=torch.int64).to(device)
-    cache = _cos_sin_cache(p["max_pos"], d, getattr(torch, p["cache_dtype"])).to(device)
+    cache = rope_cos_sin_cache(p["max_pos"], d, getattr(torch, p["cache_dtype"]), base=1e6).to(device)
     return dict(qkv=qkv, num_heads_q=p["hq"], num_heads_k=p["hk"], num_heads_v=p["hv"], head_dim=d,
                 eps=1e-6, q_weight=q_weight, k_weight=k_weight, cos_sin_cache=cache,
                 is_neox=p["neox"], position_ids=positions)

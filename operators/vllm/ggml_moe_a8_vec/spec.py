@@ -42,7 +42,7 @@ that sum is free. The inputs must not be modified.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import moe_inputs, q8_1_matmul
+from kgb.vllm.ggml import moe_case, moe_inputs, q8_1_matmul
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -54,24 +54,19 @@ def ggml_moe_a8_vec(X: torch.Tensor, W: torch.Tensor, topk_ids: torch.Tensor, to
 
 
 
-def _case(name, tag, type_id, tokens, experts, top_k, row, col, dtype="float16", seed=0):
-    params = dict(type=type_id, tokens=tokens, experts=experts, top_k=top_k, row=row, col=col, dtype=dtype)
-    return Case(name, tag, params, seed=seed, reduction=col)
-
-
 CASES = [
-    _case("smoke-q4_0", "smoke", 2, 3, 4, 2, 24, 64),
-    _case("smoke-q4_1-f32", "smoke", 3, 2, 3, 3, 16, 96, dtype="float32", seed=1),
-    _case("smoke-q8_0-bf16", "smoke", 8, 1, 5, 2, 20, 64, dtype="bfloat16", seed=2),
+    moe_case("smoke-q4_0", "smoke", 2, 3, 4, 2, 24, 64),
+    moe_case("smoke-q4_1-f32", "smoke", 3, 2, 3, 3, 16, 96, dtype="float32", seed=1),
+    moe_case("smoke-q8_0-bf16", "smoke", 8, 1, 5, 2, 20, 64, dtype="bfloat16", seed=2),
     # w13 ([2 * inter, hidden]) and w2 ([hidden, inter]) of real MoE models
-    _case("deepseek-v2-lite-w13-q4_0", "check", 2, 4, 64, 6, 2816, 2048),
-    _case("qwen3-30b-w2-q8_0-bf16", "check", 8, 2, 128, 8, 2048, 768, dtype="bfloat16"),
-    _case("qwen1.5-moe-w13-q4_1-f32", "check", 3, 1, 60, 4, 2816, 2048, dtype="float32"),
-    _case("mixtral-w2-q4_0", "check", 2, 3, 8, 2, 4096, 14336),
-    _case("odd-rows-q8_0-f32", "check", 8, 5, 6, 3, 77, 160, dtype="float32"),
-    _case("deepseek-v2-lite-w2-decode-q8_0", "bench", 8, 8, 64, 6, 2048, 1408),
-    _case("qwen3-30b-w13-decode-q4_0-bf16", "bench", 2, 4, 128, 8, 1536, 2048, dtype="bfloat16"),
-    _case("mixtral-w13-decode-q4_1", "bench", 3, 1, 8, 2, 28672, 4096),
+    moe_case("deepseek-v2-lite-w13-q4_0", "check", 2, 4, 64, 6, 2816, 2048),
+    moe_case("qwen3-30b-w2-q8_0-bf16", "check", 8, 2, 128, 8, 2048, 768, dtype="bfloat16"),
+    moe_case("qwen1.5-moe-w13-q4_1-f32", "check", 3, 1, 60, 4, 2816, 2048, dtype="float32"),
+    moe_case("mixtral-w2-q4_0", "check", 2, 3, 8, 2, 4096, 14336),
+    moe_case("odd-rows-q8_0-f32", "check", 8, 5, 6, 3, 77, 160, dtype="float32"),
+    moe_case("deepseek-v2-lite-w2-decode-q8_0", "bench", 8, 8, 64, 6, 2048, 1408),
+    moe_case("qwen3-30b-w13-decode-q4_0-bf16", "bench", 2, 4, 128, 8, 1536, 2048, dtype="bfloat16"),
+    moe_case("mixtral-w13-decode-q4_1", "bench", 3, 1, 8, 2, 28672, 4096),
 ]
 
 

@@ -38,7 +38,7 @@ K-quants; they are not required here.)
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import mul_mat_inputs, q8_1_matmul
+from kgb.vllm.ggml import mul_mat_case, mul_mat_inputs, q8_1_matmul
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -48,22 +48,18 @@ def ggml_mul_mat_vec_a8(W: torch.Tensor, X: torch.Tensor, type: int, row: int) -
     """vllm::ggml_mul_mat_vec_a8(Tensor W, Tensor X, int type, SymInt row) -> Tensor"""
 '''
 
-def _case(name, tag, type_id, batch, row, col, dtype="float16", seed=0):
-    return Case(name, tag, dict(type=type_id, batch=batch, row=row, col=col, dtype=dtype), seed=seed, reduction=col)
-
-
 CASES = [
-    _case("smoke-q4_0", "smoke", 2, 1, 24, 64),
-    _case("smoke-q4_1-f32", "smoke", 3, 2, 16, 96, dtype="float32", seed=1),
-    _case("smoke-q8_0-bf16", "smoke", 8, 3, 20, 64, dtype="bfloat16", seed=2),
-    _case("llama8b-qkv-q4_0", "check", 2, 1, 6144, 4096),
-    _case("llama8b-down-q4_1-bf16", "check", 3, 4, 4096, 14336, dtype="bfloat16"),
-    _case("qwen2-7b-o-q8_0-f32", "check", 8, 8, 3584, 3584, dtype="float32"),
-    _case("odd-q4_0-f32", "check", 2, 5, 77, 160, dtype="float32"),
-    _case("llama8b-up-q8_0", "check", 8, 2, 14336, 4096),
-    _case("llama8b-decode-gate-up-q4_0", "bench", 2, 1, 28672, 4096),
-    _case("llama8b-decode-down-q8_0-bf16", "bench", 8, 4, 4096, 14336, dtype="bfloat16"),
-    _case("llama70b-decode-qkv-q4_1", "bench", 3, 8, 10240, 8192),
+    mul_mat_case("smoke-q4_0", "smoke", 2, 1, 24, 64),
+    mul_mat_case("smoke-q4_1-f32", "smoke", 3, 2, 16, 96, dtype="float32", seed=1),
+    mul_mat_case("smoke-q8_0-bf16", "smoke", 8, 3, 20, 64, dtype="bfloat16", seed=2),
+    mul_mat_case("llama8b-qkv-q4_0", "check", 2, 1, 6144, 4096),
+    mul_mat_case("llama8b-down-q4_1-bf16", "check", 3, 4, 4096, 14336, dtype="bfloat16"),
+    mul_mat_case("qwen2-7b-o-q8_0-f32", "check", 8, 8, 3584, 3584, dtype="float32"),
+    mul_mat_case("odd-q4_0-f32", "check", 2, 5, 77, 160, dtype="float32"),
+    mul_mat_case("llama8b-up-q8_0", "check", 8, 2, 14336, 4096),
+    mul_mat_case("llama8b-decode-gate-up-q4_0", "bench", 2, 1, 28672, 4096),
+    mul_mat_case("llama8b-decode-down-q8_0-bf16", "bench", 8, 4, 4096, 14336, dtype="bfloat16"),
+    mul_mat_case("llama70b-decode-qkv-q4_1", "bench", 3, 8, 10240, 8192),
 ]
 
 

@@ -57,6 +57,7 @@ from kgb.vllm.attention import (
     compare_attention,
     make_paged_inputs,
     paged_attention,
+    paged_case,
     weighted_magnitude,
 )
 
@@ -94,25 +95,21 @@ def paged_attention_v1(
 OUTPUT_ARGS = ("out",)
 
 
-def _case(name, tag, shape: PagedShape, seed=0):
-    return Case(name, tag, dict(shape=shape), seed=seed, reduction=shape.max_len)
-
-
 CASES = [
-    _case("smoke-gqa-f32", "smoke", PagedShape(2, 4, 2, 32, 16, 37, "float32")),
-    _case("smoke-alibi-bf16", "smoke", PagedShape(2, 2, 2, 64, 8, 20, "bfloat16", alibi=True), seed=1),
-    _case("llama3-8b-f16", "check", PagedShape(7, 32, 8, 128, 16, 1000, "float16")),
-    _case("llama3-8b-bf16-fused-q", "check", PagedShape(5, 32, 8, 128, 16, 777, "bfloat16", fused_q=True)),
-    _case("llama3-70b-tp8-bf16", "check", PagedShape(9, 8, 1, 128, 16, 2049, "bfloat16")),
-    _case("qwen2-7b-bs32-bf16", "check", PagedShape(4, 28, 4, 128, 32, 1500, "bfloat16")),
-    _case("mpt-alibi-f16", "check", PagedShape(3, 32, 32, 128, 16, 600, "float16", alibi=True)),
-    _case("phi2-hd80-f16", "check", PagedShape(4, 32, 32, 80, 16, 333, "float16")),
-    _case("gemma-hd256-bs8-bf16", "check", PagedShape(3, 8, 1, 256, 8, 500, "bfloat16")),
-    _case("hd96-f32", "check", PagedShape(3, 12, 4, 96, 16, 200, "float32")),
-    _case("one-token-f16", "check", PagedShape(2, 16, 16, 64, 16, 1, "float16")),
-    _case("llama3-8b-decode-bf16", "bench", PagedShape(64, 32, 8, 128, 16, 2048, "bfloat16")),
-    _case("llama3-70b-tp8-decode-f16", "bench", PagedShape(128, 8, 1, 128, 16, 4096, "float16")),
-    _case("qwen2-7b-decode-bf16", "bench", PagedShape(32, 28, 4, 128, 32, 4096, "bfloat16")),
+    paged_case("smoke-gqa-f32", "smoke", PagedShape(2, 4, 2, 32, 16, 37, "float32")),
+    paged_case("smoke-alibi-bf16", "smoke", PagedShape(2, 2, 2, 64, 8, 20, "bfloat16", alibi=True), seed=1),
+    paged_case("llama3-8b-f16", "check", PagedShape(7, 32, 8, 128, 16, 1000, "float16")),
+    paged_case("llama3-8b-bf16-fused-q", "check", PagedShape(5, 32, 8, 128, 16, 777, "bfloat16", fused_q=True)),
+    paged_case("llama3-70b-tp8-bf16", "check", PagedShape(9, 8, 1, 128, 16, 2049, "bfloat16")),
+    paged_case("qwen2-7b-bs32-bf16", "check", PagedShape(4, 28, 4, 128, 32, 1500, "bfloat16")),
+    paged_case("mpt-alibi-f16", "check", PagedShape(3, 32, 32, 128, 16, 600, "float16", alibi=True)),
+    paged_case("phi2-hd80-f16", "check", PagedShape(4, 32, 32, 80, 16, 333, "float16")),
+    paged_case("gemma-hd256-bs8-bf16", "check", PagedShape(3, 8, 1, 256, 8, 500, "bfloat16")),
+    paged_case("hd96-f32", "check", PagedShape(3, 12, 4, 96, 16, 200, "float32")),
+    paged_case("one-token-f16", "check", PagedShape(2, 16, 16, 64, 16, 1, "float16")),
+    paged_case("llama3-8b-decode-bf16", "bench", PagedShape(64, 32, 8, 128, 16, 2048, "bfloat16")),
+    paged_case("llama3-70b-tp8-decode-f16", "bench", PagedShape(128, 8, 1, 128, 16, 4096, "float16")),
+    paged_case("qwen2-7b-decode-bf16", "bench", PagedShape(32, 28, 4, 128, 32, 4096, "bfloat16")),
 ]
 
 

@@ -75,6 +75,7 @@ from kgb.vllm.attention import (
     compare_v2,
     make_paged_inputs,
     paged_attention,
+    paged_case,
 )
 
 VERSION = 2
@@ -115,25 +116,21 @@ def paged_attention_v2(
 OUTPUT_ARGS = ("out", "exp_sums", "max_logits", "tmp_out")
 
 
-def _case(name, tag, shape: PagedShape, seed=0):
-    return Case(name, tag, dict(shape=shape), seed=seed, reduction=shape.max_len)
-
-
 CASES = [
-    _case("smoke-two-partitions-f32", "smoke", PagedShape(2, 2, 1, 32, 16, 600, "float32")),
-    _case("smoke-alibi-bf16", "smoke", PagedShape(2, 2, 2, 32, 32, 520, "bfloat16", alibi=True), seed=1),
-    _case("llama3-8b-long-f16", "check", PagedShape(3, 32, 8, 128, 16, 5000, "float16")),
-    _case("llama3-8b-bf16-fused-q", "check", PagedShape(4, 32, 8, 128, 16, 1537, "bfloat16", fused_q=True)),
-    _case("llama3-70b-tp8-bf16", "check", PagedShape(5, 8, 1, 128, 16, 9000, "bfloat16")),
-    _case("qwen2-7b-bs32-bf16", "check", PagedShape(3, 28, 4, 128, 32, 3000, "bfloat16")),
-    _case("mpt-alibi-f16", "check", PagedShape(2, 32, 32, 128, 16, 1100, "float16", alibi=True)),
-    _case("phi2-hd80-f16", "check", PagedShape(3, 32, 32, 80, 8, 1024, "float16")),
-    _case("gemma-hd256-bf16", "check", PagedShape(2, 8, 1, 256, 16, 2000, "bfloat16")),
-    _case("exact-partition-f32", "check", PagedShape(3, 4, 2, 64, 16, 512, "float32")),
-    _case("short-f16", "check", PagedShape(4, 16, 16, 64, 16, 30, "float16")),
-    _case("llama3-8b-long-decode-bf16", "bench", PagedShape(16, 32, 8, 128, 16, 16384, "bfloat16")),
-    _case("llama3-70b-tp8-32k-f16", "bench", PagedShape(8, 8, 1, 128, 16, 32768, "float16")),
-    _case("qwen2-7b-8k-bf16", "bench", PagedShape(32, 28, 4, 128, 32, 8192, "bfloat16")),
+    paged_case("smoke-two-partitions-f32", "smoke", PagedShape(2, 2, 1, 32, 16, 600, "float32")),
+    paged_case("smoke-alibi-bf16", "smoke", PagedShape(2, 2, 2, 32, 32, 520, "bfloat16", alibi=True), seed=1),
+    paged_case("llama3-8b-long-f16", "check", PagedShape(3, 32, 8, 128, 16, 5000, "float16")),
+    paged_case("llama3-8b-bf16-fused-q", "check", PagedShape(4, 32, 8, 128, 16, 1537, "bfloat16", fused_q=True)),
+    paged_case("llama3-70b-tp8-bf16", "check", PagedShape(5, 8, 1, 128, 16, 9000, "bfloat16")),
+    paged_case("qwen2-7b-bs32-bf16", "check", PagedShape(3, 28, 4, 128, 32, 3000, "bfloat16")),
+    paged_case("mpt-alibi-f16", "check", PagedShape(2, 32, 32, 128, 16, 1100, "float16", alibi=True)),
+    paged_case("phi2-hd80-f16", "check", PagedShape(3, 32, 32, 80, 8, 1024, "float16")),
+    paged_case("gemma-hd256-bf16", "check", PagedShape(2, 8, 1, 256, 16, 2000, "bfloat16")),
+    paged_case("exact-partition-f32", "check", PagedShape(3, 4, 2, 64, 16, 512, "float32")),
+    paged_case("short-f16", "check", PagedShape(4, 16, 16, 64, 16, 30, "float16")),
+    paged_case("llama3-8b-long-decode-bf16", "bench", PagedShape(16, 32, 8, 128, 16, 16384, "bfloat16")),
+    paged_case("llama3-70b-tp8-32k-f16", "bench", PagedShape(8, 8, 1, 128, 16, 32768, "float16")),
+    paged_case("qwen2-7b-8k-bf16", "bench", PagedShape(32, 28, 4, 128, 32, 8192, "bfloat16")),
 ]
 
 

@@ -87,14 +87,8 @@ CASES = [
 
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
-    p = case.params
-    built = make_rms_norm_quant_inputs(
-        p["tokens"], p["hidden"], getattr(torch, p["dtype"]), getattr(torch, p["quant"]),
-        p["residual"], p["ub"], gen, device,
-    )
-    scale = torch.empty(p["tokens"], 1, dtype=torch.float32, device=device)
-    return dict(result=built["out"], input=built["input"], weight=built["weight"], scale=scale,
-                epsilon=p["eps"], scale_ub=built["scale_ub"], residual=built["residual"])
+    return make_rms_norm_quant_inputs(case.params, 1, gen, device)
+
 
 
 def reference(result, input, weight, scale, epsilon, scale_ub, residual):

@@ -113,18 +113,9 @@ CASES = [
 
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
-    built = make_rms_norm_quant_inputs(
-        p["tokens"], p["hidden"], getattr(torch, p["dtype"]), getattr(torch, p["quant"]),
-        p["residual"], p["ub"], gen, device,
-    )
-    groups = p["hidden"] // p["group"]
-    if p["transposed"]:
-        scale = torch.empty(groups, p["tokens"], dtype=torch.float32, device=device).t()
-    else:
-        scale = torch.empty(p["tokens"], groups, dtype=torch.float32, device=device)
-    return dict(result=built["out"], input=built["input"], weight=built["weight"], scale=scale,
-                epsilon=p["eps"], scale_ub=built["scale_ub"], residual=built["residual"],
-                group_size=p["group"], is_scale_transposed=p["transposed"])
+    inputs = make_rms_norm_quant_inputs(p, p["hidden"] // p["group"], gen, device)
+    return dict(inputs, group_size=p["group"], is_scale_transposed=p["transposed"])
+
 
 
 def reference(result, input, weight, scale, epsilon, scale_ub, residual, group_size, is_scale_transposed):

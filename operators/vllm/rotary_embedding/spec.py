@@ -42,6 +42,7 @@ token. The batched form (positions of shape [batch, seq_len]) is not part of the
 import torch
 
 from kgb.operators import Case
+from kgb.vllm.attention import rope_cos_sin_cache
 
 VERSION = 1
 
@@ -130,19 +131,12 @@ CASES = [
 ]
 
 
-def _cos_sin_cache(max_pos: int, rot_dim: int, dtype: torch.dtype) -> torch.Tensor:
-    """The cache vLLM builds: cos and sin of position * inverse frequency, base 10000."""
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, rot_dim, 2, dtype=torch.float64) / rot_dim))
-    angles = torch.arange(max_pos, dtype=torch.float64)[:, None] * inv_freq[None, :]
-    return torch.cat([angles.cos(), angles.sin()], dim=-1).to(dtype)
-
-
 def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     dtype = getattr(torch, p["dtype"])
     t, h, kv, d = p["tokens"], p["heads"], p["kv_heads"], p["head_size"]
     positions = torch.randint(0, p["max_pos"], (t,), generator=gen, dtype=torch.int64).to(device)
-    cache = _cos_sin_cache(p["max_pos"], p["rot_dim"], dtype).to(device)
+    cache = rope_cos_sin_cache(p["max_pos"], p["rot_dim"], dtype, base=10000).to(device)
     if p["layout"] == "flat":
         query = torch.randn(t, h * d, generator=gen).to(dtype).to(device)
         key = torch.randn(t, kv * d, generator=gen).to(dtype).to(device) if kv else None

@@ -1,0 +1,14 @@
+"""The own part of vllm::gptq_marlin_moe_repack's solution (see kgb/vllm/generate.py).
+"""
+
+import torch
+
+from kgb.vllm.kernels.marlin_moe_repack import _repack
+
+
+def gptq_marlin_moe_repack(
+    b_q_weight: torch.Tensor, perm: torch.Tensor, size_k: int, size_n: int, num_bits: int,
+    is_a_8bit: bool = False,
+) -> torch.Tensor:
+    has_perm = perm.shape[-1] > 0
+    return _repack(b_q_weight, perm if has_perm else None, size_k, size_n, num_bits, is_a_8bit, awq=False)
