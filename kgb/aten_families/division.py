@@ -12,9 +12,12 @@ import torch
 from kgb.aten_families import division_text as text
 from kgb.aten_families.layout import laid_out
 from kgb.aten_families.member import Member
+from kgb.aten_families.results import in_place_compare
 from kgb.aten_families.source import solution
-from kgb.evaluate.correctness import compare_values
 from kgb.operators import Case
+
+# the modules whose functions the members' specs bind (they go into the specs' digests)
+SPEC_HELPERS = ("layout", "results")
 
 VERSION = 1
 
@@ -204,17 +207,7 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     return inputs
 
 
-def compare(actual, expected, case, inputs):
-    """The default value comparison, then: the return value must be `self` itself."""
-    for key in ("self", "return"):
-        message, _, _ = compare_values(key, actual.get(key), expected[key], case.reduction)
-        if message:
-            return message
-    ret, self = actual["return"], inputs["self"]
-    same = (ret.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-            and ret.storage_offset() == self.storage_offset()
-            and ret.shape == self.shape and ret.stride() == self.stride())
-    return None if same else "the return value is not `self` (div_ must return its updated input)"
+compare = in_place_compare("div_")
 
 
 def members() -> list[Member]:

@@ -45,7 +45,7 @@ from kgb.aten_families.pointwise_special import (
     MASKED_FILL,
     POW,
     PRELU,
-    masked_fill_compare,
+    masked_fill_compare,  # noqa: F401 - bound by name in masked_fill_'s spec
     masked_fill_inputs,
     pow_inputs,
     prelu_inputs,
@@ -54,7 +54,7 @@ from kgb.aten_families.pointwise_text import SIGNATURES, TASKS
 from kgb.operators import Case
 
 # the modules whose functions the members' specs bind (they go into the specs' digests)
-SPEC_HELPERS = ("pointwise_binary", "pointwise_special", "pointwise_backward", "layout", "comparison",
+SPEC_HELPERS = ("pointwise_binary", "pointwise_special", "pointwise_backward", "layout", "results", "comparison",
                 "subtraction")
 
 
@@ -65,7 +65,7 @@ class Pointwise:
     inputs: Callable  # the spec's make_inputs
     version: int = 1
     named_reference: bool = False  # a single reference named after the operator, not `reference`
-    compare: Callable | None = None
+    compare: str | None = None  # the name, in this module, of the spec's compare
     extra: str = ""  # further assignments of the spec
 
 
@@ -76,7 +76,7 @@ POINTWISE = [
     Pointwise("mul", MUL, mul_inputs),
     Pointwise("pow", POW, pow_inputs),
     Pointwise("prelu", PRELU, prelu_inputs),
-    Pointwise("masked_fill_", MASKED_FILL, masked_fill_inputs, compare=masked_fill_compare,
+    Pointwise("masked_fill_", MASKED_FILL, masked_fill_inputs, compare="masked_fill_compare",
               extra='INOUT_ARGS = ("self",)'),
     Pointwise("log_sigmoid_backward", activation_cases("log_sigmoid_backward"), log_sigmoid_backward_inputs),
     Pointwise("mish_backward", activation_cases("mish_backward"), mish_backward_inputs),
@@ -122,7 +122,7 @@ def members() -> list[Member]:
     for p in POINTWISE:
         binds = {"make_inputs": p.inputs.__name__}
         if p.compare:
-            binds["compare"] = p.compare.__name__
+            binds["compare"] = p.compare
         out.append(Member(
             name=p.name, family="pointwise", version=p.version, task=TASKS[p.name],
             signatures=SIGNATURES[p.name], cases=cases(p.name), references=references(p),

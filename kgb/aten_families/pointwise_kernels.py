@@ -98,7 +98,7 @@ KERNELS_OF = {
             else:
                 r = _pow_int(x, y, NBITS)
         """, constexprs=("NBITS",)),
-        Kernel("square", ("x", "exponent"), """
+        Kernel("square", ("x", "_"), """
             if EXP == 2.0:
                 r = x * x
             elif EXP == 3.0:

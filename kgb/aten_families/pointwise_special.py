@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from kgb.aten_families.layout import laid_out
-from kgb.evaluate.correctness import compare_values
+from kgb.aten_families.results import in_place_compare
 from kgb.operators import Case
 
 
@@ -231,14 +231,4 @@ def masked_fill_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     return dict(self=self, mask=mask, value=value)
 
 
-def masked_fill_compare(actual, expected, case, inputs):
-    """The default value comparison, then: the return value must be `self` itself."""
-    for key in ("self", "return"):
-        message, _, _ = compare_values(key, actual.get(key), expected[key], case.reduction)
-        if message:
-            return message
-    ret, self = actual["return"], inputs["self"]
-    same = (ret.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-            and ret.storage_offset() == self.storage_offset()
-            and ret.shape == self.shape and ret.stride() == self.stride())
-    return None if same else "the return value is not `self` (masked_fill_ must return its updated input)"
+masked_fill_compare = in_place_compare("masked_fill_")

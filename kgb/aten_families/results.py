@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from kgb.aten_families.views import same_outside
+from kgb.evaluate.correctness import compare_values
 
 
 def tensor_form(a, e: torch.Tensor, strides: bool = False) -> str | None:
@@ -46,3 +47,21 @@ def outside_untouched(self_: torch.Tensor, ref: torch.Tensor) -> str | None:
     if not covers_storage and not same_outside(self_, ref):
         return "argument self: storage outside the view of self was modified"
     return None
+
+
+def in_place_compare(op: str):
+    """The compare of an in-place op: the default value comparison of `self` and of the
+    return value, then the return value must be `self` itself."""
+
+    def compare(actual, expected, case, inputs):
+        for key in ("self", "return"):
+            message, _, _ = compare_values(key, actual.get(key), expected[key], case.reduction)
+            if message:
+                return message
+        ret, self = actual["return"], inputs["self"]
+        same = (ret.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
+                and ret.storage_offset() == self.storage_offset()
+                and ret.shape == self.shape and ret.stride() == self.stride())
+        return None if same else f"the return value is not `self` ({op} must return its updated input)"
+
+    return compare

@@ -26,7 +26,7 @@ Python number). The list overload `add_.t` is not required.
 
 import torch
 
-from kgb.evaluate.correctness import compare_values
+from kgb.aten_families.results import in_place_compare
 from kgb.operators import Case
 
 VERSION = 1
@@ -120,14 +120,4 @@ def add__Scalar(self, other, alpha=1):
 reference = {"add__Tensor": add__Tensor, "add__Scalar": add__Scalar}
 
 
-def compare(actual, expected, case, inputs):
-    """The default value comparison, then: the return value must be `self` itself."""
-    for key in ("self", "return"):
-        message, _, _ = compare_values(key, actual.get(key), expected[key], case.reduction)
-        if message:
-            return message
-    ret, self = actual["return"], inputs["self"]
-    same = (ret.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-            and ret.storage_offset() == self.storage_offset()
-            and ret.shape == self.shape and ret.stride() == self.stride())
-    return None if same else "the return value is not `self` (add_ must return its updated input)"
+compare = in_place_compare("add_")

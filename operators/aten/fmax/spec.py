@@ -32,7 +32,7 @@ def fmax(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 CASES = pointwise.cases("fmax")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "75013d88dd6d6433"
+FAMILY_DIGEST = "f44043830acbc997"
 
 make_inputs = pointwise.fmax_inputs
 

@@ -176,7 +176,7 @@ def _square_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, n, sizes, o_st, a_st, b_
     # the exponents PyTorch special-cases: 2, 3, 0.5, -0.5, -1, -2 (floats only)
     i, mask = _index(n, IDX64, BLOCK)
     x = _read(a_ptr, a_val, i, mask, sizes, a_st, NDIM, A_SCALAR, COMMON, CT)
-    exponent = _read(b_ptr, b_val, i, mask, sizes, b_st, NDIM, B_SCALAR, COMMON, CT)
+    _ = _read(b_ptr, b_val, i, mask, sizes, b_st, NDIM, B_SCALAR, COMMON, CT)
     if EXP == 2.0:
         r = x * x
     elif EXP == 3.0:
