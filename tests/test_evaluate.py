@@ -210,6 +210,26 @@ def test_a_process_keeps_few_warm_engines(monkeypatch):
     assert closed and all(not e.alive for e in closed)
 
 
+def test_an_engine_outlives_the_thread_that_started_it():
+    """The engine dies with its parent *thread* (PR_SET_PDEATHSIG): one started by a trial's
+    worker thread or an agent's check request died when that thread ended, with every
+    judgement in flight on it, and the next evaluation paid for a fresh engine."""
+    import threading
+
+    from kgb.evaluate.engine import Engine
+
+    started: list[Engine] = []
+    thread = threading.Thread(target=lambda: started.append(Engine(dict(os.environ))))
+    thread.start()
+    thread.join()
+    [engine] = started
+    try:
+        time.sleep(0.5)  # the kernel's signal is immediate; leave it time to be delivered
+        assert engine.alive, f"the engine died with its thread (exit {engine.proc.returncode})"
+    finally:
+        engine.close()
+
+
 def test_a_random_op_whose_reference_cannot_vary_is_not_turned_away():
     """bernoulli with p = 0 draws zeros every time: two equal draws are then no sign of a
     candidate that memoises its samples (found on an H200, where all cases run)."""

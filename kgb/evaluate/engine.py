@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import select
 import signal
 import subprocess
@@ -137,6 +138,43 @@ def _kill_group(pid: int) -> None:
 # --------------------------------------------------------------------- in the harness
 
 
+# The engine asks to die with its parent (PR_SET_PDEATHSIG), and Linux sends that signal
+# when the *thread* that started it ends, not the process. Engines are shared: one started
+# by a trial's worker thread, or by the request thread of an agent's check, would be killed
+# when that thread ends, with every judgement in flight on it. So every engine is started
+# by one thread that lives as long as the harness process.
+_starts: queue.Queue = queue.Queue()
+
+
+def _starter() -> None:
+    while True:
+        start, box, started = _starts.get()
+        try:
+            box.append(start())
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller, raised there
+            box.append(exc)
+        started.set()
+
+
+_starter_thread: threading.Thread | None = None
+_starter_lock = threading.Lock()
+
+
+def _start_from_the_lasting_thread(start):
+    global _starter_thread
+    with _starter_lock:
+        if _starter_thread is None or not _starter_thread.is_alive():
+            _starter_thread = threading.Thread(target=_starter, name="kgb-engine-starter", daemon=True)
+            _starter_thread.start()
+    box: list = []
+    started = threading.Event()
+    _starts.put((start, box, started))
+    started.wait()
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    return box[0]
+
+
 class EngineDied(RuntimeError):
     """The engine process ended: an infrastructure failure, not a verdict on a candidate."""
 
@@ -151,11 +189,11 @@ class Engine:
     """The harness's handle on one engine process; safe to use from several threads."""
 
     def __init__(self, env: dict[str, str]):
-        self.proc = subprocess.Popen(
+        self.proc = _start_from_the_lasting_thread(lambda: subprocess.Popen(
             [sys.executable, "-m", "kgb.evaluate.engine"], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
             start_new_session=True,
-        )
+        ))
         self._lock = threading.Lock()
         self._pending: dict[str, _Pending] = {}
         self.leases = 0  # evaluations holding this engine (kgb.evaluate._engine counts them)
