@@ -32,6 +32,22 @@ def family_modules(package: str, path: list[str], provides: str) -> dict[str, Mo
     return found
 
 
+def split_module(text: str) -> tuple[list[str], str]:
+    """A lintable module that a generator pastes into a solution: its import lines (each on
+    one line, however it was wrapped) and its body without the docstring and the imports."""
+    if text.startswith('"""'):
+        text = text[text.index('"""', 3) + 3 :]
+    lines = text.strip("\n").splitlines()
+    imports = []
+    while lines and (not lines[0].strip() or lines[0].startswith(("import ", "from "))):
+        line = lines.pop(0)
+        while line.count("(") > line.count(")"):  # an import wrapped over several lines
+            line += " " + lines.pop(0).strip()
+        if line.strip():
+            imports.append(line.replace("( ", "(").replace(", )", ")"))
+    return imports, "\n".join(lines).strip("\n") + "\n"
+
+
 def stale(files: Files) -> list[Path]:
     """The generated files whose text on disk differs from what their family renders now."""
     return [p for p, text in files.items() if not p.exists() or p.read_text() != text]

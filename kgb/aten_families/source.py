@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kgb.generated_files import split_module
+
 KERNELS = Path(__file__).parent / "kernels"
 IMPORTS = "import torch\nimport triton\nimport triton.language as tl\n"
 
 
 def kernel_body(name: str) -> str:
     """kernels/<name>.py without its docstring and imports."""
-    text = (KERNELS / f"{name}.py").read_text()
-    if text.startswith('"""'):
-        text = text[text.index('"""', 3) + 3 :]
-    lines = text.splitlines()
-    while lines and (not lines[0].strip() or lines[0].startswith(("import ", "from "))):
-        lines.pop(0)
-    return "\n".join(lines).strip("\n") + "\n"
+    return split_module((KERNELS / f"{name}.py").read_text())[1]
 
 
 def solution(kernel_files: list[str], tail: str, imports: str = IMPORTS) -> str:

@@ -42,26 +42,11 @@ def _parts(path: Path, seen: list[Path]) -> list[Path]:
     return seen
 
 
-def _split(text: str) -> tuple[list[str], str]:
-    """A part's import lines (kgb's left out) and its body without docstring and imports."""
-    if text.startswith('"""'):
-        text = text[text.index('"""', 3) + 3 :]
-    lines = text.strip("\n").splitlines()
-    imports = []
-    while lines and (not lines[0].strip() or lines[0].startswith(("import ", "from "))):
-        line = lines.pop(0)
-        while line.count("(") > line.count(")"):  # an import wrapped over several lines
-            line += " " + lines.pop(0).strip()
-        if line.strip() and not line.startswith("from kgb"):
-            imports.append(line.replace("( ", "(").replace(", )", ")"))
-    return imports, "\n".join(lines).strip("\n") + "\n"
-
-
 def render(op: str) -> str:
     imports, bodies = set(), []
     for path in _parts(PACKAGE / "solutions" / f"{op}.py", []):
-        own_imports, body = _split(path.read_text())
-        imports.update(own_imports)
+        own_imports, body = generated_files.split_module(path.read_text())
+        imports.update(i for i in own_imports if not i.startswith("from kgb"))
         bodies.append(body)
     third = sorted(i for i in imports if i.split()[1].split(".")[0] in _THIRD_PARTY)
     first = sorted(imports - set(third))
