@@ -26,16 +26,18 @@ def tensor_form(a, e: torch.Tensor, strides: bool = False) -> str | None:
     return None
 
 
+def is_self(ret: torch.Tensor, self_: torch.Tensor) -> bool:
+    """Whether `ret` is `self_` as a view: the same storage, offset, shape and strides."""
+    return (ret.untyped_storage().data_ptr() == self_.untyped_storage().data_ptr()
+            and ret.storage_offset() == self_.storage_offset()
+            and ret.shape == self_.shape and ret.stride() == self_.stride())
+
+
 def returns_self(ret, self_: torch.Tensor, op: str) -> str | None:
     """Whether an in-place op returned `self`: the same storage, offset, shape and strides."""
     if not isinstance(ret, torch.Tensor):
         return f"return value: expected self, got {type(ret).__name__}"
-    if not (
-        ret.untyped_storage().data_ptr() == self_.untyped_storage().data_ptr()
-        and ret.storage_offset() == self_.storage_offset()
-        and ret.shape == self_.shape
-        and ret.stride() == self_.stride()
-    ):
+    if not is_self(ret, self_):
         return f"return value: {op} must return self (the same storage, offset, shape and strides)"
     return None
 
@@ -58,10 +60,6 @@ def in_place_compare(op: str):
             message, _, _ = compare_values(key, actual.get(key), expected[key], case.reduction)
             if message:
                 return message
-        ret, self = actual["return"], inputs["self"]
-        same = (ret.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-                and ret.storage_offset() == self.storage_offset()
-                and ret.shape == self.shape and ret.stride() == self.stride())
-        return None if same else f"the return value is not `self` ({op} must return its updated input)"
+        return None if is_self(actual["return"], inputs["self"]) else f"the return value is not `self` ({op} must return its updated input)"
 
     return compare

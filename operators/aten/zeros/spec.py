@@ -42,7 +42,7 @@ DENIED_TORCH_OPS = (
 
 CASES = filling.cases("zeros")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "706cde6082753671"
+FAMILY_DIGEST = "607901947cf89eba"
 
 make_inputs = filling.zeros_inputs
 
