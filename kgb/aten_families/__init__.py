@@ -11,7 +11,20 @@ the functions its specs bind (`make_inputs`, and `compare` where the default com
 is not enough). See docs/adding-an-operator.md, "Generated families".
 """
 
+from functools import cache
+
 from kgb.generated_files import family_modules
 
-# family name -> module: every module here with a `members()`
-FAMILIES = family_modules(__name__, __path__, "members")
+
+@cache
+def _families() -> dict:
+    return family_modules(__name__, __path__, "members")
+
+
+def __getattr__(name: str):
+    # FAMILIES (family name -> module: every module here with a `members()`) is found on first
+    # use, not when the package is imported: a spec imports only its own family, and a
+    # judge that loads it should not import all of them.
+    if name == "FAMILIES":
+        return _families()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

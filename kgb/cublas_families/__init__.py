@@ -7,7 +7,20 @@ A family module provides `routines() -> list[Routine]` and
 routines name. See docs/adding-an-operator.md, "Generated families".
 """
 
+from functools import cache
+
 from kgb.generated_files import family_modules
 
-# family name -> module: every module here with a `routines()`
-FAMILIES = family_modules(__name__, __path__, "routines")
+
+@cache
+def _families() -> dict:
+    return family_modules(__name__, __path__, "routines")
+
+
+def __getattr__(name: str):
+    # FAMILIES (family name -> module: every module here with a `routines()`) is found on first
+    # use, not when the package is imported: a spec imports only its own family, and a
+    # judge that loads it should not import all of them.
+    if name == "FAMILIES":
+        return _families()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -37,12 +37,6 @@ def _warm() -> None:
 
     import kgb.evaluate.judge  # noqa: F401
 
-    # what specs import: every judge loads one, and a fork finds these already imported
-    # (all the ATen families together take about 0.1 s to import)
-    for package in ("kgb.aten_families", "kgb.cublas_families", "kgb.cublas", "kgb.vllm.attention",
-                    "kgb.vllm.cache", "kgb.vllm.ggml", "kgb.vllm.moe", "kgb.vllm.packing", "kgb.vllm.quant"):
-        importlib.import_module(package)
-
     importlib.import_module("torch._dynamo")
     if os.environ.get("TRITON_INTERPRET") == "1":
         from kgb.evaluate.interpreter import prepare_interpreter
