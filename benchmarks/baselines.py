@@ -59,6 +59,7 @@ def agree(op: str, tags: tuple[str, ...], device: str) -> dict:
         with torch.no_grad():
             expected = spec.reference_for(entry.name)(*args, **kwargs)
         args, kwargs = entry.bind(base_in)
+        print(f"case {case.name}", file=sys.stderr, flush=True)  # a crash below is this case's
         try:
             actual = fn(*args, **kwargs)
             if device == "cuda":
@@ -79,8 +80,10 @@ def run_one(op: str, tags: str) -> dict:
                           timeout=600)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
+        at = [line for line in done.stderr.splitlines() if line.startswith("case ")]
         return {"op": op, "baseline": "?", "cases": [], "seconds": time.perf_counter() - started,
-                "note": f"the process ended with {done.returncode}: {done.stderr.strip()[-300:]}"}
+                "note": f"the process ended with {done.returncode} at {at[-1] if at else 'its start'}: "
+                        f"{done.stderr.strip()[-300:]}"}
     return {**json.loads(lines[-1]), "seconds": time.perf_counter() - started}
 
 

@@ -67,6 +67,7 @@ def main() -> int:
             for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds
             per_op[op] = {"wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
+                          **({} if verdict.correct else {"logs": verdict.logs[-4000:]}),
                           "phases": split,
                           "cases": {c.name: [c.latency_us, c.baseline_us, c.timing_mode] for c in verdict.cases
                                     if c.latency_us or c.baseline_us}}

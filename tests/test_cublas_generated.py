@@ -16,6 +16,7 @@ from kgb.cublas_families import gemm, matrix, matvec, symmetric, triangular, vec
 from kgb.cublas_families.generate import files, routines, stale
 from kgb.cublas_families.layout import Batch, batched, set_vector
 from kgb.cublas_families.matvec import band_to_dense
+from kgb.evaluate.correctness import compare_tensor
 
 NAN = float("nan")
 OPERATORS_MD = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
@@ -261,13 +262,16 @@ def test_triangular_solves():
     assert B.tolist() == [0, 1]
 
 
-def test_pointer_array_layout_is_shuffled_with_gaps():
+def test_pointer_array_layout_is_shuffled_with_gaps_and_aligned():
     gen = torch.Generator().manual_seed(0)
     b = batched(5, 4, Batch.POINTERS, gen, lambda size: torch.zeros(size))
     starts = b.offsets.tolist()
-    assert sorted(starts) == [3 + 7 * i for i in range(5)]  # slots of 4 + a gap of 3
+    # slots of 4 + a gap of 3, rounded up to the 8-element alignment libcublas needs
+    assert sorted(starts) == [8 + 8 * i for i in range(5)]
     assert starts != sorted(starts)  # shuffled (this seed's permutation is not the identity)
-    assert b.buf.numel() == 3 + 7 * 5
+    assert b.buf.numel() == 8 + 8 * 5
+    wide = batched(3, 9, Batch.POINTERS, gen, lambda size: torch.zeros(size))
+    assert sorted(wide.offsets.tolist()) == [8, 24, 40]  # 9 + 3 rounds up to 16
     strided = batched(3, 4, Batch.STRIDED, gen, lambda size: torch.zeros(size))
     assert strided.stride == 7 and strided.starts == [0, 7, 14]
 
@@ -276,3 +280,52 @@ def test_set_vector_negative_increment():
     buf = torch.zeros(5)
     set_vector(buf, 3, -2, torch.tensor([1.0, 2.0, 3.0]))
     assert buf.tolist() == [3, 0, 2, 0, 1]
+
+
+# ---------------------------------------------------------------- device placement
+
+
+def _on_meta(value):
+    """A case's inputs moved off the CPU; pointer-array offsets (int64) stay readable, as
+    the references read them as host lists."""
+    if isinstance(value, torch.Tensor):
+        return value if value.dtype == torch.int64 else value.to("meta")
+    return value
+
+
+def test_every_reference_keeps_its_work_on_the_inputs_device():
+    # A helper tensor made without device= lands on the CPU: invisible on a CPU run, a
+    # "spec bug" verdict for every candidate on a GPU (seen on the H200 for 12 routines).
+    # The meta device makes the same mismatch fail here.
+    from kgb.evaluate.judge import draw_inputs
+
+    misplaced = []
+    for op in operators.select("cublas"):
+        spec = operators.load(op)
+        for case in spec.cases_for({operators.CaseTag.SMOKE}):
+            entry = spec.entry_of(case)
+            inputs = {k: _on_meta(v) for k, v in draw_inputs(spec, case, case.seed, "cpu").items()}
+            args, kwargs = entry.bind(inputs)
+            try:
+                spec.reference_for(entry.name)(*args, **kwargs)
+            except RuntimeError as exc:
+                misplaced.append(f"{op} {case.name}: {exc}")
+    assert misplaced == []
+
+
+def test_half_gemm_admits_a_float16_accumulator_and_rejects_zeros():
+    # libcublas's Hgemm accumulates in float16; a candidate doing the same must pass.
+    gen = torch.Generator().manual_seed(0)
+    m, n, k = 64, 48, 1000
+    a = torch.randn(m, k, generator=gen).half()
+    b = torch.randn(k, n, generator=gen).half()
+    exact = (a.double() @ b.double()).half()
+    acc = torch.zeros(m, n, dtype=torch.float16)
+    for p in range(k):  # rounds after every addition: worse than a tensor-core chunked sum
+        acc = (acc.float() + a[:, p : p + 1].float() * b[p : p + 1, :].float()).half()
+    case = operators.Case("t", "check", {}, seed=0, reduction=k)
+    compare = gemm.compare_half_accumulation
+    assert compare({"return": None, "C": acc.flatten()}, {"C": exact.flatten()}, case, {}) is None
+    assert compare({"return": None, "C": torch.zeros_like(exact).flatten()}, {"C": exact.flatten()}, case, {})
+    # the float32-accumulation tolerance would have turned the float16 accumulator away
+    assert compare_tensor("C", acc.flatten(), exact.flatten(), k)[0] is not None

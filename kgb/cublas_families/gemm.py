@@ -22,7 +22,8 @@ from kgb.cublas_families.layout import (
     wide,
 )
 from kgb.cublas_families.routine import Routine, case
-from kgb.operators import Case
+from kgb.evaluate.correctness import compare_tensor
+from kgb.operators import Case, Tolerance
 
 VERSION = 1
 
@@ -291,8 +292,9 @@ def _task(name: str, v: Variant) -> str:
             "and the result is rounded to Ctype once."
         )
     elif v.prefix == "H":
-        parts.append("Products are accumulated in at least float32 and the result rounded to "
-                     "float16 once.")  # fmt: skip
+        parts.append("Products may be accumulated in float16, as cuBLAS's own kernels do "
+                     "(CUBLAS_COMPUTE_16F), or in float32; the comparison admits the rounding "
+                     "of a float16 accumulator over k terms.")  # fmt: skip
     else:
         parts.append("Products are accumulated in the routine's precision or better (for "
                      "float32: no TF32 or half-precision tensor-core arithmetic).")  # fmt: skip
@@ -320,6 +322,25 @@ def _solution(name: str, v: Variant, py: str) -> str:
     return text.solution(["gemm"], name, py, call)
 
 
+# cublasHgemm* compute in float16 (CUBLAS_COMPUTE_16F): on the H200 libcublas's answer
+# missed the float32-accumulation tolerance on 15 of 19 cases. A float16 accumulator that
+# rounds after every one of k additions needed an atol of up to 1.5e-3 * sqrt(k) * rms(C)
+# on this family's cases (emulated on the CPU); 4e-3 leaves a margin, and an all-zero C
+# still misses by far.
+HALF_ACCUMULATION_ATOL = 4e-3
+
+
+def compare_half_accumulation(actual, expected, case, inputs):
+    e = expected["C"]
+    finite = torch.isfinite(e)
+    scale = float(e[finite].double().pow(2).mean().sqrt()) if finite.any() else 0.0
+    tol = Tolerance(rtol=1e-3, atol=HALF_ACCUMULATION_ATOL * max(case.reduction, 1) ** 0.5 * scale)
+    message, _, _ = compare_tensor("argument C", actual.get("C"), e, case.reduction, tol)
+    if message is None and actual.get("return") is not None:
+        return "return value: expected None"
+    return message
+
+
 def routines() -> list[Routine]:
     out = []
     for name, v in ROUTINES.items():
@@ -339,6 +360,7 @@ def routines() -> list[Routine]:
                 reference="gemm_ex" if v.ex else reference,
                 solution=_solution(name, v, py),
                 inout=("C",),
+                compare="compare_half_accumulation" if v.prefix == "H" else None,
             )
         )
     return out

@@ -101,6 +101,9 @@ class Batched:
     offsets: torch.Tensor | None = None
 
 
+POINTER_ALIGN = 8  # elements: 16 bytes for half precision, more for wider types
+
+
 def batched(
     count: int, size: int, form: Batch, gen: torch.Generator, fill, gap: int = 3
 ) -> Batched:
@@ -108,15 +111,19 @@ def batched(
 
     Strided problems sit `size + gap` apart; pointer-array problems are shuffled, with a
     gap between neighbours, so that neither a constant stride nor the order can be assumed.
+    Each pointer-array problem starts on a multiple of POINTER_ALIGN elements, as every
+    allocation does: libcublas's *Batched kernels assume aligned pointers (measured on the
+    H200, cublasHgemmBatched faulted on problems 6 bytes into a buffer).
     """
     if form == Batch.SINGLE:
         return Batched(fill(size), [0])
-    slot = size + gap
     if form == Batch.STRIDED:
+        slot = size + gap
         return Batched(fill(slot * count), [b * slot for b in range(count)], stride=slot)
+    slot = -(-(size + gap) // POINTER_ALIGN) * POINTER_ALIGN
     order = torch.randperm(count, generator=gen).tolist()
-    starts = [gap + slot * order[b] for b in range(count)]
-    return Batched(fill(gap + slot * count), starts, offsets=torch.tensor(starts, dtype=torch.int64))
+    starts = [POINTER_ALIGN + slot * order[b] for b in range(count)]
+    return Batched(fill(POINTER_ALIGN + slot * count), starts, offsets=torch.tensor(starts, dtype=torch.int64))
 
 
 def triangle(m: torch.Tensor, uplo: str, unit: bool = False) -> torch.Tensor:

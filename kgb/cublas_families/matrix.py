@@ -69,7 +69,7 @@ def syr2(uplo, n, alpha, x, incx, y, incy, A, lda):
     a = matrix(A, n, n, lda)
     xs, ys = vector(x, n, incx).double(), vector(y, n, incy).double()
     updated = alpha * (torch.outer(xs, ys) + torch.outer(ys, xs)) + a.double()
-    keep = torch.ones(n, n, dtype=torch.bool)
+    keep = torch.ones(n, n, dtype=torch.bool, device=a.device)
     keep = keep.tril(-1) if uplo == "U" else keep.triu(1)  # the triangle not referenced
     a.copy_(torch.where(keep, a.double(), updated))
 
@@ -77,7 +77,7 @@ def syr2(uplo, n, alpha, x, incx, y, incy, A, lda):
 def geam(transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc):
     if m <= 0 or n <= 0:
         return
-    out = torch.zeros(m, n, dtype=torch.float64)
+    out = torch.zeros(m, n, dtype=torch.float64, device=C.device)
     # a scalar of 0 means its matrix is not read
     if alpha != 0:
         out += alpha * op(matrix(A, *stored_shape(transa, m, n), lda).double(), transa)

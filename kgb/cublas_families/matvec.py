@@ -88,7 +88,7 @@ def band_to_dense(A: torch.Tensor, n: int, k: int, lda: int, uplo: str) -> torch
     """The n x n matrix whose band (k off-diagonals on side `uplo`) A stores: upper band
     element (i, j) at A[k + i - j, j], lower at A[i - j, j]; zero outside the band."""
     band = matrix(A, k + 1, n, lda)
-    dense = torch.zeros(n, n, dtype=A.dtype)
+    dense = torch.zeros(n, n, dtype=A.dtype, device=A.device)
     for d in range(min(k, n - 1) + 1):
         if uplo == "U":
             dense.diagonal(d).copy_(band[k - d, d:])

@@ -62,7 +62,7 @@ def _syrk(uplo, trans, n, k, alpha, a, beta, C, ldc):
     out = alpha * (a @ a.transpose(0, 1))  # symmetric: no conjugation
     if beta != 0:
         out = out + beta * c.to(out.dtype)
-    written = torch.ones(n, n, dtype=torch.bool)
+    written = torch.ones(n, n, dtype=torch.bool, device=c.device)
     written = written.triu() if uplo == "U" else written.tril()
     c.copy_(torch.where(written, out, c.to(out.dtype)))
 

@@ -51,11 +51,11 @@ def triangular(A, n, lda, uplo, diag, a0=0) -> torch.Tensor:
     """The n x n triangular matrix stored in A's triangle `uplo` (the other triangle, and
     the diagonal when diag == 'U', are not read: they may hold NaN), in float64 / complex128."""
     a = matrix(A, n, n, lda, a0).to(wide(A.dtype))
-    keep = torch.ones(n, n, dtype=torch.bool)
+    keep = torch.ones(n, n, dtype=torch.bool, device=a.device)
     keep = keep.tril(-1 if diag == "U" else 0) if uplo == "L" else keep.triu(1 if diag == "U" else 0)
-    t = torch.where(keep, a, torch.zeros((), dtype=a.dtype))
+    t = torch.where(keep, a, torch.zeros((), dtype=a.dtype, device=a.device))
     if diag == "U":
-        t = t + torch.eye(n, dtype=a.dtype)
+        t = t + torch.eye(n, dtype=a.dtype, device=a.device)
     return t
 
 

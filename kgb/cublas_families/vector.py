@@ -70,7 +70,7 @@ def scal(n, alpha, x, incx):
 
 def asum(n, x, incx, result):
     """sum |x_i| in float64; 0 for n <= 0."""
-    total = vector(x, n, incx).double().abs().sum() if n > 0 else torch.zeros((), dtype=x.dtype)
+    total = vector(x, n, incx).double().abs().sum() if n > 0 else torch.zeros((), dtype=x.dtype, device=x.device)
     result.copy_(total.reshape(1))
 
 

@@ -205,6 +205,11 @@ class _Server:
                 self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), int(msg.fields["warmup"]), known)
             elif msg.kind == "bye":
                 return
+            if self.device == "cuda":
+                # Up to 24 processes (8 judges, each with two candidates) share one GPU:
+                # memory that one keeps cached after its case is what another's next case
+                # needs (on the H200, correct solutions failed with CUDA out-of-memory).
+                torch.cuda.empty_cache()
 
 
 def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:

@@ -222,8 +222,13 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
 
 
 def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
-          timeout_s: float = 600, ptx_dir: Path | None = None) -> list[tuple[Launch, str | None]]:
-    """Both steps, each in its own process; raises if the interpreter run itself fails."""
+          timeout_s: float = 600, ptx_dir: Path | None = None,
+          compile_python: str | None = None) -> list[tuple[Launch, str | None]]:
+    """Both steps, each in its own process; raises if the interpreter run itself fails.
+
+    `compile_python`: the Python (with its own Triton) that compiles, e.g. a virtualenv
+    with the GPU host's Triton version: the compilers of two versions reject different
+    kernels (Triton 3.6 wants `out_dtype` for a float64 `tl.dot`, 3.9 does not)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     # the steps run confined, where no thread may start: no OpenMP or BLAS pools
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -241,7 +246,7 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
         # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
         # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
         compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
-        subprocess.run([*base, "compile", *args], env=compile_env, check=True, timeout=timeout_s,
+        subprocess.run([compile_python or sys.executable, *base[1:], "compile", *args], env=compile_env, check=True, timeout=timeout_s,
                        capture_output=True, text=True)
         errors = json.loads(launches.with_suffix(".results").read_text())
         if len(errors) != len(recorded):
@@ -250,23 +255,23 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
 
 
 def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",), arch: int = 90,
-               timeout_s: float = 3600) -> list[list[tuple[Launch, str | None]] | str]:
+               timeout_s: float = 3600, compile_python: str | None = None) -> list[list[tuple[Launch, str | None]] | str]:
     """`check` for many (spec, candidate) pairs in two processes in all, not two per pair:
     a fresh Python that imports torch and Triton costs seconds, which over every solution
     was most of the test suite's time. Per pair: its results, or why its interpreter run
-    failed."""
+    failed. `compile_python`: see `check`."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
         batch, launches = Path(tmp) / "batch.json", Path(tmp) / "launches.json"
         batch.write_text(json.dumps([[str(spec), str(candidate)] for spec, candidate in pairs]))
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
-        base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
+        args = ["-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
                 "--arch", str(arch), "--launches", str(launches), "--step"]
-        subprocess.run([*base, "record"], env={**env, "TRITON_INTERPRET": "1"}, check=True, timeout=timeout_s,
-                       capture_output=True, text=True)
+        subprocess.run([sys.executable, *args, "record"], env={**env, "TRITON_INTERPRET": "1"}, check=True,
+                       timeout=timeout_s, capture_output=True, text=True)
         recorded = json.loads(launches.read_text())
-        subprocess.run([*base, "compile"], env={"TRITON_DEFAULT_FP_FUSION": "1", **env}, check=True,
+        subprocess.run([compile_python or sys.executable, *args, "compile"], env={"TRITON_DEFAULT_FP_FUSION": "1", **env}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
         errors = json.loads(launches.with_suffix(".results").read_text())
     out: list[list[tuple[Launch, str | None]] | str] = []
@@ -307,6 +312,7 @@ def main() -> int:
     parser.add_argument("--cases", default="smoke")
     parser.add_argument("--arch", type=int, default=90)
     parser.add_argument("--ptx", type=Path, help="write each launch's PTX into this folder")
+    parser.add_argument("--compile-python", help="compile with this Python's Triton (e.g. the GPU host's version)")
     parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
     parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=Path, help=argparse.SUPPRESS)
@@ -348,7 +354,7 @@ def main() -> int:
         results = compile_all(candidate, launches_from_json(args.launches.read_text()), args.arch, args.ptx)
         args.launches.with_suffix(".results").write_text(json.dumps([error for _, error in results]))
         return 0
-    results = check(spec_path, candidate, tags, args.arch, ptx_dir=args.ptx)
+    results = check(spec_path, candidate, tags, args.arch, ptx_dir=args.ptx, compile_python=args.compile_python)
     for launch, error in results:
         constexprs = ", ".join(f"{k}={v}" for k, v in launch.constexprs)
         print(f"{'ok    ' if error is None else 'FAILED'} {launch.kernel}[{constexprs}]" + (f"\n  {error}" if error else ""))

@@ -49,6 +49,11 @@ class Failed(Exception):
         self.status, self.message = status, message
 
 
+class BaselineFailed(Exception):
+    """The speed baseline (libcublas, PyTorch) raised while being timed: the judge's
+    instrument failed, not the candidate, which every case has already checked."""
+
+
 def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.Tensor]:
     return {n: v for n, v in inputs.items() if n in names and isinstance(v, torch.Tensor)}
 
@@ -265,8 +270,12 @@ class CaseRunner:
         if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
             bargs, bkwargs = entry.bind(clone_exact(timed))
-            with self.phase("baseline timing"), self.exclusive():
-                base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup).median_us
+            try:
+                with self.phase("baseline timing"), self.exclusive():
+                    base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup).median_us
+            except Exception as exc:
+                raise BaselineFailed(f"case {case.name}: the speed baseline raised {type(exc).__name__}: "
+                                     f"{str(exc)[:500]}") from exc
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
             # stays correct, and untimed, with the reason.
@@ -374,6 +383,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         runner.audit(loaded, "at import")
         for case in cases:
             result = runner.check(case, case.seed)
+            release_cached_memory(device)  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
             if result.status != Status.CORRECT:
@@ -386,8 +396,16 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
+        not_timed = ""
         for case in timed:
-            lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
+            try:
+                lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
+            except BaselineFailed as exc:
+                # Correct, as checked; this case and the ones after it untimed (a failed library
+                # call can leave the CUDA context unusable), and the message says why.
+                not_timed = f"; not timed from {exc}"
+                break
+            release_cached_memory(device)
             i = next(i for i, r in enumerate(results) if r.name == case.name)
             results[i] = dataclasses.replace(
                 results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread, timed_by=by
@@ -402,7 +420,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         # (k == 0) may rightly return zeros without a launch.
         return _final(Status.REJECTED, "launched no Triton kernel in any case", results, runner, **emit_sandbox)
     baseline = runner.baseline(next(iter(spec.signatures)))[0] if timed else None
-    return _final(Status.CORRECT, f"all {len(cases)} cases correct", results, runner, baseline, **emit_sandbox)
+    return _final(Status.CORRECT, f"all {len(cases)} cases correct{not_timed}", results, runner, baseline,
+                  **emit_sandbox)
 
 
 def _final(status, message, results, runner, baseline=None, **extra) -> dict:
@@ -416,6 +435,12 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
         "phase_s": {k: round(v, 3) for k, v in runner.phase.seconds.items()},
         **extra,
     }
+
+
+def release_cached_memory(device: str) -> None:
+    """Give the allocator's cached blocks back: other judges on this GPU need them."""
+    if device == "cuda":
+        torch.cuda.empty_cache()
 
 
 def serve_request(request_path: Path) -> None:

@@ -20,10 +20,12 @@ def _base(n: int, inc: int) -> int:
 
 @triton.jit
 def _dot(x, y, acc, IEEE: tl.constexpr):
+    # out_dtype: Triton 3.6 (the GPU hosts') otherwise asks for a float32 accumulator and
+    # rejects the float64 one of the D and Z routines; 3.9 infers it
     if IEEE:  # full float32 products: TF32 would miss the float32 tolerance
-        return tl.dot(x, y, acc, input_precision="ieee")
+        return tl.dot(x, y, acc, input_precision="ieee", out_dtype=acc.dtype)
     else:
-        return tl.dot(x, y, acc)
+        return tl.dot(x, y, acc, out_dtype=acc.dtype)
 
 
 @triton.jit
