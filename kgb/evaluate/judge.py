@@ -49,9 +49,12 @@ class Failed(Exception):
         self.status, self.message = status, message
 
 
-class BaselineFailed(Exception):
-    """The speed baseline (libcublas, PyTorch) raised while being timed: the judge's
-    instrument failed, not the candidate, which every case has already checked."""
+class InstrumentFailed(Exception):
+    """The judge's own timing failed: the speed baseline (libcublas, PyTorch) raised, or
+    the judge's replay of the recorded call hit a CUDA error, which leaves this process's
+    CUDA context unusable. The candidate had passed every case by then; it stays correct,
+    and untimed from that case on (no latency is no speedup, so nothing is gained by
+    making a replay fail)."""
 
 
 def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.Tensor]:
@@ -199,7 +202,7 @@ class CaseRunner:
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
 
-    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float | None, float, str, float | None, TimedBy | None]:
+    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
         """(candidate median us, baseline median us, timing mode, spread, whose clock); no
         candidate latency where the judge could not replay the call.
 
@@ -249,6 +252,9 @@ class CaseRunner:
                                                        self.exclusive)
         except Unreplayable as exc:
             replayed = str(exc)
+        except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
+            raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
+                                   f"{str(exc).splitlines()[0][:300]}") from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
             replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
         with self.phase("reference"):
@@ -266,23 +272,27 @@ class CaseRunner:
                 # what the judge would time is not what it checked (a decoy for the recording).
                 raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work recorded in "
                              f"the candidate's last call computes a wrong answer: {message}")
-        base_us = self.known_baselines.get(case.name)
+        base_us, no_baseline = self.known_baselines.get(case.name), ""
         if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
             bargs, bkwargs = entry.bind(clone_exact(timed))
             try:
                 with self.phase("baseline timing"), self.exclusive():
                     base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup).median_us
-            except Exception as exc:
-                raise BaselineFailed(f"case {case.name}: the speed baseline raised {type(exc).__name__}: "
-                                     f"{str(exc)[:500]}") from exc
+            except torch.AcceleratorError as exc:
+                raise InstrumentFailed(f"case {case.name}: the speed baseline raised {type(exc).__name__}: "
+                                       f"{str(exc).splitlines()[0][:300]}") from exc
+            except Exception as exc:  # noqa: BLE001 - e.g. a routine this libcublas does not support
+                # Reported, never replaced by another baseline: the case has no speedup.
+                no_baseline = f"; no baseline: {type(exc).__name__}: {str(exc)[:300]}"
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
             # stays correct, and untimed, with the reason.
             return (None, base_us, f"not timed: the judge could not replay the call ({replayed}); "
-                    f"its own clock said {float(f['median_us']):.1f} us", None, None)
+                    f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
         t = replayed.timing
-        mode = t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
+        mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
+                + no_baseline)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
@@ -400,9 +410,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         for case in timed:
             try:
                 lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
-            except BaselineFailed as exc:
-                # Correct, as checked; this case and the ones after it untimed (a failed library
-                # call can leave the CUDA context unusable), and the message says why.
+            except InstrumentFailed as exc:
+                # Correct, as checked; this case and the ones after it untimed, and the message
+                # says why.
                 not_timed = f"; not timed from {exc}"
                 break
             release_cached_memory(device)

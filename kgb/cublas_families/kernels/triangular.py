@@ -62,7 +62,10 @@ def _trsm_kernel(
         xi_blk = tl.zeros([BLOCK, BLOCK_C], zr.dtype)
         for t in tl.static_range(BLOCK):
             r = (t0 + t) if LOWER else (n_rows - 1 - t0 - t)
-            earlier = (pos < t) & row_ok
+            ok = (t0 + t) < n_rows
+            # past the last row, r indexes outside A: no load may use it (the interpreter
+            # reads such addresses harmlessly; on the H200 they faulted)
+            earlier = (pos < t) & row_ok & ok
             if TRANS_A:
                 m_off = (rows + r * lda) * E
             else:
@@ -77,7 +80,6 @@ def _trsm_kernel(
                 tr += tl.sum(mi[:, None] * xi_blk, axis=0)
                 ti = tl.sum(tl.where(here, zi, 0.0), axis=0) - tl.sum(
                     mr[:, None] * xi_blk + mi[:, None] * xr_blk, axis=0)
-            ok = (t0 + t) < n_rows
             if not UNIT:  # a unit diagonal is not read
                 dr = tl.load(a_ptr + (r + r * lda) * E, mask=ok, other=1.0)
                 if COMPLEX:
