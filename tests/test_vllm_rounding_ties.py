@@ -137,3 +137,22 @@ def test_ggml_moe_a8_rejects_a_dropped_block():
     short = dict(inputs, X=inputs["X"].clone())
     short["X"][:, 96:] = 0  # the last block of K left out of every dot product
     assert spec.compare({"return": spec.reference(**short)}, expected, case, inputs)
+
+
+def test_fp8_codes_of_tied_quotients_may_round_either_way():
+    # Every value on an fp8 rounding tie (1.0625 lies halfway between codes 1.0 and 1.125):
+    # a kernel whose quotient is one float32 ulp above the reference's rounds all of them up.
+    spec = operators.load("vllm::scaled_fp8_quant")
+    x = torch.full((4, 64), 1.0625, dtype=torch.bfloat16)
+    scale = torch.ones(1)
+    inputs = dict(input=x, scale=scale, num_token_padding=None, scale_ub=None, use_per_token_if_dynamic=False,
+                  output=None)
+    codes, _ = spec.module.reference(**inputs)
+    tied_up = _ulp_up(x.float() / scale).to(torch.float8_e4m3fn)
+    assert (tied_up.float() != codes.float()).all()  # a share would not cover these
+    case = Case("ties", "check", {}, seed=0)
+    assert spec.module.compare({"return": (tied_up, scale)}, {"return": (codes, scale)}, case, inputs) is None
+    zeros = torch.zeros_like(codes)
+    assert spec.module.compare({"return": (zeros, scale)}, {"return": (codes, scale)}, case, inputs)
+    two_up = (x.float() + 0.125).to(torch.float8_e4m3fn)  # a code no float32 error explains
+    assert spec.module.compare({"return": (two_up, scale)}, {"return": (codes, scale)}, case, inputs)

@@ -229,10 +229,13 @@ class CaseRunner:
             self.audit(loaded, "at import (timing process)")
             self.timer_loaded = True
         with self.phase("candidate timing"):
-            written = _tensors(cand_t, (*spec.output_args, *spec.inout_args))
+            # every tensor the call may write, also inside a list argument (vLLM's copy_blocks
+            # takes lists of caches: left out, they came back stale and a correct candidate
+            # was judged wrong on the H200)
+            written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
             try:
                 reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v), repeats, warmup,
-                                                 self.exclusive, list(written.values()))
+                                                 self.exclusive, written)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:

@@ -29,16 +29,18 @@ judge requires every output value to come from the computation. When `output` is
 given (a float8_e4m3fn [num_tokens, hidden] tensor; num_token_padding is then None) it is
 written and returned. scale_ub is only given with per-token scales.
 
-Checked: the output as codes, equal to the reference's except that at most 0.1% may be
-one code step away (an approximate division on a GPU); scales within float32 rtol 1e-5.
+Checked: scales within float32 rtol 1e-5; the output as codes, each equal to the code of
+the quotient value / scale or of a quotient within float32 error of it (a division and a
+multiplication by the reciprocal round ties differently), and at most 0.1% of them one
+step beyond that.
 """
 
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.quant import FP8_MAX, FP8_MIN_SCALE, compare_quantised, to_fp8
+from kgb.vllm.quant import FP8_MAX, FP8_MIN_SCALE, code_band, compare_codes, compare_floats, to_fp8
 
-VERSION = 1
+VERSION = 2
 # Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
 # vllm is not importable on the GPU host, so timings compare against PyTorch.
 
@@ -123,4 +125,26 @@ def reference(input, scale=None, num_token_padding=None, scale_ub=None, use_per_
 
 
 def compare(actual, expected, case, inputs):
-    return compare_quantised(actual, expected, 1e-5)
+    # Codes count from the band of codes that the quotients value / scale may take within
+    # float32 error (kgb.vllm.quant.code_band): a kernel's division and the reference's
+    # differ on rounding ties, which a 0.1% share did not always cover (0.105% of a bench
+    # case's codes on the H200).
+    got = actual.get("return")
+    if not isinstance(got, tuple | list) or len(got) != 2:
+        return "return value: expected a tuple of 2 values"
+    exp_codes, exp_scale = expected["return"]
+    message = compare_floats("return value[1]", got[1], exp_scale, 1e-5)
+    if message:
+        return message
+    x = inputs["input"].float()
+    quotients = torch.zeros(exp_codes.shape, dtype=torch.float32, device=x.device)
+    s = exp_scale.float()
+    quotients[: x.shape[0]] = x / s[: x.shape[0]] if s.numel() > 1 else x * (1.0 / s.reshape(()))
+    band = code_band(quotients, to_fp8)
+    for what, codes in (("return value[0]", got[0]), ("argument output", actual.get("output"))):
+        if what == "argument output" and "output" not in expected:
+            continue
+        message = compare_codes(what, codes, exp_codes, band=band)
+        if message:
+            return message
+    return None
