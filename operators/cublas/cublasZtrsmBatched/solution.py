@@ -75,8 +75,9 @@ def _trsm_kernel(
             r = (t0 + t) if LOWER else (n_rows - 1 - t0 - t)
             ok = (t0 + t) < n_rows
             # past the last row, r indexes outside A: no load may use it (the interpreter
-            # reads such addresses harmlessly; on the H200 they faulted)
-            earlier = (pos < t) & row_ok & ok
+            # reads such addresses harmlessly; on the H200 they faulted). A block mask, not
+            # a scalar one: the interpreter rejects a scalar folded into a mask.
+            earlier = (pos < t) & row_ok & ((t0 + t + 0 * pos) < n_rows)
             if TRANS_A:
                 m_off = (rows + r * lda) * E
             else:
