@@ -14,7 +14,8 @@ from torch._subclasses.fake_tensor import (
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
-from kgb.evaluate.correctness import clone_exact, compare_outputs
+from kgb.evaluate.correctness import clone_exact, compare_outputs, same_bits, tensors_in
+from kgb.evaluate.judge import draw_inputs
 from kgb.operators import CaseTag, published_tolerance
 
 OPS = list(operators.discover())
@@ -109,6 +110,28 @@ def test_every_case_builds_inputs_its_reference_accepts():
     assert not broken, "\n".join(broken)
     # gathers, scatters and paged caches build inputs from values (about 1 case in 10 today)
     assert followed > 5 * len(data_dependent), f"too few cases followed: {data_dependent}"
+
+
+def test_every_argument_the_reference_writes_is_declared():
+    """The process that times a call sends back only the arguments a spec declares written
+    (OUTPUT_ARGS, INOUT_ARGS): one written but undeclared came back stale, and the H200
+    judged vLLM's copy_blocks wrong after timing although it was right."""
+    undeclared = set()
+    for op in OPS:
+        spec = operators.load(op)
+        declared = {*spec.output_args, *spec.inout_args}
+        for case in spec.cases_for({CaseTag.SMOKE}):
+            pristine = draw_inputs(spec, case, case.seed, "cpu")
+            written = clone_exact(pristine)
+            entry = spec.entry_of(case)
+            args, kwargs = entry.bind(written)
+            with torch.no_grad():
+                spec.reference_for(entry.name)(*args, **kwargs)
+            for name, before in pristine.items():
+                pairs = zip(tensors_in(before), tensors_in(written[name]), strict=True)
+                if name not in declared and not all(same_bits(a, b) for a, b in pairs):
+                    undeclared.add(f"{op}: {name}")
+    assert not undeclared, sorted(undeclared)
 
 
 @pytest.mark.parametrize("op", OPS)
