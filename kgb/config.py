@@ -31,15 +31,20 @@ class Keyed:
     not_identity: ClassVar[tuple[str, ...]] = ()
 
     def identity(self) -> dict[str, Any]:
-        """The fields that decide results: what trial keys and job ids hash."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k not in self.not_identity}  # type: ignore[call-overload]
+        """The fields that decide results: what trial keys and job ids hash. `_target_`
+        names the code that runs, not a setting: moving a class keeps its results' keys."""
+        return {k: v for k, v in dataclasses.asdict(self).items()  # type: ignore[call-overload]
+                if k not in self.not_identity and k != "_target_"}
 
 
 @dataclass
 class MethodConfig(Keyed):
     """Common to every method."""
 
-    name: str = MISSING  # registry name in kgb.methods.METHODS
+    # the method's class, built with this config (kgb.methods.build); a YAML that reuses a
+    # schema for another method sets its own
+    _target_: str = MISSING
+    name: str = MISSING  # the method's name in results (method=<name> picks conf/method/<name>.yaml)
     samples: int = 1  # independent trials per operator (raising it runs only the new sample indices)
     concurrency: int | None = None  # trials at once; null: one per CPU core (at most 4 on a GPU); timing stays one at a time per GPU
     dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
@@ -53,6 +58,7 @@ class MethodConfig(Keyed):
 class ExpertConfig(MethodConfig):
     """Evaluates each operator's own solution.py: the dataset's self-test and speed ceiling."""
 
+    _target_: str = "kgb.methods.expert.Expert"
     name: str = "expert"
 
 
@@ -60,6 +66,7 @@ class ExpertConfig(MethodConfig):
 class FilesConfig(MethodConfig):
     """Evaluates kernels a user brings: DIR/<source>__<op>.py, e.g. aten__softmax.py."""
 
+    _target_: str = "kgb.methods.files.Files"
     name: str = "files"
     dir: str | None = MISSING
 
@@ -75,6 +82,7 @@ class TransferConfig(MethodConfig):
     the method pins the values it found, so the job's config and trial keys name its source.
     """
 
+    _target_: str = "kgb.methods.transfer.Transfer"
     name: str = "transfer"
     from_method: str | None = None  # the source runs' method, where the root holds several
     from_model: str | None = None  # the source runs' model, where the root holds several
@@ -95,6 +103,7 @@ class LLMMethodConfig(MethodConfig):
 class OneshotConfig(LLMMethodConfig):
     """One completion per operator; its code is the candidate."""
 
+    _target_: str = "kgb.methods.oneshot.Oneshot"
     name: str = "oneshot"
 
 
@@ -102,6 +111,7 @@ class OneshotConfig(LLMMethodConfig):
 class PasskConfig(LLMMethodConfig):
     """Up to k independent completions per operator, stopping at the first correct one."""
 
+    _target_: str = "kgb.methods.passk.Passk"
     name: str = "passk"
     k: int = 5  # rounds; round r samples again only where no candidate is correct yet
     temperature: float | None = 0.8  # independent samples need a temperature above 0
@@ -111,6 +121,7 @@ class PasskConfig(LLMMethodConfig):
 class RefineConfig(LLMMethodConfig):
     """A conversation: each reply is judged and the verdict is the next user message."""
 
+    _target_: str = "kgb.methods.refine.Refine"
     name: str = "refine"
     rounds: int = 5  # model replies per operator, the first included
     until_correct: bool = True  # stop at the first correct candidate (false: keep improving speed)

@@ -4,6 +4,7 @@ failures, budgets, resume, validation before the sweep, presets and replay."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import time
 from pathlib import Path
@@ -336,3 +337,20 @@ def test_replay_answers_from_an_earlier_run_for_free(tmp_path, key):
     assert {(c.provider, c.model, c.error) for c in calls} == {("replay", "fake-model", None)}
     assert sorted(c.usage.input_tokens for c in calls) == [11, 22] and summary.usage.cost_usd == 0
     assert summary.extractions == {"prose": 2}
+
+
+@pytest.mark.parametrize("method", sorted(p.stem for p in (REPO_ROOT / "conf" / "method").glob("*.yaml")))
+def test_every_method_yaml_names_a_class_that_builds(method):
+    # kgb.methods.build imports what `_target_` names: no registry to keep in step
+    cfg = compose_job(f"method={method}", "model=anthropic", "model.name=some-model", "method.dir=kernels")
+    module_name, _, class_name = cfg.method._target_.rpartition(".")
+    assert isinstance(getattr(importlib.import_module(module_name), class_name), type)
+    assert "_target_" not in cfg.method.identity()  # moving a class keeps results' keys
+
+
+def test_a_method_target_that_names_nothing_is_refused_with_its_name():
+    from kgb.config import ExpertConfig
+    from kgb.methods import build
+
+    with pytest.raises(ValueError, match="'expert': _target_ 'kgb.methods.nowhere.Gone' names no class"):
+        build(ExpertConfig(_target_="kgb.methods.nowhere.Gone"))

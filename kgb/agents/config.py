@@ -59,6 +59,7 @@ class AgentMethodConfig(LLMMethodConfig):
 class CodingAgentConfig(AgentMethodConfig):
     """claude_code and opencode: one coding-agent session, as an answer or as an agent."""
 
+    _target_: str = "kgb.methods.coding_agent.CodingAgent"
     name: str = "claude_code"
     mode: str = "agent"  # answer | agent (Mode)
 
@@ -67,6 +68,7 @@ class CodingAgentConfig(AgentMethodConfig):
 class IterativeConfig(AgentMethodConfig):
     """Fresh sessions, each writing and checking a new version, until the target speedup."""
 
+    _target_: str = "kgb.methods.iterative.Iterative"
     name: str = "iterative"
     sessions: int = 5
     target_speedup: float = 1.5  # where speed is not measured (CPU), a correct kernel ends it
@@ -76,6 +78,7 @@ class IterativeConfig(AgentMethodConfig):
 class AutokernelConfig(AgentMethodConfig):
     """Keep-or-revert experiments: one focused edit each, kept only if correct and faster."""
 
+    _target_: str = "kgb.methods.autokernel.Autokernel"
     name: str = "autokernel"
     experiments: int = 20
     min_gain: float = 0.02  # a kept experiment is this much faster than the best (fraction)
@@ -87,6 +90,7 @@ class AutokernelConfig(AgentMethodConfig):
 class AikoConfig(AgentMethodConfig):
     """One session under the iteration protocol: the harness logs, commits and restores."""
 
+    _target_: str = "kgb.methods.aiko.Aiko"
     name: str = "aiko"
     iterations: int = 15  # checks after the baseline check
     target_speedup: float = 2.0
@@ -96,6 +100,7 @@ class AikoConfig(AgentMethodConfig):
 class CudaOptimizedSkillConfig(AgentMethodConfig):
     """Optimise-only from a passing baseline: proposal with strategy tags, strategy memory."""
 
+    _target_: str = "kgb.methods.cuda_optimized_skill.CudaOptimizedSkill"
     name: str = "cuda_optimized_skill"
     sessions: int = 5
     target_speedup: float = 2.0
