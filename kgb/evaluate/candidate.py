@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from kgb.evaluate import codec
-from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values
+from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
@@ -205,11 +205,7 @@ class _Server:
                 self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), int(msg.fields["warmup"]), known)
             elif msg.kind == "bye":
                 return
-            if self.device == "cuda":
-                # Up to 24 processes (8 judges, each with two candidates) share one GPU:
-                # memory that one keeps cached after its case is what another's next case
-                # needs (on the H200, correct solutions failed with CUDA out-of-memory).
-                torch.cuda.empty_cache()
+            release_cached_memory(self.device)
 
 
 def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:

@@ -235,18 +235,18 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
         launches = Path(tmp) / "launches.json"
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
-        base = [sys.executable, "-m", "kgb.evaluate.crosscompile", "--step"]
+        base = ["-m", "kgb.evaluate.crosscompile", "--step"]
         args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
         if ptx_dir is not None:
             ptx_dir.mkdir(parents=True, exist_ok=True)
             args += ["--ptx", str(ptx_dir)]
-        subprocess.run([*base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
+        subprocess.run([sys.executable, *base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
                        timeout=timeout_s, capture_output=True, text=True)
         recorded = launches_from_json(launches.read_text())
         # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
         # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
         compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
-        subprocess.run([compile_python or sys.executable, *base[1:], "compile", *args], env=compile_env, check=True, timeout=timeout_s,
+        subprocess.run([compile_python or sys.executable, *base, "compile", *args], env=compile_env, check=True, timeout=timeout_s,
                        capture_output=True, text=True)
         errors = json.loads(launches.with_suffix(".results").read_text())
         if len(errors) != len(recorded):

@@ -26,7 +26,14 @@ from typing import Any
 import torch
 
 from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply, TurnOverrun
-from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
+from kgb.evaluate.correctness import (
+    clone_exact,
+    compare_outputs,
+    poison_,
+    release_cached_memory,
+    same_bits,
+    tensors_in,
+)
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
@@ -448,12 +455,6 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
         "phase_s": {k: round(v, 3) for k, v in runner.phase.seconds.items()},
         **extra,
     }
-
-
-def release_cached_memory(device: str) -> None:
-    """Give the allocator's cached blocks back: other judges on this GPU need them."""
-    if device == "cuda":
-        torch.cuda.empty_cache()
 
 
 def serve_request(request_path: Path) -> None:
