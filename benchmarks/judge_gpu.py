@@ -1,6 +1,6 @@
 """The judge on a GPU host: sandbox, red-team timing attacks, and timings against the record.
 
-    python benchmarks/judge_gpu.py [--out DIR] [--skip-ipc]
+    python benchmarks/judge_gpu.py [--out DIR] [--skip-ipc] [--parts bringup,redteam,skeleton,ipc] [--ops a::b,...]
 
 Prints, in one run:
 1. what this host gives the sandbox (kernel, Landlock ABI, the level a candidate ran at);
@@ -9,7 +9,7 @@ Prints, in one run:
    graph, one that patches the timer in its own process, one that launches a decoy in the
    call the judge records, one that spoils the recording, one that defers work to a side
    stream;
-3. the nine walking-skeleton operators judged on all their cases and timed, per bench case
+3. the nine walking-skeleton operators (or --ops) judged on all their cases and timed, per bench case
    next to the latencies recorded in docs/results/h200-aten-solutions.json (ATen);
 4. (unless --skip-ipc) what a judge-side clock would cost: a kernel in another process,
    ordered by CUDA IPC events and timed by this process's events, against in-process
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import sys
@@ -77,10 +78,10 @@ def redteam(sandbox: bool) -> list[dict]:
     return rows
 
 
-def skeleton(sandbox: bool) -> list[dict]:
+def skeleton(sandbox: bool, ops: list[str]) -> list[dict]:
     record = {r["op"]: r for r in json.loads((ROOT / "docs/results/h200-aten-solutions.json").read_text())}
     rows = []
-    for op in SKELETON:
+    for op in ops:
         spec = operators.load(op)
         started = time.perf_counter()
         v = evaluate(spec.solution_path.read_text(), spec, settings(sandbox=sandbox))
@@ -95,7 +96,10 @@ def skeleton(sandbox: bool) -> list[dict]:
             print(f"  {op:<28} {c.name:<24} {c.latency_us:9.1f} us (recorded {old or float('nan'):9.1f}) {diff:>7} "
                   f"base {c.baseline_us:9.1f} {c.timing_mode}", flush=True)
         sys.stdout.flush()
-        print(f"  {op}: {v.status} in {time.perf_counter() - started:.1f}s {'' if v.correct else v.message[:300]}",
+        timed = [c.latency_us for c in v.cases if c.latency_us]
+        # the skeleton table in docs/gpu-results.md records each operator's geomean
+        mean = f"geomean {math.exp(sum(map(math.log, timed)) / len(timed)):.1f} us " if timed else ""
+        print(f"  {op}: {v.status} in {time.perf_counter() - started:.1f}s {mean}{'' if v.correct else v.message[:300]}",
               flush=True)
         rows.append({"op": op, "status": str(v.status), "eval_s": time.perf_counter() - started})
     return rows
@@ -168,6 +172,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("outputs/benchmarks"))
     parser.add_argument("--skip-ipc", action="store_true")
     parser.add_argument("--parts", default="bringup,redteam,skeleton,ipc")
+    parser.add_argument("--ops", default=",".join(SKELETON), help="the skeleton part's operators")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     parts = set(args.parts.split(","))
@@ -193,7 +198,7 @@ def main() -> int:
         save()
     if "skeleton" in parts:
         print("== the nine skeleton operators, all cases, timed", flush=True)
-        report["skeleton"] = skeleton(sandbox)
+        report["skeleton"] = skeleton(sandbox, args.ops.split(","))
         save()
     return 0
 

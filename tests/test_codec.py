@@ -34,6 +34,16 @@ def test_tensors_cross_bit_for_bit_with_their_layout_and_aliasing():
     assert got["empty"].shape == (0, 5) and got["n"] == 3 and got["f"] != got["f"]
 
 
+def test_a_tensor_in_host_memory_stays_there_whatever_the_receivers_device():
+    """A spec may hand a candidate a host tensor (vLLM's swap_blocks: its block mapping).
+    Rebuilt on the GPU, the candidate's recorded kernel read it there, and the judge's
+    replay of that kernel faulted on its own host copy."""
+    a, b = _pair()
+    codec.send(a, "call", {"mapping": torch.arange(6).reshape(3, 2)})
+    got = codec.receive(b, "meta").value  # meta: a stand-in for the GPU on this machine
+    assert got["mapping"].device.type == "cpu" and torch.equal(got["mapping"], torch.arange(6).reshape(3, 2))
+
+
 def test_a_large_buffer_crosses_whole_between_processes():
     a, b = _pair()
     x = torch.randint(0, 255, (48 * 1024 * 1024,), dtype=torch.uint8)  # larger than any socket buffer

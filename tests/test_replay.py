@@ -204,3 +204,18 @@ def test_a_replay_that_copies_from_host_memory_says_so_and_one_on_the_device_doe
     on_device = {0: torch.empty(4, dtype=torch.int64, device="meta").untyped_storage(),
                  1: torch.empty(4, device="meta").untyped_storage()}  # stand-ins for GPU storages
     assert not Replay(rec, on_device).reads_host
+
+
+def test_a_kernel_that_reads_host_memory_is_not_replayed(sm90_kernel, monkeypatch):
+    """Seen on the H200: swap_blocks's timing process got its CPU block mapping on the GPU,
+    recorded a kernel reading it, and the judge's replay, whose copy is in host memory,
+    faulted. Host memory reaches a kernel only pinned; the judge refuses such a launch."""
+    from kgb.evaluate.recording import _describe
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda *a: (9, 0))
+    x = {"t": {"s": ["in", 0], "dtype": "float32", "size": [4], "stride": [1], "offset": 0, "conj": False, "neg": False}}
+    rec = _wire({"kernels": {"k": _describe(sm90_kernel)}, "snapshots": [], "result": {"v": None},
+                 "steps": [{"launch": "k", "grid": [1, 1, 1], "args": [x, {"v": 4}, {"v": 128}]}]})
+    with pytest.raises(Unreplayable, match="reads host memory"):
+        Replay(rec, {0: torch.zeros(4).untyped_storage()})
+    Replay(rec, {0: torch.empty(4, device="meta").untyped_storage()})  # a stand-in for a GPU storage

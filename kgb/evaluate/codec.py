@@ -157,7 +157,7 @@ class Message:
 
 
 def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False) -> Message:
-    """Receive one message; tensors are rebuilt on `device`.
+    """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
     """
@@ -180,7 +180,9 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
         buf = buffers[int(entry["buffer"])]
         if buf.numel() != int(entry["nbytes"]):
             raise WireError("storage size does not match its buffer")
-        fresh.append(_on_device(buf, device).untyped_storage())
+        # host memory stays host memory (vLLM's swap_blocks takes its block mapping there)
+        where = "cpu" if entry.get("device") == "cpu" else device
+        fresh.append(_on_device(buf, where).untyped_storage())
     if adopt:
         known.by_id.update(enumerate(fresh))
     known_bytes = {int(k["id"]): buffers[int(k["buffer"])] for k in header.get("known", [])}

@@ -130,6 +130,10 @@ class Replay:
             grid = [int(g) for g in step["grid"]]
             if len(grid) != 3 or min(grid) < 0 or len(step["args"]) != kernel.n_args:
                 raise Unreplayable("a malformed launch")
+            if any(self._on_host(a) for a in step["args"]):
+                # Host memory reaches a kernel only pinned, and the judge's copies are not:
+                # the replay would fault in the judge's context.
+                raise Unreplayable(f"kernel {kernel.compiled.name} reads host memory")
             return {"kernel": kernel, "grid": grid, "args": [self._checked(a) for a in step["args"]]}
         name = str(step["op"])
         if name.split(".")[0] not in self.ops and name not in self.ops:
