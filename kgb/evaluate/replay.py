@@ -262,7 +262,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     replay = Replay(recording, storages, ops)
     reset()
     with exclusive():
-        timing = measure(replay, repeats, warmup, keep_graph=True,
+        timing = measure(replay, repeats, warmup, keep_graph=True, outlives=False,
                          no_graph_because="the call copies from host memory" if replay.reads_host else "")
     reset()
     for name, t in t_in.items():

@@ -1,0 +1,42 @@
+"""How many timed repetitions a measurement takes (kgb.evaluate.timing): it stops once the
+median has settled, never before MIN_REPEATS and never past the cap. The GPU itself is
+exercised by benchmarks/ (judge_gpu.py, throughput.py); this is the stopping rule."""
+
+from __future__ import annotations
+
+import random
+
+from kgb.evaluate import timing
+
+
+def _source(draw):
+    taken = []
+
+    def sample(n):
+        batch = [draw() for _ in range(n)]
+        taken.extend(batch)
+        return batch
+
+    return sample, taken
+
+
+def test_a_steady_kernel_stops_at_the_minimum():
+    rng = random.Random(0)
+    sample, taken = _source(lambda: 5000.0 * (1 + rng.uniform(-0.001, 0.001)))
+    samples = timing._until_settled(sample, 100)
+    assert len(samples) == timing.MIN_REPEATS == len(taken)
+
+
+def test_a_noisy_kernel_takes_every_repetition_allowed():
+    rng = random.Random(0)
+    sample, _ = _source(lambda: 10.0 * (1 + rng.uniform(-0.3, 0.3)))
+    assert len(timing._until_settled(sample, 100)) == 100
+    assert len(timing._until_settled(sample, 13)) == 13  # the cap holds below the minimum too
+
+
+def test_settled_needs_the_minimum_and_a_narrow_interval_around_the_median():
+    assert not timing.settled([1.0] * (timing.MIN_REPEATS - 1))
+    assert timing.settled([1.0] * timing.MIN_REPEATS)
+    # a few outliers leave the median's interval narrow; half the samples 5% off do not
+    assert timing.settled([1.0] * 36 + [3.0] * 4)
+    assert not timing.settled([1.0] * 20 + [1.05] * 20)
