@@ -35,20 +35,18 @@ def field_of_awq_column(bits: int) -> list[int]:
     return [(p % 2) * (pf // 2) + p // 2 for p in range(pf)]
 
 
-def to_int32(words: torch.Tensor) -> torch.Tensor:
-    """int64 words in [0, 2**32) as the int32 with the same bits."""
-    words = words & 0xFFFFFFFF
-    return torch.where(words >= 2**31, words - 2**32, words).to(torch.int32)
-
-
-def pack_fields(values: torch.Tensor, bits: int, fields: list[int] | None = None) -> torch.Tensor:
-    """Pack the last dimension (a multiple of pf) into int32 words: the j-th value of each
+def pack_fields(values: torch.Tensor, bits: int, fields: list[int] | None = None, dim: int = -1) -> torch.Tensor:
+    """Pack dimension `dim` (a multiple of pf) into int32 words: the j-th value of each
     group of pf goes to field fields[j] (default: field j)."""
     pf = pack_factor(bits)
     fields = fields if fields is not None else list(range(pf))
-    v = values.to(torch.int64).reshape(*values.shape[:-1], values.shape[-1] // pf, pf)
-    shifts = torch.tensor(fields, dtype=torch.int64, device=values.device) * bits
-    return to_int32((v << shifts).sum(-1))
+    dim = dim % values.dim()
+    v = values.unflatten(dim, (values.shape[dim] // pf, pf))
+    # int32 shifts and sums wrap modulo 2**32: the words keep the low 32 bits of the int64 sums
+    words = torch.zeros(v.select(dim + 1, 0).shape, dtype=torch.int32, device=values.device)
+    for j, f in enumerate(fields):
+        words += v.select(dim + 1, j).to(torch.int32) << (f * bits)
+    return words
 
 
 def unpack_fields(words: torch.Tensor, bits: int, fields: list[int] | None = None) -> torch.Tensor:
@@ -64,7 +62,7 @@ def unpack_fields(words: torch.Tensor, bits: int, fields: list[int] | None = Non
 
 def gptq_pack_weight(q: torch.Tensor, bits: int) -> torch.Tensor:
     """q [K, N] of values in [0, 2**bits) -> GPTQ qweight [K // pf, N] (packed along K)."""
-    return pack_fields(q.t(), bits).t().contiguous()
+    return pack_fields(q, bits, dim=0)
 
 
 def gptq_unpack_weight(qweight: torch.Tensor, bits: int) -> torch.Tensor:
@@ -98,11 +96,15 @@ def exllama_shuffle(qweight: torch.Tensor, perm: torch.Tensor | None, bits: int)
     """What gptq_shuffle writes: GPTQ rows reordered (new row k = old row perm[k]), then
     for 4 bits each word's fields reordered so field p holds row (p % 4) * 2 + p // 4 of
     its eight rows (8-bit words keep their order)."""
-    q = gptq_unpack_weight(qweight, bits)
+    return exllama_pack(gptq_unpack_weight(qweight, bits), perm, bits)
+
+
+def exllama_pack(q: torch.Tensor, perm: torch.Tensor | None, bits: int) -> torch.Tensor:
+    """exllama_shuffle of the GPTQ packing of values q [K, N], without packing them twice."""
     if perm is not None and perm.numel() > 0:
         q = q[perm.long()]
     if bits == 4:
-        return pack_fields(q.t(), bits, [(j % 2) * 4 + j // 2 for j in range(8)]).t().contiguous()
+        return pack_fields(q, bits, [(j % 2) * 4 + j // 2 for j in range(8)], dim=0)
     return gptq_pack_weight(q, bits)
 
 
@@ -146,7 +148,8 @@ def marlin_pack(q: torch.Tensor, bits: int) -> torch.Tensor:
     words [nt * wpt, (nt + 1) * wpt) of row kt, wpt = 1024 // pf words per tile."""
     *lead, k, n = q.shape
     rows, cols = marlin_sources(bits, q.device)
-    tiles = q.reshape(*lead, k // TILE_K, TILE_K, n // TILE_N, TILE_N).transpose(-3, -2)
+    # int32 (all pack_fields keeps of a value) halves the bytes the tile gather moves
+    tiles = q.to(torch.int32).reshape(*lead, k // TILE_K, TILE_K, n // TILE_N, TILE_N).transpose(-3, -2)
     vals = tiles[..., rows, cols]  # [..., kt, nt, wpt, pf]
     return pack_fields(vals, bits).reshape(*lead, k // TILE_K, -1)
 
@@ -222,19 +225,32 @@ def allspark_scale_offsets(n: int, device: torch.device | str = "cpu") -> torch.
     return nn - nr + (nr // 32) * 32 + (lane % 8) * 4 + lane // 8
 
 
+def _allspark_block_order(device: torch.device | str = "cpu") -> torch.Tensor:
+    """The layout repeats in blocks of 16 rows (k) x 128 columns (n), each filling a
+    32 x 64 block of the [N32 / 4, 4K] result: for each entry of that block in order, the
+    position kq * 128 + nr in the block of the weight it holds ([2048])."""
+    dest = allspark_weight_offsets(16, 128, device)  # row * 64 + col: 4K = 64 for K = 16
+    order = torch.empty(2048, dtype=torch.int64, device=device)
+    order[dest.reshape(-1)] = torch.arange(2048, device=device)
+    return order
+
+
 def allspark_reorder(q: torch.Tensor, params: list[torch.Tensor]) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """q uint8 [K, N] and per-column [N] tensors -> the reordered [N32, K] weight and [1, N32]
-    parameters (padding columns are zero)."""
+    """q uint8 [K, N] (K a multiple of 16) and per-column [N] tensors -> the reordered
+    [N32, K] weight and [1, N32] parameters (padding columns are zero)."""
     k, n = q.shape
-    n32 = -(-n // 32) * 32
-    flat = torch.zeros(n32 * k, dtype=q.dtype, device=q.device)
-    flat[allspark_weight_offsets(k, n, q.device).reshape(-1)] = q.reshape(-1)
+    n32, n128 = -(-n // 32) * 32, -(-n // 128) * 128
+    padded = torch.nn.functional.pad(q, (0, n128 - n))
+    blocks = padded.reshape(k // 16, 16, n128 // 128, 128).permute(2, 0, 1, 3).reshape(n128 // 128, k // 16, 2048)
+    flat = blocks[..., _allspark_block_order(q.device)].reshape(n128 // 128, k // 16, 32, 64).transpose(1, 2)
+    # the rows past N32 / 4 hold only padding columns
+    weight = flat.reshape(n128 // 4, 4 * k)[: n32 // 4].reshape(n32, k)
     out = []
     for p in params:
         r = torch.zeros(n32, dtype=p.dtype, device=p.device)
         r[allspark_scale_offsets(n, p.device)] = p.reshape(-1)
         out.append(r.reshape(1, n32))
-    return flat.reshape(n32, k), out
+    return weight, out
 
 
 def allspark_restore(qr: torch.Tensor, k: int, n: int) -> torch.Tensor:

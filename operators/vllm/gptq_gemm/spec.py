@@ -37,7 +37,7 @@ import torch
 
 from kgb.operators import Case
 from kgb.vllm.packing import (
-    exllama_shuffle,
+    exllama_pack,
     exllama_unshuffle,
     gptq_pack_weight,
     gptq_unpack_weight,
@@ -88,12 +88,11 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     g_idx = torch.arange(k) // gs
     if p["act_order"]:
         g_idx = g_idx[torch.randperm(k, generator=gen)]
-    weight = gptq_pack_weight(q, bits)
     if p["exllama"]:
         perm = torch.argsort(g_idx, stable=True).to(torch.int32) if p["act_order"] else torch.empty(0, dtype=torch.int32)
-        weight, index = exllama_shuffle(weight, perm, bits), perm
+        weight, index = exllama_pack(q, perm, bits), perm
     else:
-        index = g_idx.to(torch.int32)
+        weight, index = gptq_pack_weight(q, bits), g_idx.to(torch.int32)
     return dict(
         a=a.to(device), b_q_weight=weight.to(device), b_gptq_qzeros=pack_columns(zs, bits).to(device),
         b_gptq_scales=s.to(device), b_g_idx=index.to(device), use_exllama=p["exllama"],

@@ -63,7 +63,7 @@ above with index arithmetic and run a dense tl.dot on them.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.packing import pack_fields, to_int32, unpack_fields
+from kgb.vllm.packing import pack_fields, unpack_fields
 
 VERSION = 1
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -140,14 +140,25 @@ def scale_columns(n: int, device="cpu") -> torch.Tensor:
     return p - p % 64 + 8 * ((p % 64) // 8) + torch.tensor([0, 4, 1, 5, 2, 6, 3, 7], device=device)[v]
 
 
+def _tile_order(bits: int) -> torch.Tensor:
+    """The layout repeats in tiles of 16 compressed rows x 64 columns, each filling one chunk
+    of words: for every (word, field) slot of a chunk in order, the position r * 64 + j of
+    the tile's code it holds ([1024])."""
+    pf = 32 // bits
+    word, field = weight_offsets(16, 64, bits)
+    order = torch.empty(1024, dtype=torch.int64)
+    order[(word * pf + field).reshape(-1)] = torch.arange(1024)
+    return order
+
+
 def pack_weight(codes: torch.Tensor, bits: int) -> torch.Tensor:
     """Compressed codes [K / 2, N] -> b_q_weight [K / 32, N * 16 / pf]."""
     k_half, n = codes.shape
     pf = 32 // bits
-    word, field = weight_offsets(k_half, n, bits, codes.device)
-    grid = torch.zeros(k_half * n // pf, pf, dtype=torch.int64, device=codes.device)
-    grid[word.reshape(-1), field.reshape(-1)] = codes.reshape(-1).long()
-    return pack_fields(grid, bits).reshape(k_half // 16, n * 16 // pf)
+    # int32 (all pack_fields keeps of a code) halves the bytes the tile gather moves
+    tiles = codes.to(torch.int32).reshape(k_half // 16, 16, n // 64, 64).transpose(1, 2)
+    slots = tiles.reshape(k_half // 16, n // 64, 1024)[..., _tile_order(bits).to(codes.device)]
+    return pack_fields(slots, bits).reshape(k_half // 16, n * 16 // pf)
 
 
 def unpack_weight(b_q_weight: torch.Tensor, bits: int, k: int, n: int) -> torch.Tensor:
@@ -156,14 +167,24 @@ def unpack_weight(b_q_weight: torch.Tensor, bits: int, k: int, n: int) -> torch.
     return fields[word, field]
 
 
+def _meta_order() -> torch.Tensor:
+    """Meta elements (n, cm) land in the row cm // 2 of b_meta, and a block of 64 columns x
+    2 elements in 128 consecutive entries of it: for each such entry, the position
+    cm % 2 * 64 + n % 64 in the block of the element it holds ([128])."""
+    dest = meta_offsets(32, 64)  # [64 columns, 2 elements], all in row 0
+    order = torch.empty(128, dtype=torch.int64)
+    order[dest.reshape(-1)] = (torch.arange(2)[None, :] * 64 + torch.arange(64)[:, None]).reshape(-1)
+    return order
+
+
 def pack_meta(pairs: torch.Tensor) -> torch.Tensor:
     """pairs: int64 [K / 4, N] of i0 + 4 * i1 -> b_meta int16 [K / 32, 2 N]."""
     k4, n = pairs.shape
-    nib = pairs.t().reshape(n, k4 // 4, 4) << torch.tensor([0, 4, 8, 12], device=pairs.device)
-    elems = to_int32(nib.sum(-1)).to(torch.int16)  # [N, K / 16]
-    flat = torch.empty(n * k4 // 4, dtype=torch.int16, device=pairs.device)
-    flat[meta_offsets(4 * k4, n, pairs.device).reshape(-1)] = elems.reshape(-1)
-    return flat.reshape(k4 // 8, 2 * n)
+    nib = pairs.reshape(k4 // 4, 4, n).to(torch.int32)
+    # int32 sums wrap to the same low 16 bits as the int64 ones
+    elems = (nib[:, 0] + (nib[:, 1] << 4) + (nib[:, 2] << 8) + (nib[:, 3] << 12)).to(torch.int16)  # [K / 16, N]
+    blocks = elems.reshape(k4 // 8, 2, n // 64, 64).transpose(1, 2).reshape(k4 // 8, n // 64, 128)
+    return blocks[..., _meta_order().to(pairs.device)].reshape(k4 // 8, 2 * n)
 
 
 def unpack_meta(b_meta: torch.Tensor, k: int, n: int) -> torch.Tensor:

@@ -108,7 +108,9 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
         order = torch.argsort((torch.arange(k) // gs)[torch.randperm(k, generator=gen)], stable=True)
         perm = order.to(torch.int32)
         g_idx = (torch.arange(k) // gs).to(torch.int32)  # the sorted group of each packed row
-        q = q[order]  # the packed rows follow perm, as gptq_marlin_repack arranges them
+        # the packed rows follow perm, as gptq_marlin_repack arranges them (int32: the codes
+        # fit, and half the bytes to move)
+        q = q.to(torch.int32).index_select(0, order)
     bias = torch.randn(n, generator=gen).to(dtype) if p["bias"] else None
     to = lambda t: None if t is None else t.to(device)  # noqa: E731
     return dict(
