@@ -40,3 +40,9 @@ def test_settled_needs_the_minimum_and_a_narrow_interval_around_the_median():
     # a few outliers leave the median's interval narrow; half the samples 5% off do not
     assert timing.settled([1.0] * 36 + [3.0] * 4)
     assert not timing.settled([1.0] * 20 + [1.05] * 20)
+
+
+def test_a_short_call_is_graph_timed_by_what_its_graph_says_not_its_eager_launch():
+    assert timing.graph_timed(7.0)  # eagerly 34 us on a loaded host, 7 us on its graph
+    assert not timing.graph_timed(50.0)
+    assert timing.GRAPH_DECIDES_BELOW_US > 5 * timing.GRAPH_BELOW_US  # room for the host's launch time

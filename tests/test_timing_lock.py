@@ -41,6 +41,68 @@ def test_judge_processes_take_the_gpu_one_at_a_time(tmp_path):
     assert events == ["in", "out"] * 3  # never two inside at once
 
 
+def _section(path: str, log: str, name: str, kind: str, start_after_s: float, hold_s: float) -> None:
+    """After a delay, hold a turn or a work section for a while, logging when it was inside."""
+    timing_lock.spin_up = lambda: None
+    time.sleep(start_after_s)
+    lock = TimingLock(path, Phases())
+    with lock() if kind == "turn" else lock.work():
+        with open(log, "a") as f:
+            f.write(f"{name} in {time.monotonic()}\n")
+        time.sleep(hold_s)
+        with open(log, "a") as f:
+            f.write(f"{name} out {time.monotonic()}\n")
+
+
+def _run_sections(tmp_path, *sections) -> dict[str, tuple[float, float]]:
+    lock, log = str(tmp_path / "gpu.lock"), str(tmp_path / "log")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_section, args=(lock, log, *s)) for s in sections]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    spans: dict[str, list[float]] = {}
+    for line in open(log):
+        name, _, at = line.split()
+        spans.setdefault(name, []).append(float(at))
+    return {name: (at[0], at[1]) for name, at in spans.items()}
+
+
+def test_a_turn_waits_for_running_work_and_work_waits_for_a_held_turn(tmp_path):
+    """Another judge's check beside a timing slowed it up to 12x on the H200: a turn never
+    overlaps a work section, and work sections overlap each other."""
+    spans = _run_sections(tmp_path, ("check-a", "work", 0.0, 0.6), ("check-b", "work", 0.0, 0.6),
+                          ("timing", "turn", 0.2, 0.4), ("check-c", "work", 0.4, 0.1))
+    a, b, timing, c = spans["check-a"], spans["check-b"], spans["timing"], spans["check-c"]
+    assert a[0] < b[1] and b[0] < a[1]  # the two checks ran together
+    assert timing[0] >= max(a[1], b[1])  # the turn waited for both
+    # check-c asked while the turn waited for the others: it went after the turn, not before
+    assert c[0] >= timing[1]
+
+
+def test_a_turn_times_beside_a_section_that_outlasts_its_wait_and_says_so(tmp_path, monkeypatch):
+    """A candidate hanging in its check must not stop every timing of the GPU."""
+    monkeypatch.setattr(timing_lock, "DRAIN_LIMIT_S", 0.2)
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
+    lock, log = str(tmp_path / "gpu.lock"), str(tmp_path / "log")
+    ctx = multiprocessing.get_context("fork")
+    hung = ctx.Process(target=_section, args=(lock, log, "hung", "work", 0.0, 3.0))
+    hung.start()
+    time.sleep(0.3)
+    turn = TimingLock(lock, Phases())
+    started = time.monotonic()
+    with turn():
+        pass
+    assert time.monotonic() - started < 2.0
+    assert turn.crowded_turns == 1
+    hung.join(30)
+    with turn():  # nothing running now: a quiet turn
+        pass
+    assert turn.crowded_turns == 1
+
+
 def test_the_first_turn_after_an_idle_gpu_spins_it_up_and_a_busy_one_does_not(tmp_path, monkeypatch):
     spun = []
     monkeypatch.setattr(timing_lock, "spin_up", lambda: spun.append(1))

@@ -20,8 +20,6 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -37,6 +35,7 @@ from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
 from kgb.evaluate.timing import measure
+from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Status
 
 
@@ -383,18 +382,19 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int, exclusive: Callable[[], AbstractContextManager], want_back: list[torch.Tensor]
+             warmup: int, exclusive: TimingLock, want_back: list[torch.Tensor]
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. The candidate's measurement runs
-        within the GPU's timing turn (`exclusive`); the transfers and its first call run
-        before it."""
+        within the GPU's timing turn (`exclusive`); the transfers and its other calls run in
+        work sections around it."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
-        sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
-        before = _snapshot(sent)
-        want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
-        msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
+        with exclusive.work():
+            sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
+            before = _snapshot(sent)
+            want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
+            msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
             with exclusive():
                 codec.send(self.conn, "go", want=want)
@@ -406,7 +406,8 @@ class CandidateProcess:
                 msg = self._receive()  # "measured"
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields), sent, before
-        msg = self._receive(sent)
+        with exclusive.work():  # the call on set V and the recorded one
+            msg = self._receive(sent)
         if msg.fields.get("error") is None:
             # Here as there, set T's buffers end with V's values in them and the outputs the
             # candidate wrote: the comparison may read the inputs (a tolerance that scales

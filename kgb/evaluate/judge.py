@@ -103,7 +103,8 @@ class CaseRunner:
         self.kept: dict[str, dict] = {}
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
         self.phase = phase or Phases()
-        self.exclusive = TimingLock(None, self.phase)  # the GPU's timing turn (set by _judge)
+        # the GPU's timing turn and the work sections it waits for (set by _judge)
+        self.exclusive = TimingLock(None, self.phase)
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
 
     def audit(self, reply: Reply, what: str) -> None:
@@ -140,23 +141,24 @@ class CaseRunner:
             ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
             for t in _tensors(cand_in, spec.output_args).values():
                 poison_(t)
-        with self.phase("reference"):
-            expected = self.reference(entry.name, ref_in, case)
-        with self.phase("candidate"):
-            actual = self._call(entry.name, cand_in, f"case {case.name}")
-        with self.phase("compare"):
-            message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
-            self.produced_elements |= _has_elements(expected, ref_in, spec)
-            if message is None:
-                message = self._untouched(case, pristine, cand_in)
-        if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
-            written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
-            message = unexplained([actual, *written.values()], self.stored, [pristine])
-            if message:
-                raise Failed(Status.REJECTED, f"case {case.name}: {message}")
-        random_flag = getattr(spec.module, "RANDOM", False)
-        if message is None and (random_flag(case) if callable(random_flag) else random_flag):
-            message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
+        with self.exclusive.work():  # no other judge's timing meanwhile
+            with self.phase("reference"):
+                expected = self.reference(entry.name, ref_in, case)
+            with self.phase("candidate"):
+                actual = self._call(entry.name, cand_in, f"case {case.name}")
+            with self.phase("compare"):
+                message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
+                self.produced_elements |= _has_elements(expected, ref_in, spec)
+                if message is None:
+                    message = self._untouched(case, pristine, cand_in)
+            if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
+                written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
+                message = unexplained([actual, *written.values()], self.stored, [pristine])
+                if message:
+                    raise Failed(Status.REJECTED, f"case {case.name}: {message}")
+            random_flag = getattr(spec.module, "RANDOM", False)
+            if message is None and (random_flag(case) if callable(random_flag) else random_flag):
+                message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
 
@@ -228,9 +230,11 @@ class CaseRunner:
         with self.phase("draw"):
             timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
             check = draw_inputs(spec, case, secret_seed(), self.device)
-            cand_t, cand_v = clone_exact(timed), clone_exact(check)
-            for t in _tensors(cand_v, spec.output_args).values():
-                poison_(t)
+            with self.exclusive.work():
+                cand_t, cand_v = clone_exact(timed), clone_exact(check)
+                for t in _tensors(cand_v, spec.output_args).values():
+                    poison_(t)
+        crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
         if self.timer is not None and not self.timer_loaded:
             with self.phase("import"):
@@ -272,16 +276,18 @@ class CaseRunner:
                                    f"{str(exc).splitlines()[0][:300]}") from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
             replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
-        with self.phase("reference"):
-            ref_v = clone_exact(check)
-            expected = self.reference(entry.name, ref_v, case)
-        with self.phase("compare"):
-            message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
+        with self.exclusive.work():
+            with self.phase("reference"):
+                ref_v = clone_exact(check)
+                expected = self.reference(entry.name, ref_v, case)
+            with self.phase("compare"):
+                message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
+                if not message and isinstance(replayed, Replayed):
+                    replay_message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
         if message:
             raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
         if isinstance(replayed, Replayed):
-            with self.phase("compare"):
-                message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+            message = replay_message
             if message:
                 # The recorded call computed something else than the answer the candidate gave:
                 # what the judge would time is not what it checked (a decoy for the recording).
@@ -290,7 +296,8 @@ class CaseRunner:
         base_us, no_baseline = self.known_baselines.get(case.name), ""
         if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
-            bargs, bkwargs = entry.bind(clone_exact(timed))
+            with self.exclusive.work():
+                bargs, bkwargs = entry.bind(clone_exact(timed))
             try:
                 with self.phase("baseline timing"), self.exclusive():
                     base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, outlives=False).median_us
@@ -306,8 +313,10 @@ class CaseRunner:
             return (None, base_us, f"not timed: the judge could not replay the call ({replayed}); "
                     f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
         t = replayed.timing
+        beside = ("; timed while another evaluation's check ran past the turn's wait for it"
+                  if self.exclusive.crowded_turns > crowded else "")
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + no_baseline)
+                + no_baseline + beside)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
@@ -399,6 +408,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     runner = CaseRunner(spec, candidate, device, timer, phase)
     runner.timed = frozenset(c.name for c in timed)
     runner.source = request["source"]
+    runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
     results: list[CaseResult] = []
     try:
         with runner.phase("import"):
@@ -419,7 +429,6 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
-        runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
         for case in timed:

@@ -20,8 +20,6 @@ import base64
 import json
 import re
 import tempfile
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,6 +31,7 @@ from torch.utils._pytree import tree_flatten
 from kgb.evaluate import codec
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.recording import Unreplayable
+from kgb.evaluate.timing_lock import TimingLock
 
 _SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "f32", "fp64"}
 _POINTEE_TYPES = _SCALAR_TYPES | {"fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "void"}
@@ -242,7 +241,7 @@ class Replayed:
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                exclusive: Callable[[], AbstractContextManager]) -> Replayed:
+                exclusive: TimingLock) -> Replayed:
     """Time the recorded call on the judge's own copies of what was sent (`before`: the
     bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
     did, within the GPU's timing turn (`exclusive`); then replay once more on freshly
@@ -250,33 +249,36 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
     from kgb.evaluate.timing import measure
 
-    storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage()).untyped_storage()
-                for sid, b in before.items()}
-    t_in, v_in = rebased(timed, sent, storages), rebased(check, sent, storages)
+    with exclusive.work():
+        storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
+                    .untyped_storage() for sid, b in before.items()}
+        t_in, v_in = rebased(timed, sent, storages), rebased(check, sent, storages)
 
-    def reset() -> None:
-        for sid, data in before.items():
-            codec.overwrite(storages[sid], data)
-        load_values(bind(t_in), bind(v_in))
+        def reset() -> None:
+            for sid, data in before.items():
+                codec.overwrite(storages[sid], data)
+            load_values(bind(t_in), bind(v_in))
 
-    replay = Replay(recording, storages, ops)
-    reset()
+        replay = Replay(recording, storages, ops)
+        reset()
+        torch.cuda.synchronize()
     with exclusive():
         timing = measure(replay, repeats, warmup, keep_graph=True, outlives=False,
                          no_graph_because="the call copies from host memory" if replay.reads_host else "")
-    reset()
-    for name, t in t_in.items():
-        if name in outputs and isinstance(t, torch.Tensor):
-            poison_(t)
-    if timing.graph is not None:
-        ours = {s._cdata for s in storages.values()}
-        for leaf in tree_flatten(timing.graph_output)[0]:
-            if isinstance(leaf, torch.Tensor) and leaf.untyped_storage()._cdata not in ours:
-                poison_(leaf)  # the graph's own output buffer: it must be written again
-        timing.graph.replay()
-        result = timing.graph_output
-    else:
-        fill_allocator_with_garbage("cuda")
-        result = replay()
-    torch.cuda.synchronize()
+    with exclusive.work():
+        reset()
+        for name, t in t_in.items():
+            if name in outputs and isinstance(t, torch.Tensor):
+                poison_(t)
+        if timing.graph is not None:
+            ours = {s._cdata for s in storages.values()}
+            for leaf in tree_flatten(timing.graph_output)[0]:
+                if isinstance(leaf, torch.Tensor) and leaf.untyped_storage()._cdata not in ours:
+                    poison_(leaf)  # the graph's own output buffer: it must be written again
+            timing.graph.replay()
+            result = timing.graph_output
+        else:
+            fill_allocator_with_garbage("cuda")
+            result = replay()
+        torch.cuda.synchronize()
     return Replayed(timing, result, t_in)

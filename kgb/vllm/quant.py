@@ -36,6 +36,10 @@ INT8_MAX = 127.0
 INT8_MIN_SCALE = float(torch.finfo(torch.float32).eps)
 # share of codes that may sit one step from the reference's (see the module docstring)
 OFF_BY_ONE_SHARE = 1e-3
+# ... and how many codes may, however small the output: on the H200 a correct kernel had 1
+# of the 480 codes of a smoke case one step away (0.2%), on fresh inputs, while a wrong
+# scale, layout or rounding moves a large part of any case's codes
+OFF_BY_ONE_FLOOR = 4
 # How far, relative to its size, a correct float32 kernel's quotient value / scale may sit
 # from the reference's. Each float32 rounding errs by at most 2**-24 relatively, an
 # approximate division (Triton's `/` on NVIDIA, div.full.f32) by at most 2 ulp <= 2**-22.
@@ -114,7 +118,8 @@ def compare_codes(
     band: tuple[torch.Tensor, torch.Tensor] | None = None,
 ) -> str | None:
     """Quantised outputs (fp8, fp8 bytes, int8, int32 zero points): equal, except that a
-    share `off_by_one_share` of the codes may be one step away (0: bit for bit). With a
+    share `off_by_one_share` of the codes, or OFF_BY_ONE_FLOOR of them, may be one step
+    away (0: bit for bit). With a
     `band` (`code_band`), steps count from the band rather than from `expected`."""
     kind = _kind_mismatch(what, actual, expected)
     if kind or expected.numel() == 0:
@@ -131,9 +136,10 @@ def compare_codes(
         return (f"{what}: {int(far.sum())} of {diff.numel()} codes differ by more than one step{beyond}; "
                 f"first at {where}: got {actual[where].item()}, expected {expected[where].item()}")
     near = int((diff == 1).sum())
-    if near > off_by_one_share * diff.numel():
+    allowed = max(off_by_one_share * diff.numel(), OFF_BY_ONE_FLOOR) if off_by_one_share else 0
+    if near > allowed:
         return (f"{what}: {near} of {diff.numel()} codes are one step away from the reference{beyond} "
-                f"(at most {off_by_one_share:.1%} may be)")
+                f"(at most {off_by_one_share:.1%} may be, or {OFF_BY_ONE_FLOOR})")
     return None
 
 
