@@ -82,6 +82,17 @@ def test_a_turn_waits_for_running_work_and_work_waits_for_a_held_turn(tmp_path):
     assert c[0] >= timing[1]
 
 
+def test_turns_asked_for_together_drain_the_running_work_once(tmp_path):
+    """A second turn asked for while the first waits goes before work asked for after it, so
+    the sections already running drain once for both."""
+    spans = _run_sections(tmp_path, ("check-a", "work", 0.0, 0.6), ("timing-1", "turn", 0.2, 0.2),
+                          ("timing-2", "turn", 0.3, 0.2), ("check-c", "work", 0.4, 0.1))
+    a, t1, t2, c = spans["check-a"], spans["timing-1"], spans["timing-2"], spans["check-c"]
+    first, second = sorted([t1, t2])
+    assert first[0] >= a[1] and second[0] >= first[1]  # one at a time, after the running check
+    assert c[0] >= second[1]  # the check asked for meanwhile waited for both
+
+
 def test_a_turn_times_beside_a_section_that_outlasts_its_wait_and_says_so(tmp_path, monkeypatch):
     """A candidate hanging in its check must not stop every timing of the GPU."""
     monkeypatch.setattr(timing_lock, "DRAIN_LIMIT_S", 0.2)

@@ -386,9 +386,10 @@ class CandidateProcess:
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. The candidate's measurement runs
-        within the GPU's timing turn (`exclusive`); the transfers and its other calls run in
-        work sections around it."""
+        come back with what the candidate left in them. Its measurement, the transfers and its
+        other calls run in work sections (`exclusive.work()`), never beside a timing turn:
+        its own clock is reported, never taken as the latency (the judge's replay is), so it
+        does not take a turn that every judge of the GPU would wait for."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         with exclusive.work():
             sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
@@ -396,11 +397,11 @@ class CandidateProcess:
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
-            with exclusive():
+            with exclusive.work():
                 codec.send(self.conn, "go", want=want)
                 if not self.conn.poll(TURN_LIMIT_S):
-                    # Every judge of this GPU waits for the turn, and their waits count against
-                    # their candidates' time: a candidate may not keep it.
+                    # Every timing turn of this GPU waits for the work sections to end (up to
+                    # DRAIN_LIMIT_S, then times beside them): a candidate may not keep one.
                     self.close()
                     raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
                 msg = self._receive()  # "measured"

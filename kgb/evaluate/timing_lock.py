@@ -1,15 +1,17 @@
 """One timing at a time per GPU, whichever judge process holds the turn, on a GPU nobody
 else is using meanwhile.
 
-Draws, compiles, transfers and checks of many evaluations overlap; only the measurements
-themselves (the candidate's own, the judge's replay of it, the baseline) take the GPU's
-turn, each for as long as it measures. The judges' other GPU work (a case's reference,
-the candidate's checked call, the comparison) runs in `work()` sections, which a turn
-waits to drain and which wait while a turn is held: another judge's check running beside
-a timing slowed it by up to 12x on the H200 (session 15: grouped_topk 13 us alone, 77 us
-in a sweep). The turn is a lock file per GPU (kgb.evaluate._timing_lock names it) and the
-work sections share a second one beside it, so judges forked by different engines, or by
-different jobs of one multirun, share both.
+Draws, compiles, transfers and checks of many evaluations overlap; only the judge's
+measurements (its replay of the candidate's call, the baseline) take the GPU's turn, each
+for as long as it measures. The judges' other GPU work (a case's reference, the
+candidate's checked calls and its own clock, the comparison) runs in `work()` sections,
+which a turn waits to drain and which wait while any turn is held or asked for: another
+judge's check running beside a timing slowed it up to 12x on the H200 (session 15:
+grouped_topk 12 us alone, 77 us in a sweep). Turns asked for while others are held are
+served together, so that the running sections drain once for them all rather than once
+each. Three lock files per GPU (kgb.evaluate._timing_lock names the first; the others add
+a suffix) carry this between judges forked by different engines, or by different jobs of
+one multirun.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from contextlib import contextmanager
 
 from kgb.evaluate.phases import Phases
 
-WORK_SUFFIX = ".work"  # the work sections' lock file: the turn's path with this added
+WORK_SUFFIX = ".work"  # shared by running work sections; a turn takes it whole
+WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passes it whole
 IDLE_S = 1.0  # a GPU left without timings this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
 
@@ -56,12 +59,13 @@ class TimingLock:
             yield
             return
         self._create()
-        with open(self.path, "a") as f, open(self.path + WORK_SUFFIX, "a") as work:
+        with open(self.path + WANT_SUFFIX, "a") as want, open(self.path, "a") as f, \
+                open(self.path + WORK_SUFFIX, "a") as work:
             with self.phase("waiting for the GPU"):
+                fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
                 fcntl.flock(f, fcntl.LOCK_EX)
-                # Held, the turn keeps new work sections out (they pass through it, below);
-                # this waits for those already running to end, for a bounded time: a
-                # candidate hanging in its check must not stop every timing of the GPU.
+                # The sections already running must end, within a bound: a candidate hanging
+                # in its check must not stop every timing of the GPU.
                 drained = _flock_within(work, fcntl.LOCK_EX, DRAIN_LIMIT_S)
             if not drained:
                 self.crowded_turns += 1
@@ -75,23 +79,24 @@ class TimingLock:
                 if drained:
                     fcntl.flock(work, fcntl.LOCK_UN)
                 fcntl.flock(f, fcntl.LOCK_UN)
+                fcntl.flock(want, fcntl.LOCK_UN)
 
     @contextmanager
     def work(self) -> Iterator[None]:
         """A section of GPU work that is not a measurement: any number run at once, none
-        while a turn is held. Never take the turn inside one (the turn would wait for it)."""
+        while a turn is held or asked for. Never take the turn inside one (the turn would
+        wait for it)."""
         if not self.path:
             yield
             return
         self._create()
-        with open(self.path, "a") as turnstile, open(self.path + WORK_SUFFIX, "a") as work:
+        with open(self.path + WANT_SUFFIX, "a") as want, open(self.path + WORK_SUFFIX, "a") as work:
             with self.phase("waiting for the GPU"):
-                # Shared on the turn's own file: granted unless a turn is held, and a turn
-                # that waits for the running sections holds it, so sections cannot keep
-                # starting and starve it.
-                fcntl.flock(turnstile, fcntl.LOCK_SH)
+                # Granted only when no turn is held or asked for (all of them share it), and
+                # let go at once: it orders this section after the turns, it does not hold.
+                fcntl.flock(want, fcntl.LOCK_EX)
                 fcntl.flock(work, fcntl.LOCK_SH)
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
+                fcntl.flock(want, fcntl.LOCK_UN)
             try:
                 yield
             finally:
