@@ -52,6 +52,19 @@ def test_wrong_result_names_the_case_and_the_error(softmax):
     assert "case smoke-f32" in verdict.message and "outside tolerance" in verdict.message
 
 
+def test_reading_past_a_tensor_is_caught_in_the_interpreter(softmax):
+    """The interpreter reads raw host memory, so a load past a tensor's end returned garbage
+    that a tl.where then discarded, and the kernel passed on the CPU; on a GPU such a read
+    is an illegal address (the triangular-solve solutions, found on an H200)."""
+    honest = softmax.solution_path.read_text()
+    masked = 'x = tl.load(x_row + cols * x_col_stride, mask=cols < n_cols, other=float("-inf"))'
+    assert masked in honest
+    unmasked = honest.replace(masked, 'x = tl.where(cols < n_cols, tl.load(x_row + cols * x_col_stride), float("-inf"))')
+    verdict = evaluate(unmasked, softmax, SMOKE)
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "kernel _softmax_rows loaded" in verdict.message and "outside every tensor it was launched with" in verdict.message
+
+
 def test_pytorch_delegation_is_rejected(softmax):
     verdict = judge(softmax, "softmax_torch.py")
     assert verdict.status == Status.REJECTED
@@ -257,3 +270,22 @@ def test_a_candidate_process_holds_only_its_own_socket_and_stdio(softmax):
     assert len(sockets) == 1, kinds  # its own; never a sibling's, nor the judge's end of one
     assert kinds.get(0) == "/dev/null"  # not the engine's order pipe
     assert not [kind for fd, kind in kinds.items() if kind == "pipe" and fd not in (1, 2)], kinds
+
+
+def test_a_written_list_of_tensors_is_compared_by_default():
+    """vLLM's copy_blocks writes lists of caches: without a compare of the spec's own, the
+    default comparison left them out, and a candidate that never wrote them passed."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kgb.evaluate.judge import CaseRunner
+
+    runner = CaseRunner.__new__(CaseRunner)
+    runner.spec = SimpleNamespace(module=SimpleNamespace(), output_args=(), inout_args=("caches",))
+    case = SimpleNamespace(name="c", reduction=1)
+    written = {"caches": [torch.ones(4), torch.full((3,), 2.0)]}
+    stale = {"caches": [torch.ones(4), torch.zeros(3)]}
+    message, _, _ = runner._compare(case, None, None, written, stale)
+    assert message and "argument caches[1]" in message
+    assert runner._compare(case, None, None, written, {"caches": [t.clone() for t in written["caches"]]})[0] is None

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 
 from kgb.evaluate import codec
+from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
@@ -116,7 +117,8 @@ class _Server:
         before = _snapshot(known)
         fill_allocator_with_garbage(self.device)
         try:
-            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored:
+            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored, \
+                    call_inputs(list(known.by_id.values())):
                 result = fn(*value["args"], **value["kwargs"])
                 if self.device == "cuda":
                     torch.cuda.current_stream().synchronize()

@@ -188,6 +188,8 @@ def prepare_interpreter() -> None:
     _fix_scalar_arguments()
     _autotune_without_benchmarks()
     _mark_transfers()
+    from kgb.evaluate.bounds import patch_interpreter_bounds
     from kgb.evaluate.provenance import patch_interpreter_stores
 
     patch_interpreter_stores()
+    patch_interpreter_bounds()

@@ -72,6 +72,14 @@ def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.
     return {n: v for n, v in inputs.items() if n in names and isinstance(v, torch.Tensor)}
 
 
+def _written(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The written arguments to compare: tensors, and lists of them (vLLM's copy_blocks
+    writes a list of caches; left out, a candidate that never wrote them would pass a spec
+    without a comparison of its own)."""
+    return {n: v for n, v in inputs.items() if n in names and (
+        isinstance(v, torch.Tensor) or (isinstance(v, list | tuple) and v and all(isinstance(t, torch.Tensor) for t in v)))}
+
+
 def secret_seed() -> int:
     return random.SystemRandom().randrange(1 << 62)
 
@@ -201,8 +209,8 @@ class CaseRunner:
 
     def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
         written = (*self.spec.output_args, *self.spec.inout_args)
-        exp = {"return": expected, **_tensors(ref_in, written)}
-        act = {"return": actual, **_tensors(cand_in, written)}
+        exp = {"return": expected, **_written(ref_in, written)}
+        act = {"return": actual, **_written(cand_in, written)}
         message, max_abs, max_rel = compare_outputs(self.spec, case, act, exp, cand_in)
         return (f"case {case.name}: {message}" if message else None), max_abs, max_rel
 
