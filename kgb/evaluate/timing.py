@@ -31,7 +31,7 @@ import torch
 GRAPH_BELOW_US = 20.0
 # eager estimates under this are captured and decided on the graph's (host launch overhead
 # alone can take a few-microsecond call's eager time past GRAPH_BELOW_US)
-GRAPH_DECIDES_BELOW_US = 200.0
+GRAPH_DECIDES_BELOW_US = 1000.0
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # well over the H200's 60 MB of L2
 WARMUP_BUDGET_US = 50_000.0
 MIN_REPEATS = 20
