@@ -62,7 +62,7 @@ def _collapse(shape, *strides):
         if size == 1:
             continue
         st = [s[k] for s in strides]
-        if dims and all(po == si * size for po, si in zip(dims[-1][1], st)):
+        if dims and all(po == si * size for po, si in zip(dims[-1][1], st, strict=False)):
             dims[-1] = (dims[-1][0] * size, st)
         else:
             dims.append((size, st))

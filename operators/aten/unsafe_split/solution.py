@@ -1,6 +1,5 @@
 import torch
 import triton
-import triton.language as tl
 
 
 @triton.jit
