@@ -146,10 +146,13 @@ class CaseRunner:
             pristine = draw_inputs(spec, case, seed, self.device)
             if case.name in self.timed and seed == case.seed:
                 self.kept[case.name] = pristine
-            ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
-            for t in _tensors(cand_in, spec.output_args).values():
-                poison_(t)
-        with self.exclusive.work():  # no other judge's timing meanwhile
+        # no other judge's timing meanwhile (copies of a bench case's inputs on the GPU would
+        # take the memory bandwidth it measures)
+        with self.exclusive.work():
+            with self.phase("draw"):
+                ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
+                for t in _tensors(cand_in, spec.output_args).values():
+                    poison_(t)
             with self.phase("reference"):
                 expected = self.reference(entry.name, ref_in, case)
             with self.phase("candidate"):
