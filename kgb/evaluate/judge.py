@@ -293,17 +293,16 @@ class CaseRunner:
                 expected = self.reference(entry.name, ref_v, case)
             with self.phase("compare"):
                 message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
-                if not message and isinstance(replayed, Replayed):
-                    replay_message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
-        if message:
-            raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
-        if isinstance(replayed, Replayed):
-            message = replay_message
-            if message:
-                # The recorded call computed something else than the answer the candidate gave:
-                # what the judge would time is not what it checked (a decoy for the recording).
-                raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work recorded in "
-                             f"the candidate's last call computes a wrong answer: {message}")
+                if message:
+                    raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
+                if isinstance(replayed, Replayed):
+                    message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+                    if message:
+                        # The recorded call computed something else than the answer the candidate
+                        # gave: what the judge would time is not what it checked (a decoy for the
+                        # recording).
+                        raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
+                                     f"recorded in the candidate's last call computes a wrong answer: {message}")
         base_us, no_baseline = self.known_baselines.get(case.name), ""
         if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
