@@ -7,6 +7,7 @@ import fcntl
 import multiprocessing
 import os
 import socket
+import threading
 import time
 from multiprocessing.connection import Connection
 
@@ -177,3 +178,62 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
     with open(tmp_path / "gpu.lock") as f:  # the turn is free again
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _free(path: str, wait_s: float) -> bool:
+    """Whether a turn could drain the work sections of `path` within wait_s."""
+    with open(path + timing_lock.WORK_SUFFIX, "a") as work:
+        if not timing_lock._flock_within(work, fcntl.LOCK_EX, wait_s):
+            return False
+        fcntl.flock(work, fcntl.LOCK_UN)
+        return True
+
+
+def test_a_judge_lets_go_of_its_work_section_while_its_candidate_compiles(tmp_path, monkeypatch):
+    """Compiling is seconds of host work: other judges' turns go on meanwhile, and the
+    candidate goes on only once its judge is back in its section (session 15: waiting for
+    the GPU was 63% of a sweep's evaluation time, most of it spent behind compiles)."""
+    from triton.runtime import jit
+
+    path = str(tmp_path / "gpu.lock")
+    lock = TimingLock(path, Phases())
+    free_while_compiling = []
+
+    def compile_(self, *args, **kwargs):
+        free_while_compiling.append(_free(path, 1.0))
+        return "binary"
+
+    monkeypatch.setattr(jit.JITFunction, "_do_compile", compile_)
+    ours, theirs = socket.socketpair()
+    judge_end, candidate_end = Connection(ours.detach()), Connection(theirs.detach())
+    candidate._say_when_compiling(candidate_end, "cpu")
+    replies = []
+
+    def candidate_call():  # a call that compiles one kernel, then answers
+        binary = jit.JITFunction._do_compile(None)
+        replies.append(_free(path, 0.05))  # the judge's section is held again
+        codec.send(candidate_end, "returned", None, binary=binary)
+
+    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process.conn, process.device, process.exclusive = judge_end, "cpu", lock
+    with lock.work():
+        assert not _free(path, 0.05)
+        worker = threading.Thread(target=candidate_call)
+        worker.start()
+        msg = process._receive()
+        worker.join(10)
+    assert free_while_compiling == [True]
+    assert replies == [False]
+    assert msg.kind == "returned" and msg.fields["binary"] == "binary"
+    assert "candidate compile" in lock.phase.seconds
+
+
+def test_a_compile_notice_without_its_end_is_a_wire_error():
+    ours, theirs = socket.socketpair()
+    judge_end, candidate_end = Connection(ours.detach()), Connection(theirs.detach())
+    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process.conn, process.device, process.exclusive = judge_end, "cpu", None
+    codec.send(candidate_end, "compiling")
+    codec.send(candidate_end, "returned")
+    with pytest.raises(codec.WireError, match="compile notice"):
+        process._receive()

@@ -32,6 +32,7 @@ from kgb.evaluate import codec
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
@@ -90,10 +91,39 @@ def _import(source: str, workspace: Path) -> ModuleType:
     return module
 
 
+def _say_when_compiling(conn: Connection, device: str) -> None:
+    """Tell the judge when Triton compiles a kernel, and wait for its word to go on: the
+    judge lets go of its work section meanwhile (kgb.evaluate.timing_lock), so that other
+    judges' timings need not wait out seconds of host work. What ran on the GPU before is
+    finished first. Only the judge's timing of others is at stake: a candidate that says it
+    compiles when it does not gains nothing for itself (its own latency is the judge's replay)."""
+    from triton.runtime import jit
+
+    original = jit.JITFunction._do_compile
+    if getattr(original, "_kgb_said", False):
+        return
+
+    def _do_compile(self, *args, **kwargs):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        codec.send(conn, "compiling")
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            codec.send(conn, "compiled")
+            if codec.receive(conn, device).kind != "resume":
+                os._exit(70)  # the judge is gone or confused: nothing left to answer
+
+    _do_compile._kgb_said = True  # type: ignore[attr-defined]
+    jit.JITFunction._do_compile = _do_compile
+
+
 class _Server:
     def __init__(self, conn: Connection, device: str, workspace: Path):
         self.conn, self.device, self.workspace = conn, device, workspace
         self.module: ModuleType | None = None
+        if device == "cuda":
+            _say_when_compiling(conn, device)
 
     def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
         codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
@@ -334,6 +364,8 @@ class CandidateProcess:
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
         self.sandbox, self.notes = "", []
+        # the judge's work sections, let go of while the candidate compiles (set by the judge)
+        self.exclusive: TimingLock | None = None
 
     def wait_ready(self) -> CandidateProcess:
         """Wait until the process has confined itself; starting (CUDA, Triton's driver)
@@ -344,9 +376,23 @@ class CandidateProcess:
 
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
         try:
-            return codec.receive(self.conn, self.device, known)
+            msg = codec.receive(self.conn, self.device, known)
+            while msg.kind == "compiling":
+                self._while_compiling()
+                msg = codec.receive(self.conn, self.device, known)
+            return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
+
+    def _while_compiling(self) -> None:
+        """The candidate compiles (host work): the GPU is free of this judge meanwhile."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()  # the judge's own work queued before the call
+        lock = self.exclusive or TimingLock(None, Phases())
+        with lock.paused(), lock.phase("candidate compile"):
+            if codec.receive(self.conn, self.device).kind != "compiled":
+                raise codec.WireError("a compile notice was not followed by its end")
+        codec.send(self.conn, "resume")
 
     def _exit_reason(self) -> str:
         import signal

@@ -419,6 +419,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     runner.timed = frozenset(c.name for c in timed)
     runner.source = request["source"]
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
+    for process in (candidate, timer):
+        if process is not None:
+            process.exclusive = runner.exclusive  # let go of while the candidate compiles
     results: list[CaseResult] = []
     try:
         with runner.phase("import"):

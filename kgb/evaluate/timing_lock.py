@@ -47,6 +47,7 @@ class TimingLock:
     def __init__(self, path: str | None, phase: Phases):
         self.path, self.phase = path, phase
         self.crowded_turns = 0  # turns that timed while another judge's work section ran on
+        self._held: list = []  # the open work-section files whose shared lock this judge holds
 
     def _create(self) -> None:
         if not os.path.exists(self.path):
@@ -90,17 +91,38 @@ class TimingLock:
             yield
             return
         self._create()
-        with open(self.path + WANT_SUFFIX, "a") as want, open(self.path + WORK_SUFFIX, "a") as work:
-            with self.phase("waiting for the GPU"):
-                # Granted only when no turn is held or asked for (all of them share it), and
-                # let go at once: it orders this section after the turns, it does not hold.
-                fcntl.flock(want, fcntl.LOCK_EX)
-                fcntl.flock(work, fcntl.LOCK_SH)
-                fcntl.flock(want, fcntl.LOCK_UN)
+        with open(self.path + WORK_SUFFIX, "a") as work:
+            self._enter([work])
+            self._held.append(work)
             try:
                 yield
             finally:
+                self._held.remove(work)
                 fcntl.flock(work, fcntl.LOCK_UN)
+
+    def _enter(self, sections: list) -> None:
+        with self.phase("waiting for the GPU"), open(self.path + WANT_SUFFIX, "a") as want:
+            # Granted only when no turn is held or asked for (all of them share it), and let
+            # go at once: it orders these sections after the turns, it does not hold.
+            fcntl.flock(want, fcntl.LOCK_EX)
+            for work in sections:
+                fcntl.flock(work, fcntl.LOCK_SH)
+            fcntl.flock(want, fcntl.LOCK_UN)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Let go of the work sections held here for a while that uses no GPU (the
+        candidate compiling), then take them back, after any turn asked for meanwhile. The
+        candidate process synchronises before it says it compiles: nothing of this judge's
+        runs on the GPU while the turns go on."""
+        held = list(self._held)
+        for work in held:
+            fcntl.flock(work, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            if held:
+                self._enter(held)
 
 
 def spin_up(seconds: float = 0.2) -> None:
