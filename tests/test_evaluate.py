@@ -65,6 +65,37 @@ def test_reading_past_a_tensor_is_caught_in_the_interpreter(softmax):
     assert "kernel _softmax_rows loaded" in verdict.message and "outside every tensor it was launched with" in verdict.message
 
 
+def _through_a_pointer_table(honest: str, offset: str) -> str:
+    """The honest softmax, storing into a float32 scratch tensor of its own that the kernel
+    reaches through a table of pointers (as batched kernels do), `offset` bytes in."""
+    edits = [
+        ("def _softmax_rows(x_ptr, y_ptr, n_cols,", "def _softmax_rows(x_ptr, table_ptr, n_cols,"),
+        ("    row = tl.program_id(0).to(tl.int64)\n",
+         "    row = tl.program_id(0).to(tl.int64)\n    y_ptr = tl.load(table_ptr).to(tl.pointer_type(tl.float32))\n"),
+        ("    if rows.numel():",
+         "    scratch = torch.empty(rows.shape, dtype=torch.float32, device=self.device)\n"
+         f"    table = torch.empty(1, dtype=torch.int64, device=self.device).fill_(scratch.data_ptr() + {offset})\n"
+         "    if rows.numel():"),
+        ("            rows, out, n_cols,", "            rows, table, n_cols,"),
+        ("    return out.reshape", "    out.copy_(scratch)\n    return out.reshape"),
+    ]
+    for old, new in edits:
+        assert old in honest
+        honest = honest.replace(old, new)
+    return honest
+
+
+def test_a_kernel_may_reach_its_own_scratch_through_a_pointer_table_but_not_past_it(softmax):
+    """The interpreter's bounds check also admits tensors the call made (it had judged this
+    honest pattern an illegal address), and still catches a store past their end."""
+    honest = softmax.solution_path.read_text()
+    verdict = evaluate(_through_a_pointer_table(honest, "0"), softmax, SMOKE)
+    assert verdict.status == Status.CORRECT, verdict.message
+    verdict = evaluate(_through_a_pointer_table(honest, "4 * scratch.numel()"), softmax, SMOKE)
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "kernel _softmax_rows stored" in verdict.message
+
+
 def test_pytorch_delegation_is_rejected(softmax):
     verdict = judge(softmax, "softmax_torch.py")
     assert verdict.status == Status.REJECTED

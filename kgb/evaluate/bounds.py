@@ -6,8 +6,10 @@ with an illegal address or reads another buffer. Found on an H200: the triangula
 solutions read A past its last row for trans = T, lower, and passed every case on the CPU.
 
 Every active lane of a load, store or atomic must address bytes inside a storage the
-kernel was launched with, or inside one of the judged call's inputs (a cuBLAS batched
-routine's pointer arrays point into them). Applied in the candidate process (chip=cpu).
+kernel was launched with, inside one of the judged call's inputs (a cuBLAS batched
+routine's pointer arrays point into them), or inside a tensor made during the call (a
+kernel may reach its own scratch through a table of pointers). Applied in the candidate
+process (chip=cpu).
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import torch
 
 # (kernel name, sorted storage starts, their ends) of the launch being interpreted
 _launch: tuple[str, np.ndarray, np.ndarray] | None = None
-_call_storages: list[torch.UntypedStorage] = []  # the judged call's inputs
+_call_storages: list[torch.UntypedStorage] = []  # the judged call's inputs and what it made
+_in_call = False
+_interpreting = False  # set once the interpreter is patched: on a GPU the hardware checks
 
 
 class OutOfBounds(RuntimeError):
@@ -31,12 +35,20 @@ class OutOfBounds(RuntimeError):
 @contextmanager
 def call_inputs(storages: list[torch.UntypedStorage]) -> Iterator[None]:
     """Let the kernels of one judged call also reach these storages."""
-    global _call_storages
-    _call_storages = list(storages)
+    global _call_storages, _in_call
+    _call_storages, _in_call = list(storages), True
     try:
         yield
     finally:
-        _call_storages = []
+        _call_storages, _in_call = [], False
+
+
+def made(value: Any) -> None:
+    """Let the rest of the call's kernels reach the tensors an op just made (called by the
+    op audit, kgb.evaluate.integrity, which sees every op). Held until the call ends, so
+    their memory is not reused by another tensor meanwhile."""
+    if _in_call and _interpreting:
+        _call_storages.extend(_storages(value))
 
 
 def _storages(value: Any) -> Iterator[torch.UntypedStorage]:
@@ -111,6 +123,8 @@ def patch_interpreter_bounds() -> None:
         check(ptr.data, None, val.data.dtype.itemsize, "compared and swapped")
         return cas(self, ptr, cmp, val, sem, scope)
 
+    global _interpreting
+    _interpreting = True
     __call__._kgb_bounds = True  # type: ignore[attr-defined]
     executor.__call__ = __call__
     builder.create_masked_load, builder.create_masked_store = create_masked_load, create_masked_store

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from kgb.evaluate import bounds
+
 # Allocation, views, layout copies and fills: none of them computes an operator's values.
 # Packet names (any overload). A spec may deny some (aten::clone's spec denies clone) or
 # allow more.
@@ -82,7 +84,9 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not _in_transfer[0]:
             self.audit.torch_ops.append(func._schema.name + (f".{func._overloadname}" if func._overloadname != "default" else ""))
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        bounds.made(out)
+        return out
 
 
 _current: list[Audit] = []
