@@ -1,6 +1,6 @@
 """The judge on a GPU host: sandbox, red-team timing attacks, and timings against the record.
 
-    python benchmarks/judge_gpu.py [--out DIR] [--skip-ipc] [--parts bringup,redteam,skeleton,ipc] [--ops a::b,...]
+    python benchmarks/judge_gpu.py [--out DIR] [--skip-ipc] [--parts bringup,redteam,skeleton,direct,ipc] [--ops a::b,...]
 
 Prints, in one run:
 1. what this host gives the sandbox (kernel, Landlock ABI, the level a candidate ran at);
@@ -11,7 +11,9 @@ Prints, in one run:
    stream;
 3. the nine walking-skeleton operators (or --ops) judged on all their cases and timed, per bench case
    next to the latencies recorded in docs/results/h200-aten-solutions.json (ATen);
-4. (unless --skip-ipc) what a judge-side clock would cost: a kernel in another process,
+4. (direct) the same bench cases timed in this process by `kgb.evaluate.timing.measure` on
+   the solution itself, without a judge, and the judge's difference from it in percent;
+5. (unless --skip-ipc) what a judge-side clock would cost: a kernel in another process,
    ordered by CUDA IPC events and timed by this process's events, against in-process
    events on the same kernel.
 Results also go to DIR/judge_gpu.json.
@@ -20,6 +22,8 @@ Results also go to DIR/judge_gpu.json.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import math
 import os
@@ -102,6 +106,42 @@ def skeleton(sandbox: bool, ops: list[str]) -> list[dict]:
         print(f"  {op}: {v.status} in {time.perf_counter() - started:.1f}s {mean}{'' if v.correct else v.message[:300]}",
               flush=True)
         rows.append({"op": op, "status": str(v.status), "eval_s": time.perf_counter() - started})
+    return rows
+
+
+def direct(ops: list[str], judged: list[dict]) -> list[dict]:
+    """Each bench case of the solutions timed in this process by `kgb.evaluate.timing.measure`,
+    as a harness without a judge would (the candidate's call on the case's own inputs, no
+    sandbox, no replay, no other evaluation), next to the judge's figure from the skeleton
+    part of the same run: the hardened judge must time an honest kernel within 2% of it."""
+    import torch
+
+    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.timing import measure
+
+    by_case = {(r["op"], r["case"]): r for r in judged if "case" in r}
+    rows = []
+    for op in ops:
+        spec = operators.load(op)
+        loaded = importlib.util.spec_from_file_location(f"solution_{op.replace(':', '_')}", spec.solution_path)
+        module = importlib.util.module_from_spec(loaded)
+        loaded.loader.exec_module(module)
+        for case in spec.cases:
+            if case.tag != "bench":
+                continue
+            entry = spec.entry_of(case)
+            args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cuda"))
+            call = functools.partial(getattr(module, entry.name), *args, **kwargs)
+            with torch.no_grad():
+                t = measure(call, 100, 10)
+            judge_us = (by_case.get((op, case.name)) or {}).get("latency_us")
+            diff = 100 * (judge_us - t.median_us) / t.median_us if judge_us else None
+            rows.append({"op": op, "case": case.name, "direct_us": t.median_us, "direct_mode": t.mode,
+                         "judge_us": judge_us, "judge_minus_direct_pct": diff})
+            print(f"  {op:<28} {case.name:<24} direct {t.median_us:9.2f} us ({t.mode:<5}) judge "
+                  f"{judge_us or float('nan'):9.2f} us {'' if diff is None else f'{diff:+.1f}%'}", flush=True)
+            del args, kwargs, call
+            torch.cuda.empty_cache()
     return rows
 
 
@@ -199,6 +239,10 @@ def main() -> int:
     if "skeleton" in parts:
         print("== the nine skeleton operators, all cases, timed", flush=True)
         report["skeleton"] = skeleton(sandbox, args.ops.split(","))
+        save()
+    if "direct" in parts:
+        print("== the same solutions timed directly in this process, against the judge", flush=True)
+        report["direct"] = direct(args.ops.split(","), report.get("skeleton", []))
         save()
     return 0
 
