@@ -160,6 +160,8 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
         ours.close()
         conn = Connection(theirs.detach())
         codec.receive(conn, "cpu", adopt=True)
+        codec.send(conn, "gpu")
+        codec.receive(conn, "cpu")  # granted
         codec.send(conn, "staged")
         codec.receive(conn, "cpu")
         time.sleep(600)
@@ -237,3 +239,45 @@ def test_a_compile_notice_without_its_end_is_a_wire_error():
     codec.send(candidate_end, "returned")
     with pytest.raises(codec.WireError, match="compile notice"):
         process._receive()
+
+
+def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_it(tmp_path, monkeypatch):
+    """A bench case's inputs are hundreds of MB of host bytes on a socket: seconds that no
+    timing turn should wait out. The candidate process asks for the GPU once it has read
+    them, and its call runs inside the judge's section."""
+    from kgb.evaluate.sandbox import Limits
+
+    monkeypatch.setenv("KGB_SANDBOX", "off")  # the candidate below opens the lock file to look at it
+    path = str(tmp_path / "gpu.lock")
+    lock = TimingLock(path, Phases())
+    lock._create()
+    (tmp_path / "ws").mkdir()
+    process = candidate.CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    try:
+        process.exclusive = lock
+        free_while_writing = []
+        write = codec.write
+
+        def watched(conn, out):
+            if out.header["kind"] == "call":
+                free_while_writing.append(_free(path, 0.5))
+            write(conn, out)
+
+        monkeypatch.setattr(codec, "write", watched)
+        source = (
+            "import fcntl\n"
+            "def f(x):\n"
+            f"    with open({path + timing_lock.WORK_SUFFIX!r}, 'a') as work:\n"
+            "        try:\n"
+            "            fcntl.flock(work, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+            "        except BlockingIOError:\n"
+            "            return 'inside a section'\n"
+            "    return 'outside every section'\n"
+        )
+        assert process.load(source).error is None
+        with lock.work():
+            reply = process.call("f", (torch.ones(1 << 20),), {})
+        assert free_while_writing == [True]
+        assert reply.value == "inside a section"
+    finally:
+        process.close()

@@ -221,11 +221,20 @@ class _Server:
                    spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
                    outlived_us=timing.outlived_us)
 
+    def _ask_for_gpu(self, kind: str) -> None:
+        """Before a call's inputs go onto the GPU: the judge takes its work section for what
+        follows, until this process's reply (kgb.evaluate.timing_lock). Reading them was
+        host work, done without it."""
+        if kind in ("call", "time"):
+            codec.send(self.conn, "gpu")
+            if codec.receive(self.conn, self.device).kind != "granted":
+                os._exit(70)  # the judge is gone or confused: nothing left to answer
+
     def serve(self) -> None:
         while True:
             known = codec.Storages()
             try:
-                msg = codec.receive(self.conn, self.device, known, adopt=True)
+                msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu)
             except (EOFError, OSError):
                 return
             if msg.kind == "load":
@@ -374,25 +383,20 @@ class CandidateProcess:
         self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
         return self
 
+    def _lock(self) -> TimingLock:
+        return self.exclusive or TimingLock(None, Phases())
+
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
+        """The next message, its buffers read with the judge's work section let go of (host
+        work); compile notices on the way are answered."""
         try:
-            msg = codec.receive(self.conn, self.device, known)
+            msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
             while msg.kind == "compiling":
                 self._while_compiling()
-                msg = codec.receive(self.conn, self.device, known)
+                msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
             return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
-
-    def _while_compiling(self) -> None:
-        """The candidate compiles (host work): the GPU is free of this judge meanwhile."""
-        if self.device == "cuda":
-            torch.cuda.synchronize()  # the judge's own work queued before the call
-        lock = self.exclusive or TimingLock(None, Phases())
-        with lock.paused(), lock.phase("candidate compile"):
-            if codec.receive(self.conn, self.device).kind != "compiled":
-                raise codec.WireError("a compile notice was not followed by its end")
-        codec.send(self.conn, "resume")
 
     def _exit_reason(self) -> str:
         import signal
@@ -405,6 +409,26 @@ class CandidateProcess:
             return f"killed by signal {name}{hint}"
         return f"exit code {os.WEXITSTATUS(status)}"
 
+    def _while_compiling(self) -> None:
+        """The candidate compiles (host work): the GPU is free of this judge meanwhile."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()  # the judge's own work queued before the call
+        lock = self._lock()
+        with lock.paused(), lock.phase("candidate compile"):
+            if codec.receive(self.conn, self.device).kind != "compiled":
+                raise codec.WireError("a compile notice was not followed by its end")
+        codec.send(self.conn, "resume")
+
+    def _hand_over(self, out: codec.Outgoing) -> None:
+        """Write a message of inputs with the work section let go of, and let the candidate
+        process onto the GPU once it has read them (it asks): sending is host work, seconds
+        for a bench case's hundreds of MB, which no timing turn should wait out."""
+        with self._lock().paused():
+            codec.write(self.conn, out)
+            if self._receive().kind != "gpu":
+                raise codec.WireError("the candidate process did not ask for the GPU before a call")
+        codec.send(self.conn, "granted")
+
     def load(self, source: str) -> Reply:
         codec.send(self.conn, "load", None, source=source)
         msg = self._receive()
@@ -412,12 +436,13 @@ class CandidateProcess:
 
     def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, codec.Storages]:
         """Send, then take back what the candidate left in the inputs."""
-        sent = codec.send(self.conn, kind, value, **fields)
-        msg = self._receive(sent)
+        out = codec.encode(kind, value, **fields)
+        self._hand_over(out)
+        msg = self._receive(out.sent)
         if msg.fields.get("error") is None:
             for sid, data in msg.known_bytes.items():
-                codec.overwrite(sent.by_id[sid], data)
-        return msg, sent
+                codec.overwrite(out.sent.by_id[sid], data)
+        return msg, out.sent
 
     def call(self, entry: str, args: tuple, kwargs: dict) -> Reply:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
@@ -434,15 +459,19 @@ class CandidateProcess:
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. Its measurement, the transfers and its
-        other calls run in work sections (`exclusive.work()`), never beside a timing turn:
-        its own clock is reported, never taken as the latency (the judge's replay is), so it
-        does not take a turn that every judge of the GPU would wait for."""
+        come back with what the candidate left in them. Its measurement and its other calls
+        run in work sections (`exclusive.work()`), never beside a timing turn, and the
+        transfers with the section let go of: its own clock is reported, never taken as the
+        latency (the judge's replay is), so it does not take a turn that every judge of the
+        GPU would wait for."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
+        self.exclusive = exclusive  # the one the transfers let go of
         with exclusive.work():
-            sent = codec.send(self.conn, "time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
+            out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
+            sent = out.sent
             before = _snapshot(sent)
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
+            self._hand_over(out)
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
             with exclusive.work():
@@ -453,19 +482,20 @@ class CandidateProcess:
                     self.close()
                     raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
                 msg = self._receive()  # "measured"
+                if msg.fields.get("error") is None:
+                    # the call on set V and the recorded one follow at once, in this section
+                    msg = self._receive(sent)
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields), sent, before
-        with exclusive.work():  # the call on set V and the recorded one
-            msg = self._receive(sent)
-        if msg.fields.get("error") is None:
+        if not (isinstance(msg.value, dict) and "recording" in msg.value):
+            raise codec.WireError("a timing reply has no recording")
+        with exclusive.work():
             # Here as there, set T's buffers end with V's values in them and the outputs the
             # candidate wrote: the comparison may read the inputs (a tolerance that scales
             # with them), which do not come back.
             load_values(timed, check)
             for sid, data in msg.known_bytes.items():
                 codec.overwrite(sent.by_id[sid], data)
-            if not (isinstance(msg.value, dict) and "recording" in msg.value):
-                raise codec.WireError("a timing reply has no recording")
         return Reply(msg.value, msg.fields), sent, before
 
     def close(self) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
@@ -51,14 +53,32 @@ class Storages:
         return None
 
 
+@dataclass
+class Outgoing:
+    """A message ready to write: its header, its buffers already copied to the host (the
+    GPU's part of sending), and what it sends by value."""
+
+    header: dict
+    buffers: list[torch.Tensor]
+    sent: Storages
+
+
 def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
          refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Storages:
-    """Send one message: `kind`, extra JSON `fields`, and `value` with its tensors.
+    """Send one message (`encode`, then `write`); returns what it sent by value."""
+    out = encode(kind, value, known, refresh_known, unchanged, **fields)
+    write(conn, out)
+    return out.sent
+
+
+def encode(kind: str, value: Any = None, known: Storages | None = None,
+           refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Outgoing:
+    """One message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
     current bytes of every known storage go along (the candidate may have written them),
     except those the caller knows to be `unchanged`.
-    Returns what was sent by value (storages by position, tensor objects in order): the
+    `sent` is what goes by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
     known = known if known is not None else Storages()
@@ -123,10 +143,14 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
             header["known"].append({"id": sid, "nbytes": storage.nbytes(), "buffer": len(buffers)})
             buffers.append(_host_bytes(storage))
     header["buffers"] = [b.numel() for b in buffers]
-    conn.send_bytes(json.dumps(header).encode())
-    for b in buffers:
+    return Outgoing(header, buffers, sent)
+
+
+def write(conn: Connection, out: Outgoing) -> None:
+    """Host work only: the header, then the buffers."""
+    conn.send_bytes(json.dumps(out.header).encode())
+    for b in out.buffers:
         _write_all(conn.fileno(), memoryview(b.numpy()))
-    return sent
 
 
 # The buffers follow the header raw, not framed as messages: the header announces their sizes,
@@ -156,10 +180,15 @@ class Message:
     known_bytes: dict[int, torch.Tensor]  # fresh bytes of known storages, where sent
 
 
-def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False) -> Message:
+def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False,
+            reading: Callable[[], AbstractContextManager] = nullcontext,
+            before_device: Callable[[str], None] = lambda kind: None) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
+    The buffers are read inside `reading()` (host work), and `before_device(kind)` is called
+    between reading them and copying them to the GPU: the judge and the candidate process
+    keep their GPU work apart from their transfers (kgb.evaluate.timing_lock).
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -171,10 +200,12 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     if any(n < 0 for n in sizes):
         raise WireError("negative buffer size")
     buffers = []
-    for n in sizes:
-        buf = torch.empty(n, dtype=torch.uint8)
-        _read_into(conn.fileno(), buf)
-        buffers.append(buf)
+    with reading():
+        for n in sizes:
+            buf = torch.empty(n, dtype=torch.uint8)
+            _read_into(conn.fileno(), buf)
+            buffers.append(buf)
+    before_device(str(header.get("kind")))
     fresh: list[torch.UntypedStorage] = []
     for entry in header.get("storages", []):
         buf = buffers[int(entry["buffer"])]

@@ -48,6 +48,7 @@ class TimingLock:
         self.path, self.phase = path, phase
         self.crowded_turns = 0  # turns that timed while another judge's work section ran on
         self._held: list = []  # the open work-section files whose shared lock this judge holds
+        self._paused = False  # their locks let go of for now (a pause inside a pause is one pause)
 
     def _create(self) -> None:
         if not os.path.exists(self.path):
@@ -115,13 +116,15 @@ class TimingLock:
         candidate compiling), then take them back, after any turn asked for meanwhile. The
         candidate process synchronises before it says it compiles: nothing of this judge's
         runs on the GPU while the turns go on."""
-        held = list(self._held)
+        held = [] if self._paused else list(self._held)
         for work in held:
             fcntl.flock(work, fcntl.LOCK_UN)
+        self._paused = bool(held) or self._paused
         try:
             yield
         finally:
             if held:
+                self._paused = False
                 self._enter(held)
 
 
