@@ -268,11 +268,13 @@ class CaseRunner:
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
-        if f.get("outlived_us"):
-            raise Failed(Status.REJECTED, f"case {case.name}: the call returned before its GPU work ended "
-                         f"(timed at {float(f['median_us']):.1f} us on its stream, "
-                         f"{float(f['outlived_us']):.1f} us with the device synchronised): "
-                         "work on another stream escapes the timer and is not allowed")
+        # Work the call left running on another stream does not escape the latency: the
+        # judge's replay runs every recorded launch on one stream. So what the candidate's
+        # own clock saw outlive the call is reported, not judged: its own timing runs beside
+        # other judges' checks, whose kernels stretched an honest 127 us prelu to 390 us
+        # "with the device synchronised" on the H200 (session 16), and was rejected for it.
+        outlived = (f"; its call returned {float(f['outlived_us']):.1f} us before the device was idle"
+                    if f.get("outlived_us") else "")
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         try:
@@ -326,7 +328,7 @@ class CaseRunner:
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
                   if self.exclusive.crowded_turns > crowded else "")
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + no_baseline + beside)
+                + outlived + no_baseline + beside)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
