@@ -82,9 +82,8 @@ def redteam(sandbox: bool) -> list[dict]:
     return rows
 
 
-def skeleton(sandbox: bool, ops: list[str]) -> list[dict]:
+def skeleton(sandbox: bool, ops: list[str], rows: list[dict], save) -> list[dict]:
     record = {r["op"]: r for r in json.loads((ROOT / "docs/results/h200-aten-solutions.json").read_text())}
-    rows = []
     for op in ops:
         spec = operators.load(op)
         started = time.perf_counter()
@@ -106,10 +105,11 @@ def skeleton(sandbox: bool, ops: list[str]) -> list[dict]:
         print(f"  {op}: {v.status} in {time.perf_counter() - started:.1f}s {mean}{'' if v.correct else v.message[:300]}",
               flush=True)
         rows.append({"op": op, "status": str(v.status), "eval_s": time.perf_counter() - started})
+        save()
     return rows
 
 
-def direct(ops: list[str], judged: list[dict]) -> list[dict]:
+def direct(ops: list[str], judged: list[dict], rows: list[dict], save) -> list[dict]:
     """Each bench case of the solutions timed in this process by `kgb.evaluate.timing.measure`,
     as a harness without a judge would (the candidate's call on the case's own inputs, no
     sandbox, no replay, no other evaluation), next to the judge's figure from the skeleton
@@ -120,7 +120,6 @@ def direct(ops: list[str], judged: list[dict]) -> list[dict]:
     from kgb.evaluate.timing import measure
 
     by_case = {(r["op"], r["case"]): r for r in judged if "case" in r}
-    rows = []
     for op in ops:
         spec = operators.load(op)
         loaded = importlib.util.spec_from_file_location(f"solution_{op.replace(':', '_')}", spec.solution_path)
@@ -142,6 +141,7 @@ def direct(ops: list[str], judged: list[dict]) -> list[dict]:
                   f"{judge_us or float('nan'):9.2f} us {'' if diff is None else f'{diff:+.1f}%'}", flush=True)
             del args, kwargs, call
             torch.cuda.empty_cache()
+            save()
     return rows
 
 
@@ -238,11 +238,13 @@ def main() -> int:
         save()
     if "skeleton" in parts:
         print("== the nine skeleton operators, all cases, timed", flush=True)
-        report["skeleton"] = skeleton(sandbox, args.ops.split(","))
+        report["skeleton"] = []  # filled as it goes, so that a run cut short keeps what it measured
+        skeleton(sandbox, args.ops.split(","), report["skeleton"], save)
         save()
     if "direct" in parts:
         print("== the same solutions timed directly in this process, against the judge", flush=True)
-        report["direct"] = direct(args.ops.split(","), report.get("skeleton", []))
+        report["direct"] = []
+        direct(args.ops.split(","), report.get("skeleton", []), report["direct"], save)
         save()
     return 0
 
