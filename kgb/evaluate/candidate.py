@@ -55,6 +55,18 @@ def short_traceback(exc: BaseException, limit: int = 6) -> str:
 
 # --------------------------------------------------------------------- in the candidate
 
+# Bound before any candidate code runs, which could rebind torch.cuda.synchronize in this
+# process (its work would then outlive the judge's work section; it would slow other
+# judges' timings, never make its own faster).
+_synchronize = torch.cuda.synchronize
+
+
+def _idle(device: str) -> None:
+    """Wait for all of this process's GPU work, on every stream: whatever a call launched
+    ends inside the judge's work section, before the reply."""
+    if device == "cuda":
+        _synchronize()
+
 
 def _hooks() -> list[str]:
     """Hooks that would run candidate code outside the audited calls, or around launches.
@@ -104,8 +116,7 @@ def _say_when_compiling(conn: Connection, device: str) -> None:
         return
 
     def _do_compile(self, *args, **kwargs):
-        if device == "cuda":
-            torch.cuda.synchronize()
+        _idle(device)
         codec.send(conn, "compiling")
         try:
             return original(self, *args, **kwargs)
@@ -132,6 +143,7 @@ class _Server:
         try:
             with audited() as audit, recorded_by_profiler() as profiled:
                 self.module = _import(source, self.workspace)
+                _idle(self.device)
         except BaseException as exc:  # noqa: BLE001 - a broken import is the verdict
             status = Status.COMPILE_ERROR if isinstance(exc, SyntaxError) else classify(exc)
             self.reply_error("loaded", status, f"importing the candidate failed: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
@@ -150,8 +162,7 @@ class _Server:
             with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored, \
                     call_inputs(list(known.by_id.values())):
                 result = fn(*value["args"], **value["kwargs"])
-                if self.device == "cuda":
-                    torch.cuda.current_stream().synchronize()
+                _idle(self.device)
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is the verdict
             self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
@@ -170,14 +181,15 @@ class _Server:
         is recorded (kgb.evaluate.replay): the judge times its replay, not this process's
         own clock, which the candidate could have patched.
 
-        The judge holds the GPU's timing turn from its "go" to the "measured" reply: the
-        first call (loading or compiling the kernels) runs before, the recording after."""
+        The judge holds a work section from its "go" to the "timed" reply (its own clock is
+        not the latency, so it takes no timing turn); the first call, which loads or
+        compiles the kernels, runs in one before it."""
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
             with torch.no_grad():
                 fn(*t_args, **t_kwargs)
-                torch.cuda.current_stream().synchronize()
+                _idle(self.device)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("staged", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
@@ -211,7 +223,7 @@ class _Server:
                     result = timing.graph_output
                 else:
                     result = fn(*t_args, **t_kwargs)
-                torch.cuda.current_stream().synchronize()
+                _idle(self.device)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return

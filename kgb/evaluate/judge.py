@@ -248,7 +248,7 @@ class CaseRunner:
         crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
         if self.timer is not None and not self.timer_loaded:
-            with self.phase("import"):
+            with self.phase("import"), self.exclusive.work():
                 loaded = self.timer.load(self.source)
             if loaded.error:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
@@ -426,7 +426,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             process.exclusive = runner.exclusive  # let go of while the candidate compiles
     results: list[CaseResult] = []
     try:
-        with runner.phase("import"):
+        with runner.phase("import"), runner.exclusive.work():  # its import may launch GPU work
             loaded = candidate.load(request["source"])
         if loaded.error:
             return _final(Status(loaded.error["status"]), loaded.error["message"], results, runner, **emit_sandbox)
