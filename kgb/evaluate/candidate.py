@@ -230,8 +230,7 @@ class _Server:
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
                    unchanged=frozenset(known.by_id) - wanted, median_us=timing.median_us,
-                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note,
-                   outlived_us=timing.outlived_us)
+                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note)
 
     def _ask_for_gpu(self, kind: str) -> None:
         """Before a call's inputs go onto the GPU: the judge takes its work section for what
@@ -349,12 +348,12 @@ class CandidateDied(Exception):
 
 
 class TurnOverrun(Exception):
-    """The candidate's own timing kept the GPU's timing turn too long; its process is gone."""
+    """The candidate's own timing held its work section too long; its process is gone."""
 
 
-# The longest a candidate's own timing may hold the GPU's turn: warm-up, estimate, 100
-# repetitions (fewer for a slow call: measure keeps them to about 2 s) and the outlived-work
-# check of a call of a few hundred milliseconds fit well inside it.
+# The longest a candidate's own timing may hold its work section, which every timing turn
+# of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
+# milliseconds fit well inside it.
 TURN_LIMIT_S = 120.0
 
 

@@ -268,13 +268,6 @@ class CaseRunner:
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
-        # Work the call left running on another stream does not escape the latency: the
-        # judge's replay runs every recorded launch on one stream. So what the candidate's
-        # own clock saw outlive the call is reported, not judged: its own timing runs beside
-        # other judges' checks, whose kernels stretched an honest 127 us prelu to 390 us
-        # "with the device synchronised" on the H200 (session 16), and was rejected for it.
-        outlived = (f"; its call returned {float(f['outlived_us']):.1f} us before the device was idle"
-                    if f.get("outlived_us") else "")
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         try:
@@ -312,7 +305,7 @@ class CaseRunner:
                 bargs, bkwargs = entry.bind(clone_exact(timed))
             try:
                 with self.phase("baseline timing"), self.exclusive():
-                    base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, outlives=False).median_us
+                    base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup).median_us
             except torch.AcceleratorError as exc:
                 raise InstrumentFailed(f"case {case.name}: the speed baseline raised {type(exc).__name__}: "
                                        f"{str(exc).splitlines()[0][:300]}") from exc
@@ -328,7 +321,7 @@ class CaseRunner:
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
                   if self.exclusive.crowded_turns > crowded else "")
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + outlived + no_baseline + beside)
+                + no_baseline + beside)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:

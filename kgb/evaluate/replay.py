@@ -263,7 +263,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
         reset()
         torch.cuda.synchronize()
     with exclusive():
-        timing = measure(replay, repeats, warmup, keep_graph=True, outlives=False,
+        timing = measure(replay, repeats, warmup, keep_graph=True,
                          no_graph_because="the call copies from host memory" if replay.reads_host else "")
     with exclusive.work():
         reset()

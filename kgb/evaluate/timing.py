@@ -52,7 +52,6 @@ class Timing:
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)  # with keep_graph
     graph_output: object = field(default=None, repr=False)  # what the captured call returned
     note: str = ""  # why a short call was not graph-timed, if it was not
-    outlived_us: float | None = None  # set when the call's GPU work outlives it (see _outlives)
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -72,15 +71,13 @@ def _timed(run: Callable[[], object], flush: torch.Tensor, repeats: int) -> list
 
 
 def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
-            protocol: Protocol = Protocol.CLASSIC, no_graph_because: str = "", outlives: bool = True) -> Timing:
+            protocol: Protocol = Protocol.CLASSIC, no_graph_because: str = "") -> Timing:
     """Median device time of fn() in microseconds, inputs prepared outside the timed region.
 
     With keep_graph, a graph-timed call's graph and captured output come back, so that
     the caller can replay it once more on new values and check what it computes. With
     `no_graph_because`, the call is timed eagerly whatever its length, for that reason (a
-    call the caller knows cannot be captured). `outlives=False` skips the check for work
-    left on other streams, which only a candidate's own code can leave (the judge's replay
-    launches everything on one stream)."""
+    call the caller knows cannot be captured)."""
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
     first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
     for _ in range(min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))):
@@ -113,11 +110,10 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     samples.sort()
     median = statistics.median(samples)
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
-    outlived = _outlives(fn, median) if mode == "eager" and outlives else None
     if not keep_graph:
         graph, output = None, None
     return Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph, graph_output=output,
-                  note=note, outlived_us=outlived)
+                  note=note)
 
 
 def graph_timed(graph_estimate_us: float) -> bool:
@@ -157,31 +153,6 @@ def _replayed(graph: torch.cuda.CUDAGraph, start: torch.cuda.Event, end: torch.c
         end.synchronize()
         samples.append(start.elapsed_time(end) * 1000.0)
     return samples
-
-
-def _outlives(fn: Callable[[], object], median_us: float) -> float | None:
-    """How long the device stayed busy after the call returned, if far beyond the stream-event
-    median: work left running on another stream (which the events on the current stream do
-    not see). None if plausible.
-
-    The wait is timed from the return, so that the host's own launch overhead, which a busy
-    host inflates, is not counted; and less the same wait after a one-element write, taken
-    right after it, so that kernels of other processes sharing the GPU (judges checking
-    other candidates), which delay both alike, are not counted either. The least of ten
-    such differences, so that a descheduled moment is not."""
-    import time
-
-    marker = torch.zeros(1, device="cuda")
-
-    def wait_after(call: Callable[[], object]) -> float:
-        torch.cuda.synchronize()
-        call()
-        returned = time.perf_counter()
-        torch.cuda.synchronize()
-        return (time.perf_counter() - returned) * 1e6
-
-    wait = min(wait_after(fn) - wait_after(marker.zero_) for _ in range(10))
-    return wait if wait > 2.5 * median_us + 30.0 else None
 
 
 def _capture(fn: Callable[[], object], flush: torch.Tensor | None = None
