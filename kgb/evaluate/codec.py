@@ -206,6 +206,13 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
             _read_into(conn.fileno(), buf)
             buffers.append(buf)
     before_device(str(header.get("kind")))
+    return decode(header, buffers, device, known, adopt)
+
+
+def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storages | None = None,
+           adopt: bool = False) -> Message:
+    """A message from its header (less its buffer sizes) and its buffers, on the host."""
+    known = known if known is not None else Storages()
     fresh: list[torch.UntypedStorage] = []
     for entry in header.get("storages", []):
         buf = buffers[int(entry["buffer"])]

@@ -34,6 +34,7 @@ from kgb.evaluate.correctness import (
     same_bits,
     tensors_in,
 )
+from kgb.evaluate.draws import DrawCache
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
@@ -114,6 +115,11 @@ class CaseRunner:
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
+        self.draws = DrawCache(None)  # bench draws kept by earlier evaluations (set by _judge)
+
+    def draw(self, case: Case, seed: int) -> dict[str, Any]:
+        return self.draws.inputs(self.spec, case, seed, self.device,
+                                 lambda: draw_inputs(self.spec, case, seed, self.device))
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -143,7 +149,7 @@ class CaseRunner:
     def check(self, case: Case, seed: int) -> CaseResult:
         spec, entry = self.spec, self.spec.entry_of(case)
         with self.phase("draw"):
-            pristine = draw_inputs(spec, case, seed, self.device)
+            pristine = self.draw(case, seed)
             if case.name in self.timed and seed == case.seed:
                 self.kept[case.name] = pristine
         # no other judge's timing meanwhile (copies of a bench case's inputs on the GPU would
@@ -239,7 +245,7 @@ class CaseRunner:
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         with self.phase("draw"):
-            timed = self.kept.pop(case.name, None) or draw_inputs(spec, case, case.seed, self.device)
+            timed = self.kept.pop(case.name, None) or self.draw(case, case.seed)
             check = draw_inputs(spec, case, secret_seed(), self.device)
             with self.exclusive.work():
                 cand_t, cand_v = clone_exact(timed), clone_exact(check)
@@ -414,6 +420,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     runner.timed = frozenset(c.name for c in timed)
     runner.source = request["source"]
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
+    runner.draws = DrawCache(request.get("draw_cache"))
     for process in (candidate, timer):
         if process is not None:
             process.exclusive = runner.exclusive  # let go of while the candidate compiles
