@@ -46,8 +46,10 @@ from kgb.trial import (
 )
 
 # Measured on an H200 (141 GB): 16 judgements at once ran it out of memory on the big
-# bench cases (up to 16 GB a judgement: inputs, their copies, the replay's, the reference).
-GPU_TRIALS_AT_ONCE = 4
+# bench cases (up to 16 GB a judgement: inputs, their copies, the replay's, the reference);
+# 8 and 10 at once judged 205 of the 210 solutions on all cases without running out
+# (session 16, docs/gpu-results.md), and judgements give cached memory back after each case.
+GPU_TRIALS_AT_ONCE = 8
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
