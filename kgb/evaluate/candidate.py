@@ -384,7 +384,8 @@ class CandidateProcess:
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
         self.sandbox, self.notes = "", []
-        # the judge's work sections, let go of while the candidate compiles (set by the judge)
+        # the judge's work sections, let go of while the candidate compiles and while inputs and
+        # outputs cross (set by the judge)
         self.exclusive: TimingLock | None = None
 
     def wait_ready(self) -> CandidateProcess:

@@ -423,7 +423,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     runner.draws = DrawCache(request.get("draw_cache"))
     for process in (candidate, timer):
         if process is not None:
-            process.exclusive = runner.exclusive  # let go of while the candidate compiles
+            process.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
     try:
         with runner.phase("import"), runner.exclusive.work():  # its import may launch GPU work
