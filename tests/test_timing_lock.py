@@ -14,7 +14,7 @@ from multiprocessing.connection import Connection
 import pytest
 import torch
 
-from kgb.evaluate import candidate, codec, timing_lock
+from kgb.evaluate import candidate, candidate_process, codec, timing_lock
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing_lock import TimingLock
 
@@ -167,14 +167,14 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
         time.sleep(600)
         os._exit(0)
     theirs.close()
-    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
     process.pid, process.conn, process.device = pid, Connection(ours.detach()), "cpu"
-    monkeypatch.setattr(candidate, "TURN_LIMIT_S", 0.5)
+    monkeypatch.setattr(candidate_process, "TURN_LIMIT_S", 0.5)
     monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
     phase = Phases()
     turn = TimingLock(str(tmp_path / "gpu.lock"), phase)
     x = torch.ones(4)
-    with pytest.raises(candidate.TurnOverrun, match="held the GPU"):
+    with pytest.raises(candidate_process.TurnOverrun, match="held the GPU"):
         process.time("f", ((x,), {}), ((x.clone(),), {}), 10, 1, turn, [])
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
@@ -216,7 +216,7 @@ def test_a_judge_lets_go_of_its_work_section_while_its_candidate_compiles(tmp_pa
         replies.append(_free(path, 0.05))  # the judge's section is held again
         codec.send(candidate_end, "returned", None, binary=binary)
 
-    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
     process.conn, process.device, process.exclusive = judge_end, "cpu", lock
     with lock.work():
         assert not _free(path, 0.05)
@@ -233,7 +233,7 @@ def test_a_judge_lets_go_of_its_work_section_while_its_candidate_compiles(tmp_pa
 def test_a_compile_notice_without_its_end_is_a_wire_error():
     ours, theirs = socket.socketpair()
     judge_end, candidate_end = Connection(ours.detach()), Connection(theirs.detach())
-    process = candidate.CandidateProcess.__new__(candidate.CandidateProcess)
+    process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
     process.conn, process.device, process.exclusive = judge_end, "cpu", None
     codec.send(candidate_end, "compiling")
     codec.send(candidate_end, "returned")
@@ -252,7 +252,7 @@ def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_i
     lock = TimingLock(path, Phases())
     lock._create()
     (tmp_path / "ws").mkdir()
-    process = candidate.CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    process = candidate_process.CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     try:
         process.exclusive = lock
         free_while_writing = []

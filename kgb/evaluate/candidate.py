@@ -20,7 +20,6 @@ import importlib
 import os
 import sys
 import traceback
-from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from types import ModuleType
@@ -32,12 +31,10 @@ from kgb.evaluate import codec
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
-from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
 from kgb.evaluate.timing import measure
-from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Status
 
 
@@ -156,7 +153,7 @@ class _Server:
         if not callable(fn):
             self.reply_error("returned", Status.REJECTED, f"the candidate does not define {entry}")
             return
-        before = _snapshot(known)
+        before = snapshot(known)
         fill_allocator_with_garbage(self.device)
         try:
             with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored, \
@@ -259,7 +256,7 @@ class _Server:
             release_cached_memory(self.device)
 
 
-def _snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
+def snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
     """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
     return {sid: codec.storage_bytes(s).clone() for sid, s in known.by_id.items()}
 
@@ -301,7 +298,7 @@ def _close_inherited(keep: int) -> None:
     os.closerange(keep + 1, top)
 
 
-def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
+def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
     """The body of the forked candidate process; never returns."""
     code = 0
     try:
@@ -338,189 +335,3 @@ def _main(conn: Connection, device: str, workspace: Path, limits: Limits) -> Non
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-# --------------------------------------------------------------------- in the judge
-
-
-class CandidateDied(Exception):
-    """The candidate process ended without answering."""
-
-
-class TurnOverrun(Exception):
-    """The candidate's own timing held its work section too long; its process is gone."""
-
-
-# The longest a candidate's own timing may hold its work section, which every timing turn
-# of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
-# milliseconds fit well inside it.
-TURN_LIMIT_S = 120.0
-
-
-@dataclass
-class Reply:
-    value: Any
-    fields: dict[str, Any]
-    stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
-
-    @property
-    def error(self) -> dict | None:
-        return self.fields.get("error")
-
-
-class CandidateProcess:
-    """The judge's handle on one candidate process."""
-
-    def __init__(self, device: str, workspace: Path, limits: Limits):
-        import socket
-        from multiprocessing.connection import Connection as Conn
-
-        ours, theirs = socket.socketpair()
-        self.device = device
-        pid = os.fork()
-        if pid == 0:
-            ours.close()
-            _main(Conn(theirs.detach()), device, workspace, limits)
-        theirs.close()
-        self.pid, self.conn = pid, Conn(ours.detach())
-        self.sandbox, self.notes = "", []
-        # the judge's work sections, let go of while the candidate compiles and while inputs and
-        # outputs cross (set by the judge)
-        self.exclusive: TimingLock | None = None
-
-    def wait_ready(self) -> CandidateProcess:
-        """Wait until the process has confined itself; starting (CUDA, Triton's driver)
-        takes a while, so the judge forks both its candidate processes before waiting."""
-        ready = self._receive()
-        self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
-        return self
-
-    def _lock(self) -> TimingLock:
-        return self.exclusive or TimingLock(None, Phases())
-
-    def _receive(self, known: codec.Storages | None = None) -> codec.Message:
-        """The next message, its buffers read with the judge's work section let go of (host
-        work); compile notices on the way are answered."""
-        try:
-            msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
-            while msg.kind == "compiling":
-                self._while_compiling()
-                msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
-            return msg
-        except (EOFError, OSError) as exc:
-            raise CandidateDied(self._exit_reason()) from exc
-
-    def _exit_reason(self) -> str:
-        import signal
-
-        _, status = os.waitpid(self.pid, 0)
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            hint = " (the CPU time limit)" if sig == signal.SIGXCPU else ""
-            return f"killed by signal {name}{hint}"
-        return f"exit code {os.WEXITSTATUS(status)}"
-
-    def _while_compiling(self) -> None:
-        """The candidate compiles (host work): the GPU is free of this judge meanwhile."""
-        if self.device == "cuda":
-            torch.cuda.synchronize()  # the judge's own work queued before the call
-        lock = self._lock()
-        with lock.paused(), lock.phase("candidate compile"):
-            if codec.receive(self.conn, self.device).kind != "compiled":
-                raise codec.WireError("a compile notice was not followed by its end")
-        codec.send(self.conn, "resume")
-
-    def _hand_over(self, out: codec.Outgoing) -> None:
-        """Write a message of inputs with the work section let go of, and let the candidate
-        process onto the GPU once it has read them (it asks): sending is host work, seconds
-        for a bench case's hundreds of MB, which no timing turn should wait out."""
-        with self._lock().paused():
-            codec.write(self.conn, out)
-            if self._receive().kind != "gpu":
-                raise codec.WireError("the candidate process did not ask for the GPU before a call")
-        codec.send(self.conn, "granted")
-
-    def load(self, source: str) -> Reply:
-        codec.send(self.conn, "load", None, source=source)
-        msg = self._receive()
-        return Reply(None, msg.fields)
-
-    def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, codec.Storages]:
-        """Send, then take back what the candidate left in the inputs."""
-        out = codec.encode(kind, value, **fields)
-        self._hand_over(out)
-        msg = self._receive(out.sent)
-        if msg.fields.get("error") is None:
-            for sid, data in msg.known_bytes.items():
-                codec.overwrite(out.sent.by_id[sid], data)
-        return msg, out.sent
-
-    def call(self, entry: str, args: tuple, kwargs: dict) -> Reply:
-        """Call `entry`; the tensors in args/kwargs are updated in place with what the
-        candidate left in them, and the return value aliases them as it did there."""
-        msg, _ = self._exchange("call", {"args": list(args), "kwargs": kwargs}, {"entry": entry})
-        if msg.fields.get("error"):
-            return Reply(None, msg.fields)
-        if not isinstance(msg.value, dict) or "return" not in msg.value:
-            raise codec.WireError("a call's reply has no return value")
-        return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
-
-    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int, exclusive: TimingLock, want_back: list[torch.Tensor]
-             ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
-        """The reply (value: the result on set V and the recording), the storages sent under
-        their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. Its measurement and its other calls
-        run in work sections (`exclusive.work()`), never beside a timing turn, and the
-        transfers with the section let go of: its own clock is reported, never taken as the
-        latency (the judge's replay is), so it does not take a turn that every judge of the
-        GPU would wait for."""
-        sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
-        self.exclusive = exclusive  # the one the transfers let go of
-        with exclusive.work():
-            out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
-            sent = out.sent
-            before = _snapshot(sent)
-            want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
-            self._hand_over(out)
-            msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
-        if msg.fields.get("error") is None:
-            with exclusive.work():
-                codec.send(self.conn, "go", want=want)
-                if not self.conn.poll(TURN_LIMIT_S):
-                    # Every timing turn of this GPU waits for the work sections to end (up to
-                    # DRAIN_LIMIT_S, then times beside them): a candidate may not keep one.
-                    self.close()
-                    raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
-                msg = self._receive()  # "measured"
-                if msg.fields.get("error") is None:
-                    # the call on set V and the recorded one follow at once, in this section
-                    msg = self._receive(sent)
-        if msg.fields.get("error") is not None:
-            return Reply(None, msg.fields), sent, before
-        if not (isinstance(msg.value, dict) and "recording" in msg.value):
-            raise codec.WireError("a timing reply has no recording")
-        with exclusive.work():
-            # Here as there, set T's buffers end with V's values in them and the outputs the
-            # candidate wrote: the comparison may read the inputs (a tolerance that scales
-            # with them), which do not come back.
-            load_values(timed, check)
-            for sid, data in msg.known_bytes.items():
-                codec.overwrite(sent.by_id[sid], data)
-        return Reply(msg.value, msg.fields), sent, before
-
-    def close(self) -> None:
-        try:
-            codec.send(self.conn, "bye")
-        except OSError:
-            pass
-        self.conn.close()
-        try:
-            os.kill(self.pid, 9)
-        except ProcessLookupError:
-            pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.candidate import CandidateDied, CandidateProcess, Reply, TurnOverrun
+from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess, Reply, TurnOverrun
 from kgb.evaluate.correctness import (
     clone_exact,
     compare_outputs,
