@@ -81,3 +81,14 @@ def test_a_draw_over_the_limit_is_not_kept_and_a_broken_one_is_drawn_again(tmp_p
     kept.write_bytes(kept.read_bytes()[:-10])  # cut short
     again = cache.inputs(spec, case, 11, "cpu", draw)
     assert draw.calls == 5 and torch.equal(again["index"], _inputs()["index"])
+
+
+def test_a_folder_that_cannot_keep_draws_costs_nothing_but_the_saving(tmp_path):
+    """A full or missing folder must not fail the evaluation that draws."""
+    spec, draw = _spec(tmp_path), _Counted()
+    case = SimpleNamespace(tag="bench", name="big", seed=11)
+    (tmp_path / "not-a-folder").write_text("")
+    cache = DrawCache(str(tmp_path / "not-a-folder"))
+    for _ in range(3):
+        inputs = cache.inputs(spec, case, 11, "cpu", draw)
+    assert draw.calls == 3 and torch.equal(inputs["index"], _inputs()["index"])

@@ -50,10 +50,13 @@ class DrawCache:
             except (OSError, ValueError, codec.WireError):
                 pass  # removed meanwhile, or cut short: draw it again
         inputs = draw()
-        if seen.exists():
-            self._keep(kept, inputs)
-        else:
-            seen.touch()
+        try:
+            if seen.exists():
+                self._keep(kept, inputs)
+            else:
+                seen.touch()
+        except OSError:
+            pass  # a full or vanished folder: keeping is a saving, never a reason to fail
         return inputs
 
     def _keep(self, path: Path, inputs: dict[str, Any]) -> None:
@@ -63,12 +66,15 @@ class DrawCache:
             return
         header = json.dumps(out.header).encode()
         partial = path.with_suffix(f".{os.getpid()}.part")
-        with open(partial, "wb") as f:
-            f.write(struct.pack("<Q", len(header)))
-            f.write(header)
-            for b in out.buffers:
-                f.write(memoryview(b.numpy()).cast("B"))
-        os.replace(partial, path)  # whole or absent, whichever judge reads it
+        try:
+            with open(partial, "wb") as f:
+                f.write(struct.pack("<Q", len(header)))
+                f.write(header)
+                for b in out.buffers:
+                    f.write(memoryview(b.numpy()).cast("B"))
+            os.replace(partial, path)  # whole or absent, whichever judge reads it
+        finally:
+            partial.unlink(missing_ok=True)
 
     def _room_for(self, size: int) -> bool:
         if size > self.limit_bytes:
