@@ -168,14 +168,14 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
         os._exit(0)
     theirs.close()
     process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
-    process.pid, process.conn, process.device = pid, Connection(ours.detach()), "cpu"
     monkeypatch.setattr(candidate_process, "TURN_LIMIT_S", 0.5)
     monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
     phase = Phases()
     turn = TimingLock(str(tmp_path / "gpu.lock"), phase)
+    process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
     with pytest.raises(candidate_process.TurnOverrun, match="held the GPU"):
-        process.time("f", ((x,), {}), ((x.clone(),), {}), 10, 1, turn, [])
+        process.time("f", ((x,), {}), ((x.clone(),), {}), 10, 1, [])
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
     with open(tmp_path / "gpu.lock") as f:  # the turn is free again

@@ -195,10 +195,11 @@ def _readable_log(path: Path) -> str:
 
 
 _draw_cache: list[str] = []  # this harness's folder of kept bench draws (kgb.evaluate.draws), made on first use
+_draw_cache_lock = threading.Lock()
 
 
 def _draws() -> str:
-    with _engines_lock:
+    with _draw_cache_lock:
         if not _draw_cache:
             folder = tempfile.mkdtemp(prefix="kgb-draws-")
             atexit.register(shutil.rmtree, folder, ignore_errors=True)

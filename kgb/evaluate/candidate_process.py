@@ -147,17 +147,17 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int, exclusive: TimingLock, want_back: list[torch.Tensor]
+             warmup: int, want_back: list[torch.Tensor]
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. Its measurement and its other calls
-        run in work sections (`exclusive.work()`), never beside a timing turn, and the
+        run in the judge's work sections (`self.exclusive`), never beside a timing turn, and the
         transfers with the section let go of: its own clock is reported, never taken as the
         latency (the judge's replay is), so it does not take a turn that every judge of the
         GPU would wait for."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
-        self.exclusive = exclusive  # the one the transfers let go of
+        exclusive = self._lock()
         with exclusive.work():
             out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
             sent = out.sent

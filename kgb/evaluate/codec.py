@@ -211,7 +211,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
 
 def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storages | None = None,
            adopt: bool = False) -> Message:
-    """A message from its header (less its buffer sizes) and its buffers, on the host."""
+    """A message from its header (less its buffer sizes) and its buffers, read to the host;
+    tensors are rebuilt on `device` as in `receive`."""
     known = known if known is not None else Storages()
     fresh: list[torch.UntypedStorage] = []
     for entry in header.get("storages", []):

@@ -82,9 +82,10 @@ class DrawCache:
         kept = []
         for p in self.root.glob("*.draw"):
             try:
-                kept.append((p.stat().st_mtime, p.stat().st_size, p))
+                st = p.stat()
             except FileNotFoundError:
-                pass
+                continue  # removed by another judge meanwhile
+            kept.append((st.st_mtime, st.st_size, p))
         total = sum(s for _, s, _ in kept)
         for _, s, p in sorted(kept):
             if total + size <= self.limit_bytes:

@@ -268,7 +268,7 @@ class CaseRunner:
             try:
                 reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
                                                  min(repeats, OWN_CLOCK_REPEATS), min(warmup, OWN_CLOCK_WARMUP),
-                                                 self.exclusive, written)
+                                                 written)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:

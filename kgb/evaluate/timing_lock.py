@@ -48,7 +48,7 @@ class TimingLock:
         self.path, self.phase = path, phase
         self.crowded_turns = 0  # turns that timed while another judge's work section ran on
         self._held: list = []  # the open work-section files whose shared lock this judge holds
-        self._paused = False  # their locks let go of for now (a pause inside a pause is one pause)
+        self._paused = False  # their locks let go of for now (`paused`)
 
     def _create(self) -> None:
         if not os.path.exists(self.path):
@@ -113,19 +113,22 @@ class TimingLock:
     @contextmanager
     def paused(self) -> Iterator[None]:
         """Let go of the work sections held here for a while that uses no GPU (the
-        candidate compiling), then take them back, after any turn asked for meanwhile. The
-        candidate process synchronises before it says it compiles: nothing of this judge's
-        runs on the GPU while the turns go on."""
-        held = [] if self._paused else list(self._held)
+        candidate compiling, inputs and outputs crossing the socket), then take them back,
+        after any turn asked for meanwhile. Whatever ran on the GPU before has finished (the
+        candidate process synchronises before it says it compiles; the bytes that cross were
+        copied off the GPU first). A pause inside a pause is the outer one."""
+        if self._paused or not self._held:
+            yield
+            return
+        held = list(self._held)
         for work in held:
             fcntl.flock(work, fcntl.LOCK_UN)
-        self._paused = bool(held) or self._paused
+        self._paused = True
         try:
             yield
         finally:
-            if held:
-                self._paused = False
-                self._enter(held)
+            self._paused = False
+            self._enter(held)
 
 
 def spin_up(seconds: float = 0.2) -> None:
