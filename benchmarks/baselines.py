@@ -37,7 +37,7 @@ def agree(op: str, tags: tuple[str, ...], device: str) -> dict:
     import torch
 
     from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_
-    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.draws import draw_inputs
     from kgb.operators import CaseTag
 
     spec = operators.load(op)

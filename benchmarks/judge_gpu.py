@@ -116,7 +116,7 @@ def direct(ops: list[str], judged: list[dict], rows: list[dict], save) -> list[d
     part of the same run: the hardened judge must time an honest kernel within 2% of it."""
     import torch
 
-    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.draws import draw_inputs
     from kgb.evaluate.timing import measure
 
     by_case = {(r["op"], r["case"]): r for r in judged if "case" in r}

@@ -42,7 +42,7 @@ def bench_calls(op: str) -> list[tuple[str, str, object]]:
     """(case name, who, a zero-argument call) for every bench case of `op`, inputs made."""
     import torch  # noqa: F401 - the spec modules need it loaded
 
-    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.draws import draw_inputs
     from kgb.operators import CaseTag
 
     spec = operators.load(op)

@@ -297,7 +297,7 @@ def test_every_reference_keeps_its_work_on_the_inputs_device():
     # A helper tensor made without device= lands on the CPU: invisible on a CPU run, a
     # "spec bug" verdict for every candidate on a GPU (seen on the H200 for 12 routines).
     # The meta device makes the same mismatch fail here.
-    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.draws import draw_inputs
 
     misplaced = []
     for op in operators.select("cublas"):

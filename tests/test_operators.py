@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
 from kgb.evaluate.correctness import clone_exact, compare_outputs, same_bits, tensors_in
-from kgb.evaluate.judge import draw_inputs
+from kgb.evaluate.draws import draw_inputs
 from kgb.operators import CaseTag, published_tolerance
 
 OPS = list(operators.discover())

@@ -6,12 +6,10 @@ process that decides its verdict (kgb.evaluate.judge, kgb.evaluate.candidate).
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -150,7 +148,6 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             "workspace": str(workdir / "candidate"),
             "timeout_s": settings.timeout_s,
             "timing_lock": _timing_lock(settings),
-            "draw_cache": _draws(),
             "device": settings.device,
             "case_tags": list(settings.case_tags),
             "time_tags": list(settings.time_cases),
@@ -192,19 +189,6 @@ def _readable_log(path: Path) -> str:
         return ""
     lines = path.read_text(errors="replace").splitlines(keepends=True)
     return "".join(line for line in lines if not line.startswith("USDT:"))[-LOG_TAIL_CHARS:]
-
-
-_draw_cache: list[str] = []  # this harness's folder of kept bench draws (kgb.evaluate.draws), made on first use
-_draw_cache_lock = threading.Lock()
-
-
-def _draws() -> str:
-    with _draw_cache_lock:
-        if not _draw_cache:
-            folder = tempfile.mkdtemp(prefix="kgb-draws-")
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
-            _draw_cache.append(folder)
-        return _draw_cache[0]
 
 
 def _timing_lock(settings: EvalSettings) -> str | None:

@@ -163,7 +163,7 @@ def record(spec_path: Path, candidate: Path, tags: set[str], name: str = "crossc
     import torch
 
     from kgb.evaluate.interpreter import prepare_interpreter
-    from kgb.evaluate.judge import draw_inputs
+    from kgb.evaluate.draws import draw_inputs
     from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"

@@ -34,7 +34,7 @@ from kgb.evaluate.correctness import (
     same_bits,
     tensors_in,
 )
-from kgb.evaluate.draws import DrawCache
+from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
@@ -85,12 +85,6 @@ def secret_seed() -> int:
     return random.SystemRandom().randrange(1 << 62)
 
 
-def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any]:
-    """A case's inputs from a seeded generator of their own (never the global RNG)."""
-    gen = torch.Generator().manual_seed(seed)
-    return spec.module.make_inputs(case, gen, device)
-
-
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
@@ -106,20 +100,11 @@ class CaseRunner:
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
         self.stored: dict | None = None  # what the last call's interpreted kernels stored
-        # Inputs of the cases to be timed, kept from their check: drawing a bench case's
-        # hundreds of MB again on the host's generator would cost more than timing it.
-        self.timed: frozenset[str] = frozenset()
-        self.kept: dict[str, dict] = {}
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
         self.phase = phase or Phases()
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
-        self.draws = DrawCache(None)  # bench draws kept by earlier evaluations (set by _judge)
-
-    def draw(self, case: Case, seed: int) -> dict[str, Any]:
-        return self.draws.inputs(self.spec, case, seed, self.device,
-                                 lambda: draw_inputs(self.spec, case, seed, self.device))
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -148,14 +133,11 @@ class CaseRunner:
 
     def check(self, case: Case, seed: int) -> CaseResult:
         spec, entry = self.spec, self.spec.entry_of(case)
-        with self.phase("draw"):
-            pristine = self.draw(case, seed)
-            if case.name in self.timed and seed == case.seed:
-                self.kept[case.name] = pristine
-        # no other judge's timing meanwhile (copies of a bench case's inputs on the GPU would
-        # take the memory bandwidth it measures)
+        # no other judge's timing meanwhile (drawing a bench case's inputs on the GPU, and
+        # copying them, would take the memory bandwidth it measures)
         with self.exclusive.work():
             with self.phase("draw"):
+                pristine = draw_inputs(spec, case, seed, self.device)
                 ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
                 for t in _tensors(cand_in, spec.output_args).values():
                     poison_(t)
@@ -244,13 +226,12 @@ class CaseRunner:
         answer remembered from an earlier call fails; the latency is only ever the replay's.
         """
         spec, entry = self.spec, self.spec.entry_of(case)
-        with self.phase("draw"):
-            timed = self.kept.pop(case.name, None) or self.draw(case, case.seed)
+        with self.exclusive.work(), self.phase("draw"):
+            timed = draw_inputs(spec, case, case.seed, self.device)
             check = draw_inputs(spec, case, secret_seed(), self.device)
-            with self.exclusive.work():
-                cand_t, cand_v = clone_exact(timed), clone_exact(check)
-                for t in _tensors(cand_v, spec.output_args).values():
-                    poison_(t)
+            cand_t, cand_v = clone_exact(timed), clone_exact(check)
+            for t in _tensors(cand_v, spec.output_args).values():
+                poison_(t)
         crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
         if self.timer is not None and not self.timer_loaded:
@@ -417,10 +398,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     cases = [c for c in spec.cases if c.tag in tags]
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
     runner = CaseRunner(spec, candidate, device, timer, phase)
-    runner.timed = frozenset(c.name for c in timed)
     runner.source = request["source"]
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
-    runner.draws = DrawCache(request.get("draw_cache"))
     for process in (candidate, timer):
         if process is not None:
             process.exclusive = runner.exclusive  # let go of while it compiles and while data crosses

@@ -64,7 +64,8 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     dst = random_cache((p["dst_blocks"], *p["block_shape"]), dtype, gen).to(device)
     s = torch.randint(0, p["src_blocks"], (p["pairs"],), generator=gen)
     d = torch.randperm(p["dst_blocks"], generator=gen)[:p["pairs"]]
-    return dict(src=src, dst=dst, block_mapping=torch.stack([s, d], dim=1).to(torch.int64))
+    # on the host, as vLLM takes it (drawn on the judged device's generator like the rest)
+    return dict(src=src, dst=dst, block_mapping=torch.stack([s, d], dim=1).to("cpu", torch.int64))
 
 
 def reference(src, dst, block_mapping):
