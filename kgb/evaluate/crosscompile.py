@@ -162,8 +162,8 @@ def record(spec_path: Path, candidate: Path, tags: set[str], name: str = "crossc
     in the interpreter."""
     import torch
 
-    from kgb.evaluate.interpreter import prepare_interpreter
     from kgb.evaluate.draws import draw_inputs
+    from kgb.evaluate.interpreter import prepare_interpreter
     from kgb.operators import _import_file, load_spec
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess, Reply, TurnOverrun
 from kgb.evaluate.correctness import (
     clone_exact,
@@ -41,7 +42,6 @@ from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.replay import Replayed, time_replay
 from kgb.evaluate.sandbox import Limits, die_with_parent
-from kgb.evaluate.timing import measure
 from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
 from kgb.operators import Case, Spec, load_spec
@@ -255,16 +255,25 @@ class CaseRunner:
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         f = reply.fields
+        base_us = self.known_baselines.get(case.name)
+        baseline = None
+        if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
+            _, base_fn = self.baseline(entry.name)
+            with self.exclusive.work():
+                bargs, bkwargs = entry.bind(clone_exact(timed))
+            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase)
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         try:
             with self.phase("replay"):
                 replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                                        self.replayable_ops, spec.output_args, repeats, warmup,
-                                                       self.exclusive)
+                                                       self.exclusive, in_the_turn=baseline or (lambda: None))
         except Unreplayable as exc:
             replayed = str(exc)
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
+            if baseline is not None and baseline.broke:
+                raise InstrumentFailed(f"case {case.name}: {baseline.broke}") from exc
             raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
                                    f"{str(exc).splitlines()[0][:300]}") from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
@@ -285,20 +294,14 @@ class CaseRunner:
                         # recording).
                         raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
                                      f"recorded in the candidate's last call computes a wrong answer: {message}")
-        base_us, no_baseline = self.known_baselines.get(case.name), ""
-        if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
-            _, base_fn = self.baseline(entry.name)
-            with self.exclusive.work():
-                bargs, bkwargs = entry.bind(clone_exact(timed))
-            try:
-                with self.phase("baseline timing"), self.exclusive():
-                    base_us = measure(lambda: base_fn(*bargs, **bkwargs), repeats, warmup).median_us
-            except torch.AcceleratorError as exc:
-                raise InstrumentFailed(f"case {case.name}: the speed baseline raised {type(exc).__name__}: "
-                                       f"{str(exc).splitlines()[0][:300]}") from exc
-            except Exception as exc:  # noqa: BLE001 - e.g. a routine this libcublas does not support
-                # Reported, never replaced by another baseline: the case has no speedup.
-                no_baseline = f"; no baseline: {type(exc).__name__}: {str(exc)[:300]}"
+        no_baseline = ""
+        if baseline is not None:
+            if not baseline.done:  # the replay failed before its turn
+                with self.exclusive():
+                    baseline()
+            if baseline.broke:
+                raise InstrumentFailed(f"case {case.name}: {baseline.broke}")
+            base_us, no_baseline = baseline.us, baseline.missing
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
             # stays correct, and untimed, with the reason.

@@ -20,6 +20,7 @@ import base64
 import json
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -241,11 +242,15 @@ class Replayed:
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                exclusive: TimingLock) -> Replayed:
+                exclusive: TimingLock, in_the_turn: Callable[[], None] = lambda: None) -> Replayed:
     """Time the recorded call on the judge's own copies of what was sent (`before`: the
     bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
     did, within the GPU's timing turn (`exclusive`); then replay once more on freshly
-    poisoned outputs and return what it computed."""
+    poisoned outputs and return what it computed.
+
+    `in_the_turn` runs in the same turn after the replay's measurement (the judge's
+    baseline): each turn waits for every running work section of the GPU to end, once is
+    enough for both."""
     from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
     from kgb.evaluate.timing import measure
 
@@ -265,6 +270,7 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
     with exclusive():
         timing = measure(replay, repeats, warmup, keep_graph=True,
                          no_graph_because="the call copies from host memory" if replay.reads_host else "")
+        in_the_turn()
     with exclusive.work():
         reset()
         for name, t in t_in.items():
