@@ -23,8 +23,8 @@ import torch  # noqa: E402
 from kgb import operators  # noqa: E402
 from kgb.evaluate import codec  # noqa: E402
 from kgb.evaluate.correctness import tensors_in  # noqa: E402
-from kgb.evaluate.integrity import ALLOWED_OPS  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
+from kgb.evaluate.integrity import ALLOWED_OPS  # noqa: E402
 from kgb.evaluate.recording import record  # noqa: E402
 from kgb.evaluate.replay import time_replay  # noqa: E402
 
