@@ -349,6 +349,8 @@ def softmax_int(self, dim, dtype=None):
         _side.append(torch.cuda.Stream())
     with torch.cuda.stream(_side[0]):
         return _honest(self, dim, dtype)
-''', "the candidate process waits for every stream before replying and the judge's replay runs the recorded "
-           "launches on one stream: correct, timed like the honest kernel"),
+''', "the candidate process waits for every stream before replying, so nothing outlives its call; its side "
+           "stream never waits for the stream its inputs were loaded on, so after timing, where the judge's fresh "
+           "values are loaded just before the call, it reads stale ones: wrong_output (H200, session 17; a case "
+           "it read whole was timed like the honest kernel)"),
 ]

@@ -196,11 +196,13 @@ def rms_norm_quant(
     scale_ub: torch.Tensor | None,
     residual: torch.Tensor | None,
     group_size: int,
-) -> None:
+) -> torch.Tensor:
     """RMS norm of (input + residual) quantised per group of `group_size` columns of a
     row (group_size = hidden: one scale per token), as vLLM's fused kernels do.
 
-    `scales` is viewed as [tokens, hidden // group_size] (a transposed view works)."""
+    `scales` is viewed as [tokens, hidden // group_size] (a transposed view works). Returns
+    the float32 sum the norm took, [tokens, hidden]: a comparison cannot recompute it once a
+    16-bit residual holds it rounded."""
     hidden = input.shape[-1]
     x = input.reshape(-1, hidden).float()
     if residual is not None:
@@ -210,6 +212,7 @@ def rms_norm_quant(
     q = to_int8(quotients) if out.dtype == torch.int8 else to_fp8(quotients)
     out.copy_(q.view(out.shape))
     scales.copy_(s.view(scales.shape))
+    return x
 
 
 def rms_norm_quant_quotients(
