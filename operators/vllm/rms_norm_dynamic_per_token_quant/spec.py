@@ -41,9 +41,14 @@ dtype's rtol.
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.quant import compare_quantised, input_rtol, make_rms_norm_quant_inputs, rms_norm_quant
+from kgb.vllm.quant import (
+    compare_rms_norm_quant,
+    input_rtol,
+    make_rms_norm_quant_inputs,
+    rms_norm_quant,
+)
 
-VERSION = 1
+VERSION = 2
 # Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
 # vllm is not importable on the GPU host, so timings compare against PyTorch.
 
@@ -92,8 +97,10 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 def reference(result, input, weight, scale, epsilon, scale_ub, residual):
-    rms_norm_quant(result, input, weight, scale, epsilon, scale_ub, residual, input.shape[-1])
+    # The op returns nothing; the float32 sum its norm took is returned for `compare` alone.
+    return rms_norm_quant(result, input, weight, scale, epsilon, scale_ub, residual, input.shape[-1])
 
 
 def compare(actual, expected, case, inputs):
-    return compare_quantised(actual, expected, input_rtol(getattr(torch, case.params["dtype"])))
+    return compare_rms_norm_quant(actual, expected, inputs, inputs["input"].shape[-1],
+                                  input_rtol(getattr(torch, case.params["dtype"])))
