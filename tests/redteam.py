@@ -310,7 +310,10 @@ def softmax_int(self, dim, dtype=None):
 
 
 _last = [None]
-''', "the graph is replayed on fresh inputs and its output checked"),
+''', "the candidate process captures no graph (its own clock is a few eager calls) and the judge captures "
+           "its graph of the recorded launches in its own process, where candidate code never runs: correct, "
+           "timed like the honest kernel (judge v5, which replayed the candidate's own graph on fresh inputs: "
+           "wrong_output)"),
     Attack("patch-the-timer", "divide the reported median by ten by wrapping kgb.evaluate.timing.measure",
            PATCH_THE_TIMER + '''
 

@@ -175,7 +175,7 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
     with pytest.raises(candidate_process.TurnOverrun, match="held the GPU"):
-        process.time("f", ((x,), {}), ((x.clone(),), {}), 10, 1, [])
+        process.time("f", ((x,), {}), ((x.clone(),), {}), 3, [])
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
     with open(tmp_path / "gpu.lock") as f:  # the turn is free again

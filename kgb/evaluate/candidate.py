@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import statistics
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -34,7 +35,7 @@ from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profile
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
-from kgb.evaluate.timing import measure
+from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
 
 
@@ -172,11 +173,12 @@ class _Server:
         except codec.WireError as exc:
             self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
 
-    def time(self, entry: str, value: dict, repeats: int, warmup: int, known: codec.Storages) -> None:
-        """Time calls on set T; then load set V's values into T's buffers and call once more:
-        that output goes back to the judge, who checks it against V's reference. A last call
-        is recorded (kgb.evaluate.replay): the judge times its replay, not this process's
-        own clock, which the candidate could have patched.
+    def time(self, entry: str, value: dict, repeats: int, known: codec.Storages) -> None:
+        """A few calls on set T under this process's own clock; then one recorded call
+        (kgb.evaluate.replay: the judge times its replay, never this clock, which the
+        candidate could have patched); then set V's values loaded into T's buffers and a
+        last call, whose output goes back to the judge, who checks it against V's
+        reference.
 
         The judge holds a work section from its "go" to the "timed" reply (its own clock is
         not the latency, so it takes no timing turn); the first call, which loads or
@@ -199,7 +201,7 @@ class _Server:
         wanted = {int(sid) for sid in go.fields.get("want", [])}
         try:
             with torch.no_grad():
-                timing = measure(lambda: fn(*t_args, **t_kwargs), repeats, warmup, keep_graph=True)
+                samples = own_clock(lambda: fn(*t_args, **t_kwargs), repeats)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("measured", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
@@ -207,27 +209,22 @@ class _Server:
         try:
             with torch.no_grad():
                 # One call recorded for the judge to replay and time, on T's buffers with V's
-                # values loaded; then V's values loaded again and the timed call (the graph, if
-                # graph-timed) once more: its answer, and what it left in the buffers, are what
-                # the judge checks. In that order, the buffers hold what the checked call wrote
-                # (a random op's noise matches its output), and an in-place op (add_) leaves
-                # in them what one call leaves.
+                # values loaded; then V's values loaded again and one more call: its answer,
+                # and what it left in the buffers, are what the judge checks. In that order,
+                # the buffers hold what the checked call wrote (a random op's noise matches
+                # its output), and an in-place op (add_) leaves in them what one call leaves.
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 recording = record(lambda: fn(*t_args, **t_kwargs), known)
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
-                if timing.graph is not None:
-                    timing.graph.replay()
-                    result = timing.graph_output
-                else:
-                    result = fn(*t_args, **t_kwargs)
+                result = fn(*t_args, **t_kwargs)
                 _idle(self.device)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, median_us=timing.median_us,
-                   spread=timing.spread, repeats=timing.repeats, mode=timing.mode, note=timing.note)
+                   unchanged=frozenset(known.by_id) - wanted, median_us=statistics.median(samples),
+                   repeats=len(samples), mode="eager")
 
     def _ask_for_gpu(self, kind: str) -> None:
         """Before a call's inputs go onto the GPU: the judge takes its work section for what
@@ -250,7 +247,7 @@ class _Server:
             elif msg.kind == "call":
                 self.call(msg.fields["entry"], msg.value, known)
             elif msg.kind == "time":
-                self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), int(msg.fields["warmup"]), known)
+                self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), known)
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)

@@ -147,7 +147,7 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             warmup: int, want_back: list[torch.Tensor]
+             want_back: list[torch.Tensor]
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
@@ -159,7 +159,7 @@ class CandidateProcess:
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         exclusive = self._lock()
         with exclusive.work():
-            out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats, warmup=warmup)
+            out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats)
             sent = out.sent
             before = snapshot(sent)
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
