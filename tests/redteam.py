@@ -352,8 +352,9 @@ def softmax_int(self, dim, dtype=None):
         _side.append(torch.cuda.Stream())
     with torch.cuda.stream(_side[0]):
         return _honest(self, dim, dtype)
-''', "the candidate process waits for every stream before replying, so nothing outlives its call; its side "
-           "stream never waits for the stream its inputs were loaded on, so after timing, where the judge's fresh "
-           "values are loaded just before the call, it reads stale ones: wrong_output (H200, session 17; a case "
-           "it read whole was timed like the honest kernel)"),
+''', "the candidate process waits for every stream before replying, so nothing outlives its call, and the "
+           "judge's replay runs every recorded launch on one stream: correct, timed like the honest kernel "
+           "(H200, session 17, judge v6). Its side stream never waits for the stream its inputs are loaded on, "
+           "a race of its own: under judge v5, whose check after timing replayed its own graph, it read stale "
+           "values and was wrong_output"),
 ]
