@@ -83,6 +83,22 @@ def test_a_turn_waits_for_running_work_and_work_waits_for_a_held_turn(tmp_path):
     assert c[0] >= timing[1]
 
 
+def test_a_work_section_ends_once_its_gpu_work_has_run(tmp_path):
+    """CUDA returns before the kernels it queued have run: a section lets go only after its
+    `settle` (the judge's torch.cuda.synchronize), so no turn starts beside work it queued."""
+    path = str(tmp_path / "gpu.lock")
+    held_while_settling = []
+
+    def settle() -> None:
+        with open(path + timing_lock.WORK_SUFFIX, "a") as work:  # what a turn would take
+            held_while_settling.append(not timing_lock._flock_within(work, fcntl.LOCK_EX, 0.05))
+
+    with TimingLock(path, Phases(), settle).work():
+        pass
+    assert held_while_settling == [True]
+    assert _free(path, 0.05)
+
+
 def test_turns_asked_for_together_drain_the_running_work_once(tmp_path):
     """A second turn asked for while the first waits goes before work asked for after it, so
     the sections already running drain once for both."""

@@ -135,8 +135,9 @@ class CaseRunner:
 
     def check(self, case: Case, seed: int) -> CaseResult:
         spec, entry = self.spec, self.spec.entry_of(case)
-        # no other judge's timing meanwhile (drawing a bench case's inputs on the GPU, and
-        # copying them, would take the memory bandwidth it measures)
+        # Three work sections: no other judge's timing beside any of them (drawing a bench
+        # case's inputs on the GPU, and copying them, would take the memory bandwidth it
+        # measures), and a turn asked for meanwhile waits for the one running, not all three.
         with self.exclusive.work():
             with self.phase("draw"):
                 pristine = draw_inputs(spec, case, seed, self.device)
@@ -145,8 +146,9 @@ class CaseRunner:
                     poison_(t)
             with self.phase("reference"):
                 expected = self.reference(entry.name, ref_in, case)
-            with self.phase("candidate"):
-                actual = self._call(entry.name, cand_in, f"case {case.name}")
+        with self.exclusive.work(), self.phase("candidate"):
+            actual = self._call(entry.name, cand_in, f"case {case.name}")
+        with self.exclusive.work():
             with self.phase("compare"):
                 message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
                 self.produced_elements |= _has_elements(expected, ref_in, spec)
@@ -403,7 +405,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
     runner = CaseRunner(spec, candidate, device, timer, phase)
     runner.source = request["source"]
-    runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase)
+    runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
+                                  torch.cuda.synchronize if device == "cuda" else lambda: None)
     for process in (candidate, timer):
         if process is not None:
             process.exclusive = runner.exclusive  # let go of while it compiles and while data crosses

@@ -19,7 +19,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from kgb.evaluate.phases import Phases
@@ -44,8 +44,11 @@ def _flock_within(f, operation: int, limit_s: float) -> bool:
 
 
 class TimingLock:
-    def __init__(self, path: str | None, phase: Phases):
+    def __init__(self, path: str | None, phase: Phases, settle: Callable[[], None] = lambda: None):
         self.path, self.phase = path, phase
+        # Waits for this process's GPU work to finish: a section ends only once what it queued
+        # has run (CUDA returns before kernels finish; a turn could otherwise start beside them).
+        self.settle = settle
         self.crowded_turns = 0  # turns that timed while another judge's work section ran on
         self._held: list = []  # the open work-section files whose shared lock this judge holds
         self._paused = False  # their locks let go of for now (`paused`)
@@ -97,6 +100,7 @@ class TimingLock:
             self._held.append(work)
             try:
                 yield
+                self.settle()
             finally:
                 self._held.remove(work)
                 fcntl.flock(work, fcntl.LOCK_UN)
