@@ -26,6 +26,11 @@ from kgb.evaluate.phases import Phases
 
 WORK_SUFFIX = ".work"  # shared by running work sections; a turn takes it whole
 WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passes it whole
+# Where a judge waits, as phases of its verdict (benchmarks/throughput.py sums them): a turn
+# behind other turns, a turn for the running sections to end, a section behind the turns.
+WAIT_FOR_TURN = "waiting for the GPU: a turn behind turns"
+WAIT_FOR_DRAIN = "waiting for the GPU: a turn for sections to end"
+WAIT_FOR_SECTION = "waiting for the GPU: a section behind turns"
 IDLE_S = 1.0  # a GPU left without timings this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
 
@@ -66,9 +71,10 @@ class TimingLock:
         self._create()
         with open(self.path + WANT_SUFFIX, "a") as want, open(self.path, "a") as f, \
                 open(self.path + WORK_SUFFIX, "a") as work:
-            with self.phase("waiting for the GPU"):
+            with self.phase(WAIT_FOR_TURN):
                 fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
                 fcntl.flock(f, fcntl.LOCK_EX)
+            with self.phase(WAIT_FOR_DRAIN):
                 # The sections already running must end, within a bound: a candidate hanging
                 # in its check must not stop every timing of the GPU.
                 drained = _flock_within(work, fcntl.LOCK_EX, DRAIN_LIMIT_S)
@@ -106,7 +112,7 @@ class TimingLock:
                 fcntl.flock(work, fcntl.LOCK_UN)
 
     def _enter(self, sections: list) -> None:
-        with self.phase("waiting for the GPU"), open(self.path + WANT_SUFFIX, "a") as want:
+        with self.phase(WAIT_FOR_SECTION), open(self.path + WANT_SUFFIX, "a") as want:
             # Granted only when no turn is held or asked for (all of them share it), and let
             # go at once: it orders these sections after the turns, it does not hold.
             fcntl.flock(want, fcntl.LOCK_EX)
