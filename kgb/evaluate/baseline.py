@@ -1,6 +1,7 @@
 """A case's speed baseline (PyTorch's op, or the library routine the spec names), timed by
 the judge in the same timing turn as its replay of the candidate's call when it can be: a
 turn waits for every running work section of the GPU to end, and once is enough for both.
+It is prepared (warmed up, captured) before, in a work section, like the replay.
 
 It is timed on its own clone of the case's timed inputs, with the protocol the replay uses
 (kgb.evaluate.timing.measure), so that their ratio is fair.
@@ -8,34 +9,52 @@ It is timed on its own clone of the case's timed inputs, with the protocol the r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import torch
 
 from kgb.evaluate.phases import Phases
-from kgb.evaluate.timing import measure
+from kgb.evaluate.timing import Prepared, measure, prepare
 
 
 class BaselineTiming:
-    """Call it inside a timing turn; then `us` is the median, or `missing` says why there is
-    none (a routine this library cannot run: the case has no speedup, and no other baseline
-    replaces it), or `broke` says how it left this process's CUDA context unusable."""
+    """`prepare` it in a work section, then call it inside a timing turn; then `us` is the
+    median, or `missing` says why there is none (a routine this library cannot run: the case
+    has no speedup, and no other baseline replaces it), or `broke` says how it left this
+    process's CUDA context unusable."""
 
     def __init__(self, call: Callable[[], object], repeats: int, warmup: int, phase: Phases):
         self.call, self.repeats, self.warmup, self.phase = call, repeats, warmup, phase
         self.done = False
+        self.prepared: Prepared | None = None
         self.us: float | None = None
         self.missing = ""
         self.broke = ""
 
+    def prepare(self) -> None:
+        if self.prepared is None and not self.done:
+            with self._failing(), self.phase("baseline warm-up"):
+                self.prepared = prepare(self.call, self.warmup)
+
     def __call__(self) -> None:
         if self.done:
             return
+        self.prepare()
         self.done = True
+        if self.prepared is not None:
+            with self._failing(), self.phase("baseline timing"):
+                self.us = measure(self.prepared, self.repeats).median_us
+            self.prepared = None
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """Whatever the routine raises is this baseline's, not the judgement's."""
         try:
-            with self.phase("baseline timing"):
-                self.us = measure(self.call, self.repeats, self.warmup).median_us
+            yield
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
+            self.done = True
             self.broke = f"the speed baseline raised {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
         except Exception as exc:  # noqa: BLE001 - e.g. a routine this libcublas does not support
+            self.done = True
             self.missing = f"; no baseline: {type(exc).__name__}: {str(exc)[:300]}"

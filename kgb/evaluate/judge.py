@@ -271,7 +271,7 @@ class CaseRunner:
             with self.phase("replay"):
                 replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                                        self.replayable_ops, spec.output_args, repeats, warmup,
-                                                       self.exclusive, in_the_turn=baseline or (lambda: None))
+                                                       self.exclusive, beside=baseline)
         except Unreplayable as exc:
             replayed = str(exc)
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
@@ -300,6 +300,8 @@ class CaseRunner:
         no_baseline = ""
         if baseline is not None:
             if not baseline.done:  # the replay failed before its turn
+                with self.exclusive.work():
+                    baseline.prepare()
                 with self.exclusive():
                     baseline()
             if baseline.broke:

@@ -20,11 +20,10 @@ import base64
 import json
 import re
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -33,6 +32,9 @@ from kgb.evaluate import codec
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.timing_lock import TimingLock
+
+if TYPE_CHECKING:
+    from kgb.evaluate.baseline import BaselineTiming
 
 _SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "f32", "fp64"}
 _POINTEE_TYPES = _SCALAR_TYPES | {"fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "void"}
@@ -242,17 +244,18 @@ class Replayed:
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                exclusive: TimingLock, in_the_turn: Callable[[], None] = lambda: None) -> Replayed:
+                exclusive: TimingLock, beside: BaselineTiming | None = None) -> Replayed:
     """Time the recorded call on the judge's own copies of what was sent (`before`: the
     bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
     did, within the GPU's timing turn (`exclusive`); then replay once more on freshly
     poisoned outputs and return what it computed.
 
-    `in_the_turn` runs in the same turn after the replay's measurement (the judge's
-    baseline): each turn waits for every running work section of the GPU to end, once is
-    enough for both."""
+    The replay is warmed up and captured (kgb.evaluate.timing.prepare) in a work section
+    before the turn, so that the turn holds only measurements. `beside` (the case's
+    baseline) is prepared there too and measured in the same turn after the replay: each
+    turn waits for every running work section of the GPU to end, once is enough for both."""
     from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
-    from kgb.evaluate.timing import measure
+    from kgb.evaluate.timing import measure, prepare
 
     with exclusive.work():
         storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
@@ -266,11 +269,17 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
 
         replay = Replay(recording, storages, ops)
         reset()
+        with exclusive.phase("replay warm-up"):
+            prepared = prepare(replay, warmup,
+                               no_graph_because="the call copies from host memory" if replay.reads_host else "")
+        if beside is not None:
+            beside.prepare()
         torch.cuda.synchronize()
     with exclusive():
-        timing = measure(replay, repeats, warmup, keep_graph=True,
-                         no_graph_because="the call copies from host memory" if replay.reads_host else "")
-        in_the_turn()
+        with exclusive.phase("replay timing"):
+            timing = measure(prepared, repeats, keep_graph=True)
+        if beside is not None:
+            beside()
     with exclusive.work():
         reset()
         for name, t in t_in.items():

@@ -1,18 +1,22 @@
-"""GPU timing of one callable. Runs in the candidate process (the candidate) and in the judge (the baseline); the candidate and the baseline go
-through the same protocol so their ratio is fair.
+"""GPU timing of one callable, by the judge: its replay of the candidate's recorded call,
+and the baseline, through the same protocol so that their ratio is fair.
 
-Warm-up calls (compilation, autotuning, allocator), then repetitions each preceded by an L2
-flush, median over repetitions. Both are bounded by what they buy: warm-up by time
-(WARMUP_BUDGET_US after the first call), repetitions by the median's 95% confidence
-interval, which stops them once it is within CI_HALF_WIDTH of the median (at least
-MIN_REPEATS). A slow kernel is steady: twenty samples of a 50 ms GEMM say what a hundred
-say, and the GPU's timing turn, which every judge of the GPU waits for, is freed sooner. Graph-timed calls keep Python and launch overhead out of the
-timed region, which would swamp a kernel of a few microseconds; a call that cannot be
-captured is timed eagerly, bracketed by events on its stream.
+Two steps. `prepare` warms the call up (module loads, allocator, library heuristics) and
+captures it in a CUDA graph; none of that needs a quiet GPU, so the judge runs it in a work
+section. `measure` is the measurement, in the GPU's timing turn: repetitions each preceded
+by an L2 flush, median over repetitions. Warm-up is bounded by time (WARMUP_BUDGET_US after
+the first call), repetitions by the median's 95% confidence interval, which stops them once
+it is within CI_HALF_WIDTH of the median (at least MIN_REPEATS). A slow kernel is steady:
+twenty samples of a 50 ms GEMM say what a hundred say, and the turn, which every judge of
+the GPU waits for, is freed sooner. Graph-timed calls keep Python and launch overhead out
+of the timed region, which would swamp a kernel of a few microseconds; a call that cannot
+be captured is timed eagerly, bracketed by events on its stream.
 
-The judge times with `Protocol.CLASSIC`: only calls under GRAPH_BELOW_US (on their graph)
-are graph-timed, and the events bracket the graph's launch, so its launch latency is in
-the timed region.
+The judge times with `Protocol.CLEAN_L2` (JUDGE_PROTOCOL): only calls under GRAPH_BELOW_US
+(on their graph) are graph-timed, and the events bracket the graph's launch, so its launch
+latency is in the timed region; the L2 is flushed by reading a buffer larger than it, so
+that the timed call does not pay to write back the flush's dirty lines (`L2Flush`).
+`Protocol.CLASSIC` is the same with the flush that writes (judges up to v6).
 `Protocol.BRACKETED` puts the events inside the graph of any capturable call; only
 benchmarks/ncu.py uses it so far, to compare both with Nsight Compute (docs/gpu-results.md:
 it gains about 1 us; in one H200 run inside the judge it hung, not yet explained).
@@ -34,6 +38,9 @@ GRAPH_BELOW_US = 20.0
 GRAPH_DECIDES_BELOW_US = 1000.0
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # well over the H200's 60 MB of L2
 WARMUP_BUDGET_US = 50_000.0
+# a warmed-up call this long, even slowed by other judges' work beside it, is not going to be
+# graph-timed: not worth a capture (and the memory its graph holds until the turn)
+CAPTURE_BELOW_US = 20 * GRAPH_DECIDES_BELOW_US
 MIN_REPEATS = 20
 CI_HALF_WIDTH = 0.005  # of the median
 
@@ -41,6 +48,30 @@ CI_HALF_WIDTH = 0.005  # of the median
 class Protocol(StrEnum):
     BRACKETED = "bracketed"  # events inside the graph of every capturable call
     CLASSIC = "classic"  # graph only under GRAPH_BELOW_US, its launch timed from outside
+    CLEAN_L2 = "clean-l2"  # classic, the L2 flushed by reading (L2Flush)
+
+
+# The L2 flushed by reading since judge v7: on the H200 (session 18) kernels over 10 us came
+# within 1-3% of Nsight Compute's count, against 3-11% with the flush that writes
+JUDGE_PROTOCOL = Protocol.CLEAN_L2
+
+
+class L2Flush:
+    """Evicts the L2 before each timed call, with a buffer well over its size. Writing it
+    (`zero_`) leaves the L2 full of dirty lines, which the timed call pays to write back as
+    it evicts them; reading it leaves clean lines, dropped for free, closer to what Nsight
+    Compute's cache control leaves (an empty L2). Protocol.CLEAN_L2 reads; the others write."""
+
+    def __init__(self, reading: bool):
+        self.reading = reading
+        self.buffer = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self.sink = torch.empty((), dtype=torch.float32, device="cuda")
+
+    def __call__(self) -> None:
+        if self.reading:
+            torch.sum(self.buffer.view(torch.float32), dim=0, out=self.sink)
+        else:
+            self.buffer.zero_()
 
 
 @dataclass(frozen=True)
@@ -58,11 +89,11 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def _timed(run: Callable[[], object], flush: torch.Tensor, repeats: int) -> list[float]:
+def _timed(run: Callable[[], object], flush: L2Flush, repeats: int) -> list[float]:
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for start, end in zip(starts, ends, strict=True):
-        flush.zero_()
+        flush()
         start.record()
         run()
         end.record()
@@ -70,29 +101,61 @@ def _timed(run: Callable[[], object], flush: torch.Tensor, repeats: int) -> list
     return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)]
 
 
-def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
-            protocol: Protocol = Protocol.CLASSIC, no_graph_because: str = "") -> Timing:
-    """Median device time of fn() in microseconds, inputs prepared outside the timed region.
+@dataclass
+class Prepared:
+    """A call made ready for timing (`prepare`): warmed up, and captured in a CUDA graph
+    where it may be graph-timed. `measure` then only measures it."""
+    fn: Callable[[], object]
+    flush: L2Flush
+    protocol: Protocol
+    no_graph_because: str
+    captured: tuple | str | None  # _capture's result; None: not tried (a long call, or no_graph_because)
+
+
+def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUDGE_PROTOCOL,
+            no_graph_because: str = "") -> Prepared:
+    """What comes before a measurement and needs no quiet GPU: the warm-up calls (module
+    loads, allocator, library heuristics) and the graph capture. The judge runs it in a work
+    section, beside other judges' GPU work, so that its timing turn, which every judge of the
+    GPU waits for, holds only the measurement.
+
+    The capture is tried unless the warmed-up call, timed here under whatever else runs, is
+    far too long to be graph-timed (CAPTURE_BELOW_US); `measure` captures in the turn a call
+    that turns out short after all."""
+    flush = L2Flush(reading=protocol == Protocol.CLEAN_L2)
+    first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
+    for _ in range(min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))):
+        fn()
+    warm = _timed(fn, flush, 1)[0]
+    bracketed = protocol == Protocol.BRACKETED
+    captured = None
+    if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
+        captured = _capture(fn, flush if bracketed else None)
+    return Prepared(fn, flush, protocol, no_graph_because, captured)
+
+
+def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
+            protocol: Protocol = JUDGE_PROTOCOL, no_graph_because: str = "") -> Timing:
+    """Median device time of the call in microseconds, inputs prepared outside the timed
+    region. A plain callable is prepared first (`prepare`, with `warmup`, `protocol` and
+    `no_graph_because`); a Prepared one is measured as it was prepared.
 
     With keep_graph, a graph-timed call's graph and captured output come back, so that
     the caller can replay it once more on new values and check what it computes. With
     `no_graph_because`, the call is timed eagerly whatever its length, for that reason (a
     call the caller knows cannot be captured)."""
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-    first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
-    for _ in range(min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))):
-        fn()
+    p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
+    fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
     torch.cuda.synchronize()
     estimate = statistics.median(_timed(fn, flush, 5))
     # keep a slow kernel's timing to a few seconds
     repeats = max(10, min(repeats, int(2e6 / max(estimate, 1.0))))
     mode, graph, output, note = "eager", None, None, ""
     samples: list[float] = []
-    bracketed = protocol == Protocol.BRACKETED
-    if no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
-        note = f"eager estimate {estimate:.1f} us; not captured: {no_graph_because}"
+    if p.no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
+        note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
     elif bracketed or estimate < GRAPH_DECIDES_BELOW_US:
-        captured = _capture(fn, flush if bracketed else None)
+        captured = p.captured if p.captured is not None else _capture(fn, flush if bracketed else None)
         if isinstance(captured, str):
             if estimate < GRAPH_BELOW_US:
                 note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
@@ -112,6 +175,7 @@ def measure(fn: Callable[[], object], repeats: int = 100, warmup: int = 10, keep
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
     if not keep_graph:
         graph, output = None, None
+    p.captured = None  # the graph's memory goes with the last reference to it
     return Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph, graph_output=output,
                   note=note)
 
@@ -170,7 +234,7 @@ def _replayed(graph: torch.cuda.CUDAGraph, start: torch.cuda.Event, end: torch.c
     return samples
 
 
-def _capture(fn: Callable[[], object], flush: torch.Tensor | None = None
+def _capture(fn: Callable[[], object], flush: L2Flush | None = None
              ) -> tuple[torch.cuda.CUDAGraph, object, tuple[torch.cuda.Event, torch.cuda.Event] | None] | str:
     """A CUDA graph of one call, the call's output, and with `flush` the two events that
     bracket it; or why it could not be captured. With `flush` the graph is: the L2 flush, an
@@ -190,7 +254,7 @@ def _capture(fn: Callable[[], object], flush: torch.Tensor | None = None
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             if events:
-                flush.zero_()
+                flush()
                 events[0].record()
             output = fn()
             if events:
