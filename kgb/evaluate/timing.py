@@ -266,4 +266,19 @@ def _capture(fn: Callable[[], object], flush: L2Flush | None = None
         return graph, output, events
     except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
         torch.cuda.synchronize()
+        _end_generator_capture()
         return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _end_generator_capture() -> None:
+    """Take the default CUDA generator out of capture mode after a capture that failed.
+
+    Every capture puts it in capture mode, and only a capture that ends well takes it out:
+    after a failed one, each random op of the process raised "Offset increment outside
+    graph capture encountered unexpectedly" (H200, session 18: a baseline whose capture
+    failed, then the timing turn's spin-up). A small capture that succeeds ends it."""
+    x = torch.zeros(1, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        x.add_(1)
+    torch.cuda.synchronize()

@@ -1,0 +1,52 @@
+"""The timing protocol on a GPU (kgb.evaluate.timing): what the CPU suite cannot run.
+Skipped without CUDA; on a GPU host: `python -m pytest tests/test_timing_gpu.py`."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgb.evaluate import timing
+from kgb.evaluate.timing_lock import spin_up
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def _syncs_inside() -> float:
+    x = torch.ones(1024, device="cuda")
+    return (x * 2).sum().item()  # a host sync: illegal while capturing
+
+
+def test_random_ops_still_work_after_a_capture_that_failed():
+    assert isinstance(timing._capture(_syncs_inside), str)
+    assert torch.randn(16, device="cuda").isfinite().all()
+    spin_up(0.01)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = torch.randn(16, device="cuda")
+    g.replay()
+    assert out.isfinite().all()
+
+
+def test_a_call_that_cannot_be_captured_is_timed_eagerly():
+    prepared = timing.prepare(_syncs_inside, warmup=2)
+    assert isinstance(prepared.captured, str) and "capture" in prepared.captured.lower()
+    t = timing.measure(prepared, repeats=20)
+    assert t.mode == "eager" and t.median_us > 0
+
+
+def test_a_short_call_is_prepared_with_its_graph_and_measured_on_it():
+    x = torch.ones(4096, device="cuda")
+    prepared = timing.prepare(lambda: x.mul_(1.0), warmup=3)
+    assert prepared.captured is not None and not isinstance(prepared.captured, str)
+    t = timing.measure(prepared, repeats=30)
+    assert t.mode == "graph" and 0 < t.median_us < timing.GRAPH_BELOW_US
+    assert prepared.captured is None  # its graph let go of once measured
+
+
+def test_the_reading_flush_leaves_its_buffer_as_it_was():
+    flush = timing.L2Flush(reading=True)
+    flush.buffer.fill_(7)
+    flush()
+    torch.cuda.synchronize()
+    assert bool((flush.buffer == 7).all())
