@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -25,29 +23,40 @@ def reading_a_module_float(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler(tmp_path):
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory) -> dict[str, list | str]:
+    """check_many's findings for the candidates of the tests below, by name, in one batch:
+    a batch, like each `check`, is two processes that import torch and Triton for seconds."""
+    tmp = tmp_path_factory.mktemp("batch")
+    softmax, rms = operators.load("aten::softmax"), operators.load("vllm::rms_norm")
+    crashing = tmp / "crashes.py"
+    crashing.write_text("import triton\n\ndef softmax_int(self, dim, dtype=None):\n    raise ValueError('boom')\n")
+    pairs = {"solution": (softmax.path, softmax.solution_path), "module float": (softmax.path, reading_a_module_float(tmp)),
+             "crashing": (softmax.path, crashing), "autotuned": (softmax.path, CANDIDATES / "softmax_autotuned.py"),
+             "other op": (rms.path, rms.solution_path)}
+    return dict(zip(pairs, check_many(list(pairs.values())), strict=True))
+
+
+def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler(tmp_path, batch):
     spec = operators.load("aten::softmax")
     candidate = reading_a_module_float(tmp_path)
     assert "other=NEG_INF" in candidate.read_text()
     assert evaluate(candidate.read_text(), spec, EvalSettings(device="cpu", case_tags=("smoke",))).correct
-    results = check(spec.path, candidate)
+    results = batch["module float"]  # the same candidate, built for sm_90 in the batch
     assert results and all(error is not None for _, error in results)
     assert "global" in results[0][1].lower()
 
 
-def test_a_batch_keeps_each_candidates_findings_apart(tmp_path):
+def test_a_batch_keeps_each_candidates_findings_apart(batch):
     """check_many: one pair's compile error or failed interpreter run is that pair's only."""
-    softmax, rms = operators.load("aten::softmax"), operators.load("vllm::rms_norm")
-    crashing = tmp_path / "crashes.py"
-    crashing.write_text("import triton\n\ndef softmax_int(self, dim, dtype=None):\n    raise ValueError('boom')\n")
-    good, bad, crashed, other = check_many([(softmax.path, softmax.solution_path), (softmax.path, reading_a_module_float(tmp_path)),
-                                            (softmax.path, crashing), (rms.path, rms.solution_path)])
+    good, bad, crashed, other = (batch[name] for name in ("solution", "module float", "crashing", "other op"))
     assert good and all(error is None for _, error in good)
     assert bad and all(error is not None and "global" in error.lower() for _, error in bad)
     assert isinstance(crashed, str) and "boom" in crashed
     assert other and all(error is None for _, error in other)
 
 
+@pytest.mark.slow
 def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error(tmp_path):
     spec = operators.load("aten::softmax")
     settings = EvalSettings(device="cpu", case_tags=("smoke",), compile_for=90)
@@ -57,9 +66,8 @@ def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error(tmp_pat
     assert evaluate(spec.solution_path.read_text(), spec, settings).correct
 
 
-def test_every_launch_is_recorded_with_its_types_and_constexprs():
-    spec = operators.load("aten::softmax")
-    results = check(spec.path, spec.solution_path)
+def test_every_launch_is_recorded_with_its_types_and_constexprs(batch):
+    results = batch["solution"]
     assert results and all(error is None for _, error in results)
     launch = results[0][0]
     signature = dict(launch.signature)
@@ -68,12 +76,13 @@ def test_every_launch_is_recorded_with_its_types_and_constexprs():
     assert signature["BLOCK"] == "constexpr" and dict(launch.constexprs)["BLOCK"] >= 1
 
 
-def test_an_autotuned_kernel_is_compiled_with_its_config():
-    results = check(operators.load("aten::softmax").path, CANDIDATES / "softmax_autotuned.py")
+def test_an_autotuned_kernel_is_compiled_with_its_config(batch):
+    results = batch["autotuned"]
     assert results and all(error is None for _, error in results)
     assert all(dict(launch.options)["num_warps"] == 4 for launch, _ in results)  # its first config
 
 
+@pytest.mark.slow
 def test_the_ptx_shows_whether_half_products_are_fused(tmp_path):
     # affine_grid_generator rounds each linspace step to float16 as PyTorch does; fused, the
     # GPU computes -1 + step * i as one half FMA and misses PyTorch by a few ulp (seen on an
@@ -90,27 +99,22 @@ def test_the_ptx_shows_whether_half_products_are_fused(tmp_path):
         assert any("fma.rn.f16" in t for t in texts) == expect_fma, candidate.name
 
 
-@pytest.mark.parametrize("source", ["aten", "vllm", "cublas"])
+@pytest.mark.slow
+@pytest.mark.parametrize("source", operators.SOURCES)
 def test_every_solution_compiles_for_sm90(source):
     """Each solution's smoke-case launches build for the H100/H200 with Triton's own
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run.
-    One test per source, its solutions in one batch per core (`check_many`)."""
+    One test per source, its solutions in one batch (`check_many`): xdist runs the
+    sources side by side."""
     ops = [op for op in operators.select(source, None) if operators.load(op).kernel_required]
-    cores = os.cpu_count() or 2
-    batches = [ops[i::cores] for i in range(cores)]
-
-    def failures(batch: list[str]) -> list[str]:
-        specs = [operators.load(op) for op in batch]
-        found = []
-        for op, results in zip(batch, check_many([(s.path, s.solution_path) for s in specs]), strict=True):
-            if isinstance(results, str):
-                found.append(f"{op}: the interpreter run failed: {results[-400:]}")
-            elif not results:
-                found.append(f"{op}: no Triton launch recorded")
-            else:
-                found += [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]
-        return found
-
-    with ThreadPoolExecutor(cores) as pool:
-        found = [f for batch in pool.map(failures, batches) for f in batch]
+    assert ops
+    specs = [operators.load(op) for op in ops]
+    found = []
+    for op, results in zip(ops, check_many([(s.path, s.solution_path) for s in specs]), strict=True):
+        if isinstance(results, str):
+            found.append(f"{op}: the interpreter run failed: {results[-400:]}")
+        elif not results:
+            found.append(f"{op}: no Triton launch recorded")
+        else:
+            found += [f"{op}: {launch.kernel}: {error[-400:]}" for launch, error in results if error]
     assert not found, "\n".join(found)

@@ -234,6 +234,7 @@ def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(
     assert not [p for p in family if _alive(p)]
 
 
+@pytest.mark.slow
 def test_a_process_keeps_few_warm_engines(monkeypatch):
     """Each engine holds torch and Triton (~370 MB): a long job or a test suite that kept one
     per distinct environment ran the CI machine out of memory. One in use is never closed."""
@@ -274,6 +275,7 @@ def test_an_engine_outlives_the_thread_that_started_it():
         engine.close()
 
 
+@pytest.mark.slow
 def test_a_random_op_whose_reference_cannot_vary_is_not_turned_away():
     """bernoulli with p = 0 draws zeros every time: two equal draws are then no sign of a
     candidate that memoises its samples (found on an H200, where all cases run)."""

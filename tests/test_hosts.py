@@ -38,13 +38,15 @@ def finished_trials(root: Path) -> dict[str, set[str]]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(store_server.missing() is not None, reason=str(store_server.missing()))
-def test_two_hosts_project_into_one_mlflow_server_on_postgresql(tmp_path, capsys):
+def test_two_hosts_project_into_one_mlflow_server_on_postgresql(tmp_path, capsys, monkeypatch):
     from mlflow.tracking import MlflowClient
 
     from kgb.launch.__main__ import main as launch_main
     from kgb.query import trial_runs
     from kgb.query.__main__ import main as query_main
 
+    # MLflow's GenAI job runner: eight more processes importing mlflow, which kgb never uses
+    monkeypatch.setenv("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
     with store_server.shared_store() as store:
         # no setup step: both hosts find a fresh server and race to create the experiment
         hosts = [kgb("run.py", "chip=cpu", f"ops=[{ops}]", f"tracking.root={tmp_path}", f"tracking.uri={store.uri}")
@@ -147,6 +149,7 @@ def test_each_job_is_submitted_where_its_chip_says(tmp_path, monkeypatch):
     assert e["signal"] == "USR2@120" and launcher.executor(groups[1])._executor.max_num_timeout == 3
 
 
+@pytest.mark.slow
 def test_a_mixed_chip_sweep_runs_each_job_once_and_a_preempted_job_resumes(tmp_path):
     """`python run.py -m chip=cpu,E hydra/launcher=kgb_slurm` through submitit's local
     executor (real processes, the same submission path as SLURM's but without sbatch): each

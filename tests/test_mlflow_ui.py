@@ -38,6 +38,8 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
 SOFTMAX = Path(__file__).parent.parent / "operators/aten/softmax/solution.py"
 STARTUP_S = 300  # `mlflow ui` imports for seconds; far longer on a loaded machine
+# MLflow's GenAI job runner: eight more processes importing mlflow, which kgb never uses
+NO_JOB_RUNNER = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
 
 def _events(blobs: BlobStore) -> list:
@@ -77,7 +79,8 @@ def ui(tmp_path_factory):
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri, "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+         "--workers", "1"], cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, **NO_JOB_RUNNER})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + STARTUP_S

@@ -81,6 +81,7 @@ def test_spec_is_well_formed(op):
     assert "solution" not in problem.reference
 
 
+@pytest.mark.slow  # two minutes: handed to a worker first (tests/conftest.py)
 def test_every_case_builds_inputs_its_reference_accepts():
     """Check and bench cases are too large to run in CI, yet a bad shape there (an
     expand_as target that is no expansion) only surfaced on the GPU. Fake tensors carry

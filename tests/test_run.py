@@ -197,22 +197,32 @@ def test_bad_config_fails_at_compose_time(tmp_path):
     assert "smaples" in done.stderr
 
 
-def test_a_bad_settings_job_leaves_the_good_row_alone_and_raising_samples_runs_only_new_ones(tmp_path):
+@pytest.fixture(scope="module")
+def add_job(tmp_path_factory):
+    """One finished job on one operator, which the two tests below run again in other ways
+    (each holds whichever order they run in): a fresh run.py costs seconds of imports."""
+    root = tmp_path_factory.mktemp("add")
     args = ("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]")
-    kgb_run(*args, root=tmp_path)
-    good = render(rows(trial_rows(uri(tmp_path))), "csv")
-    bad = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", *args, "eval.timeout_s=-1"],
+    kgb_run(*args, root=root)
+    return root, args
+
+
+def test_a_bad_settings_job_leaves_the_good_row_alone_and_raising_samples_runs_only_new_ones(add_job):
+    root, args = add_job
+    good = render(rows(trial_rows(uri(root))), "csv")
+    bad = subprocess.run([sys.executable, "run.py", f"tracking.root={root}", *args, "eval.timeout_s=-1"],
                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode != 0 and "eval.timeout_s=-1.0" in bad.stderr
-    assert render(rows(trial_rows(uri(tmp_path))), "csv") == good
-    evaluations = sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path))
-    kgb_run(*args, "method.samples=2", root=tmp_path)  # the same job: sample 0 is done, sample 1 is new
-    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1
-    assert sum(isinstance(e, CandidateEvaluated) for e in all_events(tmp_path)) == evaluations + 1
+    assert render(rows(trial_rows(uri(root))), "csv") == good
+    evaluations = sum(isinstance(e, CandidateEvaluated) for e in all_events(root))
+    kgb_run(*args, "method.samples=2", root=root)  # the same job: sample 0 is done, sample 1 is new
+    assert len(list(root.glob("jobs/*/events.jsonl"))) == 1
+    assert sum(isinstance(e, CandidateEvaluated) for e in all_events(root)) == evaluations + 1
 
 
-def test_auto_on_this_machine_is_the_same_job_as_the_chip_it_finds(tmp_path):
-    kgb_run("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]", root=tmp_path)
-    again = kgb_run("method=expert", "source=aten", "chip=auto", "ops=[aten::add]", root=tmp_path)
+def test_auto_on_this_machine_is_the_same_job_as_the_chip_it_finds(add_job):
+    root, args = add_job
+    assert args == ("method=expert", "source=aten", "chip=cpu", "ops=[aten::add]")
+    again = kgb_run("method=expert", "source=aten", "chip=auto", "ops=[aten::add]", root=root)
     assert "1 trial(s) already finished" in again.stdout
-    assert len(list(tmp_path.glob("jobs/*/events.jsonl"))) == 1
+    assert len(list(root.glob("jobs/*/events.jsonl"))) == 1

@@ -1,0 +1,102 @@
+"""How the suite is spread over pytest-xdist's workers (pyproject.toml's addopts: -n auto
+--dist loadgroup), so that CPU CI stays under 15 minutes (issue 11).
+
+Each test goes to whichever worker is free, but the tests of a file that share one of its
+module-scoped fixtures (a sweep through run.py, a browser on `mlflow ui`, a batch built for
+sm_90) go to one worker together, so that the fixture is made once. xdist's own
+`--dist loadgroup` cannot do this with pytest 9, which ignores the group it appends to a
+test's id: the groups are read here from the test files' source instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+MAX_WORKERS = 8  # each holds torch and warm engines (1-2 GB)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """Two workers per CPU: many tests wait on subprocesses (a run.py, an engine's judge, a
+    server starting), and with one worker per CPU the CPUs were often idle; with two they
+    are busy to the end."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return min(2 * len(os.sched_getaffinity(0)), MAX_WORKERS)
+
+
+def _fixture_scope(function: ast.FunctionDef) -> str | None:
+    """The scope of a fixture defined as @pytest.fixture(...); None for anything else."""
+    for decorator in function.decorator_list:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        if ast.unparse(call.func if call else decorator) in ("pytest.fixture", "fixture"):
+            scopes = [k.value for k in (call.keywords if call else []) if k.arg == "scope"]
+            return scopes[0].value if scopes and isinstance(scopes[0], ast.Constant) else "function"
+    return None
+
+
+@functools.cache
+def _shared_units(rootpath: Path, file: str) -> dict[str, str]:
+    """The tests of a file that use one of its module-scoped fixtures (directly or through
+    its other fixtures), each mapped to its unit: tests joined by the fixtures they share."""
+    try:
+        tree = ast.parse((rootpath / file).read_text())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    uses = {name: {a.arg for a in f.args.args + f.args.kwonlyargs} for name, f in functions.items()}
+    scopes = {name: scope for name, f in functions.items() if (scope := _fixture_scope(f))}
+
+    @functools.cache
+    def shared(name: str) -> frozenset[str]:
+        """The module-scoped fixtures a function needs."""
+        own = {name} if scopes.get(name, "function") != "function" else set()
+        return frozenset(own.union(*(shared(u) for u in uses.get(name, ()) if u in scopes)))
+
+    units: dict[str, str] = {}  # fixture -> the fixture naming its unit
+
+    def find(f: str) -> str:
+        while units.setdefault(f, f) != f:
+            f = units[f]
+        return f
+    tests = {name: shared(name) for name in functions if name.startswith("test") and shared(name)}
+    for fixtures in tests.values():
+        first, *rest = sorted(fixtures)
+        for f in rest:
+            units[find(f)] = find(first)
+    return {name: f"{file}::{find(min(fixtures))}" for name, fixtures in tests.items()}
+
+
+def _unit(rootpath: Path, nodeid: str) -> str:
+    """The unit of work a test belongs to: the tests sharing its fixtures, else itself."""
+    file, _, name = nodeid.partition("::")
+    return _shared_units(rootpath, file).get(name.split("[", 1)[0], nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """addopts' --dist loadgroup, with the groups above."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(config.rootpath, nodeid)
+
+    config.option.loadscopereorder = False  # keep the order of pytest_collection_modifyitems
+    return SharedFixtureScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests marked slow and those sharing a fixture are handed out first: one of them
+    left for the end would keep one worker busy while the others have nothing to do."""
+    def first(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is not None or _unit(config.rootpath, item.nodeid) != item.nodeid
+
+    items.sort(key=lambda item: not first(item))
