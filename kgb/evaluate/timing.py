@@ -124,9 +124,10 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     that turns out short after all."""
     flush = L2Flush(reading=protocol == Protocol.CLEAN_L2)
     first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
-    for _ in range(min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))):
+    more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
+    for _ in range(more - 1):
         fn()
-    warm = _timed(fn, flush, 1)[0]
+    warm = _timed(fn, flush, 1)[0] if more > 0 else first  # the last warm-up call, timed
     bracketed = protocol == Protocol.BRACKETED
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
