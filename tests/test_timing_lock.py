@@ -149,6 +149,24 @@ def test_the_first_turn_after_an_idle_gpu_spins_it_up_and_a_busy_one_does_not(tm
     assert {timing_lock.WAIT_FOR_TURN, timing_lock.WAIT_FOR_DRAIN} <= set(phase.seconds)
 
 
+def test_a_turn_right_after_a_work_section_needs_no_spin_up(tmp_path, monkeypatch):
+    """A judge's check keeps the GPU's clocks up as well as a timing does."""
+    spun = []
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: spun.append(1))
+    turn = TimingLock(str(tmp_path / "gpu.lock"), Phases())
+    with turn.work():
+        pass
+    with turn():  # no turn before it, but a section just ended
+        pass
+    assert spun == []
+    old = time.time() - 10 * timing_lock.IDLE_S
+    for name in ("gpu.lock", "gpu.lock" + timing_lock.WORK_SUFFIX):
+        os.utime(tmp_path / name, (old, old))
+    with turn():  # neither timed nor worked on for a while
+        pass
+    assert spun == [1]
+
+
 def test_no_lock_path_means_no_turn_to_wait_for(monkeypatch):
     monkeypatch.setattr(timing_lock, "spin_up", lambda: (_ for _ in ()).throw(AssertionError("spun up")))
     phase = Phases()

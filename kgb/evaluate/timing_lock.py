@@ -31,7 +31,7 @@ WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passe
 WAIT_FOR_TURN = "waiting for the GPU: a turn behind turns"
 WAIT_FOR_DRAIN = "waiting for the GPU: a turn for sections to end"
 WAIT_FOR_SECTION = "waiting for the GPU: a section behind turns"
-IDLE_S = 1.0  # a GPU left without timings this long may have lowered its clocks
+IDLE_S = 1.0  # a GPU left without timings or work sections this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
 
 
@@ -59,9 +59,10 @@ class TimingLock:
         self._paused = False  # their locks let go of for now (`paused`)
 
     def _create(self) -> None:
-        if not os.path.exists(self.path):
-            with open(self.path, "a"):
-                os.utime(self.path, (0, 0))  # never timed on: the first turn spins the GPU up
+        for path in (self.path, self.path + WORK_SUFFIX):
+            if not os.path.exists(path):
+                with open(path, "a"):
+                    os.utime(path, (0, 0))  # never used: the first turn spins the GPU up
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
@@ -81,7 +82,11 @@ class TimingLock:
             if not drained:
                 self.crowded_turns += 1
             try:
-                if time.time() - os.fstat(f.fileno()).st_mtime > IDLE_S:
+                # Work sections keep the GPU busy as well as turns do: on the H200 (session 18)
+                # 32 s of the sweep's 146 s of turns went to spinning up a GPU that sections had
+                # kept busy, because only turns counted.
+                busy = max(os.fstat(f.fileno()).st_mtime, os.fstat(work.fileno()).st_mtime)
+                if time.time() - busy > IDLE_S:
                     with self.phase("spin-up"):
                         spin_up()
                 yield
@@ -109,6 +114,7 @@ class TimingLock:
                 self.settle()
             finally:
                 self._held.remove(work)
+                os.utime(work.fileno())  # when the GPU last worked: a turn soon after needs no spin-up
                 fcntl.flock(work, fcntl.LOCK_UN)
 
     def _enter(self, sections: list) -> None:
