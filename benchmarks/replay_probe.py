@@ -10,7 +10,6 @@ Prints the recording's size, then the replay timed once and 100 times, or the tr
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import sys
 import traceback
@@ -25,8 +24,10 @@ from kgb.evaluate import codec  # noqa: E402
 from kgb.evaluate.correctness import tensors_in  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
 from kgb.evaluate.integrity import ALLOWED_OPS  # noqa: E402
+from kgb.evaluate.phases import Phases  # noqa: E402
 from kgb.evaluate.recording import record  # noqa: E402
 from kgb.evaluate.replay import time_replay  # noqa: E402
+from kgb.evaluate.timing_lock import TimingLock  # noqa: E402
 
 
 def main() -> int:
@@ -57,7 +58,7 @@ def main() -> int:
     for repeats, warmup in ((1, 0), (100, 10)):
         try:
             replayed = time_replay(recording, sent, before, timed, check, entry.bind, ops, spec.output_args,
-                                   repeats, warmup, contextlib.nullcontext)
+                                   repeats, warmup, TimingLock(None, Phases()))
         except Exception:  # noqa: BLE001 - what this probe is for
             traceback.print_exc()
             return 1

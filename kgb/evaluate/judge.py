@@ -40,7 +40,7 @@ from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.recording import Unreplayable
-from kgb.evaluate.replay import Replayed, time_replay
+from kgb.evaluate.replay import Replayed, StagedReplay
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
@@ -53,6 +53,13 @@ FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know 
 # the full protocol of `measure` (some 25 calls and a graph), these sections were the longest
 # a turn waited for.
 OWN_CLOCK_REPEATS = 3
+# Bench cases staged for one timing turn, until their copies of the inputs hold this much of
+# the GPU: every turn waits for all the GPU's running work sections to end and holds up every
+# section asked for meanwhile, so an operator's small cases share one turn (session 18 on the
+# H200: 180 s of turns waiting for sections to drain over 584 bench cases, 2355 s of sections
+# waiting behind turns). A large case still takes a turn of its own: twelve judges each
+# holding several would not fit in the GPU's memory.
+TURN_BATCH_BYTES = 512 * 1024 * 1024
 
 
 class Failed(Exception):
@@ -81,6 +88,22 @@ def _written(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
     without a comparison of its own)."""
     return {n: v for n, v in inputs.items() if n in names and (
         isinstance(v, torch.Tensor) or (isinstance(v, list | tuple) and v and all(isinstance(t, torch.Tensor) for t in v)))}
+
+
+@dataclasses.dataclass
+class TimedCase:
+    """A bench case on its way through the timing turn (CaseRunner.stage, measure, finish)."""
+    case: Case
+    reply: Reply  # the timing process's: its answer on set V, its own clock, the recording
+    cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
+    check: dict  # set V as drawn, for the reference
+    baseline: BaselineTiming | None  # None: measured by an earlier evaluation
+    crowded: int  # the judge's crowded turns before this case
+    replay: StagedReplay | str | None = None  # or why the judge cannot replay the call
+
+    @property
+    def nbytes(self) -> int:
+        return self.replay.nbytes if isinstance(self.replay, StagedReplay) else 0
 
 
 def secret_seed() -> int:
@@ -218,9 +241,9 @@ class CaseRunner:
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
 
-    def time(self, case: Case, repeats: int, warmup: int) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
-        """(candidate median us, baseline median us, timing mode, spread, whose clock); no
-        candidate latency where the judge could not replay the call.
+    def stage(self, case: Case, repeats: int, warmup: int) -> TimedCase:
+        """A bench case made ready for the timing turn; `measure` times staged cases in one
+        turn, then `finish` judges each and says its latency.
 
         The candidate process rebuilds every input it receives, so the timed calls never see
         the objects it was checked with. After them it makes one call that is recorded: the
@@ -257,36 +280,72 @@ class CaseRunner:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
-        f = reply.fields
-        base_us = self.known_baselines.get(case.name)
         baseline = None
-        if base_us is None:  # not measured on this chip before (kgb.tracking.baselines)
+        if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
             with self.exclusive.work():
                 bargs, bkwargs = entry.bind(clone_exact(timed))
             baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase)
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
+        staged = TimedCase(case, reply, cand_t, check, baseline, crowded)
         try:
             with self.phase("replay"):
-                replayed: Replayed | str = time_replay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
-                                                       self.replayable_ops, spec.output_args, repeats, warmup,
-                                                       self.exclusive, beside=baseline)
+                staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
+                                             self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive)
         except Unreplayable as exc:
-            replayed = str(exc)
+            staged.replay = str(exc)
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-            if baseline is not None and baseline.broke:
-                raise InstrumentFailed(f"case {case.name}: {baseline.broke}") from exc
             raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
                                    f"{str(exc).splitlines()[0][:300]}") from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
-            replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
+            staged.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if baseline is not None:
+            with self.exclusive.work():
+                baseline.prepare()
+        return staged
+
+    def measure(self, staged: list[TimedCase]) -> None:
+        """Time the staged cases, replay then baseline for each, in one turn of the GPU."""
+        with self.exclusive():
+            for s in staged:
+                if isinstance(s.replay, StagedReplay):
+                    try:
+                        with self.phase("replay"):
+                            s.replay.measure()
+                    except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
+                        broke = next((o.baseline.broke for o in staged if o.baseline is not None and o.baseline.broke),
+                                     "")
+                        raise InstrumentFailed(broke or f"case {s.case.name}: the judge's replay of the recorded call "
+                                               f"failed: {str(exc).splitlines()[0][:300]}") from exc
+                    except Exception as exc:  # noqa: BLE001 - as when staging it
+                        s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
+                if s.baseline is not None:
+                    s.baseline()
+                    if s.baseline.broke:
+                        raise InstrumentFailed(f"case {s.case.name}: {s.baseline.broke}")
+
+    def finish(self, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
+        """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
+        measured case, once the replay's and the candidate's last answers are judged; no
+        candidate latency where the judge could not replay the call."""
+        case, entry, f = s.case, self.spec.entry_of(s.case), s.reply.fields
+        replayed: Replayed | str = s.replay if isinstance(s.replay, str) else ""
+        if isinstance(s.replay, StagedReplay):
+            try:
+                with self.phase("replay"):
+                    replayed = s.replay.finish()
+            except torch.AcceleratorError as exc:
+                raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
+                                       f"{str(exc).splitlines()[0][:300]}") from exc
+            except Exception as exc:  # noqa: BLE001 - as when staging it
+                replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
         with self.exclusive.work():
             with self.phase("reference"):
-                ref_v = clone_exact(check)
+                ref_v = clone_exact(s.check)
                 expected = self.reference(entry.name, ref_v, case)
             with self.phase("compare"):
-                message, _, _ = self._compare(case, expected, reply.value["result"], ref_v, cand_t)
+                message, _, _ = self._compare(case, expected, s.reply.value["result"], ref_v, s.cand_t)
                 if message:
                     raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
                 if isinstance(replayed, Replayed):
@@ -297,16 +356,9 @@ class CaseRunner:
                         # recording).
                         raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
                                      f"recorded in the candidate's last call computes a wrong answer: {message}")
-        no_baseline = ""
-        if baseline is not None:
-            if not baseline.done:  # the replay failed before its turn
-                with self.exclusive.work():
-                    baseline.prepare()
-                with self.exclusive():
-                    baseline()
-            if baseline.broke:
-                raise InstrumentFailed(f"case {case.name}: {baseline.broke}")
-            base_us, no_baseline = baseline.us, baseline.missing
+        base_us, no_baseline = self.known_baselines.get(case.name), ""
+        if s.baseline is not None:
+            base_us, no_baseline = s.baseline.us, s.baseline.missing
         if isinstance(replayed, str):
             # No latency rather than the candidate's own clock, which it can patch: the case
             # stays correct, and untimed, with the reason.
@@ -314,7 +366,7 @@ class CaseRunner:
                     f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
         t = replayed.timing
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
-                  if self.exclusive.crowded_turns > crowded else "")
+                  if self.exclusive.crowded_turns > s.crowded else "")
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
                 + no_baseline + beside)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
@@ -434,19 +486,26 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
-        for case in timed:
+        staged: list[TimedCase] = []
+        for n, case in enumerate(timed):
             try:
-                lat, base, mode, spread, by = runner.time(case, request["repeats"], request["warmup"])
+                staged.append(runner.stage(case, request["repeats"], request["warmup"]))
+                if n + 1 < len(timed) and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
+                    continue  # one turn for the next case too
+                runner.measure(staged)
+                for s in staged:
+                    lat, base, mode, spread, by = runner.finish(s)
+                    i = next(i for i, r in enumerate(results) if r.name == s.case.name)
+                    results[i] = dataclasses.replace(
+                        results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread,
+                        timed_by=by)
             except InstrumentFailed as exc:
-                # Correct, as checked; this case and the ones after it untimed, and the message
-                # says why.
+                # Correct, as checked; the cases of this turn and the ones after it untimed,
+                # and the message says why.
                 not_timed = f"; not timed from {exc}"
                 break
+            staged = []
             release_cached_memory(device)
-            i = next(i for i, r in enumerate(results) if r.name == case.name)
-            results[i] = dataclasses.replace(
-                results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread, timed_by=by
-            )
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
     except CandidateDied as exc:

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch.utils._pytree import tree_flatten
@@ -32,9 +32,6 @@ from kgb.evaluate import codec
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.timing_lock import TimingLock
-
-if TYPE_CHECKING:
-    from kgb.evaluate.baseline import BaselineTiming
 
 _SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "f32", "fp64"}
 _POINTEE_TYPES = _SCALAR_TYPES | {"fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "void"}
@@ -242,58 +239,84 @@ class Replayed:
     inputs: dict  # set T's tensors after that replay (outputs written in place are there)
 
 
+class StagedReplay:
+    """The recorded call made ready to time, in three steps so that a judge can time several
+    cases in one turn: built and warmed up in a work section (`__init__`), measured in the
+    GPU's timing turn (`measure`), replayed once more afterwards on freshly poisoned outputs
+    (`finish`). Every turn waits for all running work sections of the GPU to end; a turn
+    per operator rather than per case drains them once for all its cases.
+
+    The replay runs on the judge's own copies of what was sent (`before`: the bytes as
+    sent), with set V's values loaded into set T's buffers, as the candidate process did."""
+
+    def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
+                 check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
+                 exclusive: TimingLock):
+        from kgb.evaluate.timing import prepare
+
+        self.before, self.bind, self.outputs, self.repeats = before, bind, outputs, repeats
+        self.exclusive = exclusive
+        self.timing: Any = None
+        with exclusive.work():
+            self.storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
+                             .untyped_storage() for sid, b in before.items()}
+            self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, self.storages)
+            self.replay = Replay(recording, self.storages, ops)
+            self._reset()
+            with exclusive.phase("replay warm-up"):
+                self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
+                                        if self.replay.reads_host else "")
+            torch.cuda.synchronize()
+
+    @property
+    def nbytes(self) -> int:
+        """What the staged call holds on the GPU, roughly: its copies of what was sent."""
+        return sum(b.numel() for b in self.before.values())
+
+    def _reset(self) -> None:
+        from kgb.evaluate.correctness import load_values
+
+        for sid, data in self.before.items():
+            codec.overwrite(self.storages[sid], data)
+        load_values(self.bind(self.t_in), self.bind(self.v_in))
+
+    def measure(self) -> None:
+        """Inside the timing turn."""
+        from kgb.evaluate.timing import measure
+
+        with self.exclusive.phase("replay timing"):
+            self.timing = measure(self.prepared, self.repeats, keep_graph=True)
+        self.prepared = None
+
+    def finish(self) -> Replayed:
+        """After the turn: the call once more on set V's values, on outputs poisoned afresh."""
+        from kgb.evaluate.correctness import fill_allocator_with_garbage, poison_
+
+        timing = self.timing
+        with self.exclusive.work():
+            self._reset()
+            for name, t in self.t_in.items():
+                if name in self.outputs and isinstance(t, torch.Tensor):
+                    poison_(t)
+            if timing.graph is not None:
+                ours = {s._cdata for s in self.storages.values()}
+                for leaf in tree_flatten(timing.graph_output)[0]:
+                    if isinstance(leaf, torch.Tensor) and leaf.untyped_storage()._cdata not in ours:
+                        poison_(leaf)  # the graph's own output buffer: it must be written again
+                timing.graph.replay()
+                result = timing.graph_output
+            else:
+                fill_allocator_with_garbage("cuda")
+                result = self.replay()
+            torch.cuda.synchronize()
+        return Replayed(timing, result, self.t_in)
+
+
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                exclusive: TimingLock, beside: BaselineTiming | None = None) -> Replayed:
-    """Time the recorded call on the judge's own copies of what was sent (`before`: the
-    bytes as sent), on set V's values loaded into set T's buffers, as the candidate process
-    did, within the GPU's timing turn (`exclusive`); then replay once more on freshly
-    poisoned outputs and return what it computed.
-
-    The replay is warmed up and captured (kgb.evaluate.timing.prepare) in a work section
-    before the turn, so that the turn holds only measurements. `beside` (the case's
-    baseline) is prepared there too and measured in the same turn after the replay: each
-    turn waits for every running work section of the GPU to end, once is enough for both."""
-    from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, poison_
-    from kgb.evaluate.timing import measure, prepare
-
-    with exclusive.work():
-        storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
-                    .untyped_storage() for sid, b in before.items()}
-        t_in, v_in = rebased(timed, sent, storages), rebased(check, sent, storages)
-
-        def reset() -> None:
-            for sid, data in before.items():
-                codec.overwrite(storages[sid], data)
-            load_values(bind(t_in), bind(v_in))
-
-        replay = Replay(recording, storages, ops)
-        reset()
-        with exclusive.phase("replay warm-up"):
-            prepared = prepare(replay, warmup,
-                               no_graph_because="the call copies from host memory" if replay.reads_host else "")
-        if beside is not None:
-            beside.prepare()
-        torch.cuda.synchronize()
+                exclusive: TimingLock) -> Replayed:
+    """One case's StagedReplay, staged, measured in a turn of its own and finished."""
+    staged = StagedReplay(recording, sent, before, timed, check, bind, ops, outputs, repeats, warmup, exclusive)
     with exclusive():
-        with exclusive.phase("replay timing"):
-            timing = measure(prepared, repeats, keep_graph=True)
-        if beside is not None:
-            beside()
-    with exclusive.work():
-        reset()
-        for name, t in t_in.items():
-            if name in outputs and isinstance(t, torch.Tensor):
-                poison_(t)
-        if timing.graph is not None:
-            ours = {s._cdata for s in storages.values()}
-            for leaf in tree_flatten(timing.graph_output)[0]:
-                if isinstance(leaf, torch.Tensor) and leaf.untyped_storage()._cdata not in ours:
-                    poison_(leaf)  # the graph's own output buffer: it must be written again
-            timing.graph.replay()
-            result = timing.graph_output
-        else:
-            fill_allocator_with_garbage("cuda")
-            result = replay()
-        torch.cuda.synchronize()
-    return Replayed(timing, result, t_in)
+        staged.measure()
+    return staged.finish()
