@@ -1,13 +1,15 @@
 """How fast the judge gets through candidates on this machine; prints a table.
 
-    python benchmarks/throughput.py [--source all] [--jobs N] [--cases smoke] [--ops a::b,...]
+    python benchmarks/throughput.py [--source all] [--jobs N] [--cases smoke] [--ops a::b,...] [--views-alone]
 
 Judges every selected operator's solution through `kgb.evaluate` with N evaluations in
 flight (one warm engine; on a GPU, timing is exclusive per GPU and checks overlap) and
 prints: the engine's start, the wall time of the whole sweep, evaluations per minute, the
 time per candidate of the view operators (their kernels are trivial or absent, so their
 evaluation time is harness overhead: fork, confinement, transfers, comparison), and where
-the judges' time went, phase by phase (`Verdict.phase_s`).
+the judges' time went, phase by phase (`Verdict.phase_s`). With --views-alone, the view
+operators are then judged once more one at a time, nothing else running: issue 11's harness
+overhead of one candidate on a warm engine, as an agent calling the judge meets it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def main() -> int:
     parser.add_argument("--start-until", type=float, default=None,
                         help="start no candidate this many seconds into the sweep (those running finish): "
                              "a sweep split over several GPU sessions, each with a time limit")
+    parser.add_argument("--views-alone", action="store_true",
+                        help="after the sweep, judge the view operators one at a time on the warm engine")
     args = parser.parse_args()
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
@@ -117,7 +121,38 @@ def main() -> int:
         print(f"| {name} | {seconds:.1f} | {100 * seconds / judged:.0f}% |")
     for line in failed:
         print(f"  not correct: {line}")
+    if args.views_alone:
+        views_alone(settings)
     return 0
+
+
+def views_alone(settings: EvalSettings) -> None:
+    """The view operators judged one after another on the warm engine: their harness
+    overhead without eleven other judges beside them."""
+    rows = []
+    for op in VIEW_OPS:
+        spec = operators.load(op)
+        t0 = time.perf_counter()
+        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+        wall = time.perf_counter() - t0
+        split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
+                 "outside the judge (harness, engine, fork)": wall - verdict.judge_s}
+        rows.append((op, verdict.status, wall, split))
+    print("\nview operators judged alone, one at a time (seconds):\n")
+    print("| operator | verdict | wall | harness overhead | " + " | ".join(HARNESS_PHASES) + " |")
+    print("|---" * (4 + len(HARNESS_PHASES)) + "|")
+    for op, status, wall, split in rows:
+        harness = sum(split.get(p, 0.0) for p in HARNESS_PHASES)
+        print(f"| {op} | {status} | {wall:.2f} | {harness:.2f} | "
+              + " | ".join(f"{split.get(p, 0.0):.2f}" for p in HARNESS_PHASES) + " |")
+    overheads = [sum(split.get(p, 0.0) for p in HARNESS_PHASES) for *_, split in rows]
+    print(f"\nharness overhead alone, median / max: {statistics.median(overheads):.2f} / {max(overheads):.2f} s")
+    others = {}
+    for *_, split in rows:
+        for name, seconds in split.items():
+            others.setdefault(name, []).append(seconds)
+    print("median per phase: " + ", ".join(f"{n} {statistics.median(v):.2f}" for n, v in
+                                             sorted(others.items(), key=lambda kv: -statistics.median(kv[1]))))
 
 
 if __name__ == "__main__":
