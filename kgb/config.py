@@ -235,6 +235,9 @@ class EvalConfig:
     # On the CPU, also compile each correct candidate's kernels for this NVIDIA compute
     # capability (90: H100/H200), which catches what only the interpreter accepts.
     compile_for: int | None = None  # e.g. 90: also compile correct kernels for sm_90 (CPU runs)
+    # Triton's compiled kernels, kept per candidate source for its next evaluation
+    # (docs/design/evaluation.md); in no trial key: it changes how long a compile takes.
+    compile_cache: str | None = "auto"  # folder of compiled kernels kept per source; auto: $XDG_CACHE_HOME/kgb/compile (else ~/.cache/kgb/compile); null or empty: off
 
 
 @dataclass

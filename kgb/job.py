@@ -59,6 +59,7 @@ def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
         repeats=cfg.repeats,
         warmup=cfg.warmup,
         compile_for=cfg.compile_for,  # used on the CPU only: a GPU run compiles for real
+        compile_cache=cfg.compile_cache or None,
     )
 
 

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import gpus
+from kgb.evaluate import compile_cache, gpus
 from kgb.evaluate.engine import Engine, EngineDied
 from kgb.evaluate.static import static_check
-from kgb.evaluate.verdict import JUDGE_VERSION, CaseResult, EvalSettings, Status, Verdict
+from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
 __all__ = ["evaluate", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
@@ -138,14 +138,21 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
 
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
     """One run of the judge on the candidate."""
+    store = compile_cache.root(settings.compile_cache)
+    entry = compile_cache.Entry(store, compile_cache.key(source, settings.device)) if store else None
     with _one_gpu(settings) as settings, tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
         workdir = Path(tmp)
-        (workdir / "candidate").mkdir()
+        workspace = workdir / "candidate"
+        workspace.mkdir()
+        # The candidate's Triton cache starts with what evaluations of this source compiled
+        # before (a copy), and what it leaves is kept for the next one, whatever the verdict.
+        cache = Path(workspace_env(workspace)["TRITON_CACHE_DIR"])
+        use = CacheUse.OFF if entry is None else CacheUse.HIT if entry.restore(cache) else CacheUse.MISS
         result = workdir / "result.jsonl"
         request = {
             "spec": str(spec.path),
             "source": source,
-            "workspace": str(workdir / "candidate"),
+            "workspace": str(workspace),
             "timeout_s": settings.timeout_s,
             "timing_lock": _timing_lock(settings),
             "device": settings.device,
@@ -160,15 +167,17 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         log = workdir / "stderr.log"
         # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
         # candidate alone: one warm engine serves them all.
-        env = {**settings.extra_env, **workspace_env(workdir / "candidate")}
+        env = {**settings.extra_env, **workspace_env(workspace)}
         with _engine(settings) as engine:
             status = engine.run(workdir / "request.json", log, env, settings.timeout_s)
+        not_kept = entry.keep(cache) if entry is not None and use == CacheUse.MISS else None
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
             (workdir / "candidate.py").write_text(source)
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
-    return verdict
+    note = f"\n[kgb] {not_kept}\n" if not_kept else ""  # after the log's last line, which messages quote
+    return dataclasses.replace(verdict, compile_cache=use, logs=verdict.logs + note)
 
 
 @contextmanager

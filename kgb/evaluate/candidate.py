@@ -266,7 +266,8 @@ def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozen
 def _warm_triton_driver() -> None:
     """Build and load Triton's CUDA helper module before the sandbox closes. It is compiled
     with the host's C compiler once per cache directory: the engine's shared one (trusted
-    code wrote it), not the candidate's own, which starts empty every time."""
+    code wrote it), not the candidate's own, which holds what evaluations of the same source
+    left there at most (kgb.evaluate.compile_cache)."""
     own = os.environ.get("TRITON_CACHE_DIR")
     shared = os.environ.get("KGB_DRIVER_CACHE")
     if shared:

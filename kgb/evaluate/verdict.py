@@ -31,6 +31,15 @@ class TimedBy(StrEnum):
     CANDIDATE = "candidate"
 
 
+class CacheUse(StrEnum):
+    """Whether the candidate's Triton cache started with what an earlier evaluation of the
+    same source compiled (kgb.evaluate.compile_cache)."""
+
+    HIT = "hit"  # it started with the files an earlier evaluation of this source left
+    MISS = "miss"  # no entry yet: it started empty, and what it left was offered to the store
+    OFF = "off"  # eval.compile_cache is off: it started empty, and nothing was kept
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """One case's outcome. Latencies are None where nothing was timed (CPU, or failure)."""
@@ -65,6 +74,8 @@ class Verdict:
     sandbox: str | None = None  # the candidate process's confinement (kgb.evaluate.sandbox.SandboxLevel)
     phase_s: dict[str, float] = field(default_factory=dict)  # the judge's wall seconds per phase (draw, candidate...)
     judge_s: float = 0.0  # the judge process's wall seconds (eval_s less the harness's and engine's share)
+    # None where no judge ran (a static rejection), and in logs older than the compile cache
+    compile_cache: CacheUse | None = None
 
     @property
     def correct(self) -> bool:
@@ -111,3 +122,6 @@ class EvalSettings:
     extra_env: dict[str, str] = field(default_factory=dict)
     compile_for: int | None = None  # CPU only: also compile correct candidates for sm_<this>
     secret_env: tuple[str, ...] = ()  # variables holding secrets whatever their names (model.api_key_env)
+    # the folder of compiled kernels kept per source (kgb.evaluate.compile_cache): a path,
+    # "auto" ($XDG_CACHE_HOME/kgb/compile, else ~/.cache/kgb/compile), or None (off)
+    compile_cache: str | None = "auto"

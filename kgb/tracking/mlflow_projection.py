@@ -249,6 +249,8 @@ class MlflowProjection:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
         if clock := timed_by(t):
             tags["kgb.timed_by"] = clock
+        if t.best is not None and t.best.verdict is not None and t.best.verdict.compile_cache:
+            tags["kgb.compile_cache"] = str(t.best.verdict.compile_cache)  # hit, miss or off
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
         view = self._agent_view(t.events)  # an agent trial: its metrics, checks' trajectory, transcript
         if view is not None:

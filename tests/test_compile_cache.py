@@ -1,0 +1,234 @@
+"""The compile cache (kgb.evaluate.compile_cache): an evaluation starts with what earlier
+evaluations of the same source compiled, and with nothing of any other source's."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from kgb import operators
+from kgb.config import ChipConfig, Config, EvalConfig, ExpertConfig, ModelConfig, SourceConfig
+from kgb.evaluate import EvalSettings, Status, compile_cache, evaluate
+from kgb.evaluate.compile_cache import Entry
+from kgb.evaluate.verdict import CacheUse, Verdict
+from kgb.identity import Judging
+from kgb.preflight import check_settings
+from kgb.tracking import events
+
+# A softmax candidate that reports what its Triton cache held when it was imported, after
+# leaving a file there: the file comes back only to evaluations of the same source.
+REPORTER = """
+import os
+
+import triton
+
+CACHE = os.environ["TRITON_CACHE_DIR"]
+FOUND = sorted(os.listdir(CACHE)) if os.path.isdir(CACHE) else []
+os.makedirs(CACHE, exist_ok=True)
+with open(os.path.join(CACHE, "left-by-an-earlier-evaluation"), "w") as f:
+    f.write("compiled")
+raise RuntimeError(f"the cache held {FOUND}")
+
+
+def softmax_int(self, dim, dtype=None):
+    pass
+"""
+EMPTY = "the cache held []"
+HELD = "the cache held ['left-by-an-earlier-evaluation']"
+
+
+def smoke(store: Path | None) -> EvalSettings:
+    return EvalSettings(
+        device="cpu", case_tags=("smoke",), timeout_s=120, compile_cache=store and str(store)
+    )
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return operators.load("aten::softmax")
+
+
+@pytest.fixture(scope="module")
+def store(softmax, tmp_path_factory):
+    """A store that holds what one evaluation of REPORTER left (it failed: whatever the
+    verdict, the cache is kept)."""
+    root = tmp_path_factory.mktemp("store")
+    verdict = evaluate(REPORTER, softmax, smoke(root))
+    assert verdict.status == Status.RUNTIME_ERROR and EMPTY in verdict.message, verdict.message
+    assert verdict.compile_cache == CacheUse.MISS
+    return root
+
+
+def test_a_second_evaluation_starts_with_what_the_first_left(softmax, store):
+    verdict = evaluate(REPORTER, softmax, smoke(store))
+    assert HELD in verdict.message, verdict.message
+    assert verdict.compile_cache == CacheUse.HIT
+
+
+def test_another_source_never_sees_it(softmax, store):
+    verdict = evaluate(REPORTER + "\n# one more line\n", softmax, smoke(store))
+    assert EMPTY in verdict.message, verdict.message
+    assert verdict.compile_cache == CacheUse.MISS
+
+
+def test_off_means_an_empty_cache(softmax, store):
+    verdict = evaluate(REPORTER, softmax, smoke(None))
+    assert EMPTY in verdict.message, verdict.message
+    assert verdict.compile_cache == CacheUse.OFF
+
+
+def test_a_cache_too_big_to_keep_is_named_in_the_logs(softmax, tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_cache, "MAX_ENTRY_BYTES", 4)  # the candidate leaves 8 bytes
+    verdict = evaluate(REPORTER, softmax, smoke(tmp_path))
+    assert EMPTY in verdict.message, verdict.message
+    assert "[kgb] compile cache not stored: the cache holds more than" in verdict.logs
+    assert verdict.compile_cache == CacheUse.MISS and not any(tmp_path.iterdir())
+
+
+def test_the_key_is_the_source_and_what_its_compiled_code_depends_on(monkeypatch):
+    key = compile_cache.key
+    assert key("a", "cpu") == key("a", "cpu")
+    assert len({key("a", "cpu"), key("a ", "cpu"), key("b", "cpu"), key("a", "cuda")}) == 4
+    before = key("a", "cuda")
+    monkeypatch.setattr(compile_cache, "_triton_version", lambda: "triton 0.0")
+    assert key("a", "cuda") != before
+    monkeypatch.setattr(compile_cache, "_gpu_models", lambda: "NVIDIA H200")
+    assert key("a", "cuda") != before
+
+
+def _cache(folder: Path, files: dict[str, bytes]) -> Path:
+    for name, data in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() or p.is_symlink()
+    }
+
+
+def test_an_entry_comes_back_as_a_copy(tmp_path):
+    files = {"ab/kernel.cubin": b"\x7fELF", "ab/__grp__kernel.json": b"{}", "cd/k.ptx": b"ptx"}
+    cache = _cache(tmp_path / "cache", files)
+    entry = Entry(tmp_path / "store", compile_cache.key("source", "cpu"))
+    assert entry.keep(cache) is None
+    restored = tmp_path / "workspace" / "triton-cache"
+    assert entry.restore(restored)
+    assert _files(restored) == files
+    stored = entry.path / "files" / "ab" / "kernel.cubin"
+    assert os.stat(restored / "ab" / "kernel.cubin").st_ino != os.stat(stored).st_ino
+    (restored / "ab" / "kernel.cubin").write_bytes(b"written by the candidate")
+    assert stored.read_bytes() == b"\x7fELF"  # what a candidate writes stays in its workspace
+    assert not Entry(entry.root, compile_cache.key("other", "cpu")).restore(tmp_path / "other")
+
+
+def test_links_and_special_files_are_not_stored(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the expert's kernel")
+    cache = _cache(tmp_path / "cache", {"ab/kernel.cubin": b"cubin"})
+    (cache / "ab" / "link.cubin").symlink_to(secret)
+    (cache / "linked-folder").symlink_to(tmp_path, target_is_directory=True)
+    os.mkfifo(cache / "ab" / "fifo")
+    entry = Entry(tmp_path / "store", compile_cache.key("source", "cpu"))
+    assert entry.keep(cache) is None
+    assert entry.restore(tmp_path / "restored")
+    assert _files(tmp_path / "restored") == {"ab/kernel.cubin": b"cubin"}
+    # a cache folder that is itself a link is not followed
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "triton-cache").symlink_to(cache, target_is_directory=True)
+    linked = Entry(entry.root, compile_cache.key("linked", "cpu"))
+    assert "not a folder" in linked.keep(tmp_path / "workspace" / "triton-cache")
+    assert not linked.path.exists()
+
+
+def test_a_cache_over_the_caps_is_not_stored(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_cache, "MAX_ENTRY_BYTES", 1 << 20)
+    monkeypatch.setattr(compile_cache, "MAX_ENTRY_FILES", 5)
+    root = tmp_path / "store"
+    big = _cache(tmp_path / "big", {"a/one": b"x" * (600 << 10), "a/two": b"x" * (600 << 10)})
+    entry = Entry(root, compile_cache.key("big", "cpu"))
+    assert "more than 1 MB" in entry.keep(big)
+    many = _cache(tmp_path / "many", {f"a/{i}": b"x" for i in range(6)})
+    assert "more than 5 files" in Entry(root, compile_cache.key("many", "cpu")).keep(many)
+    assert sorted(p.name for p in root.iterdir()) == []  # no entry, no temporary folder left
+
+
+def test_a_corrupt_entry_is_ignored_and_replaced(tmp_path):
+    cache = _cache(tmp_path / "cache", {"ab/kernel.cubin": b"cubin", "ab/k.json": b"{}"})
+    entry = Entry(tmp_path / "store", compile_cache.key("source", "cpu"))
+    entry.keep(cache)
+    (entry.path / "files" / "ab" / "kernel.cubin").write_bytes(b"cub")  # a torn write
+    assert not entry.restore(tmp_path / "first")
+    assert not (tmp_path / "first").exists() and not entry.path.exists()
+    assert entry.keep(cache) is None and entry.restore(tmp_path / "second")
+    (entry.path / "manifest.json").write_text('{"format": 1, "files": [["../../x", 1, "0"]]}')
+    assert not entry.restore(tmp_path / "third")
+    assert not (tmp_path / "x").exists() and not entry.path.exists()
+
+
+def test_the_store_survives_concurrent_writers_and_readers(tmp_path):
+    """Writers store different caches under one key while readers restore it: one writer's
+    cache is the entry, and every reader gets all of it or nothing."""
+    root = tmp_path / "store"
+    caches = [
+        _cache(tmp_path / f"cache{w}", {f"k{i}/f": bytes([w]) * 50_000 for i in range(20)})
+        for w in range(4)
+    ]
+
+    def restored(entry: Entry, dest: Path) -> dict[str, bytes] | None:
+        return _files(dest) if entry.restore(dest) else None
+
+    with ThreadPoolExecutor(len(caches) + 3) as pool:
+        for round_ in range(5):
+            entry = Entry(root, compile_cache.key(f"source {round_}", "cpu"))
+            writes = [pool.submit(entry.keep, cache) for cache in caches]
+            reads = [pool.submit(restored, entry, tmp_path / f"{round_}-{i}") for i in range(30)]
+            assert [w.result() for w in writes] == [None] * len(caches)
+            stored = _files(entry.path / "files")
+            assert stored in [_files(cache) for cache in caches]
+            assert all(r.result() in (None, stored) for r in reads)
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
+
+
+def test_where_the_store_lives(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert compile_cache.root("auto") == tmp_path / "xdg" / "kgb" / "compile"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
+    assert compile_cache.root("auto") == Path.home() / ".cache" / "kgb" / "compile"
+    assert compile_cache.root(None) is None and compile_cache.root("") is None
+    assert compile_cache.root(str(tmp_path / "mine")) == tmp_path / "mine"
+
+
+def test_a_store_candidates_could_read_is_refused_before_any_trial():
+    readable = str(Path(sys.prefix) / "kgb-compile-cache")
+    with pytest.raises(ValueError, match="eval.compile_cache=.*which candidates may read"):
+        compile_cache.root(readable)
+    cfg = Config(
+        method=ExpertConfig(), model=ModelConfig(), source=SourceConfig("aten"),
+        chip=ChipConfig(), eval=EvalConfig(compile_cache=readable),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="eval.compile_cache="):
+        check_settings(cfg)
+
+
+def test_the_setting_is_in_no_trial_key():
+    settings = EvalSettings(device="cpu")
+    assert Judging.of(settings) == Judging.of(dataclasses.replace(settings, compile_cache=None))
+
+
+def test_the_event_log_keeps_whether_the_cache_was_used_and_reads_older_logs():
+    verdict = Verdict(Status.CORRECT, "ok", compile_cache=CacheUse.HIT)
+    record = events.to_json(events.CandidateEvaluated(job="j", candidate="c", verdict=verdict))
+    assert record["verdict"]["compile_cache"] == "hit"
+    assert events.from_json(record).verdict.compile_cache is CacheUse.HIT
+    del record["verdict"]["compile_cache"]  # a log written before the compile cache
+    assert events.from_json(record).verdict.compile_cache is None
