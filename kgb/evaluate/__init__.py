@@ -6,10 +6,12 @@ process that decides its verdict (kgb.evaluate.judge, kgb.evaluate.candidate).
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -19,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kgb.evaluate import compile_cache, gpus
-from kgb.evaluate.engine import Engine, EngineDied
+from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
@@ -90,6 +92,12 @@ _engines: dict[str, Engine] = {}  # in order of last use
 _engines_lock = threading.Lock()
 
 
+@atexit.register
+def _forget_spares() -> None:
+    for engine in list(_engines.values()):
+        engine.forget_spares()
+
+
 @contextmanager
 def _engine(settings: EvalSettings) -> Iterator[Engine]:
     """The warm engine for these settings, started on first use (and again if it died),
@@ -140,10 +148,9 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
     """One run of the judge on the candidate."""
     store = compile_cache.root(settings.compile_cache)
     entry = compile_cache.Entry(store, compile_cache.key(source, settings.device)) if store else None
-    with _one_gpu(settings) as settings, tempfile.TemporaryDirectory(prefix="kgb-eval-") as tmp:
-        workdir = Path(tmp)
+    with _one_gpu(settings) as settings, _engine(settings) as engine, _workdir(engine, settings) as (workdir, spare):
         workspace = workdir / "candidate"
-        workspace.mkdir()
+        workspace.mkdir(exist_ok=True)
         # The candidate's Triton cache starts with what evaluations of this source compiled
         # before (a copy), and what it leaves is kept for the next one, whatever the verdict.
         cache = Path(workspace_env(workspace)["TRITON_CACHE_DIR"])
@@ -168,8 +175,7 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
         # candidate alone: one warm engine serves them all.
         env = {**settings.extra_env, **workspace_env(workspace)}
-        with _engine(settings) as engine:
-            status = engine.run(workdir / "request.json", log, env, settings.timeout_s)
+        status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare)
         not_kept = entry.keep(cache) if entry is not None and use == CacheUse.MISS else None
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
@@ -178,6 +184,26 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
     note = f"\n[kgb] {not_kept}\n" if not_kept else ""  # after the log's last line, which messages quote
     return dataclasses.replace(verdict, compile_cache=use, logs=verdict.logs + note)
+
+
+@contextmanager
+def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spare | None]]:
+    """This evaluation's folder (the workspace `candidate`, the request, result and log): a
+    spare judge's, where the engine holds one for these settings (kgb.evaluate.spare),
+    else a new one; and a spare started meanwhile for the next evaluation, whose judge and
+    candidate processes start while this one is judged."""
+    key = json.dumps([settings.device, settings.timeout_s, settings.extra_env], sort_keys=True)
+    spare = engine.take_spare(key)
+    workdir = spare.workdir if spare else Path(tempfile.mkdtemp(prefix="kgb-eval-"))
+    try:
+        following = Path(tempfile.mkdtemp(prefix="kgb-eval-"))
+        engine.start_spare(key, following, {
+            "device": settings.device, "timeout_s": settings.timeout_s,
+            "processes": 2 if settings.device != "cpu" and settings.time_cases else 1,
+            "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
+        yield workdir, spare
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextmanager

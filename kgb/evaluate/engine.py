@@ -7,10 +7,15 @@ with the judge's scrubbed environment, and dies with the harness (PR_SET_PDEATHS
 end of file on its stdin).
 
 Protocol on stdin/stdout, one JSON object or word per line:
-    harness -> engine   {"run": id, "request": path, "log": path, "env": {...}}  |  {"kill": id}
+    harness -> engine   {"run": id, "request": path, "log": path, "env": {...}[, "spare": sid]}
+                        | {"kill": id}
+                        | {"spare": sid, "workspace": path, "log": path, "env": {...}, "device": d,
+                           "timeout_s": s, "processes": n}  |  {"drop": sid}
     engine -> harness   ready  |  done <id> <exit status>
 A judge child runs in its own process group; `kill` kills that group, and the candidate
-process under it dies with its parent.
+process under it dies with its parent. A spare (kgb.evaluate.spare) is a judge started
+before its request; a run that names a live spare is handed to it, otherwise (the spare
+died) a judge is forked for it as usual; `drop` lets a spare go.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import json
 import os
 import queue
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,7 +93,8 @@ def serve() -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    children: dict[int, str] = {}  # pid -> request id
+    children: dict[int, str] = {}  # pid -> request id ("" for a spare not yet handed one)
+    spares: dict[str, tuple[int, int]] = {}  # spare id -> (pid, its order pipe)
     out = sys.stdout
     out.write("ready\n")
     out.flush()
@@ -104,8 +111,14 @@ def serve() -> None:
                 break
             if pid == 0:
                 break
-            out.write(f"done {children.pop(pid)} {status}\n")
-            out.flush()
+            rid = children.pop(pid)
+            for sid, (spare_pid, orders_w) in list(spares.items()):
+                if spare_pid == pid:  # a spare that died unused: its run, if one comes, forks a judge
+                    os.close(orders_w)
+                    del spares[sid]
+            if rid:
+                out.write(f"done {rid} {status}\n")
+                out.flush()
         if stdin not in ready:
             continue
         chunk = os.read(stdin, 65536)
@@ -118,14 +131,51 @@ def serve() -> None:
             line, buffer = buffer.split(b"\n", 1)
             order = json.loads(line)
             if "run" in order:
+                spare = spares.pop(str(order.get("spare")), None)
+                if spare is not None and _handed(spare, order["request"]):
+                    pid = spare[0]
+                else:
+                    pid = os.fork()
+                    if pid == 0:
+                        _run_child(order["request"], order["log"], order["env"])
+                children[pid] = str(order["run"])
+            elif "drop" in order:
+                spare = spares.pop(str(order["drop"]), None)
+                if spare is not None:
+                    _let_go(spare)
+            elif "spare" in order:
+                orders_r, orders_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:
-                    _run_child(order["request"], order["log"], order["env"])
-                children[pid] = str(order["run"])
+                    os.close(orders_w)
+                    from kgb.evaluate.spare import serve_spare
+
+                    serve_spare(order, orders_r)
+                os.close(orders_r)
+                spares[str(order["spare"])] = (pid, orders_w)
+                children[pid] = ""  # not reported: no evaluation waits for it
             elif "kill" in order:
                 for pid, rid in children.items():
                     if rid == str(order["kill"]):
                         _kill_group(pid)
+
+
+def _handed(spare: tuple[int, int], request: str) -> bool:
+    """Give the spare its request; False if it is gone."""
+    pid, orders_w = spare
+    try:
+        os.write(orders_w, (json.dumps({"request": request}) + "\n").encode())
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(orders_w)
+
+
+def _let_go(spare: tuple[int, int]) -> None:
+    pid, orders_w = spare
+    os.close(orders_w)  # it reads end of file, closes its candidate processes and exits
+    _kill_group(pid)
 
 
 def _kill_group(pid: int) -> None:
@@ -179,6 +229,21 @@ class EngineDied(RuntimeError):
     """The engine process ended: an infrastructure failure, not a verdict on a candidate."""
 
 
+# Spare judges an engine holds at once, one per settings (a multi-GPU host's evaluations
+# differ in CUDA_VISIBLE_DEVICES): each holds a judge and its candidate processes, on a GPU
+# three CUDA contexts.
+MAX_SPARES = 4
+
+
+@dataclass(frozen=True)
+class Spare:
+    """A spare judge the engine holds for the next evaluation of these settings (`key`); its
+    workspace is `workdir / "candidate"`, its log `workdir / "stderr.log"`."""
+    sid: str
+    key: str
+    workdir: Path
+
+
 @dataclass
 class _Pending:
     done: threading.Event = field(default_factory=threading.Event)
@@ -198,6 +263,7 @@ class Engine:
         self._pending: dict[str, _Pending] = {}
         self.leases = 0  # evaluations holding this engine (kgb.evaluate._engine counts them)
         self._next = 0
+        self._spares: dict[str, Spare] = {}  # by settings key, the oldest first
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         if first.strip() != "ready":
             raise EngineDied(f"the evaluation engine did not start (exit {self.proc.poll()})")
@@ -223,13 +289,41 @@ class Engine:
         return self.proc.poll() is None
 
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
-        """Judge one request; "ok", "timeout" or "died:<reason>", as the judge process ended."""
+    def take_spare(self, key: str) -> Spare | None:
+        """The spare judge for settings `key`, now this caller's to `run`; None if there is
+        none for them."""
+        with self._lock:
+            return self._spares.pop(key, None)
+
+    def start_spare(self, key: str, workdir: Path, order: dict) -> None:
+        """Have a spare judge started in `workdir` for the next evaluation of settings `key`,
+        unless one for them is there already; past MAX_SPARES, the oldest is let go.
+        `order`: the spare's device, timeout_s, processes and env (kgb.evaluate.spare)."""
+        dropped: list[Path] = []
+        with self._lock:
+            if key in self._spares:
+                dropped.append(workdir)
+            else:
+                self._next += 1
+                self._spares[key] = Spare(f"s{self._next}", key, workdir)
+                self._send(json.dumps({**order, "spare": self._spares[key].sid,
+                                       "workspace": str(workdir / "candidate"), "log": str(workdir / "stderr.log")}))
+            while len(self._spares) > MAX_SPARES:
+                oldest = self._spares.pop(next(iter(self._spares)))
+                self._send(json.dumps({"drop": oldest.sid}))
+                dropped.append(oldest.workdir)
+        for folder in dropped:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare: Spare | None = None) -> str:
+        """Judge one request, on `spare` if it is still up; "ok", "timeout" or
+        "died:<reason>", as the judge process ended."""
         with self._lock:
             self._next += 1
             rid = str(self._next)
             pending = self._pending[rid] = _Pending()
-            self._send(json.dumps({"run": rid, "request": str(request), "log": str(log), "env": env}))
+            self._send(json.dumps({"run": rid, "request": str(request), "log": str(log), "env": env,
+                                   **({"spare": spare.sid} if spare else {})}))
         try:
             if not pending.done.wait(timeout_s):
                 with self._lock:
@@ -251,13 +345,25 @@ class Engine:
         except (BrokenPipeError, OSError) as exc:
             raise EngineDied("the evaluation engine died") from exc
 
+    def forget_spares(self) -> None:
+        """Remove the spares' folders (at exit: the engine, and its spares with it, die with
+        this process)."""
+        with self._lock:
+            spares, self._spares = list(self._spares.values()), {}
+        for spare in spares:
+            shutil.rmtree(spare.workdir, ignore_errors=True)
+
     def close(self) -> None:
+        with self._lock:
+            spares, self._spares = list(self._spares.values()), {}
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
+        for spare in spares:
+            shutil.rmtree(spare.workdir, ignore_errors=True)
 
 
 def _outcome(status: int) -> str:

@@ -424,21 +424,31 @@ def _keep_out_of_the_workspace(private: Path) -> None:
         pass
 
 
-def run(request: dict, emit: Callable[[dict], None]) -> dict:
-    """Evaluate; emit each case result; return the final verdict fields."""
+def limits_of(request: dict) -> Limits:
+    return Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
+
+
+def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProcess] | None = None) -> dict:
+    """Evaluate; emit each case result; return the final verdict fields. `started`: candidate
+    processes a spare judge started for this workspace before the request came
+    (kgb.evaluate.spare); the extra one goes if the request times nothing."""
     spec = load_spec(Path(request["spec"]))
     device = request["device"]
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    limits = Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
+    limits = limits_of(request)
     timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
                                      for c in spec.cases)
     phase = Phases()
     try:  # both forked before this process touches the GPU
         with phase("process start"):
-            forked = [CandidateProcess(device, workspace, limits) for _ in range(2 if timing else 1)]
-            candidate, *rest = _started(forked, device, workspace, limits)
-            timer = rest[0] if rest else None
+            if started is None:
+                forked = [CandidateProcess(device, workspace, limits) for _ in range(2 if timing else 1)]
+                started = _started(forked, device, workspace, limits)
+            candidate, *rest = started
+            for extra in rest[1 if timing else 0:]:
+                extra.close()
+            timer = rest[0] if timing and rest else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")
@@ -533,17 +543,17 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
     }
 
 
-def serve_request(request_path: Path) -> None:
+def serve_request(request_path: Path, started: list[CandidateProcess] | None = None) -> None:
     request = json.loads(request_path.read_text())
     out = Path(request["result"])
-    started = time.perf_counter()
+    began = time.perf_counter()
 
     def emit(case: dict) -> None:
         with out.open("a") as f:
             f.write(json.dumps({"case": case}) + "\n")
 
-    final = run(request, emit)
-    final["eval_s"] = time.perf_counter() - started
+    final = run(request, emit, started)
+    final["eval_s"] = time.perf_counter() - began
     with out.open("a") as f:
         f.write(json.dumps({"final": final}) + "\n")
 

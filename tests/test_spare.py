@@ -1,0 +1,72 @@
+"""Spare judges (kgb.evaluate.spare): the next evaluation of the same settings runs on a
+judge and candidate processes started before it was asked for, in a workspace of its own."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, Status, _engines, evaluate
+
+SETTINGS = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120)
+
+# Leaves a file in its workspace, then says which process it is and what its workspace held.
+REPORTER = """
+import os
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, BLOCK: tl.constexpr):
+    pass
+
+
+def softmax_int(self, dim, dtype=None):
+    home = os.environ["HOME"]
+    found = sorted(os.listdir(home))
+    open(os.path.join(home, "left-by-{tag}"), "w").close()
+    raise RuntimeError(f"pid {{os.getpid()}} found {{found}}")
+"""
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return operators.load("aten::softmax")
+
+
+def _report(verdict) -> tuple[int, list[str]]:
+    assert verdict.status == Status.RUNTIME_ERROR, verdict.message
+    match = re.search(r"pid (\d+) found (\[.*?\])", verdict.message)
+    assert match, verdict.message
+    return int(match.group(1)), eval(match.group(2))  # noqa: S307 - a list of names the candidate printed
+
+
+def _descendants(pid: int) -> set[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    children = {int(p) for p in out}
+    return children.union(*(_descendants(c) for c in children)) if children else set()
+
+
+def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
+    first, _ = _report(evaluate(REPORTER.format(tag="first"), softmax, SETTINGS))
+    engine = next(e for e in _engines.values() if e.alive and e.leases == 0)
+    waiting = _descendants(engine.proc.pid)  # the spare judge and its candidate process, up before the call
+    second, found = _report(evaluate(REPORTER.format(tag="second"), softmax, SETTINGS))
+    assert second != first
+    assert second in waiting, "the second candidate ran in a process started for it, not in the spare's"
+    # a workspace of its own: nothing the first candidate left there
+    assert not [name for name in found if name.startswith("left-by")], found
+
+
+def test_a_spare_is_only_used_for_the_settings_it_was_started_for(softmax):
+    _report(evaluate(REPORTER.format(tag="a"), softmax, SETTINGS))
+    engine = next(e for e in _engines.values() if e.alive and e.leases == 0)
+    waiting = _descendants(engine.proc.pid)
+    other = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=77)  # another CPU time limit
+    pid, _ = _report(evaluate(REPORTER.format(tag="b"), softmax, other))
+    assert pid not in waiting
