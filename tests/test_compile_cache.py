@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -117,7 +118,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 def test_an_entry_comes_back_as_a_copy(tmp_path):
-    files = {"ab/kernel.cubin": b"\x7fELF", "ab/__grp__kernel.json": b"{}", "cd/k.ptx": b"ptx"}
+    files = {"ab/kernel.cubin": b"\x7fELF", "ab/kernel.json": b"{}", "cd/k.ptx": b"ptx"}
     cache = _cache(tmp_path / "cache", files)
     entry = Entry(tmp_path / "store", compile_cache.key("source", "cpu"))
     assert entry.keep(cache) is None
@@ -129,6 +130,29 @@ def test_an_entry_comes_back_as_a_copy(tmp_path):
     (restored / "ab" / "kernel.cubin").write_bytes(b"written by the candidate")
     assert stored.read_bytes() == b"\x7fELF"  # what a candidate writes stays in its workspace
     assert not Entry(entry.root, compile_cache.key("other", "cpu")).restore(tmp_path / "other")
+
+
+def test_triton_finds_a_restored_kernel_where_it_now_is(tmp_path, monkeypatch):
+    """Triton names a compiled kernel's files by absolute path in a group file: restored
+    into another workspace, they must be found there, or every kernel compiles again."""
+    from triton.runtime.cache import FileCacheManager
+
+    def triton_cache(folder: Path) -> FileCacheManager:
+        monkeypatch.setenv("TRITON_CACHE_DIR", str(folder))
+        return FileCacheManager("kernelhash")
+
+    first = triton_cache(tmp_path / "first" / "triton-cache")
+    paths = {name: first.put(data, name) for name, data in (("k.cubin", b"\x7fELF"), ("k.json", "{}"))}
+    first.put_group("k.json", paths)
+    assert first.get_group("k.json") == paths
+    entry = Entry(tmp_path / "store", compile_cache.key("source", "cuda"))
+    assert entry.keep(tmp_path / "first" / "triton-cache") is None
+    shutil.rmtree(tmp_path / "first")  # the first workspace is gone, as after its evaluation
+    assert entry.restore(tmp_path / "second" / "triton-cache")
+    found = triton_cache(tmp_path / "second" / "triton-cache").get_group("k.json")
+    assert found is not None, "Triton would compile the kernel again"
+    assert {Path(p).read_bytes() for p in found.values()} == {b"\x7fELF", b"{}"}
+    assert all(Path(p).is_relative_to(tmp_path / "second") for p in found.values())
 
 
 def test_links_and_special_files_are_not_stored(tmp_path):

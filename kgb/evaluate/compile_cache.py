@@ -149,6 +149,7 @@ class Entry:
         except OSError:  # the workspace could not take it (a full disk): the entry stays
             shutil.rmtree(cache, ignore_errors=True)
             return False
+        _relocate_groups(cache)
         return True
 
     def keep(self, cache: Path) -> str | None:
@@ -192,6 +193,23 @@ class Entry:
         with contextlib.suppress(OSError):
             os.rename(self.path, aside / "entry")
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def _relocate_groups(cache: Path) -> None:
+    """Point Triton's group files at the files where they are now. A compiled kernel's
+    files are found through `<hash>/__grp__<name>.json`, which names each file by its
+    absolute path, in the workspace that compiled it: in another workspace every path was
+    missing, Triton compiled again, and the cache saved nothing (on the H200, session 19,
+    a second evaluation of four sources compiled for 101 s against 100 s). A group's files
+    sit in its own folder, so each path becomes that folder's file of the same name; a
+    group file that is not what Triton writes is removed (the kernel compiles again)."""
+    for group in cache.glob("*/__grp__*"):
+        try:
+            paths = json.loads(group.read_bytes())["child_paths"]
+            moved = {str(name): str(group.parent / PurePosixPath(str(path)).name) for name, path in paths.items()}
+            group.write_text(json.dumps({"child_paths": moved}))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            group.unlink(missing_ok=True)
 
 
 def _listed(manifest: object) -> list[tuple[str, int, str]]:
