@@ -4,6 +4,7 @@ the engine is replaced by one that records what each judge would have been given
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -26,7 +27,13 @@ class RecordingEngine:
         self._lock = threading.Lock()
         self._together = threading.Barrier(together, timeout=60)
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
+    def take_spare(self, key: str) -> None:
+        return None  # no spare judges here: every request is run as it comes
+
+    def start_spare(self, key: str, workdir: Path, order: dict) -> None:
+        shutil.rmtree(workdir)
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None) -> str:
         gpu, lock = env.get("CUDA_VISIBLE_DEVICES", "?"), json.loads(request.read_text())["timing_lock"]
         with self._lock:
             self.seen.append((gpu, lock))
@@ -94,7 +101,13 @@ class CrowdedEngine:
         self.in_flight = 0
         self._lock = threading.Lock()
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float) -> str:
+    def take_spare(self, key: str) -> None:
+        return None  # no spare judges here: every request is run as it comes
+
+    def start_spare(self, key: str, workdir: Path, order: dict) -> None:
+        shutil.rmtree(workdir)
+
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None) -> str:
         req = json.loads(request.read_text())
         with self._lock:
             self.in_flight += 1
@@ -131,7 +144,7 @@ def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     spec = operators.load("aten::add")
 
     class AlwaysOom(CrowdedEngine):
-        def run(self, request, log, env, timeout_s):
+        def run(self, request, log, env, timeout_s, spare=None):
             self.runs.append(("", 1))
             log.write_text("torch.OutOfMemoryError: CUDA out of memory.\n")
             return "died:exit code 70"
