@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -52,10 +53,19 @@ def _descendants(pid: int) -> set[int]:
     return children.union(*(_descendants(c) for c in children)) if children else set()
 
 
+def _spare_up(engine) -> set[int]:
+    """The engine's descendants once a spare judge and its candidate process are up (the
+    spare starts after the evaluation before it returned)."""
+    deadline = time.monotonic() + 60
+    while len(found := _descendants(engine.proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
 def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
     first, _ = _report(evaluate(REPORTER.format(tag="first"), softmax, SETTINGS))
-    engine = next(e for e in _engines.values() if e.alive and e.leases == 0)
-    waiting = _descendants(engine.proc.pid)  # the spare judge and its candidate process, up before the call
+    engine = next(e for e in _engines.values() if e.alive and e._spares)
+    waiting = _spare_up(engine)  # the spare judge and its candidate process, up before the call
     second, found = _report(evaluate(REPORTER.format(tag="second"), softmax, SETTINGS))
     assert second != first
     assert second in waiting, "the second candidate ran in a process started for it, not in the spare's"
@@ -65,8 +75,8 @@ def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
 
 def test_a_spare_is_only_used_for_the_settings_it_was_started_for(softmax):
     _report(evaluate(REPORTER.format(tag="a"), softmax, SETTINGS))
-    engine = next(e for e in _engines.values() if e.alive and e.leases == 0)
-    waiting = _descendants(engine.proc.pid)
+    engine = next(e for e in _engines.values() if e.alive and e._spares)
+    waiting = _spare_up(engine)
     other = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=77)  # another CPU time limit
     pid, _ = _report(evaluate(REPORTER.format(tag="b"), softmax, other))
     assert pid not in waiting
