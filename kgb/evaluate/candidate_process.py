@@ -190,7 +190,10 @@ class CandidateProcess:
                 codec.overwrite(sent.by_id[sid], data)
         return Reply(msg.value, msg.fields), sent, before
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Kill the process; with `wait`, reap it. The judge's last close does not wait: a
+        process's CUDA context takes a while to go, and the verdict waits for the judge to
+        exit (its leftover children die with it)."""
         try:
             codec.send(self.conn, "bye")
         except OSError:
@@ -201,6 +204,6 @@ class CandidateProcess:
         except ProcessLookupError:
             pass
         try:
-            os.waitpid(self.pid, 0)
+            os.waitpid(self.pid, 0 if wait else os.WNOHANG)
         except ChildProcessError:
             pass

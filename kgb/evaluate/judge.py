@@ -432,14 +432,15 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
     """Evaluate; emit each case result; return the final verdict fields. `started`: candidate
     processes a spare judge started for this workspace before the request came
     (kgb.evaluate.spare); the extra one goes if the request times nothing."""
-    spec = load_spec(Path(request["spec"]))
+    phase = Phases()
+    with phase("spec"):
+        spec = load_spec(Path(request["spec"]))
     device = request["device"]
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
     limits = limits_of(request)
     timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
                                      for c in spec.cases)
-    phase = Phases()
     try:  # both forked before this process touches the GPU
         with phase("process start"):
             if started is None:
@@ -455,9 +456,9 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
     try:
         return _judge(spec, candidate, timer, request, emit, phase)
     finally:
-        candidate.close()
+        candidate.close(wait=False)
         if timer is not None:
-            timer.close()
+            timer.close(wait=False)
 
 
 def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | None, request: dict,
@@ -483,7 +484,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         runner.audit(loaded, "at import")
         for case in cases:
             result = runner.check(case, case.seed)
-            release_cached_memory(device)  # as the candidate process does after each call
+            with runner.phase("memory release"):
+                release_cached_memory(device)  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
             if result.status != Status.CORRECT:
@@ -515,7 +517,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
                 not_timed = f"; not timed from {exc}"
                 break
             staged = []
-            release_cached_memory(device)
+            with runner.phase("memory release"):
+                release_cached_memory(device)
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
     except CandidateDied as exc:

@@ -31,6 +31,7 @@ WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passe
 WAIT_FOR_TURN = "waiting for the GPU: a turn behind turns"
 WAIT_FOR_DRAIN = "waiting for the GPU: a turn for sections to end"
 WAIT_FOR_SECTION = "waiting for the GPU: a section behind turns"
+SETTLE = "waiting for the section's GPU work to end"
 IDLE_S = 1.0  # a GPU left without timings or work sections this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
 
@@ -111,7 +112,8 @@ class TimingLock:
             self._held.append(work)
             try:
                 yield
-                self.settle()
+                with self.phase(SETTLE):
+                    self.settle()
             finally:
                 self._held.remove(work)
                 os.utime(work.fileno())  # when the GPU last worked: a turn soon after needs no spin-up
