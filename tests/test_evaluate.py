@@ -312,7 +312,7 @@ def test_a_written_list_of_tensors_is_compared_by_default():
 
     import torch
 
-    from kgb.evaluate.judge import CaseRunner
+    from kgb.evaluate.case_runner import CaseRunner
 
     runner = CaseRunner.__new__(CaseRunner)
     runner.spec = SimpleNamespace(module=SimpleNamespace(), output_args=(), inout_args=("caches",))

@@ -3,6 +3,7 @@ judge and candidate processes started before it was asked for, in a workspace of
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -10,7 +11,7 @@ import time
 import pytest
 
 from kgb import operators
-from kgb.evaluate import EvalSettings, Status, _engines, evaluate
+from kgb.evaluate import EvalSettings, Status, _engines, engine_env, evaluate
 
 SETTINGS = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120)
 
@@ -54,17 +55,18 @@ def _descendants(pid: int) -> set[int]:
 
 
 def _spare_up(engine) -> set[int]:
-    """The engine's descendants once a spare judge and its candidate process are up (the
-    spare starts after the evaluation before it returned)."""
+    """The engine's descendants once each of its spare judges and its candidate process are
+    up (a spare starts after the evaluation before it returned; other tests' settings may
+    have spares of their own in this engine)."""
     deadline = time.monotonic() + 60
-    while len(found := _descendants(engine.proc.pid)) < 2 and time.monotonic() < deadline:
+    while len(found := _descendants(engine.proc.pid)) < 2 * len(engine._spares) and time.monotonic() < deadline:
         time.sleep(0.05)
     return found
 
 
 def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
     first, _ = _report(evaluate(REPORTER.format(tag="first"), softmax, SETTINGS))
-    engine = next(e for e in _engines.values() if e.alive and e._spares)
+    engine = _engines[json.dumps(engine_env(SETTINGS), sort_keys=True)]  # the one these settings use
     waiting = _spare_up(engine)  # the spare judge and its candidate process, up before the call
     second, found = _report(evaluate(REPORTER.format(tag="second"), softmax, SETTINGS))
     assert second != first
@@ -75,7 +77,7 @@ def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
 
 def test_a_spare_is_only_used_for_the_settings_it_was_started_for(softmax):
     _report(evaluate(REPORTER.format(tag="a"), softmax, SETTINGS))
-    engine = next(e for e in _engines.values() if e.alive and e._spares)
+    engine = _engines[json.dumps(engine_env(SETTINGS), sort_keys=True)]
     waiting = _spare_up(engine)
     other = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=77)  # another CPU time limit
     pid, _ = _report(evaluate(REPORTER.format(tag="b"), softmax, other))
