@@ -18,18 +18,24 @@ def _base(n: int, inc: int) -> int:
     return (1 - n) * inc if inc < 0 else 0
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["conj", "unit"])
 def _trsm_kernel(
     a_ptr, z_ptr, a_offs, z_offs, n_rows, n_cols, lda, sz_r, sz_c, z_base,
-    alpha_re, alpha_im, batch_a, batch_z,
-    TRANS_A: tl.constexpr, CONJ: tl.constexpr, LOWER: tl.constexpr, UNIT: tl.constexpr,
-    COMPLEX: tl.constexpr, POINTERS: tl.constexpr, BLOCK: tl.constexpr, BLOCK_C: tl.constexpr,
+    alpha_re, alpha_im, batch_a, batch_z, conj, unit,
+    TRANS_A: tl.constexpr, LOWER: tl.constexpr, COMPLEX: tl.constexpr,
+    POINTERS: tl.constexpr, BLOCK: tl.constexpr, BLOCK_C: tl.constexpr,
 ):
     # Solves M X = alpha Z in place of Z for the columns of one program, M triangular:
-    # M(r, c) = A(r, c), or A(c, r) with TRANS_A, conjugated with CONJ. Rows are solved in
-    # blocks of BLOCK in dependency order (forward for lower M, backward for upper): the
-    # solved rows' contribution comes in with tl.dot, then the block is substituted row by
-    # row in registers. Complex operands are float views (real, imaginary pairs).
+    # M(r, c) = A(r, c), or A(c, r) with TRANS_A, conjugated when conj != 0, with a unit
+    # diagonal (not read) when unit != 0. Rows are solved in blocks of BLOCK in dependency
+    # order (forward for lower M, backward for upper): the solved rows' contribution comes
+    # in with tl.dot, then the block is substituted row by row in registers. Complex
+    # operands are float views (real, imaginary pairs).
+    # Compile time (a launch compiled 6 s for complex128, and an operator's cases made up
+    # to 31 of them on the H200): conj and unit only flip a sign or skip a division, so they
+    # are runtime flags, not specialized (an int equal to 1 would otherwise compile its own
+    # variant), and the row-by-row substitution is a loop, not unrolled BLOCK times: each
+    # row's loads wait behind the previous row's reductions and barriers either way.
     E: tl.constexpr = 2 if COMPLEX else 1
     batch = tl.program_id(1).to(tl.int64)
     if POINTERS:
@@ -64,14 +70,13 @@ def _trsm_kernel(
             zr -= tl.dot(mr, xr, input_precision="ieee")
             if COMPLEX:
                 mi = tl.load(a_ptr + m_off + 1, mask=row_ok[:, None], other=0.0)
-                if CONJ:
-                    mi = -mi
+                mi = tl.where(conj != 0, -mi, mi)
                 xi = tl.load(z_ptr + x_off + 1, mask=col_ok[None, :], other=0.0)
                 zr += tl.dot(mi, xi, input_precision="ieee")
                 zi -= tl.dot(mr, xi, input_precision="ieee") + tl.dot(mi, xr, input_precision="ieee")
         xr_blk = tl.zeros([BLOCK, BLOCK_C], zr.dtype)
         xi_blk = tl.zeros([BLOCK, BLOCK_C], zr.dtype)
-        for t in tl.static_range(BLOCK):
+        for t in range(BLOCK):
             r = (t0 + t) if LOWER else (n_rows - 1 - t0 - t)
             ok = (t0 + t) < n_rows
             # past the last row, r indexes outside A: no load may use it (the interpreter
@@ -87,17 +92,15 @@ def _trsm_kernel(
             tr = tl.sum(tl.where(here, zr, 0.0), axis=0) - tl.sum(mr[:, None] * xr_blk, axis=0)
             if COMPLEX:
                 mi = tl.load(a_ptr + m_off + 1, mask=earlier, other=0.0)
-                if CONJ:
-                    mi = -mi
+                mi = tl.where(conj != 0, -mi, mi)
                 tr += tl.sum(mi[:, None] * xi_blk, axis=0)
                 ti = tl.sum(tl.where(here, zi, 0.0), axis=0) - tl.sum(
                     mr[:, None] * xi_blk + mi[:, None] * xr_blk, axis=0)
-            if not UNIT:  # a unit diagonal is not read
+            if unit == 0:  # a unit diagonal is not read
                 dr = tl.load(a_ptr + (r + r * lda) * E, mask=ok, other=1.0)
                 if COMPLEX:
                     di = tl.load(a_ptr + (r + r * lda) * E + 1, mask=ok, other=0.0)
-                    if CONJ:
-                        di = -di
+                    di = tl.where(conj != 0, -di, di)
                     den = dr * dr + di * di
                     tr, ti = (tr * dr + ti * di) / den, (ti * dr - tr * di) / den
                 else:
@@ -129,9 +132,9 @@ def _solve(side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batch=1, stride
     a_offs, z_offs = offsets if offsets is not None else (_floats(B),) * 2
     _trsm_kernel[(triton.cdiv(n_cols, block_c), batch)](
         _floats(A), _floats(B), a_offs, z_offs, n_rows, n_cols, lda, *(z_strides or sz), z_base,
-        alpha.real, alpha.imag, *strides,
-        TRANS_A=trans_a, CONJ=conj and cplx, LOWER=lower, UNIT=diag == "U", COMPLEX=cplx,
-        POINTERS=offsets is not None, BLOCK=16, BLOCK_C=block_c,
+        alpha.real, alpha.imag, *strides, int(conj and cplx), int(diag == "U"),
+        TRANS_A=trans_a, LOWER=lower, COMPLEX=cplx, POINTERS=offsets is not None, BLOCK=16,
+        BLOCK_C=block_c,
     )
 
 
