@@ -190,21 +190,23 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
 def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spare | None]]:
     """This evaluation's folder (the workspace `candidate`, the request, result and log): a
     spare judge's, where the engine holds one for these settings (kgb.evaluate.spare),
-    else a new one. Once judged, a spare is started for the next evaluation: its processes
-    start while the caller reads this verdict (an agent, while its model thinks), never
-    beside this evaluation's own GPU work."""
+    else a new one; and a spare started meanwhile for the next evaluation, whose processes
+    start while this one is judged. (Started once this one was judged, the spare of one
+    call made right after another was not up yet: on the H200 the view operators judged
+    back to back waited 0.8 s for theirs, against 0.1-0.2 s.) Candidate processes have
+    always started CUDA beside other judges' GPU work; none of it is a timing."""
     key = json.dumps([settings.device, settings.timeout_s, settings.extra_env], sort_keys=True)
     spare = engine.take_spare(key)
     workdir = spare.workdir if spare else Path(tempfile.mkdtemp(prefix="kgb-eval-"))
     try:
+        following = Path(tempfile.mkdtemp(prefix="kgb-eval-"))
+        engine.start_spare(key, following, {
+            "device": settings.device, "timeout_s": settings.timeout_s,
+            "processes": 2 if settings.device != "cpu" and settings.time_cases else 1,
+            "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
         yield workdir, spare
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    following = Path(tempfile.mkdtemp(prefix="kgb-eval-"))
-    engine.start_spare(key, following, {
-        "device": settings.device, "timeout_s": settings.timeout_s,
-        "processes": 2 if settings.device != "cpu" and settings.time_cases else 1,
-        "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
 
 
 @contextmanager
