@@ -20,6 +20,7 @@ died) a judge is forked for it as usual; `drop` lets a spare go.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -50,8 +51,9 @@ def _warm() -> None:
         prepare_interpreter()
 
 
-def _run_child(request: str, log: str, env: dict[str, str]) -> None:
-    """In the forked child: become the judge for one request; never returns."""
+def _judge_child(log: str, env: dict[str, str], body) -> None:
+    """In a forked child: become a judge process (a process group of its own, dying with the
+    engine, its output in `log`, `env` set) and run `body`; never returns."""
     code = 0
     try:
         os.setsid()
@@ -65,9 +67,7 @@ def _run_child(request: str, log: str, env: dict[str, str]) -> None:
         import tempfile
 
         tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
-        from kgb.evaluate.judge import serve_request
-
-        serve_request(Path(request))
+        body()
     except BaseException:  # noqa: BLE001 - the harness reads the log
         import traceback
 
@@ -77,6 +77,13 @@ def _run_child(request: str, log: str, env: dict[str, str]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+
+
+def _run_child(request: str, log: str, env: dict[str, str]) -> None:
+    """In the forked child: become the judge for one request; never returns."""
+    from kgb.evaluate.judge import serve_request
+
+    _judge_child(log, env, lambda: serve_request(Path(request)))
 
 
 def serve() -> None:
@@ -150,7 +157,7 @@ def serve() -> None:
                     os.close(orders_w)
                     from kgb.evaluate.spare import serve_spare
 
-                    serve_spare(order, orders_r)
+                    _judge_child(order["log"], order["env"], functools.partial(serve_spare, order, orders_r))
                 os.close(orders_r)
                 spares[str(order["spare"])] = (pid, orders_w)
                 children[pid] = ""  # not reported: no evaluation waits for it

@@ -8,74 +8,44 @@ for each. So the engine keeps a spare started for the next evaluation of the sam
 (kgb.evaluate.engine): its workspace, environment and limits are fixed when it starts, and
 nothing of the candidate exists until the request comes, so a spare is exactly what a
 fresh judge would have been, started earlier.
-
-Runs in a child of the engine: `serve_spare` never returns.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+import signal
 from pathlib import Path
 
 
 def serve_spare(order: dict, orders_fd: int) -> None:
-    """Become the spare judge `order` describes; wait on `orders_fd` for the one request
-    it will serve ({"request": path}), then judge it. Never returns."""
-    code = 0
-    try:
-        os.setsid()
-        import signal
+    """In a judge child of the engine (its log and environment set): start what `order`
+    describes, wait on `orders_fd` for the one request it will serve ({"request": path}),
+    then judge it."""
+    # the engine's descriptors (its wake-up pipe, other spares' order pipes) are not ours:
+    # a spare holding another's order pipe open would keep it waiting after it is let go
+    signal.set_wakeup_fd(-1)
+    os.closerange(3, orders_fd)
+    os.closerange(orders_fd + 1, os.sysconf("SC_OPEN_MAX"))
+    from kgb.evaluate.candidate_process import CandidateProcess
+    from kgb.evaluate.judge import _keep_out_of_the_workspace, _started, limits_of, serve_request
 
-        # the engine's descriptors (its wake-up pipe, other spares' order pipes) are not ours:
-        # a spare holding another's order pipe open would keep it waiting after it is let go
-        signal.set_wakeup_fd(-1)
-        os.closerange(3, orders_fd)
-        os.closerange(orders_fd + 1, os.sysconf("SC_OPEN_MAX"))
-        from kgb.evaluate.sandbox import die_with_parent
+    device, workspace = order["device"], Path(order["workspace"])
+    workspace.mkdir(parents=True, exist_ok=True)
+    limits = limits_of(order)
+    forked = [CandidateProcess(device, workspace, limits) for _ in range(int(order["processes"]))]
+    started = _started(forked, device, workspace, limits)
+    _keep_out_of_the_workspace(workspace.parent / "judge")
+    if device == "cuda":
+        import torch
 
-        die_with_parent()
-        fd = os.open(order["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.environ.update(order["env"])
-        import tempfile
-
-        tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
-        from kgb.evaluate.candidate_process import CandidateProcess
-        from kgb.evaluate.judge import (
-            _keep_out_of_the_workspace,
-            _started,
-            limits_of,
-            serve_request,
-        )
-
-        device, workspace = order["device"], Path(order["workspace"])
-        workspace.mkdir(parents=True, exist_ok=True)
-        limits = limits_of(order)
-        forked = [CandidateProcess(device, workspace, limits) for _ in range(int(order["processes"]))]
-        started = _started(forked, device, workspace, limits)
-        _keep_out_of_the_workspace(workspace.parent / "judge")
-        if device == "cuda":
-            import torch
-
-            torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
-        request = _next_order(orders_fd)
-        if request is None:  # the engine is gone, or let this spare go
-            for process in started:
-                process.close()
-        else:
-            serve_request(Path(request["request"]), started)
-    except BaseException:  # noqa: BLE001 - the harness reads the log
-        import traceback
-
-        traceback.print_exc()
-        code = 70
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
+    request = _next_order(orders_fd)
+    if request is None:  # the engine is gone, or let this spare go
+        for process in started:
+            process.close()
+        return
+    serve_request(Path(request["request"]), started)
 
 
 def _next_order(fd: int) -> dict | None:
