@@ -8,6 +8,7 @@ pays only for what the failed attempt did not already get.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -143,17 +144,24 @@ def test_a_worker_killed_from_outside_is_not_the_candidates_verdict(tmp_path):
                        log=EventLog(tmp_path / "events.jsonl"), blobs=BlobStore(tmp_path / "blobs"),
                        job="j", key="k", sample=0)
 
+    judged = threading.Event()
+
     def kill_the_worker() -> None:  # what the OOM killer or an operator does
+        # every judge of the engine, until the evaluation ends: besides the one judging this
+        # candidate there may be spare judges (kgb.evaluate.spare), and it may not be up yet
         deadline = time.time() + 60
-        while time.time() < deadline:
-            if pids := judge_pids():
-                os.kill(pids[0], signal.SIGKILL)
-                return
+        while time.time() < deadline and not judged.is_set():
+            for pid in judge_pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             time.sleep(0.05)
 
     killer = threading.Thread(target=kill_the_worker)
     killer.start()
-    with pytest.raises(InfrastructureFailure, match="killed from outside.*SIGKILL"):
-        ctx.evaluate((REPO_ROOT / "tests/candidates/softmax_hang.py").read_text())
-    killer.join()
+    try:
+        with pytest.raises(InfrastructureFailure, match="killed from outside.*SIGKILL"):
+            ctx.evaluate((REPO_ROOT / "tests/candidates/softmax_hang.py").read_text())
+    finally:
+        judged.set()
+        killer.join()
     assert not any(isinstance(e, CandidateEvaluated) for e in ctx.log.events())
