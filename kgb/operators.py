@@ -20,6 +20,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kgb import syntax
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 OPERATORS_DIR = REPO_ROOT / "operators"
 SOURCES = ("aten", "vllm", "cublas")
@@ -218,7 +220,7 @@ class Problem:
 
 def _parse_signatures(op_id: str, text: str) -> dict[str, Signature]:
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError as e:
         raise SpecError(f"{op_id}: SIGNATURES is not valid Python: {e}") from e
     signatures = {}

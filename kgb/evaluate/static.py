@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from kgb import syntax
+
 # Modules that exist to reach outside the process, around the audit, or into the judge.
 FORBIDDEN_MODULES = {
     "ctypes", "cffi", "subprocess", "socket", "multiprocessing", "pickle", "marshal", "requests",
@@ -66,7 +68,7 @@ def static_check(source: str, entry_points: tuple[str, ...], kernel_required: bo
     Python's own message.
     """
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return []
     reasons = []

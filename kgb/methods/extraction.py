@@ -11,6 +11,7 @@ import ast
 import re
 from dataclasses import dataclass
 
+from kgb import syntax
 from kgb.models import Completion
 from kgb.tracking.events import CompletionParsed, Extraction
 from kgb.trial import Evaluation, TrialContext
@@ -112,7 +113,7 @@ def _whole(code: str, entry_points: tuple[str, ...]) -> bool:
 
 def _is_python(text: str) -> bool:
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError:
         return False
     return any(isinstance(node, ast.FunctionDef | ast.Import | ast.ImportFrom) for node in tree.body)
