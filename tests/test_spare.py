@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import time
 
@@ -82,3 +83,27 @@ def test_a_spare_is_only_used_for_the_settings_it_was_started_for(softmax):
     other = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=77)  # another CPU time limit
     pid, _ = _report(evaluate(REPORTER.format(tag="b"), softmax, other))
     assert pid not in waiting
+
+
+def test_a_spare_without_a_timing_process_never_serves_a_judgement_that_times():
+    """A spare started for settings that time nothing has one candidate process; a timed
+    judgement handed to it would time in the process that saw the check inputs."""
+    import kgb.evaluate as evaluation
+
+    class Engine:  # the harness's side of an engine: which spare each settings asks for
+        def __init__(self):
+            self.spares: dict[str, dict] = {}
+
+        def take_spare(self, key):
+            return None
+
+        def start_spare(self, key, workdir, order):
+            self.spares[key] = order
+            shutil.rmtree(workdir)
+
+    engine = Engine()
+    for time_cases in ((), ("bench",)):
+        settings = EvalSettings(device="cuda", case_tags=("bench",), time_cases=time_cases)
+        with evaluation._workdir(engine, settings):
+            pass
+    assert sorted(o["processes"] for o in engine.spares.values()) == [1, 2]  # two keys, one spare each

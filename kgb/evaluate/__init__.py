@@ -195,15 +195,16 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
     call made right after another was not up yet: on the H200 the view operators judged
     back to back waited 0.8 s for theirs, against 0.1-0.2 s.) Candidate processes have
     always started CUDA beside other judges' GPU work; none of it is a timing."""
-    key = json.dumps([settings.device, settings.timeout_s, settings.extra_env], sort_keys=True)
+    # what the spare's processes are started with; a spare serves only settings that agree
+    fixed = {"device": settings.device, "timeout_s": settings.timeout_s,
+             "processes": 2 if settings.device != "cpu" and settings.time_cases else 1}
+    key = json.dumps([fixed, settings.extra_env], sort_keys=True)
     spare = engine.take_spare(key)
     workdir = spare.workdir if spare else Path(tempfile.mkdtemp(prefix="kgb-eval-"))
     try:
         following = Path(tempfile.mkdtemp(prefix="kgb-eval-"))
         engine.start_spare(key, following, {
-            "device": settings.device, "timeout_s": settings.timeout_s,
-            "processes": 2 if settings.device != "cpu" and settings.time_cases else 1,
-            "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
+            **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
         yield workdir, spare
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

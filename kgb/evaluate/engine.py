@@ -353,24 +353,21 @@ class Engine:
             raise EngineDied("the evaluation engine died") from exc
 
     def forget_spares(self) -> None:
-        """Remove the spares' folders (at exit: the engine, and its spares with it, die with
-        this process)."""
+        """Remove the spares' folders (once the engine is closed, or at exit: the engine, and
+        its spares with it, die with this process)."""
         with self._lock:
             spares, self._spares = list(self._spares.values()), {}
         for spare in spares:
             shutil.rmtree(spare.workdir, ignore_errors=True)
 
     def close(self) -> None:
-        with self._lock:
-            spares, self._spares = list(self._spares.values()), {}
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
-        for spare in spares:
-            shutil.rmtree(spare.workdir, ignore_errors=True)
+        self.forget_spares()
 
 
 def _outcome(status: int) -> str:

@@ -44,12 +44,14 @@ from kgb.operators import Spec, load_spec
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
 
 
-def _started(processes: list[CandidateProcess], device: str, workspace: Path, limits: Limits) -> list[CandidateProcess]:
-    """The candidate processes, each ready; one that dies before any candidate code ran is
-    started again once (seen once, as a SIGSEGV on a heavily loaded host): that is the
-    machine, not the candidate."""
+def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -> list[CandidateProcess]:
+    """`count` candidate processes, all forked before this process touches the GPU (starting
+    CUDA takes a while, so they start side by side), each ready; one that dies before any
+    candidate code ran is started again once (seen once, as a SIGSEGV on a heavily loaded
+    host): that is the machine, not the candidate."""
+    forked = [CandidateProcess(device, workspace, limits) for _ in range(count)]
     ready = []
-    for process in processes:
+    for process in forked:
         try:
             ready.append(process.wait_ready())
         except CandidateDied:
@@ -95,12 +97,13 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
     try:  # both forked before this process touches the GPU
         with phase("process start"):
             if started is None:
-                forked = [CandidateProcess(device, workspace, limits) for _ in range(2 if timing else 1)]
-                started = _started(forked, device, workspace, limits)
+                started = start_candidates(device, workspace, limits, 2 if timing else 1)
             candidate, *rest = started
+            if timing and not rest:  # the timing process must be one that never saw a check input
+                raise RuntimeError("a judge started with one candidate process was handed a request that times")
             for extra in rest[1 if timing else 0:]:
                 extra.close()
-            timer = rest[0] if timing and rest else None
+            timer = rest[0] if timing else None
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")

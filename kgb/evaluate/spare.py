@@ -27,14 +27,16 @@ def serve_spare(order: dict, orders_fd: int) -> None:
     signal.set_wakeup_fd(-1)
     os.closerange(3, orders_fd)
     os.closerange(orders_fd + 1, os.sysconf("SC_OPEN_MAX"))
-    from kgb.evaluate.candidate_process import CandidateProcess
-    from kgb.evaluate.judge import _keep_out_of_the_workspace, _started, limits_of, serve_request
+    from kgb.evaluate.judge import (
+        _keep_out_of_the_workspace,
+        limits_of,
+        serve_request,
+        start_candidates,
+    )
 
     device, workspace = order["device"], Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    limits = limits_of(order)
-    forked = [CandidateProcess(device, workspace, limits) for _ in range(int(order["processes"]))]
-    started = _started(forked, device, workspace, limits)
+    started = start_candidates(device, workspace, limits_of(order), int(order["processes"]))
     _keep_out_of_the_workspace(workspace.parent / "judge")
     if device == "cuda":
         import torch
