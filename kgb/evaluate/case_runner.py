@@ -59,6 +59,11 @@ class InstrumentFailed(Exception):
     making a replay fail)."""
 
 
+def _replay_failed(case: Case, exc: torch.AcceleratorError) -> InstrumentFailed:
+    return InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
+                            f"{str(exc).splitlines()[0][:300]}")
+
+
 def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.Tensor]:
     return {n: v for n, v in inputs.items() if n in names and isinstance(v, torch.Tensor)}
 
@@ -277,8 +282,7 @@ class CaseRunner:
         except Unreplayable as exc:
             staged.replay = str(exc)
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-            raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
-                                   f"{str(exc).splitlines()[0][:300]}") from exc
+            raise _replay_failed(case, exc) from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
             staged.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
         if baseline is not None:
@@ -295,10 +299,8 @@ class CaseRunner:
                         with self.phase("replay"):
                             s.replay.measure()
                     except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-                        broke = next((o.baseline.broke for o in staged if o.baseline is not None and o.baseline.broke),
-                                     "")
-                        raise InstrumentFailed(broke or f"case {s.case.name}: the judge's replay of the recorded call "
-                                               f"failed: {str(exc).splitlines()[0][:300]}") from exc
+                        # (a baseline that broke before it has raised already, just below)
+                        raise _replay_failed(s.case, exc) from exc
                     except Exception as exc:  # noqa: BLE001 - as when staging it
                         s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
                 if s.baseline is not None:
@@ -317,8 +319,7 @@ class CaseRunner:
                 with self.phase("replay"):
                     replayed = s.replay.finish()
             except torch.AcceleratorError as exc:
-                raise InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
-                                       f"{str(exc).splitlines()[0][:300]}") from exc
+                raise _replay_failed(case, exc) from exc
             except Exception as exc:  # noqa: BLE001 - as when staging it
                 replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
         with self.exclusive.work():
