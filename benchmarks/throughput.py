@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import threading
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
 from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
+from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
 HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other",
@@ -47,7 +49,16 @@ def main() -> int:
                              "a sweep split over several GPU sessions, each with a time limit")
     parser.add_argument("--views-alone", action="store_true",
                         help="after the sweep, judge the view operators one at a time on the warm engine")
+    parser.add_argument("--baselines-from", default="",
+                        help="earlier sweeps' --json files, comma-separated: their baselines are given to the "
+                             "judge as known, as a job's baseline book gives them on the chip's second run")
+    parser.add_argument("--trace", default=None,
+                        help="keep the judges' trace of turns and work sections here and report what the "
+                             "turns waited for (benchmarks/gpu_trace.py)")
     args = parser.parse_args()
+    if args.trace:  # before the engine starts: its judges inherit the environment
+        os.environ[TRACE_ENV] = str(Path(args.trace).resolve())
+    known = _baselines(args.baselines_from)
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     named = [o for o in args.ops.split(",") if o]
@@ -70,7 +81,7 @@ def main() -> int:
             return
         spec = operators.load(op)
         t0 = time.perf_counter()
-        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+        verdict = evaluate(spec.solution_path.read_text(), spec, settings, known.get(op))
         times[op] = time.perf_counter() - t0
         # The judge's own wall time less its named phases; the harness's and engine's share.
         split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
@@ -125,7 +136,23 @@ def main() -> int:
         print(f"  not correct: {line}")
     if args.views_alone:
         views_alone(settings)
+    if args.trace and Path(args.trace).exists():
+        import gpu_trace
+
+        print("\nwhat the timing turns waited for (the judges' trace):\n")
+        print(gpu_trace.report(gpu_trace.read(Path(args.trace))))
     return 0
+
+
+def _baselines(paths: str) -> dict[str, dict[str, float]]:
+    """Per operator, the baseline of each bench case that earlier sweeps measured."""
+    known: dict[str, dict[str, float]] = {}
+    for path in filter(None, paths.split(",")):
+        for op, entry in json.loads(Path(path).read_text()).items():
+            for case, (_, baseline_us, _) in entry.get("cases", {}).items():
+                if baseline_us:
+                    known.setdefault(op, {})[case] = baseline_us
+    return known
 
 
 def views_alone(settings: EvalSettings) -> None:

@@ -46,3 +46,14 @@ def test_a_short_call_is_graph_timed_by_what_its_graph_says_not_its_eager_launch
     assert timing.graph_timed(7.0)  # eagerly 34 us on a loaded host, 7 us on its graph
     assert not timing.graph_timed(50.0)
     assert timing.GRAPH_DECIDES_BELOW_US > 5 * timing.GRAPH_BELOW_US  # room for the host's launch time
+
+
+def test_a_long_call_takes_fewer_repetitions_but_never_below_the_floor():
+    assert timing.repetitions(10.0, 100) == 100  # a short kernel: what the settings say
+    assert timing.repetitions(50_000.0, 100) == 10  # 50 ms: about TURN_BUDGET_US in all
+    assert timing.repetitions(2_000_000.0, 100) == timing.LONG_CALL_REPEATS  # a 2 s Python reference
+    assert timing.repetitions(2_000_000.0, 3) == 3  # fewer asked for: fewer taken
+    # the turn a long call holds is about the budget, or the floor's calls
+    for estimate in (30_000.0, 120_000.0, 400_000.0):
+        n = timing.repetitions(estimate, 100)
+        assert n * estimate <= max(timing.TURN_BUDGET_US, timing.LONG_CALL_REPEATS * estimate)

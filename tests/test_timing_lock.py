@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 import time
+from pathlib import Path
 from multiprocessing.connection import Connection
 
 import pytest
@@ -315,3 +316,42 @@ def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_i
         assert reply.value == "inside a section"
     finally:
         process.close()
+
+
+def _traced_section(path: str, kind: str, what: str, start_after_s: float, hold_s: float) -> None:
+    timing_lock.spin_up = lambda: None
+    time.sleep(start_after_s)
+    phases = Phases()
+    lock = TimingLock(path, phases)
+    lock.tag = f"op-{what}"
+    with lock() if kind == "turn" else lock.work(), phases(what):
+        time.sleep(hold_s)
+
+
+def test_the_trace_says_which_section_a_turn_drained(tmp_path, monkeypatch):
+    """benchmarks/throughput.py --trace: each judge appends its turns and the sections it
+    held to one file, and the report names what each turn's drain waited for."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
+    lock = str(tmp_path / "gpu.lock")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_traced_section, args=(lock, *s)) for s in
+             (("work", "reference", 0.0, 0.8), ("work", "draw", 0.0, 0.2), ("turn", "replay timing", 0.3, 0.1))]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    records = gpu_trace.read(trace)
+    assert sorted(r["kind"] for r in records) == ["section", "section", "turn"]
+    turn = next(r for r in records if r["kind"] == "turn")
+    assert turn["tag"] == "op-replay timing" and turn["drained"] - turn["began"] > 0.3  # it waited for the reference
+    assert {r["what"] for r in records if r["kind"] == "section"} == {"reference", "draw"}
+    report = gpu_trace.report(records)
+    assert "| reference | 1 |" in report  # the drain's culprit, not the draw that had ended
+    assert "| draw |" not in report.split("| work section")[0]

@@ -37,7 +37,7 @@ from kgb.evaluate.case_runner import (
 from kgb.evaluate.correctness import release_cached_memory
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits, die_with_parent
-from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Spec, load_spec
 
@@ -49,6 +49,7 @@ def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -
     CUDA takes a while, so they start side by side), each ready; one that dies before any
     candidate code ran is started again once (seen once, as a SIGSEGV on a heavily loaded
     host): that is the machine, not the candidate."""
+    began = time.monotonic()
     forked = [CandidateProcess(device, workspace, limits) for _ in range(count)]
     ready = []
     for process in forked:
@@ -56,6 +57,9 @@ def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -
             ready.append(process.wait_ready())
         except CandidateDied:
             ready.append(CandidateProcess(device, workspace, limits).wait_ready())
+    # Starting CUDA takes no work section: a turn would wait seconds for a start on a loaded
+    # host. Traced, to see whether the turns beside starts time differently (TRACE_ENV).
+    trace("start", began, began, time.monotonic(), processes=count)
     return ready
 
 
@@ -126,6 +130,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
     runner.source = request["source"]
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
+    runner.exclusive.tag = spec.id
     for process in (candidate, timer):
         if process is not None:
             process.exclusive = runner.exclusive  # let go of while it compiles and while data crosses

@@ -6,9 +6,10 @@ captures it in a CUDA graph; none of that needs a quiet GPU, so the judge runs i
 section. `measure` is the measurement, in the GPU's timing turn: repetitions each preceded
 by an L2 flush, median over repetitions. Warm-up is bounded by time (WARMUP_BUDGET_US after
 the first call), repetitions by the median's 95% confidence interval, which stops them once
-it is within CI_HALF_WIDTH of the median (at least MIN_REPEATS). A slow kernel is steady:
-twenty samples of a 50 ms GEMM say what a hundred say, and the turn, which every judge of
-the GPU waits for, is freed sooner. Graph-timed calls keep Python and launch overhead out
+it is within CI_HALF_WIDTH of the median (at least MIN_REPEATS), and by time (about
+TURN_BUDGET_US a call, at least LONG_CALL_REPEATS). A slow call is steady: ten samples of a
+50 ms GEMM say what a hundred say, and the turn, which every judge of the GPU waits for, is
+freed sooner. Graph-timed calls keep Python and launch overhead out
 of the timed region, which would swamp a kernel of a few microseconds; a call that cannot
 be captured is timed eagerly, bracketed by events on its stream.
 
@@ -43,6 +44,11 @@ WARMUP_BUDGET_US = 50_000.0
 CAPTURE_BELOW_US = 20 * GRAPH_DECIDES_BELOW_US
 MIN_REPEATS = 20
 CI_HALF_WIDTH = 0.005  # of the median
+# A call's measurement in the turn is kept to about this much, whatever `repeats` says: on the
+# H200 (session 19) one turn timed a Python reference of a second or two a call fifteen
+# times, 29 s during which every other judge's GPU work waited
+TURN_BUDGET_US = 500_000.0
+LONG_CALL_REPEATS = 5  # the fewest repetitions of a call, however long
 
 
 class Protocol(StrEnum):
@@ -110,6 +116,7 @@ class Prepared:
     protocol: Protocol
     no_graph_because: str
     captured: tuple | str | None  # _capture's result; None: not tried (a long call, or no_graph_because)
+    warm_us: float = 0.0  # the last warm-up call, timed beside whatever else ran; 0: not known
 
 
 def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUDGE_PROTOCOL,
@@ -132,7 +139,7 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
         captured = _capture(fn, flush if bracketed else None)
-    return Prepared(fn, flush, protocol, no_graph_because, captured)
+    return Prepared(fn, flush, protocol, no_graph_because, captured, warm)
 
 
 def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
@@ -148,9 +155,10 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
     fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
     torch.cuda.synchronize()
-    estimate = statistics.median(_timed(fn, flush, 5))
-    # keep a slow kernel's timing to a few seconds
-    repeats = max(10, min(repeats, int(2e6 / max(estimate, 1.0))))
+    # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
+    # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
+    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5))
+    repeats = repetitions(estimate, repeats)
     mode, graph, output, note = "eager", None, None, ""
     samples: list[float] = []
     if p.no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
@@ -202,6 +210,12 @@ def graph_timed(graph_estimate_us: float) -> bool:
     the host's launch time: on the H200 a 7 us softmax replayed in Python was estimated at
     over 20 us eagerly in one judgement of three and timed at 34 us."""
     return graph_estimate_us < GRAPH_BELOW_US
+
+
+def repetitions(estimate_us: float, repeats: int) -> int:
+    """How many timed calls a measurement may take: `repeats`, fewer for a long call (about
+    TURN_BUDGET_US in all), never fewer than LONG_CALL_REPEATS unless `repeats` says so."""
+    return max(min(repeats, LONG_CALL_REPEATS), min(repeats, int(TURN_BUDGET_US / max(estimate_us, 1.0))))
 
 
 def _until_settled(sample: Callable[[int], list[float]], repeats: int) -> list[float]:

@@ -17,6 +17,7 @@ one multirun.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -34,6 +35,22 @@ WAIT_FOR_SECTION = "waiting for the GPU: a section behind turns"
 SETTLE = "waiting for the section's GPU work to end"
 IDLE_S = 1.0  # a GPU left without timings or work sections this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
+# A file that every judge appends its turns, work sections and process starts to, one JSON
+# line each, when this names one: what a sweep's turns waited for (benchmarks/gpu_trace.py)
+TRACE_ENV = "KGB_GPU_TRACE"
+
+
+def trace(kind: str, asked: float, began: float, ended: float, **fields: object) -> None:
+    """One line of the trace, if one is kept; times from the system-wide monotonic clock."""
+    path = os.environ.get(TRACE_ENV)
+    if not path:
+        return
+    line = json.dumps({"kind": kind, "pid": os.getpid(), "asked": asked, "began": began, "ended": ended, **fields})
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (line + "\n").encode())  # one write with O_APPEND: lines of many judges never interleave
+    finally:
+        os.close(fd)
 
 
 def _flock_within(f, operation: int, limit_s: float) -> bool:
@@ -56,8 +73,10 @@ class TimingLock:
         # has run (CUDA returns before kernels finish; a turn could otherwise start beside them).
         self.settle = settle
         self.crowded_turns = 0  # turns that timed while another judge's work section ran on
+        self.tag = ""  # what the trace says this judge judges (TRACE_ENV)
         self._held: list = []  # the open work-section files whose shared lock this judge holds
         self._paused = False  # their locks let go of for now (`paused`)
+        self._since: dict[int, tuple[float, float, dict[str, float]]] = {}  # a held section: asked, entered, phases
 
     def _create(self) -> None:
         for path in (self.path, self.path + WORK_SUFFIX):
@@ -73,15 +92,19 @@ class TimingLock:
         self._create()
         with open(self.path + WANT_SUFFIX, "a") as want, open(self.path, "a") as f, \
                 open(self.path + WORK_SUFFIX, "a") as work:
+            asked = time.monotonic()
             with self.phase(WAIT_FOR_TURN):
                 fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
                 fcntl.flock(f, fcntl.LOCK_EX)
+            turn = time.monotonic()
             with self.phase(WAIT_FOR_DRAIN):
                 # The sections already running must end, within a bound: a candidate hanging
                 # in its check must not stop every timing of the GPU.
                 drained = _flock_within(work, fcntl.LOCK_EX, DRAIN_LIMIT_S)
+            drained_at = time.monotonic()
             if not drained:
                 self.crowded_turns += 1
+            measured = None
             try:
                 # Work sections keep the GPU busy as well as turns do: on the H200 (session 18)
                 # 32 s of the sweep's 146 s of turns went to spinning up a GPU that sections had
@@ -90,8 +113,12 @@ class TimingLock:
                 if time.time() - busy > IDLE_S:
                     with self.phase("spin-up"):
                         spin_up()
+                measured = time.monotonic()
                 yield
             finally:
+                if TRACE_ENV in os.environ:
+                    trace("turn", asked, turn, time.monotonic(), drained=drained_at, measured=measured,
+                          crowded=not drained, tag=self.tag)
                 os.utime(self.path)  # when the GPU last timed: the next turn skips the spin-up
                 if drained:
                     fcntl.flock(work, fcntl.LOCK_UN)
@@ -115,11 +142,13 @@ class TimingLock:
                 with self.phase(SETTLE):
                     self.settle()
             finally:
+                self._traced(work)
                 self._held.remove(work)
                 os.utime(work.fileno())  # when the GPU last worked: a turn soon after needs no spin-up
                 fcntl.flock(work, fcntl.LOCK_UN)
 
     def _enter(self, sections: list) -> None:
+        asked = time.monotonic()
         with self.phase(WAIT_FOR_SECTION), open(self.path + WANT_SUFFIX, "a") as want:
             # Granted only when no turn is held or asked for (all of them share it), and let
             # go at once: it orders these sections after the turns, it does not hold.
@@ -127,6 +156,20 @@ class TimingLock:
             for work in sections:
                 fcntl.flock(work, fcntl.LOCK_SH)
             fcntl.flock(want, fcntl.LOCK_UN)
+        if TRACE_ENV in os.environ:
+            for work in sections:
+                self._since[id(work)] = (asked, time.monotonic(), dict(self.phase.seconds))
+
+    def _traced(self, work) -> None:
+        """The trace's line for a stretch of a section held (TRACE_ENV), named after the phase
+        that took most of it."""
+        since = self._since.pop(id(work), None)
+        if since is None:
+            return
+        asked, entered, before = since
+        grew = {k: v - before.get(k, 0.0) for k, v in self.phase.seconds.items() if not k.startswith("waiting")}
+        what = max(grew, key=grew.get, default="")
+        trace("section", asked, entered, time.monotonic(), what=what, tag=self.tag)
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -140,6 +183,7 @@ class TimingLock:
             return
         held = list(self._held)
         for work in held:
+            self._traced(work)
             fcntl.flock(work, fcntl.LOCK_UN)
         self._paused = True
         try:

@@ -1,0 +1,70 @@
+"""What a sweep's timing turns waited for, from the judges' trace (KGB_GPU_TRACE).
+
+    python benchmarks/gpu_trace.py TRACE.jsonl
+
+Every judge appends its turns, the stretches of work sections it held and its process
+starts to the file (kgb.evaluate.timing_lock.trace); `benchmarks/throughput.py --trace`
+keeps one for its sweep and prints this report after its own. A turn drains the sections
+running when it got the GPU's lock: the one that ended last is what it waited for.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def read(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def report(records: list[dict]) -> str:
+    turns = [r for r in records if r["kind"] == "turn"]
+    sections = [r for r in records if r["kind"] == "section"]
+    starts = [r for r in records if r["kind"] == "start"]
+    lines = []
+    drains = [r["drained"] - r["began"] for r in turns]
+    measures = [r["ended"] - (r["measured"] or r["drained"]) for r in turns]
+    lines.append(f"{len(turns)} turns: drains {sum(drains):.1f} s (median {statistics.median(drains or [0]):.2f}, "
+                 f"p90 {_quantile(drains, 0.9):.2f}, max {max(drains, default=0):.2f}), measurements "
+                 f"{sum(measures):.1f} s, behind other turns {sum(r['began'] - r['asked'] for r in turns):.1f} s, "
+                 f"{sum(r['crowded'] for r in turns)} crowded")
+
+    # what each drain waited for: the section of another judge, running when the turn got
+    # the lock, that ended last
+    waited: dict[str, list[float]] = defaultdict(list)
+    for t in turns:
+        running = [s for s in sections if s["pid"] != t["pid"] and s["began"] < t["began"] < s["ended"]]
+        if running and t["drained"] > t["began"]:
+            last = max(running, key=lambda s: s["ended"])
+            waited[last["what"] or "?"].append(min(last["ended"], t["drained"]) - t["began"])
+    lines.append("\n| the drain waited for | turns | seconds | longest |\n|---|---|---|---|")
+    for what, waits in sorted(waited.items(), key=lambda kv: -sum(kv[1])):
+        lines.append(f"| {what} | {len(waits)} | {sum(waits):.1f} | {max(waits):.2f} |")
+
+    held: dict[str, list[float]] = defaultdict(list)
+    for s in sections:
+        held[s["what"] or "?"].append(s["ended"] - s["began"])
+    lines.append("\n| work section (its longest phase) | count | seconds | median | p90 | max |\n|---|---|---|---|---|---|")
+    for what, spans in sorted(held.items(), key=lambda kv: -sum(kv[1])):
+        lines.append(f"| {what} | {len(spans)} | {sum(spans):.1f} | {statistics.median(spans):.3f} | "
+                     f"{_quantile(spans, 0.9):.3f} | {max(spans):.2f} |")
+
+    # turns that measured while a judge or spare was starting its processes' CUDA contexts
+    beside = [t for t in turns if t["measured"] is not None and any(
+        s["began"] < t["ended"] and t["measured"] < s["ended"] for s in starts)]
+    lines.append(f"\n{len(starts)} process starts ({sum(s['ended'] - s['began'] for s in starts):.1f} s); "
+                 f"{len(beside)} turns measured beside one: {', '.join(sorted({t['tag'] for t in beside}))}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(report(read(Path(sys.argv[1]))))
