@@ -220,7 +220,8 @@ def test_the_store_survives_concurrent_writers_and_readers(tmp_path):
             stored = _files(entry.path / "files")
             assert stored in [_files(cache) for cache in caches]
             assert all(r.result() in (None, stored) for r in reads)
-    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
+    # no temporary folder left (the eviction's stamp is no folder)
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == [compile_cache.EVICTED]
 
 
 def test_where_the_store_lives(tmp_path, monkeypatch):
@@ -256,3 +257,24 @@ def test_the_event_log_keeps_whether_the_cache_was_used_and_reads_older_logs():
     assert events.from_json(record).verdict.compile_cache is CacheUse.HIT
     del record["verdict"]["compile_cache"]  # a log written before the compile cache
     assert events.from_json(record).verdict.compile_cache is None
+
+
+def test_past_its_size_the_store_lets_go_of_the_entries_used_longest_ago(tmp_path, monkeypatch):
+    """An agent's sweep stores an entry per attempt: the store keeps to MAX_STORE_BYTES by
+    removing what was restored or stored longest ago."""
+    monkeypatch.setattr(compile_cache, "MAX_STORE_BYTES", 1 << 20)
+    monkeypatch.setattr(compile_cache, "EVICT_EVERY_S", 0.0)
+    root = tmp_path / "store"
+    a, b, c = (Entry(root, compile_cache.key(name, "cpu")) for name in "abc")
+    for n, entry in enumerate((a, b)):
+        assert entry.keep(_cache(tmp_path / f"cache{n}", {"k/cubin": b"x" * (400 << 10)})) is None
+    os.utime(a.path, (1, 1000))  # stored long ago ...
+    os.utime(b.path, (1, 2000))
+    assert a.restore(tmp_path / "workspace")  # ... but used just now
+    assert c.keep(_cache(tmp_path / "cache2", {"k/cubin": b"x" * (400 << 10)})) is None
+    assert a.path.exists() and c.path.exists() and not b.path.exists()
+    assert not b.restore(tmp_path / "again")  # gone means a miss, nothing worse
+    # looked over at most once per EVICT_EVERY_S, whichever process stores
+    monkeypatch.setattr(compile_cache, "EVICT_EVERY_S", 3600.0)
+    assert compile_cache.evict(root, limit=0) == []
+    assert sorted(compile_cache.evict(root, limit=0, every_s=0.0)) == sorted([a.key, c.key])

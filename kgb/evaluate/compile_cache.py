@@ -43,6 +43,11 @@ FORMAT = 1  # the layout of an entry; a new one makes new keys
 MAX_ENTRY_BYTES = 256 << 20  # a bigger cache is not stored
 MAX_ENTRY_FILES = 10_000  # files and folders
 MIN_FREE_FRACTION = 0.10  # no entry is stored that could leave its disk fuller than this
+# The store's size: past it, the entries used longest ago go. An agent's sweep makes an entry
+# per attempt (a few MB each), never used again once the agent moves on.
+MAX_STORE_BYTES = 10 << 30
+EVICT_EVERY_S = 60.0  # a store is looked over for eviction at most this often (a stamp file)
+EVICTED = ".evicted"
 STALE_S = 3600.0  # a temporary folder this old was left by a store that died
 MANIFEST = "manifest.json"
 FILES = "files"
@@ -150,6 +155,8 @@ class Entry:
             shutil.rmtree(cache, ignore_errors=True)
             return False
         _relocate_groups(cache)
+        with contextlib.suppress(OSError):
+            os.utime(self.path)  # used now: eviction goes by the entry folder's time
         return True
 
     def keep(self, cache: Path) -> str | None:
@@ -181,6 +188,7 @@ class Entry:
             return None if self.path.exists() else f"compile cache not stored: {e}"
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+        evict(self.root)
         return None
 
     def _discard(self) -> None:
@@ -193,6 +201,43 @@ class Entry:
         with contextlib.suppress(OSError):
             os.rename(self.path, aside / "entry")
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def evict(root: Path, limit: int | None = None, every_s: float | None = None) -> list[str]:
+    """Take the entries used longest ago out of the store until what it holds is within
+    `limit` bytes (MAX_STORE_BYTES); at most once per `every_s` (EVICT_EVERY_S) over all the
+    processes that share the store. Returns the keys taken out."""
+    limit = MAX_STORE_BYTES if limit is None else limit
+    every_s = EVICT_EVERY_S if every_s is None else every_s
+    stamp = root / EVICTED
+    try:
+        if time.time() - stamp.stat().st_mtime < every_s:
+            return []
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
+    with contextlib.suppress(OSError):
+        stamp.touch()
+    entries = []
+    for path in root.glob("*/*"):
+        if path.parent.name.startswith(".") or len(path.name) != 64:
+            continue
+        try:
+            used = path.stat().st_mtime
+            size = sum(s for _, s, _ in _listed(json.loads((path / MANIFEST).read_bytes())))
+        except (OSError, ValueError):
+            continue  # being stored or taken out meanwhile, or corrupt (its next restore removes it)
+        entries.append((used, size, path))
+    total = sum(size for _, size, _ in entries)
+    gone = []
+    for _, size, path in sorted(entries):
+        if total <= limit:
+            break
+        Entry(root, path.name)._discard()
+        total -= size
+        gone.append(path.name)
+    return gone
 
 
 def _relocate_groups(cache: Path) -> None:
