@@ -9,8 +9,8 @@ import os
 import socket
 import threading
 import time
-from pathlib import Path
 from multiprocessing.connection import Connection
+from pathlib import Path
 
 import pytest
 import torch

@@ -67,6 +67,7 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
     else:
         env.pop("TRITON_INTERPRET", None)
     env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
+    env["KGB_TORCH_KERNEL_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-torch-kernel-cache")
     # numpy's BLAS (the interpreter's tl.dot) must not want threads: the candidate process may
     # not start any, and a pool started in the engine does not survive the fork.
     env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", BLIS_NUM_THREADS="1")

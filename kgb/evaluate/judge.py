@@ -71,7 +71,11 @@ def _keep_out_of_the_workspace(private: Path) -> None:
     Set after the candidate processes are forked, so theirs stay in the workspace."""
     private.mkdir(parents=True, exist_ok=True)
     cache = os.environ.get("KGB_DRIVER_CACHE") or str(private / "triton-cache")
-    os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache)
+    # PyTorch compiles some of its own kernels at first use (jiterator: polygamma, i0 and
+    # other special functions) and keeps them under HOME, which is the workspace: each
+    # judgement compiled them again, inside a work section that a timing turn waited for
+    kernels = os.environ.get("KGB_TORCH_KERNEL_CACHE") or str(private / "torch-kernels")
+    os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache, PYTORCH_KERNEL_CACHE_PATH=kernels)
     tempfile.tempdir = str(private)
     try:
         import triton
