@@ -1,6 +1,7 @@
 """How fast the judge gets through candidates on this machine; prints a table.
 
     python benchmarks/throughput.py [--source all] [--jobs N] [--cases smoke] [--ops a::b,...] [--views-alone]
+                                    [--trace FILE] [--baselines-from SWEEP.json,...]
 
 Judges every selected operator's solution through `kgb.evaluate` with N evaluations in
 flight (one warm engine; on a GPU, timing is exclusive per GPU and checks overlap) and
@@ -9,7 +10,10 @@ time per candidate of the view operators (their kernels are trivial or absent, s
 evaluation time is harness overhead: fork, confinement, transfers, comparison), and where
 the judges' time went, phase by phase (`Verdict.phase_s`). With --views-alone, the view
 operators are then judged once more one at a time, nothing else running: issue 11's harness
-overhead of one candidate on a warm engine, as an agent calling the judge meets it.
+overhead of one candidate on a warm engine, as an agent calling the judge meets it. With
+--trace, the judges log their turns and work sections and the report says what each turn's
+drain waited for (benchmarks/gpu_trace.py); with --baselines-from, the baselines an earlier
+sweep measured are given as known, as a job's baseline book gives them on a chip's second run.
 """
 
 from __future__ import annotations

@@ -81,11 +81,18 @@ class CandidateProcess:
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
         """The next message, its buffers read with the judge's work section let go of (host
         work); compile notices on the way are answered."""
+        lock = self._lock()
         try:
-            msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
-            while msg.kind == "compiling":
-                self._while_compiling()
-                msg = codec.receive(self.conn, self.device, known, reading=self._lock().paused)
+            msg = codec.receive(self.conn, self.device, known, reading=lock.paused)
+            while msg.kind in ("compiling", "idle"):
+                if msg.kind == "compiling":
+                    self._while_compiling()
+                    msg = codec.receive(self.conn, self.device, known, reading=lock.paused)
+                else:
+                    # Its GPU work is done: the reply's bytes leave the GPU there, cross, and
+                    # land on the GPU here without this judge's work section.
+                    with lock.paused():
+                        msg = codec.receive(self.conn, self.device, known)
             return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
@@ -111,15 +118,20 @@ class CandidateProcess:
                 raise codec.WireError("a compile notice was not followed by its end")
         codec.send(self.conn, "resume")
 
-    def _hand_over(self, out: codec.Outgoing) -> None:
-        """Write a message of inputs with the work section let go of, and let the candidate
-        process onto the GPU once it has read them (it asks): sending is host work, seconds
-        for a bench case's hundreds of MB, which no timing turn should wait out."""
+    def _hand_over(self, kind: str, value: Any, **fields: Any) -> codec.Outgoing:
+        """Copy a message of inputs off the GPU and write it with the work section let go
+        of, and let the candidate process onto the GPU once it has them there (it asks):
+        the copies and the writing are host work, seconds for a bench case's hundreds of MB,
+        which no timing turn should wait out. Returns what was sent."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
         with self._lock().paused():
+            out = codec.encode(kind, value, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
         codec.send(self.conn, "granted")
+        return out
 
     def load(self, source: str) -> Reply:
         codec.send(self.conn, "load", None, source=source)
@@ -128,8 +140,7 @@ class CandidateProcess:
 
     def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, codec.Storages]:
         """Send, then take back what the candidate left in the inputs."""
-        out = codec.encode(kind, value, **fields)
-        self._hand_over(out)
+        out = self._hand_over(kind, value, **fields)
         msg = self._receive(out.sent)
         if msg.fields.get("error") is None:
             for sid, data in msg.known_bytes.items():
@@ -159,11 +170,9 @@ class CandidateProcess:
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         exclusive = self._lock()
         with exclusive.work():
-            out = codec.encode("time", {"sets": sets}, entry=entry, repeats=repeats)
-            sent = out.sent
-            before = snapshot(sent)
+            sent = self._hand_over("time", {"sets": sets}, entry=entry, repeats=repeats).sent
+            before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
-            self._hand_over(out)
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
             with exclusive.work():

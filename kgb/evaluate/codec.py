@@ -182,13 +182,14 @@ class Message:
 
 def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False,
             reading: Callable[[], AbstractContextManager] = nullcontext,
-            before_device: Callable[[str], None] = lambda kind: None) -> Message:
+            after_copies: Callable[[str], None] = lambda kind: None) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
-    The buffers are read inside `reading()` (host work), and `before_device(kind)` is called
-    between reading them and copying them to the GPU: the judge and the candidate process
-    keep their GPU work apart from their transfers (kgb.evaluate.timing_lock).
+    The buffers are read and copied to where they go inside `reading()`, and
+    `after_copies(kind)` is called once they are there: the judge and the candidate process
+    keep their transfers out of the work sections that timing turns wait for
+    (kgb.evaluate.timing_lock), since a copy is host work and the copy engine's, not the SMs'.
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -205,8 +206,11 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
             buf = torch.empty(n, dtype=torch.uint8)
             _read_into(conn.fileno(), buf)
             buffers.append(buf)
-    before_device(str(header.get("kind")))
-    return decode(header, buffers, device, known, adopt)
+        message = decode(header, buffers, device, known, adopt)
+        if device == "cuda" and buffers and torch.cuda.is_initialized():
+            torch.cuda.synchronize()  # the copies end here, not in the section that follows
+    after_copies(message.kind)
+    return message
 
 
 def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storages | None = None,
@@ -224,7 +228,12 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
         fresh.append(_on_device(buf, where).untyped_storage())
     if adopt:
         known.by_id.update(enumerate(fresh))
-    known_bytes = {int(k["id"]): buffers[int(k["buffer"])] for k in header.get("known", [])}
+    known_bytes = {}
+    for k in header.get("known", []):
+        sid, buf = int(k["id"]), buffers[int(k["buffer"])]
+        # on the device of the storage they are for, so that `overwrite` copies there
+        target = known.by_id.get(sid)
+        known_bytes[sid] = _on_device(buf, target.device.type) if target is not None else buf
 
     def storage_of(ref: dict) -> torch.UntypedStorage:
         if "known" in ref:

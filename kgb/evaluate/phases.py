@@ -17,6 +17,11 @@ class Phases:
         self.seconds: dict[str, float] = {}
         self._open: list[str] = []
 
+    @property
+    def current(self) -> str:
+        """The innermost phase open now, or ""."""
+        return self._open[-1] if self._open else ""
+
     @contextmanager
     def __call__(self, name: str) -> Iterator[None]:
         started = time.perf_counter()

@@ -76,7 +76,8 @@ class TimingLock:
         self.tag = ""  # what the trace says this judge judges (TRACE_ENV)
         self._held: list = []  # the open work-section files whose shared lock this judge holds
         self._paused = False  # their locks let go of for now (`paused`)
-        self._since: dict[int, tuple[float, float, dict[str, float]]] = {}  # a held section: asked, entered, phases
+        # a held section's stretch: asked, entered, the phases' seconds and the innermost phase then
+        self._since: dict[int, tuple[float, float, dict[str, float], str]] = {}
 
     def _create(self) -> None:
         for path in (self.path, self.path + WORK_SUFFIX):
@@ -158,17 +159,19 @@ class TimingLock:
             fcntl.flock(want, fcntl.LOCK_UN)
         if TRACE_ENV in os.environ:
             for work in sections:
-                self._since[id(work)] = (asked, time.monotonic(), dict(self.phase.seconds))
+                self._since[id(work)] = (asked, time.monotonic(), dict(self.phase.seconds), self.phase.current)
 
     def _traced(self, work) -> None:
         """The trace's line for a stretch of a section held (TRACE_ENV), named after the phase
-        that took most of it."""
+        that ended in it and took most of it, else the phase it ran in."""
         since = self._since.pop(id(work), None)
         if since is None:
             return
-        asked, entered, before = since
+        asked, entered, before, inside = since
         grew = {k: v - before.get(k, 0.0) for k, v in self.phase.seconds.items() if not k.startswith("waiting")}
         what = max(grew, key=grew.get, default="")
+        if grew.get(what, 0.0) <= 0.0:  # no phase ended in it: an outer one's time is counted when it ends
+            what = inside
         trace("section", asked, entered, time.monotonic(), what=what, tag=self.tag)
 
     @contextmanager
