@@ -278,11 +278,11 @@ def test_a_compile_notice_without_its_end_is_a_wire_error():
 
 def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_it(tmp_path, monkeypatch):
     """A bench case's inputs are hundreds of MB of host bytes on a socket: seconds that no
-    timing turn should wait out. They leave the GPU, cross and land on the GPU again with
-    the section let go of (on the H200, session 20, those copies were what most turns
-    waited for); the candidate process asks for the GPU once it has them there, its call
-    runs inside the judge's section, and it says when its GPU work is done, before its
-    reply leaves the GPU."""
+    timing turn should wait out. The judge copies them off the GPU and writes them, and
+    reads the reply and copies it to the GPU, with its section let go of (the copies in
+    short sections of their own: on the H200, session 20, whole copies inside sections
+    were what most turns waited for); the candidate process asks for the GPU once it has
+    read them, and its call runs inside the judge's section."""
     from kgb.evaluate.sandbox import Limits
 
     monkeypatch.setenv("KGB_SANDBOX", "off")  # the candidate below opens the lock file to look at it

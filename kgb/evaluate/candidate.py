@@ -164,12 +164,10 @@ class _Server:
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is the verdict
             self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
-        unchanged = _unchanged(known, before)
-        self._say_idle()
         try:
             summary = summarise(stored) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
-                       unchanged=unchanged,
+                       unchanged=_unchanged(known, before),
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
         except codec.WireError as exc:
@@ -224,21 +222,14 @@ class _Server:
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         value = {"result": result, "recording": recording.as_json()}
-        self._say_idle()
         codec.send(self.conn, "timed", value, known, refresh_known=True,
                    unchanged=frozenset(known.by_id) - wanted, median_us=statistics.median(samples),
                    repeats=len(samples), mode="eager")
 
-    def _say_idle(self) -> None:
-        """This process's GPU work for the call is done (all its streams waited for): the
-        judge lets go of its work section while the reply's bytes are copied off the GPU and
-        cross, which is host work (kgb.evaluate.timing_lock)."""
-        codec.send(self.conn, "idle")
-
     def _ask_for_gpu(self, kind: str) -> None:
-        """Once a call's inputs are on the GPU: the judge takes its work section for what
-        follows, until this process says it is idle (kgb.evaluate.timing_lock). Reading them
-        and copying them to the GPU were done without it."""
+        """Before a call's inputs go onto the GPU: the judge takes its work section for what
+        follows, until this process's reply (kgb.evaluate.timing_lock). Reading them was
+        host work, done without it."""
         if kind in ("call", "time"):
             codec.send(self.conn, "gpu")
             if codec.receive(self.conn, self.device).kind != "granted":
@@ -248,7 +239,7 @@ class _Server:
         while True:
             known = codec.Storages()
             try:
-                msg = codec.receive(self.conn, self.device, known, adopt=True, after_copies=self._ask_for_gpu)
+                msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu)
             except (EOFError, OSError):
                 return
             if msg.kind == "load":

@@ -80,19 +80,14 @@ class CandidateProcess:
 
     def _receive(self, known: codec.Storages | None = None) -> codec.Message:
         """The next message, its buffers read with the judge's work section let go of (host
-        work); compile notices on the way are answered."""
+        work) and copied to the GPU in short sections of their own; compile notices on the
+        way are answered."""
         lock = self._lock()
         try:
-            msg = codec.receive(self.conn, self.device, known, reading=lock.paused)
-            while msg.kind in ("compiling", "idle"):
-                if msg.kind == "compiling":
-                    self._while_compiling()
-                    msg = codec.receive(self.conn, self.device, known, reading=lock.paused)
-                else:
-                    # Its GPU work is done: the reply's bytes leave the GPU there, cross, and
-                    # land on the GPU here without this judge's work section.
-                    with lock.paused():
-                        msg = codec.receive(self.conn, self.device, known)
+            msg = codec.receive(self.conn, self.device, known, reading=lock.paused, copying=lock.work)
+            while msg.kind == "compiling":
+                self._while_compiling()
+                msg = codec.receive(self.conn, self.device, known, reading=lock.paused, copying=lock.work)
             return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
@@ -120,13 +115,15 @@ class CandidateProcess:
 
     def _hand_over(self, kind: str, value: Any, **fields: Any) -> codec.Outgoing:
         """Copy a message of inputs off the GPU and write it with the work section let go
-        of, and let the candidate process onto the GPU once it has them there (it asks):
+        of, and let the candidate process onto the GPU once it has read them (it asks):
         the copies and the writing are host work, seconds for a bench case's hundreds of MB,
-        which no timing turn should wait out. Returns what was sent."""
+        which no timing turn should wait out, so the copies go in short work sections of
+        their own (codec.COPY_CHUNK). Returns what was sent."""
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
-        with self._lock().paused():
-            out = codec.encode(kind, value, **fields)
+        lock = self._lock()
+        with lock.paused():
+            out = codec.encode(kind, value, copying=lock.work, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")

@@ -72,12 +72,14 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
 
 
 def encode(kind: str, value: Any = None, known: Storages | None = None,
-           refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Outgoing:
+           refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
+           copying: Callable[[], AbstractContextManager] = nullcontext, **fields: Any) -> Outgoing:
     """One message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
     current bytes of every known storage go along (the candidate may have written them),
-    except those the caller knows to be `unchanged`.
+    except those the caller knows to be `unchanged`. Bytes on a GPU are copied to the host
+    COPY_CHUNK at a time, each chunk inside `copying()` (as in `receive`).
     `sent` is what goes by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
@@ -95,7 +97,7 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
         if key not in local:
             local[key] = len(table)
             table.append({"nbytes": storage.nbytes(), "device": device, "buffer": len(buffers)})
-            buffers.append(_host_bytes(storage))
+            buffers.append(_host_bytes(storage, copying))
             sent.by_id[len(sent.by_id)] = storage
         return {"new": local[key]}
 
@@ -141,7 +143,7 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             if sid in unchanged:
                 continue
             header["known"].append({"id": sid, "nbytes": storage.nbytes(), "buffer": len(buffers)})
-            buffers.append(_host_bytes(storage))
+            buffers.append(_host_bytes(storage, copying))
     header["buffers"] = [b.numel() for b in buffers]
     return Outgoing(header, buffers, sent)
 
@@ -182,14 +184,15 @@ class Message:
 
 def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False,
             reading: Callable[[], AbstractContextManager] = nullcontext,
-            after_copies: Callable[[str], None] = lambda kind: None) -> Message:
+            before_device: Callable[[str], None] = lambda kind: None,
+            copying: Callable[[], AbstractContextManager] = nullcontext) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
-    The buffers are read and copied to where they go inside `reading()`, and
-    `after_copies(kind)` is called once they are there: the judge and the candidate process
-    keep their transfers out of the work sections that timing turns wait for
-    (kgb.evaluate.timing_lock), since a copy is host work and the copy engine's, not the SMs'.
+    Inside `reading()` the buffers are read (host work), `before_device(kind)` is called,
+    and they are copied to the device COPY_CHUNK bytes at a time, each chunk inside
+    `copying()`: the judge keeps its transfers out of its work sections and its copies in
+    short ones, which a timing turn waits for one chunk at most (kgb.evaluate.timing_lock).
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -206,15 +209,12 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
             buf = torch.empty(n, dtype=torch.uint8)
             _read_into(conn.fileno(), buf)
             buffers.append(buf)
-        message = decode(header, buffers, device, known, adopt)
-        if device == "cuda" and buffers and torch.cuda.is_initialized():
-            torch.cuda.synchronize()  # the copies end here, not in the section that follows
-    after_copies(message.kind)
-    return message
+        before_device(str(header.get("kind")))
+        return decode(header, buffers, device, known, adopt, copying)
 
 
 def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storages | None = None,
-           adopt: bool = False) -> Message:
+           adopt: bool = False, copying: Callable[[], AbstractContextManager] = nullcontext) -> Message:
     """A message from its header (less its buffer sizes) and its buffers, read to the host;
     tensors are rebuilt on `device` as in `receive`."""
     known = known if known is not None else Storages()
@@ -225,7 +225,7 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
             raise WireError("storage size does not match its buffer")
         # host memory stays host memory (vLLM's swap_blocks takes its block mapping there)
         where = "cpu" if entry.get("device") == "cpu" else device
-        fresh.append(_on_device(buf, where).untyped_storage())
+        fresh.append(_on_device(buf, where, copying).untyped_storage())
     if adopt:
         known.by_id.update(enumerate(fresh))
     known_bytes = {}
@@ -233,7 +233,7 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
         sid, buf = int(k["id"]), buffers[int(k["buffer"])]
         # on the device of the storage they are for, so that `overwrite` copies there
         target = known.by_id.get(sid)
-        known_bytes[sid] = _on_device(buf, target.device.type) if target is not None else buf
+        known_bytes[sid] = _on_device(buf, target.device.type, copying) if target is not None else buf
 
     def storage_of(ref: dict) -> torch.UntypedStorage:
         if "known" in ref:
@@ -294,13 +294,32 @@ def storage_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
     return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
 
 
-def _host_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+# Copies between host and GPU go this many bytes at a time, each in its own `copying()`:
+# pageable copies run at a few GB/s on a loaded host, so a chunk is some 10-30 ms
+COPY_CHUNK = 64 << 20
+
+
+def _host_bytes(storage: torch.UntypedStorage,
+                copying: Callable[[], AbstractContextManager] = nullcontext) -> torch.Tensor:
     flat = storage_bytes(storage)
-    return flat.cpu() if flat.device.type != "cpu" else flat
+    if flat.device.type == "cpu":
+        return flat
+    host = torch.empty(flat.numel(), dtype=torch.uint8)
+    for start in range(0, flat.numel(), COPY_CHUNK):
+        with copying():
+            host[start:start + COPY_CHUNK].copy_(flat[start:start + COPY_CHUNK])
+    return host
 
 
-def _on_device(buf: torch.Tensor, device: str) -> torch.Tensor:
-    return buf if device == "cpu" else buf.to(device)
+def _on_device(buf: torch.Tensor, device: str,
+               copying: Callable[[], AbstractContextManager] = nullcontext) -> torch.Tensor:
+    if device == "cpu":
+        return buf
+    placed = torch.empty(buf.numel(), dtype=torch.uint8, device=device)
+    for start in range(0, buf.numel(), COPY_CHUNK):
+        with copying():
+            placed[start:start + COPY_CHUNK].copy_(buf[start:start + COPY_CHUNK])
+    return placed
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
