@@ -51,9 +51,12 @@ def _warm() -> None:
         prepare_interpreter()
 
 
-def _judge_child(log: str, env: dict[str, str], body) -> None:
+def _judge_child(log: str, env: dict[str, str], body, done_fd: int) -> None:
     """In a forked child: become a judge process (a process group of its own, dying with the
-    engine, its output in `log`, `env` set) and run `body`; never returns."""
+    engine, its output in `log`, `env` set) and run `body`; never returns. Once `body` has
+    returned (the verdict is written), a byte on `done_fd` tells the engine so: the process
+    still has its CUDA context to tear down as it exits, a while that no evaluation needs
+    to wait for."""
     code = 0
     try:
         os.setsid()
@@ -68,6 +71,9 @@ def _judge_child(log: str, env: dict[str, str], body) -> None:
 
         tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
         body()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(done_fd, b"1")
     except BaseException:  # noqa: BLE001 - the harness reads the log
         import traceback
 
@@ -79,11 +85,11 @@ def _judge_child(log: str, env: dict[str, str], body) -> None:
         os._exit(code)
 
 
-def _run_child(request: str, log: str, env: dict[str, str]) -> None:
+def _run_child(request: str, log: str, env: dict[str, str], done_fd: int) -> None:
     """In the forked child: become the judge for one request; never returns."""
     from kgb.evaluate.judge import serve_request
 
-    _judge_child(log, env, lambda: serve_request(Path(request)))
+    _judge_child(log, env, lambda: serve_request(Path(request)), done_fd)
 
 
 def serve() -> None:
@@ -102,15 +108,25 @@ def serve() -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)
     children: dict[int, str] = {}  # pid -> request id ("" for a spare not yet handed one)
     spares: dict[str, tuple[int, int]] = {}  # spare id -> (pid, its order pipe)
+    said: dict[int, int] = {}  # the read end of a judge's pipe that says its verdict is written -> its pid
+    reported: set[int] = set()  # judges whose run was reported done before they ended
     out = sys.stdout
     out.write("ready\n")
     out.flush()
     buffer = b""
     stdin = sys.stdin.fileno()
     while True:
-        ready, _, _ = select.select([stdin, wake_r], [], [])
+        ready, _, _ = select.select([stdin, wake_r, *said], [], [])
         if wake_r in ready:
             os.read(wake_r, 4096)
+        for fd in [fd for fd in ready if fd in said]:
+            pid = said.pop(fd)
+            written = os.read(fd, 1)  # b"": it ended without saying so; its exit status says how
+            os.close(fd)
+            if written and children.get(pid):
+                out.write(f"done {children[pid]} 0\n")
+                out.flush()
+                reported.add(pid)
         while children:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -123,9 +139,10 @@ def serve() -> None:
                 if spare_pid == pid:  # a spare that died unused: its run, if one comes, forks a judge
                     os.close(orders_w)
                     del spares[sid]
-            if rid:
+            if rid and pid not in reported:
                 out.write(f"done {rid} {status}\n")
                 out.flush()
+            reported.discard(pid)
         if stdin not in ready:
             continue
         chunk = os.read(stdin, 65536)
@@ -142,9 +159,13 @@ def serve() -> None:
                 if spare is not None and _handed(spare, order["request"]):
                     pid = spare[0]
                 else:
+                    done_r, done_w = os.pipe()
                     pid = os.fork()
                     if pid == 0:
-                        _run_child(order["request"], order["log"], order["env"])
+                        _close(done_r, *said)
+                        _run_child(order["request"], order["log"], order["env"], done_w)
+                    os.close(done_w)
+                    said[done_r] = pid
                 children[pid] = str(order["run"])
             elif "drop" in order:
                 spare = spares.pop(str(order["drop"]), None)
@@ -152,19 +173,29 @@ def serve() -> None:
                     _let_go(spare)
             elif "spare" in order:
                 orders_r, orders_w = os.pipe()
+                done_r, done_w = os.pipe()
                 pid = os.fork()
                 if pid == 0:
-                    os.close(orders_w)
+                    _close(orders_w, done_r, *said)
                     from kgb.evaluate.spare import serve_spare
 
-                    _judge_child(order["log"], order["env"], functools.partial(serve_spare, order, orders_r))
+                    _judge_child(order["log"], order["env"], functools.partial(serve_spare, order, orders_r, done_w),
+                                 done_w)
                 os.close(orders_r)
+                os.close(done_w)
+                said[done_r] = pid
                 spares[str(order["spare"])] = (pid, orders_w)
                 children[pid] = ""  # not reported: no evaluation waits for it
             elif "kill" in order:
                 for pid, rid in children.items():
                     if rid == str(order["kill"]):
                         _kill_group(pid)
+
+
+def _close(*fds: int) -> None:
+    """In a forked judge: the engine's descriptors that are not its own."""
+    for fd in fds:
+        os.close(fd)
 
 
 def _handed(spare: tuple[int, int], request: str) -> bool:

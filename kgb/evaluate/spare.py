@@ -18,15 +18,17 @@ import signal
 from pathlib import Path
 
 
-def serve_spare(order: dict, orders_fd: int) -> None:
+def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
     """In a judge child of the engine (its log and environment set): start what `order`
     describes, wait on `orders_fd` for the one request it will serve ({"request": path}),
-    then judge it."""
+    then judge it. `done_fd` is kept for the engine's word that the verdict is written."""
     # the engine's descriptors (its wake-up pipe, other spares' order pipes) are not ours:
     # a spare holding another's order pipe open would keep it waiting after it is let go
     signal.set_wakeup_fd(-1)
-    os.closerange(3, orders_fd)
-    os.closerange(orders_fd + 1, os.sysconf("SC_OPEN_MAX"))
+    keep = sorted((orders_fd, done_fd))
+    os.closerange(3, keep[0])
+    os.closerange(keep[0] + 1, keep[1])
+    os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
     from kgb.evaluate.judge import (
         _keep_out_of_the_workspace,
         limits_of,

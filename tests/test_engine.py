@@ -1,0 +1,85 @@
+"""The evaluation engine (kgb.evaluate.engine) reports a judgement done once the judge has
+written its verdict, not once the judge process has ended: ending takes a GPU judge a
+while (its CUDA context is torn down as it exits), which no evaluation needs to wait for.
+A judge that fails before its verdict is reported by how it ended, as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from kgb.evaluate import EvalSettings, engine_env
+
+# The engine with a stand-in judge: it writes its pid where the request says, raises if the
+# request's name says so, and takes 10 s to exit once done (as a slow CUDA teardown would).
+DRIVER = """
+import os, time
+from pathlib import Path
+
+from kgb.evaluate import engine
+
+real_exit = os._exit
+
+
+def slow_exit(code):
+    time.sleep(10)
+    real_exit(code)
+
+
+def judge(request, log, env, done_fd):
+    os._exit = slow_exit  # in this forked judge only
+
+    def body():
+        Path(request).write_text(str(os.getpid()))
+        if "fails" in request:
+            raise RuntimeError("no verdict")
+
+    engine._judge_child(log, env, body, done_fd)
+
+
+engine._run_child = judge
+engine.serve()
+"""
+
+
+def _line(proc: subprocess.Popen, within_s: float) -> str:
+    ready, _, _ = select.select([proc.stdout], [], [], within_s)
+    assert ready, f"nothing from the engine within {within_s} s"
+    return proc.stdout.readline().strip()
+
+
+def test_a_judgement_is_done_when_its_verdict_is_written_not_when_its_process_ends(tmp_path):
+    env = engine_env(EvalSettings(device="cpu"))
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, bufsize=1, start_new_session=True)
+    try:
+        assert _line(proc, 60) == "ready"
+        for rid, name in (("1", "judged"), ("2", "fails")):
+            request = tmp_path / name
+            proc.stdin.write(json.dumps({"run": rid, "request": str(request), "log": str(tmp_path / f"{name}.log"),
+                                         "env": {}}) + "\n")
+            proc.stdin.flush()
+        started = time.monotonic()
+        first = _line(proc, 8)
+        assert first == "done 1 0", first  # before the judge's 10 s exit
+        judge = int((tmp_path / "judged").read_text())
+        os.kill(judge, 0)  # still there, tearing down
+        # the one that failed says so by its exit status (70), after its exit
+        second = _line(proc, 60)
+        assert second.startswith("done 2 ") and second != "done 2 0", second
+        assert time.monotonic() - started > 9
+        assert "no verdict" in (tmp_path / "fails.log").read_text()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        for name in ("judged", "fails"):
+            pid = (tmp_path / name).read_text() if (tmp_path / name).exists() else ""
+            if pid:
+                try:
+                    os.killpg(int(pid), signal.SIGKILL)  # each judge is a process group of its own
+                except ProcessLookupError:
+                    pass
