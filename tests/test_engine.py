@@ -1,4 +1,4 @@
-"""The evaluation engine (kgb.evaluate.engine) reports a judgement done once the judge has
+"""The evaluation engine (kgb.evaluate.engine_process) reports a judgement done once the judge has
 written its verdict, not once the judge process has ended: ending takes a GPU judge a
 while (its CUDA context is torn down as it exits), which no evaluation needs to wait for.
 A judge that fails before its verdict is reported by how it ended, as before."""
@@ -21,7 +21,7 @@ DRIVER = """
 import os, time
 from pathlib import Path
 
-from kgb.evaluate import engine
+from kgb.evaluate import engine_process as engine
 
 real_exit = os._exit
 

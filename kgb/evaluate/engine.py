@@ -1,30 +1,14 @@
-"""The warm engine: one process that has imported torch and Triton, forking a judge per candidate.
-
-A fresh Python that imports torch, Triton and the judge costs seconds; a fork of a
-process that already has costs milliseconds. The engine never touches the GPU itself, so
-its children can each start CUDA. It is started once per harness process and setting,
-with the judge's scrubbed environment, and dies with the harness (PR_SET_PDEATHSIG, and
-end of file on its stdin).
-
-Protocol on stdin/stdout, one JSON object or word per line:
-    harness -> engine   {"run": id, "request": path, "log": path, "env": {...}[, "spare": sid]}
-                        | {"kill": id}
-                        | {"spare": sid, "workspace": path, "log": path, "env": {...}, "device": d,
-                           "timeout_s": s, "processes": n}  |  {"drop": sid}
-    engine -> harness   ready  |  done <id> <exit status>
-A judge child runs in its own process group; `kill` kills that group, and the candidate
-process under it dies with its parent. A spare (kgb.evaluate.spare) is a judge started
-before its request; a run that names a live spare is handed to it, otherwise (the spare
-died) a judge is forked for it as usual; `drop` lets a spare go.
+"""The harness's handle on the warm engine (kgb.evaluate.engine_process): it starts the
+engine process, sends it judgements to run and spares to start, and waits for their ends.
+Safe to use from several threads; one engine per harness process and settings
+(kgb.evaluate keeps them).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import queue
-import select
 import shutil
 import signal
 import subprocess
@@ -32,199 +16,6 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-
-
-def _warm() -> None:
-    """Import everything a judge and a candidate process use, so that forks start warm."""
-    import importlib
-
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-    import triton.language  # noqa: F401
-
-    import kgb.evaluate.judge  # noqa: F401
-
-    importlib.import_module("torch._dynamo")
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from kgb.evaluate.interpreter import prepare_interpreter
-
-        prepare_interpreter()
-
-
-def _judge_child(log: str, env: dict[str, str], body, done_fd: int) -> None:
-    """In a forked child: become a judge process (a process group of its own, dying with the
-    engine, its output in `log`, `env` set) and run `body`; never returns. Once `body` has
-    returned (the verdict is written), a byte on `done_fd` tells the engine so: the process
-    still has its CUDA context to tear down as it exits, a while that no evaluation needs
-    to wait for."""
-    code = 0
-    try:
-        os.setsid()
-        from kgb.evaluate.sandbox import die_with_parent
-
-        die_with_parent()
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-        os.environ.update(env)
-        import tempfile
-
-        tempfile.tempdir = None  # the engine computed its own; this judge's TMPDIR is the workspace
-        body()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.write(done_fd, b"1")
-    except BaseException:  # noqa: BLE001 - the harness reads the log
-        import traceback
-
-        traceback.print_exc()
-        code = 70
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-
-
-def _run_child(request: str, log: str, env: dict[str, str], done_fd: int) -> None:
-    """In the forked child: become the judge for one request; never returns."""
-    from kgb.evaluate.judge import serve_request
-
-    _judge_child(log, env, lambda: serve_request(Path(request)), done_fd)
-
-
-def serve() -> None:
-    """The engine's loop: fork a judge per request, report each one's end."""
-    from kgb.evaluate.sandbox import die_with_parent
-
-    die_with_parent()
-    # SLURM signals every process of a job step at preemption (USR2); the job's own process
-    # decides the requeue, and the engine (its judges and candidates inherit this) must not
-    # die of it mid-judgement, or the trial in flight is logged as the judge's failure.
-    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
-    _warm()
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    children: dict[int, str] = {}  # pid -> request id ("" for a spare not yet handed one)
-    spares: dict[str, tuple[int, int]] = {}  # spare id -> (pid, its order pipe)
-    said: dict[int, int] = {}  # the read end of a judge's pipe that says its verdict is written -> its pid
-    reported: set[int] = set()  # judges whose run was reported done before they ended
-    out = sys.stdout
-    out.write("ready\n")
-    out.flush()
-    buffer = b""
-    stdin = sys.stdin.fileno()
-    while True:
-        ready, _, _ = select.select([stdin, wake_r, *said], [], [])
-        if wake_r in ready:
-            os.read(wake_r, 4096)
-        for fd in [fd for fd in ready if fd in said]:
-            pid = said.pop(fd)
-            written = os.read(fd, 1)  # b"": it ended without saying so; its exit status says how
-            os.close(fd)
-            if written and children.get(pid):
-                out.write(f"done {children[pid]} 0\n")
-                out.flush()
-                reported.add(pid)
-        while children:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            rid = children.pop(pid)
-            for sid, (spare_pid, orders_w) in list(spares.items()):
-                if spare_pid == pid:  # a spare that died unused: its run, if one comes, forks a judge
-                    os.close(orders_w)
-                    del spares[sid]
-            if rid and pid not in reported:
-                out.write(f"done {rid} {status}\n")
-                out.flush()
-            reported.discard(pid)
-        if stdin not in ready:
-            continue
-        chunk = os.read(stdin, 65536)
-        if not chunk:  # the harness is gone
-            for pid in children:
-                _kill_group(pid)
-            return
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            order = json.loads(line)
-            if "run" in order:
-                spare = spares.pop(str(order.get("spare")), None)
-                if spare is not None and _handed(spare, order["request"]):
-                    pid = spare[0]
-                else:
-                    done_r, done_w = os.pipe()
-                    pid = os.fork()
-                    if pid == 0:
-                        _close(done_r, *said)
-                        _run_child(order["request"], order["log"], order["env"], done_w)
-                    os.close(done_w)
-                    said[done_r] = pid
-                children[pid] = str(order["run"])
-            elif "drop" in order:
-                spare = spares.pop(str(order["drop"]), None)
-                if spare is not None:
-                    _let_go(spare)
-            elif "spare" in order:
-                orders_r, orders_w = os.pipe()
-                done_r, done_w = os.pipe()
-                pid = os.fork()
-                if pid == 0:
-                    _close(orders_w, done_r, *said)
-                    from kgb.evaluate.spare import serve_spare
-
-                    _judge_child(order["log"], order["env"], functools.partial(serve_spare, order, orders_r, done_w),
-                                 done_w)
-                os.close(orders_r)
-                os.close(done_w)
-                said[done_r] = pid
-                spares[str(order["spare"])] = (pid, orders_w)
-                children[pid] = ""  # not reported: no evaluation waits for it
-            elif "kill" in order:
-                for pid, rid in children.items():
-                    if rid == str(order["kill"]):
-                        _kill_group(pid)
-
-
-def _close(*fds: int) -> None:
-    """In a forked judge: the engine's descriptors that are not its own."""
-    for fd in fds:
-        os.close(fd)
-
-
-def _handed(spare: tuple[int, int], request: str) -> bool:
-    """Give the spare its request; False if it is gone."""
-    pid, orders_w = spare
-    try:
-        os.write(orders_w, (json.dumps({"request": request}) + "\n").encode())
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(orders_w)
-
-
-def _let_go(spare: tuple[int, int]) -> None:
-    pid, orders_w = spare
-    os.close(orders_w)  # it reads end of file, closes its candidate processes and exits
-    _kill_group(pid)
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-# --------------------------------------------------------------------- in the harness
-
 
 # The engine asks to die with its parent (PR_SET_PDEATHSIG), and Linux sends that signal
 # when the *thread* that started it ends, not the process. Engines are shared: one started
@@ -293,7 +84,7 @@ class Engine:
 
     def __init__(self, env: dict[str, str]):
         self.proc = _start_from_the_lasting_thread(lambda: subprocess.Popen(
-            [sys.executable, "-m", "kgb.evaluate.engine"], env=env, stdin=subprocess.PIPE,
+            [sys.executable, "-m", "kgb.evaluate.engine_process"], env=env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
             start_new_session=True,
         ))
@@ -410,7 +201,3 @@ def _outcome(status: int) -> str:
         return f"died:killed by signal {signal.Signals(sig).name}"
     except ValueError:
         return f"died:killed by signal {sig}"
-
-
-if __name__ == "__main__":
-    serve()
