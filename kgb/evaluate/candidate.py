@@ -34,7 +34,7 @@ from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, r
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
-from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent
+from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
 from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
 
@@ -298,8 +298,8 @@ def _close_inherited(keep: int) -> None:
 
 def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
     """The body of the forked candidate process; never returns."""
-    code = 0
-    try:
+
+    def serve() -> None:
         os.setsid()
         die_with_parent()
         _close_inherited(keep=conn.fileno())
@@ -326,10 +326,5 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
         torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # no seed a candidate can predict
         codec.send(conn, "ready", None, sandbox=str(applied.level), notes=applied.notes)
         _Server(conn, device, workspace).serve()
-    except BaseException:  # noqa: BLE001 - report, then leave without running atexit handlers
-        traceback.print_exc()
-        code = 70
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+
+    exit_after(serve)

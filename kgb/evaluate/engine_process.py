@@ -54,11 +54,10 @@ def _judge_child(log: str, env: dict[str, str], body, done_fd: int) -> None:
     returned (the verdict is written), a byte on `done_fd` tells the engine so: the process
     still has its CUDA context to tear down as it exits, a while that no evaluation needs
     to wait for."""
-    code = 0
-    try:
-        os.setsid()
-        from kgb.evaluate.sandbox import die_with_parent
+    from kgb.evaluate.sandbox import die_with_parent, exit_after
 
+    def judge() -> None:
+        os.setsid()
         die_with_parent()
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         os.dup2(fd, 1)
@@ -71,15 +70,8 @@ def _judge_child(log: str, env: dict[str, str], body, done_fd: int) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os.write(done_fd, b"1")
-    except BaseException:  # noqa: BLE001 - the harness reads the log
-        import traceback
 
-        traceback.print_exc()
-        code = 70
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+    exit_after(judge)
 
 
 def _run_child(request: str, log: str, env: dict[str, str], done_fd: int) -> None:

@@ -25,9 +25,12 @@ import platform
 import resource
 import struct
 import sys
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import NoReturn
 
 
 class SandboxLevel(StrEnum):
@@ -53,6 +56,21 @@ SECCOMP_MODE_FILTER = 2
 def die_with_parent() -> None:
     """Ask the kernel to kill this process when its parent dies (kill -9 of a run included)."""
     _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+
+
+def exit_after(body: Callable[[], None]) -> NoReturn:
+    """Run the body of a forked child, then leave without the parent's atexit handlers or
+    cleanup: exit status 0, or 70 with the traceback on stderr."""
+    code = 0
+    try:
+        body()
+    except BaseException:  # noqa: BLE001 - reported on stderr, which the parent reads
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _check(result: int, what: str) -> int:
