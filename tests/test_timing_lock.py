@@ -333,18 +333,25 @@ def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_i
         process.close()
 
 
-def _traced_section(path: str, kind: str, what: str, start_after_s: float, hold_s: float) -> None:
+def _traced_section(path: str, marks: str, kind: str, what: str, hold_s: float, after: tuple[str, ...]) -> None:
+    """Hold a turn or a work section (with a phase `what` in it) for hold_s, once the marks
+    named in `after` exist; mark `<what>.in` once inside and `<what>.out` once out."""
     timing_lock.spin_up = lambda: None
-    time.sleep(start_after_s)
+    deadline = time.monotonic() + 30
+    while not all(os.path.exists(os.path.join(marks, m)) for m in after) and time.monotonic() < deadline:
+        time.sleep(0.01)
     phases = Phases()
     lock = TimingLock(path, phases)
     lock.tag = f"op-{what}"
-    with phases("outer"), lock() if kind == "turn" else lock.work():
-        if what == "outer":  # a section in which no phase ends is named after the one it ran in
-            time.sleep(hold_s)
-        else:
-            with phases(what):
+    with phases("outer"):
+        with lock() if kind == "turn" else lock.work():
+            open(os.path.join(marks, f"{what}.in"), "w").close()
+            if what == "outer":  # a section in which no phase ends is named after the one it ran in
                 time.sleep(hold_s)
+            else:
+                with phases(what):
+                    time.sleep(hold_s)
+        open(os.path.join(marks, f"{what}.out"), "w").close()
 
 
 def test_the_trace_says_which_section_a_turn_drained(tmp_path, monkeypatch):
@@ -357,20 +364,23 @@ def test_the_trace_says_which_section_a_turn_drained(tmp_path, monkeypatch):
 
     trace = tmp_path / "trace.jsonl"
     monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
-    lock = str(tmp_path / "gpu.lock")
+    lock, marks = str(tmp_path / "gpu.lock"), str(tmp_path)
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_traced_section, args=(lock, *s)) for s in
-             (("work", "reference", 0.0, 0.8), ("work", "draw", 0.0, 0.2), ("work", "outer", 0.0, 0.1),
-              ("turn", "replay timing", 0.3, 0.1))]
+    # the turn is asked for while the reference runs, once the draw and the other section have ended
+    procs = [ctx.Process(target=_traced_section, args=(lock, marks, *s)) for s in
+             (("work", "reference", 0.8, ()), ("work", "draw", 0.1, ()), ("work", "outer", 0.1, ()),
+              ("turn", "replay timing", 0.1, ("reference.in", "draw.out", "outer.out")))]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(30)
+        p.join(60)
         assert p.exitcode == 0
     records = gpu_trace.read(trace)
     assert sorted(r["kind"] for r in records) == ["section", "section", "section", "turn"]
     turn = next(r for r in records if r["kind"] == "turn")
-    assert turn["tag"] == "op-replay timing" and turn["drained"] - turn["began"] > 0.3  # it waited for the reference
+    reference = next(r for r in records if r.get("what") == "reference")
+    assert turn["tag"] == "op-replay timing"
+    assert turn["began"] < reference["ended"] < turn["drained"]  # it waited for the reference
     assert {r["what"] for r in records if r["kind"] == "section"} == {"reference", "draw", "outer"}
     report = gpu_trace.report(records)
     assert "| reference | 1 |" in report  # the drain's culprit, not the draw that had ended
