@@ -304,22 +304,22 @@ def _host_bytes(storage: torch.UntypedStorage,
     flat = storage_bytes(storage)
     if flat.device.type == "cpu":
         return flat
-    host = torch.empty(flat.numel(), dtype=torch.uint8)
-    for start in range(0, flat.numel(), COPY_CHUNK):
-        with copying():
-            host[start:start + COPY_CHUNK].copy_(flat[start:start + COPY_CHUNK])
-    return host
+    return _copied(flat, torch.empty(flat.numel(), dtype=torch.uint8), copying)
 
 
 def _on_device(buf: torch.Tensor, device: str,
                copying: Callable[[], AbstractContextManager] = nullcontext) -> torch.Tensor:
     if device == "cpu":
         return buf
-    placed = torch.empty(buf.numel(), dtype=torch.uint8, device=device)
-    for start in range(0, buf.numel(), COPY_CHUNK):
+    return _copied(buf, torch.empty(buf.numel(), dtype=torch.uint8, device=device), copying)
+
+
+def _copied(source: torch.Tensor, dest: torch.Tensor, copying: Callable[[], AbstractContextManager]) -> torch.Tensor:
+    """`dest` with `source`'s bytes, copied COPY_CHUNK at a time, each chunk inside `copying()`."""
+    for start in range(0, source.numel(), COPY_CHUNK):
         with copying():
-            placed[start:start + COPY_CHUNK].copy_(buf[start:start + COPY_CHUNK])
-    return placed
+            dest[start:start + COPY_CHUNK].copy_(source[start:start + COPY_CHUNK])
+    return dest
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
