@@ -13,7 +13,7 @@ from pathlib import Path
 import kgb.evaluate as evaluation
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
-from kgb.evaluate.gpus import GpuSlots, visible_gpus
+from kgb.evaluate.gpus import GpuSlots, MemoryGate, visible_gpus
 
 
 class RecordingEngine:
@@ -68,6 +68,7 @@ def two_gpus(monkeypatch, engine: RecordingEngine) -> None:
 
     monkeypatch.setattr(evaluation, "_engine", fake_engine)
     monkeypatch.setattr(evaluation.gpus, "_slots", GpuSlots(["2", "3"]))
+    monkeypatch.setattr(evaluation.gpus, "memory", MemoryGate())  # a ceiling a test lowers stays in it
 
 
 def test_evaluations_spread_over_the_gpus_each_with_its_own_timing_lock(monkeypatch):
@@ -125,19 +126,48 @@ class CrowdedEngine:
                 self.in_flight -= 1
 
 
-def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_alone(monkeypatch):
+def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_fewer(monkeypatch):
+    """Six in flight, one runs out: it runs again once fewer than three are in flight, while
+    two others still run (they end only once it has started again), not once all have ended."""
     spec = operators.load("aten::add")
     base = spec.solution_path.read_text()
     sources = [base + f"\n# candidate {i}\n" for i in range(6)]
-    engine = CrowdedEngine(oom_source=sources[0])
+    rerun_started = threading.Event()
+    all_in = threading.Barrier(6, timeout=30)
+
+    class Engine(CrowdedEngine):
+        def run(self, request, log, env, timeout_s, spare=None):
+            req = json.loads(request.read_text())
+            source = req["source"]
+            with self._lock:
+                self.in_flight += 1
+                again = any(s == source for s, _ in self.runs)
+                self.runs.append((source, self.in_flight))
+            try:
+                if not again:
+                    all_in.wait()  # the first round: all six in flight together
+                if source == sources[0] and not again:
+                    log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.00 GiB.\n")
+                    return "died:exit code 70"
+                if source == sources[0]:
+                    rerun_started.set()
+                if source in sources[4:]:
+                    rerun_started.wait(timeout=10)
+                Path(req["result"]).write_text(json.dumps({"final": {"status": "correct", "message": "fine", "cases": []}}))
+                return "ok"
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+
+    engine = Engine(oom_source=sources[0])
     two_gpus(monkeypatch, engine)
     settings = EvalSettings(device="cuda", case_tags=("smoke",), time_cases=("smoke",))
     with ThreadPoolExecutor(6) as pool:
         verdicts = list(pool.map(lambda s: evaluate(s, spec, settings), sources))
     assert all(v.correct for v in verdicts)  # the candidate is not blamed for its neighbours
-    assert "run alone" in verdicts[0].logs
+    assert "ran out of memory while other evaluations shared it (6 in flight)" in verdicts[0].logs
     retries = [n for s, n in engine.runs if s == sources[0]]
-    assert len(retries) == 2 and retries[1] == 1  # the second run had the GPU to itself
+    assert len(retries) == 2 and retries[1] == 3  # itself and the two that waited for it
 
 
 def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
@@ -153,4 +183,45 @@ def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     two_gpus(monkeypatch, engine)
     verdict = evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cuda", case_tags=("smoke",)))
     assert verdict.status == "runtime_error" and "out of memory" in verdict.message
-    assert len(engine.runs) == 2  # once among others, once alone: no more
+    assert len(engine.runs) == 1  # nothing else was in flight: the candidate's own failure
+
+
+def test_the_gate_halves_its_ceiling_down_to_one_and_raises_it_as_evaluations_fit():
+    gate = MemoryGate()
+    with gate.seat() as a, gate.seat() as b, gate.seat(), gate.seat() as d:
+        a.ran_out = True
+    assert (a.among, b.among, d.among) == (4, 4, 4) and gate.ceiling == 2
+    with gate.seat() as e, gate.seat():
+        e.ran_out = True
+    assert gate.ceiling == 1
+    with gate.seat() as alone:
+        alone.ran_out = True  # among 1: the candidate's own failure, the ceiling stays
+    assert alone.among == 1 and gate.ceiling == 1
+    for _ in range(1 + 2):  # one ceiling's worth of evaluations that fit raises it by one
+        with gate.seat():
+            pass
+    assert gate.ceiling == 3
+
+
+def test_at_the_ceiling_a_new_evaluation_waits_and_one_running_again_goes_first():
+    gate = MemoryGate()
+    with gate.seat() as a, gate.seat():
+        a.ran_out = True
+    assert gate.ceiling == 1
+    order: list[str] = []
+    holding = gate.seat()
+    holding.__enter__()
+
+    def take(name: str, again: bool) -> None:
+        with gate.seat(again=again):
+            order.append(name)
+
+    with ThreadPoolExecutor(2) as pool:
+        new = pool.submit(take, "new", False)
+        threading.Event().wait(0.2)  # the new one waits first
+        rerun = pool.submit(take, "again", True)
+        threading.Event().wait(0.2)
+        assert order == []  # both wait: one is in flight, the ceiling is one
+        holding.__exit__(None, None, None)
+        new.result(timeout=10), rerun.result(timeout=10)
+    assert order == ["again", "new"]

@@ -132,17 +132,27 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     reasons = static_check(source, tuple(spec.signatures), spec.kernel_required)
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
-    with gpus.memory.shared():
-        verdict = _judged(source, spec, settings, baselines or {})
-    if settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.logs):
-        with gpus.memory.alone():
+    crowded = []  # for each run that ran out of GPU memory among others: how many were in flight
+    while True:
+        with gpus.memory.seat(again=bool(crowded)) as seat:
             verdict = _judged(source, spec, settings, baselines or {})
-        verdict = dataclasses.replace(verdict, logs=verdict.logs + "\n[kgb] the GPU ran out of memory while other "
-                                      "evaluations shared it; this verdict is from a run alone on it\n")
+            seat.ran_out = settings.device != "cpu" and _out_of_memory(verdict)
+        if not seat.ran_out or seat.among == 1:
+            break
+        crowded.append(seat.among)
+    if crowded:
+        beside = "alone on it" if seat.among == 1 else f"with at most {seat.among - 1} other(s) beside it"
+        verdict = dataclasses.replace(verdict, logs=verdict.logs + (
+            f"\n[kgb] the GPU ran out of memory while other evaluations shared it ({', '.join(map(str, crowded))} "
+            f"in flight); this verdict is from a run {beside}\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
+
+
+def _out_of_memory(verdict: Verdict) -> bool:
+    return verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.logs)
 
 
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
