@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -197,6 +198,14 @@ print(next(iter(_engines.values())).proc.pid, flush=True)
 time.sleep(600)
 """
 
+# a harness started after one was killed: one evaluation, to its end
+NEXT_HARNESS = """
+from kgb import operators
+from kgb.evaluate import EvalSettings, evaluate
+spec = operators.load("aten::softmax")
+print(evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cpu", case_tags=("smoke",))).status)
+"""
+
 
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
@@ -232,6 +241,13 @@ def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(
     while time.time() < deadline and any(_alive(p) for p in family):
         time.sleep(0.2)
     assert not [p for p in family if _alive(p)]
+    # its evaluation's folder and its spare's are left; the next harness to start removes them
+    left = sorted(Path(tempfile.gettempdir()).glob(f"kgb-eval-{harness.pid}-*"))
+    assert len(left) >= 2, left
+    next_run = subprocess.run([sys.executable, "-c", NEXT_HARNESS], capture_output=True, text=True, timeout=300,
+                              cwd=Path(__file__).parent.parent)
+    assert next_run.returncode == 0 and "correct" in next_run.stdout, next_run.stderr[-2000:]
+    assert not [f for f in left if f.exists()]
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, gpus
+from kgb.evaluate import compile_cache, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
@@ -108,6 +108,7 @@ def _engine(settings: EvalSettings) -> Iterator[Engine]:
     with _engines_lock:
         engine = _engines.pop(key, None)
         if engine is None or not engine.alive:
+            workdirs.remove_left_behind()  # a harness killed before this one left its folders
             engine = Engine(env)
         _engines[key] = engine
         engine.leases += 1
@@ -211,9 +212,9 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
              "processes": 2 if settings.device != "cpu" and settings.time_cases else 1}
     key = json.dumps([fixed, settings.extra_env], sort_keys=True)
     spare = engine.take_spare(key)
-    workdir = spare.workdir if spare else Path(tempfile.mkdtemp(prefix="kgb-eval-"))
+    workdir = spare.workdir if spare else workdirs.new()
     try:
-        following = Path(tempfile.mkdtemp(prefix="kgb-eval-"))
+        following = workdirs.new()
         engine.start_spare(key, following, {
             **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
         yield workdir, spare
