@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -242,7 +243,7 @@ def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(
         time.sleep(0.2)
     assert not [p for p in family if _alive(p)]
     # its evaluation's folder and its spare's are left; the next harness to start removes them
-    left = sorted(Path(tempfile.gettempdir()).glob(f"kgb-eval-{harness.pid}-*"))
+    left = sorted(Path(tempfile.gettempdir()).glob(f"kgb-eval-{socket.gethostname()}-{harness.pid}-*"))
     assert len(left) >= 2, left
     next_run = subprocess.run([sys.executable, "-c", NEXT_HARNESS], capture_output=True, text=True, timeout=300,
                               cwd=Path(__file__).parent.parent)

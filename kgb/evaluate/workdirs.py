@@ -1,12 +1,15 @@
-"""Evaluation folders in the temporary directory. Each is named after the harness process
-that made it, so that a harness that starts later removes the folders a killed one left
-(SIGKILL runs no cleanup: every killed run left its evaluation in flight and its spare
-judge's folder behind, workspaces of compiled kernels and copies of inputs)."""
+"""Evaluation folders in the temporary directory. Each is named after the host and harness
+process that made it, so that a harness that starts later removes the folders a killed one
+left (SIGKILL runs no cleanup: every killed run left its evaluation in flight and its spare
+judge's folder behind, workspaces of compiled kernels and copies of inputs). The host is in
+the name because a temporary directory may be shared between hosts, where another host's
+process numbers mean nothing here."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
@@ -15,14 +18,16 @@ PREFIX = "kgb-eval-"
 
 def new() -> Path:
     """A new evaluation folder of this process."""
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{_ours()}{os.getpid()}-"))
 
 
 def remove_left_behind() -> list[Path]:
-    """Remove this user's evaluation folders whose harness process has ended; the ones removed."""
+    """Remove the evaluation folders this user made on this host whose harness process has
+    ended; the ones removed."""
     removed = []
-    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*-*"):
-        pid = folder.name[len(PREFIX):].partition("-")[0]
+    ours = _ours()
+    for folder in Path(tempfile.gettempdir()).glob(f"{ours}*-*"):
+        pid = folder.name[len(ours):].partition("-")[0]
         try:
             mine = folder.lstat().st_uid == os.getuid() and folder.is_dir() and not folder.is_symlink()
         except OSError:
@@ -31,6 +36,11 @@ def remove_left_behind() -> list[Path]:
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
+
+
+def _ours() -> str:
+    """The start of this host's folder names (mkdtemp's random part holds no "-")."""
+    return f"{PREFIX}{socket.gethostname().replace('/', '_')}-"
 
 
 def _alive(pid: int) -> bool:
