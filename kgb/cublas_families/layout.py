@@ -51,16 +51,23 @@ def nans(count: int, dtype: torch.dtype) -> torch.Tensor:
     return torch.full((count,), float("nan"), dtype=dtype)
 
 
-def matrix(buf: torch.Tensor, rows: int, cols: int, ld: int, offset: int = 0) -> torch.Tensor:
-    """The column-major rows x cols matrix at `offset` with leading dimension ld, a view."""
-    return buf.as_strided((rows, cols), (1, ld), buf.storage_offset() + offset)
+def matrix(
+    buf: torch.Tensor, rows: int, cols: int, ld: int, offset: int = 0, count: int | None = None,
+    stride: int = 0,
+) -> torch.Tensor:  # fmt: skip
+    """The column-major rows x cols matrix at `offset` with leading dimension ld, a view;
+    with `count`, a count x rows x cols view of that many matrices `stride` elements apart."""
+    if count is None:
+        return buf.as_strided((rows, cols), (1, ld), buf.storage_offset() + offset)
+    return buf.as_strided((count, rows, cols), (stride, 1, ld), buf.storage_offset() + offset)
 
 
 def op(m: torch.Tensor, trans: str) -> torch.Tensor:
-    """op(X) of a BLAS transpose flag: 'N' X, 'T' X^T, 'C' X^H (X^T for real X)."""
+    """op(X) of a BLAS transpose flag: 'N' X, 'T' X^T, 'C' X^H (X^T for real X); of the
+    last two dimensions, so that a batch of matrices takes it too."""
     if trans == "N":
         return m
-    return m.t().conj() if trans == "C" else m.t()
+    return m.mH if trans == "C" else m.mT
 
 
 def stored_shape(trans: str, rows: int, cols: int) -> tuple[int, int]:
@@ -73,17 +80,31 @@ def span(n: int, inc: int) -> int:
     return 1 + (max(n, 1) - 1) * abs(inc)
 
 
-def vector(buf: torch.Tensor, n: int, inc: int, offset: int = 0) -> torch.Tensor:
+def _strided(buf: torch.Tensor, n: int, inc: int, offset: int, count: int | None, stride: int):
+    """The elements of a BLAS vector (of `count` of them, `stride` apart), in storage order."""
+    if count is None:
+        return buf.as_strided((n,), (abs(inc),), buf.storage_offset() + offset)
+    return buf.as_strided((count, n), (stride, abs(inc)), buf.storage_offset() + offset)
+
+
+def vector(
+    buf: torch.Tensor, n: int, inc: int, offset: int = 0, count: int | None = None, stride: int = 0
+) -> torch.Tensor:
     """The n logical elements of a BLAS vector, a copy in logical order: element i is
-    buf[i * inc] for inc > 0 and buf[(n - 1 - i) * |inc|] for inc < 0."""
-    v = buf.as_strided((n,), (abs(inc),), buf.storage_offset() + offset)
-    return v.flip(0) if inc < 0 else v
+    buf[i * inc] for inc > 0 and buf[(n - 1 - i) * |inc|] for inc < 0; with `count`, a
+    count x n tensor of that many vectors `stride` elements apart."""
+    v = _strided(buf, n, inc, offset, count, stride)
+    return v.flip(-1) if inc < 0 else v
 
 
-def set_vector(buf: torch.Tensor, n: int, inc: int, values: torch.Tensor, offset: int = 0) -> None:
-    """Write `values` (logical order) into the BLAS vector's elements of buf."""
-    v = buf.as_strided((n,), (abs(inc),), buf.storage_offset() + offset)
-    v.copy_(values.flip(0) if inc < 0 else values)
+def set_vector(
+    buf: torch.Tensor, n: int, inc: int, values: torch.Tensor, offset: int = 0,
+    count: int | None = None, stride: int = 0,
+) -> None:  # fmt: skip
+    """Write `values` (logical order) into the BLAS vector's elements of buf (with `count`,
+    into each of the vectors, as `vector` reads them)."""
+    v = _strided(buf, n, inc, offset, count, stride)
+    v.copy_(values.flip(-1) if inc < 0 else values)
 
 
 @dataclass(frozen=True)
