@@ -292,13 +292,19 @@ def test_an_engine_outlives_the_thread_that_started_it():
         engine.close()
 
 
-@pytest.mark.slow
-def test_a_random_op_whose_reference_cannot_vary_is_not_turned_away():
+def test_a_random_op_whose_reference_cannot_vary_is_not_turned_away(tmp_path):
     """bernoulli with p = 0 draws zeros every time: two equal draws are then no sign of a
     candidate that memoises its samples (found on an H200, where all cases run)."""
-    spec = operators.load("aten::bernoulli")
+    # the spec narrowed to that case (and the smoke cases every spec needs, not judged here):
+    # all of its check cases took a minute in the interpreter
+    bernoulli = operators.load("aten::bernoulli")
+    narrowed = tmp_path / "aten" / "bernoulli" / "spec.py"
+    narrowed.parent.mkdir(parents=True)
+    narrowed.write_text(bernoulli.path.read_text() + '\nCASES = [c for c in CASES if c.name == "p-zero" or c.tag == "smoke"]\n')
+    spec = operators.load_spec(narrowed)
+    assert [c.name for c in spec.cases_for({"check"})] == ["p-zero"]
     settings = EvalSettings(device="cpu", case_tags=("check",), timeout_s=300)
-    verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+    verdict = evaluate(bernoulli.solution_path.read_text(), spec, settings)
     assert verdict.correct, verdict.message
     assert any(c.name == "p-zero" and c.status == Status.CORRECT for c in verdict.cases)
 
