@@ -137,7 +137,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     while True:
         with gpus.memory.seat(again=bool(crowded)) as seat:
             verdict = _judged(source, spec, settings, baselines or {})
-            seat.ran_out = settings.device != "cpu" and _out_of_memory(verdict)
+            seat.ran_out = (settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR
+                            and gpus.out_of_memory(verdict.logs))
         if not seat.ran_out or seat.among == 1:
             break
         crowded.append(seat.among)
@@ -150,10 +151,6 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     secrets = secret_values(settings)
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
-
-
-def _out_of_memory(verdict: Verdict) -> bool:
-    return verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.logs)
 
 
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
