@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
@@ -220,7 +221,9 @@ def test_at_the_ceiling_a_new_evaluation_waits_and_one_running_again_goes_first(
         new = pool.submit(take, "new", False)
         threading.Event().wait(0.2)  # the new one waits first
         rerun = pool.submit(take, "again", True)
-        threading.Event().wait(0.2)
+        deadline = time.monotonic() + 30
+        while gate._again == 0 and time.monotonic() < deadline:  # until it waits, however loaded the machine
+            threading.Event().wait(0.01)
         assert order == []  # both wait: one is in flight, the ceiling is one
         holding.__exit__(None, None, None)
         new.result(timeout=10), rerun.result(timeout=10)
