@@ -1,7 +1,7 @@
 """How fast the judge gets through candidates on this machine; prints a table.
 
     python benchmarks/throughput.py [--source all] [--jobs N] [--cases smoke] [--ops a::b,...] [--views-alone]
-                                    [--trace FILE] [--baselines-from SWEEP.json,...]
+                                    [--trace FILE] [--baselines-from SWEEP.json,...] [--slowest-first SWEEP.json]
 
 Judges every selected operator's solution through `kgb.evaluate` with N evaluations in
 flight (one warm engine; on a GPU, timing is exclusive per GPU and checks overlap) and
@@ -32,11 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
 from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
+from kgb.evaluate.candidate_process import RECEIVING, SENDING  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
+# The crossings of inputs and outputs are (issue 11: a candidate's time less its compile, kernel
+# and reference time); until session 22 they were inside the phase "candidate" and not counted.
 HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other",
-                  "outside the judge (harness, engine, fork)")
+                  "outside the judge (harness, engine, fork)", SENDING, RECEIVING)
 VIEW_OPS = ["aten::as_strided", "aten::expand", "aten::narrow", "aten::select", "aten::t", "aten::unsqueeze",
             "aten::reshape", "aten::expand_as", "aten::unsafe_split"]
 
@@ -56,6 +59,9 @@ def main() -> int:
     parser.add_argument("--baselines-from", default="",
                         help="earlier sweeps' --json files, comma-separated: their baselines are given to the "
                              "judge as known, as a job's baseline book gives them on the chip's second run")
+    parser.add_argument("--slowest-first", default=None,
+                        help="an earlier sweep's --json file: start the operators slowest first by its wall "
+                             "times (those it lacks last), so that the sweep does not end on a long one")
     parser.add_argument("--trace", default=None,
                         help="keep the judges' trace of turns and work sections here and report what the "
                              "turns waited for (benchmarks/gpu_trace.py)")
@@ -67,6 +73,9 @@ def main() -> int:
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     named = [o for o in args.ops.split(",") if o]
     ops = sorted(operators.select(args.source, named or None), key=lambda op: named.index(op) if named else 0)
+    if args.slowest_first:
+        earlier = {op: entry["wall_s"] for op, entry in json.loads(Path(args.slowest_first).read_text()).items()}
+        ops.sort(key=lambda op: -earlier.get(op, 0.0))
     settings = EvalSettings(device=device, case_tags=tags, time_cases=("bench",) if device != "cpu" else (),
                             timeout_s=600)
     started = time.perf_counter()

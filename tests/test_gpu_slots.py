@@ -28,8 +28,12 @@ class RecordingEngine:
         self._lock = threading.Lock()
         self._together = threading.Barrier(together, timeout=60)
 
-    def take_spare(self, key: str) -> None:
-        return None  # no spare judges here: every request is run as it comes
+    @contextmanager
+    def evaluating(self, key: str):
+        yield None  # no spare judges here: every request is run as it comes
+
+    def spares_wanted(self, key: str) -> int:
+        return 1
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         shutil.rmtree(workdir)
@@ -103,8 +107,12 @@ class CrowdedEngine:
         self.in_flight = 0
         self._lock = threading.Lock()
 
-    def take_spare(self, key: str) -> None:
-        return None  # no spare judges here: every request is run as it comes
+    @contextmanager
+    def evaluating(self, key: str):
+        yield None  # no spare judges here: every request is run as it comes
+
+    def spares_wanted(self, key: str) -> int:
+        return 1
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         shutil.rmtree(workdir)

@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import pytest
 
@@ -76,6 +78,25 @@ def test_the_next_evaluation_runs_on_the_spare_the_one_before_started(softmax):
     assert not [name for name in found if name.startswith("left-by")], found
 
 
+def test_as_many_spares_wait_as_evaluations_were_in_flight(softmax):
+    """A sweep judges several candidates at once: one spare for them all left most of its
+    evaluations to start their judges while they waited (2-9 s each on a busy H200)."""
+    settings = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=121)  # settings of this test alone
+    slow = REPORTER.replace("    home = ", "    import time\n    time.sleep(3)\n    home = ")
+
+    def three_at_once() -> list[int]:
+        with ThreadPoolExecutor(3) as pool:
+            return [_report(v)[0] for v in pool.map(
+                lambda tag: evaluate(slow.format(tag=tag), softmax, settings), ["a", "b", "c"])]
+
+    three_at_once()
+    engine = _engines[json.dumps(engine_env(settings), sort_keys=True)]
+    key = next(s.key for s in engine._spares if '"timeout_s": 121' in s.key)
+    assert sum(s.key == key for s in engine._spares) == 3
+    waiting = _spare_up(engine)
+    assert set(three_at_once()) <= waiting, "an evaluation started its own judge while spares waited"
+
+
 def test_a_spare_is_only_used_for_the_settings_it_was_started_for(softmax):
     _report(evaluate(REPORTER.format(tag="a"), softmax, SETTINGS))
     engine = _engines[json.dumps(engine_env(SETTINGS), sort_keys=True)]
@@ -94,8 +115,12 @@ def test_a_spare_without_a_timing_process_never_serves_a_judgement_that_times():
         def __init__(self):
             self.spares: dict[str, dict] = {}
 
-        def take_spare(self, key):
-            return None
+        @contextmanager
+        def evaluating(self, key):
+            yield None
+
+        def spares_wanted(self, key):
+            return 1
 
         def start_spare(self, key, workdir, order):
             self.spares[key] = order

@@ -199,24 +199,26 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
 def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spare | None]]:
     """This evaluation's folder (the workspace `candidate`, the request, result and log): a
     spare judge's, where the engine holds one for these settings (kgb.evaluate.spare),
-    else a new one; and a spare started meanwhile for the next evaluation, whose processes
-    start while this one is judged. (Started once this one was judged, the spare of one
-    call made right after another was not up yet: on the H200 the view operators judged
-    back to back waited 0.8 s for theirs, against 0.1-0.2 s.) Candidate processes have
-    always started CUDA beside other judges' GPU work; none of it is a timing."""
+    else a new one; and spares started meanwhile for the next evaluations, whose processes
+    start while this one is judged, one for each evaluation of these settings in flight.
+    (Started once this one was judged, the spare of one call made right after another was
+    not up yet: on the H200 the view operators judged back to back waited 0.8 s for theirs,
+    against 0.1-0.2 s.) Candidate processes have always started CUDA beside other judges'
+    GPU work; none of it is a timing."""
     # what the spare's processes are started with; a spare serves only settings that agree
     fixed = {"device": settings.device, "timeout_s": settings.timeout_s,
              "processes": 2 if settings.device != "cpu" and settings.time_cases else 1}
     key = json.dumps([fixed, settings.extra_env], sort_keys=True)
-    spare = engine.take_spare(key)
-    workdir = spare.workdir if spare else workdirs.new()
-    try:
-        following = workdirs.new()
-        engine.start_spare(key, following, {
-            **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
-        yield workdir, spare
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    with engine.evaluating(key) as spare:
+        workdir = spare.workdir if spare else workdirs.new()
+        try:
+            for _ in range(engine.spares_wanted(key)):
+                following = workdirs.new()
+                engine.start_spare(key, following, {
+                    **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
+            yield workdir, spare
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 @contextmanager

@@ -9,6 +9,8 @@ reports (kgb.evaluate.timing_lock): both are host work that no timing turn shoul
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,12 @@ class CandidateDied(Exception):
 class TurnOverrun(Exception):
     """The candidate's own timing held its work section too long; its process is gone."""
 
+
+# What the judge's verdict calls the crossings (benchmarks/throughput.py sums them): inputs
+# copied off the GPU, written, and read by the candidate process; its reply's bytes read
+# and copied onto the GPU. Host work mostly, hundreds of MB for a bench case.
+SENDING = "inputs to the candidate process"
+RECEIVING = "outputs from the candidate process"
 
 # The longest a candidate's own timing may hold its work section, which every timing turn
 # of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
@@ -83,11 +91,17 @@ class CandidateProcess:
         work) and copied to the GPU in short sections of their own; compile notices on the
         way are answered."""
         lock = self._lock()
+
+        @contextmanager
+        def reading() -> Iterator[None]:
+            with lock.paused(), lock.phase(RECEIVING):
+                yield
+
         try:
-            msg = codec.receive(self.conn, self.device, known, reading=lock.paused, copying=lock.work)
+            msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work)
             while msg.kind == "compiling":
                 self._while_compiling()
-                msg = codec.receive(self.conn, self.device, known, reading=lock.paused, copying=lock.work)
+                msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work)
             return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
@@ -122,7 +136,7 @@ class CandidateProcess:
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
         lock = self._lock()
-        with lock.paused():
+        with lock.paused(), lock.phase(SENDING):
             out = codec.encode(kind, value, copying=lock.work, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":

@@ -14,6 +14,9 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,10 +61,16 @@ class EngineDied(RuntimeError):
     """The engine process ended: an infrastructure failure, not a verdict on a candidate."""
 
 
-# Spare judges an engine holds at once, one per settings (a multi-GPU host's evaluations
-# differ in CUDA_VISIBLE_DEVICES): each holds a judge and its candidate processes, on a GPU
-# three CUDA contexts.
-MAX_SPARES = 4
+# Spare judges waiting for the next evaluations of one settings: as many as evaluations of
+# them are in flight, up to this many. One was not enough for a sweep: on the H200 (session
+# 21, 12 in flight) an evaluation that found no spare waited 2-9 s for its judge to start,
+# 580 s summed over the 210 operators, and the short operators at the sweep's end waited
+# longer than they were judged. Each spare holds a judge and its candidate processes, on a
+# GPU three CUDA contexts, so the pool stays small.
+SPARES_PER_SETTINGS = 6
+# ... and at most this many in all (a multi-GPU host's evaluations differ in
+# CUDA_VISIBLE_DEVICES: a settings per GPU)
+MAX_SPARES = 16
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,8 @@ class Engine:
         self._pending: dict[str, _Pending] = {}
         self.leases = 0  # evaluations holding this engine (kgb.evaluate._engine counts them)
         self._next = 0
-        self._spares: dict[str, Spare] = {}  # by settings key, the oldest first
+        self._spares: list[Spare] = []  # the oldest first
+        self._in_flight: Counter[str] = Counter()  # evaluations by settings key (`evaluating`)
         first = self.proc.stdout.readline() if self.proc.stdout else ""
         if first.strip() != "ready":
             raise EngineDied(f"the evaluation engine did not start (exit {self.proc.poll()})")
@@ -118,27 +128,47 @@ class Engine:
         return self.proc.poll() is None
 
 
-    def take_spare(self, key: str) -> Spare | None:
-        """The spare judge for settings `key`, now this caller's to `run`; None if there is
-        none for them."""
+    @contextmanager
+    def evaluating(self, key: str) -> Iterator[Spare | None]:
+        """One evaluation of settings `key` in flight: it runs on the spare judge that has
+        waited longest for these settings, yielded (now the caller's to `run`), or on a judge
+        forked for it (None)."""
         with self._lock:
-            return self._spares.pop(key, None)
+            self._in_flight[key] += 1
+            spare = next((s for s in self._spares if s.key == key), None)
+            if spare is not None:
+                self._spares.remove(spare)
+        try:
+            yield spare
+        finally:
+            with self._lock:
+                self._in_flight[key] -= 1
+
+    def spares_wanted(self, key: str) -> int:
+        """How many spare judges to start for settings `key` now: one waiting for each of
+        their evaluations in flight, SPARES_PER_SETTINGS at most."""
+        with self._lock:
+            return max(0, self._pool_size(key) - sum(s.key == key for s in self._spares))
+
+    def _pool_size(self, key: str) -> int:
+        return min(max(self._in_flight[key], 1), SPARES_PER_SETTINGS)
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
-        """Have a spare judge started in `workdir` for the next evaluation of settings `key`,
-        unless one for them is there already; past MAX_SPARES, the oldest is let go.
+        """Have a spare judge started in `workdir` for the next evaluations of settings
+        `key`, unless enough wait for them already; past MAX_SPARES, the oldest is let go.
         `order`: the spare's device, timeout_s, processes and env (kgb.evaluate.spare)."""
         dropped: list[Path] = []
         with self._lock:
-            if key in self._spares:
-                dropped.append(workdir)
+            if sum(s.key == key for s in self._spares) >= self._pool_size(key):
+                dropped.append(workdir)  # another evaluation topped the pool up meanwhile
             else:
                 self._next += 1
-                self._spares[key] = Spare(f"s{self._next}", key, workdir)
-                self._send(json.dumps({**order, "spare": self._spares[key].sid,
+                spare = Spare(f"s{self._next}", key, workdir)
+                self._spares.append(spare)
+                self._send(json.dumps({**order, "spare": spare.sid,
                                        "workspace": str(workdir / "candidate"), "log": str(workdir / "stderr.log")}))
             while len(self._spares) > MAX_SPARES:
-                oldest = self._spares.pop(next(iter(self._spares)))
+                oldest = self._spares.pop(0)
                 self._send(json.dumps({"drop": oldest.sid}))
                 dropped.append(oldest.workdir)
         for folder in dropped:
@@ -178,7 +208,7 @@ class Engine:
         """Remove the spares' folders (once the engine is closed, or at exit: the engine, and
         its spares with it, die with this process)."""
         with self._lock:
-            spares, self._spares = list(self._spares.values()), {}
+            spares, self._spares = self._spares, []
         for spare in spares:
             shutil.rmtree(spare.workdir, ignore_errors=True)
 
