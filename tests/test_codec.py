@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import socket
 import struct
 from contextlib import contextmanager
@@ -102,3 +103,72 @@ def test_copies_to_the_device_go_a_chunk_at_a_time_each_in_its_own_section(monke
     sections.clear()
     host = torch.arange(10, dtype=torch.uint8)
     assert codec._on_device(host, "cpu", section) is host and sections == []  # host memory stays, no copy
+
+
+def test_a_large_message_crosses_in_a_memory_file_bit_for_bit():
+    a, b = _pair()
+    base = torch.randn(1024, 513)  # over MEMORY_FILE_MIN_BYTES
+    value = {"t": base.t(), "row": base[3], "small": torch.arange(5)}
+    out = codec.encode("call", value, memory_file=True)
+    assert out.memory_file is not None and out.header["memory_file"]
+    proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
+    proc.start()
+    got = codec.receive(b, "cpu", memory_files=True).value
+    proc.join(30)
+    assert torch.equal(got["t"], base.t()) and got["t"].stride() == base.t().stride()
+    assert got["row"].untyped_storage().data_ptr() == got["t"].untyped_storage().data_ptr()  # one storage
+    assert torch.equal(got["small"], value["small"])
+    got["t"].zero_()  # the receiver's pages are its own: a private mapping of the file
+    assert torch.equal(out.buffers[0].view(torch.float32)[:5], base.reshape(-1)[:5])
+
+
+def test_the_judge_never_takes_a_memory_file():
+    """Only the candidate process accepts one: memory the candidate could still change
+    while the judge read it would be a value that changes after it was checked."""
+    a, b = _pair()
+    codec.write(a, codec.encode("returned", torch.zeros(1 << 19), memory_file=True))
+    with pytest.raises(codec.WireError, match="memory file"):
+        codec.receive(b, "cpu")
+
+
+def test_a_memory_file_smaller_than_its_message_is_a_wire_error():
+    a, b = _pair()
+    a.send_bytes(json.dumps({"kind": "call", "value": None, "storages": [], "buffers": [2 << 20],
+                             "memory_file": True}).encode())
+    fd = os.memfd_create("short")
+    os.ftruncate(fd, 4096)
+    with socket.fromfd(a.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        socket.send_fds(sock, [b"m"], [fd])
+    os.close(fd)
+    with pytest.raises(codec.WireError, match="does not hold"):
+        codec.receive(b, "cpu", memory_files=True)
+
+
+def test_the_receiver_cannot_shrink_a_memory_file_under_its_sender():
+    a, b = _pair()
+    out = codec.encode("call", torch.ones(1 << 19), memory_file=True)
+    codec.write(a, out)
+    b.recv_bytes()
+    with socket.fromfd(b.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        _, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    with pytest.raises(PermissionError):
+        os.ftruncate(fds[0], 0)
+    os.close(fds[0])
+    assert float(out.buffers[0].view(torch.float32).sum()) == 1 << 19  # the sender's mapping still reads
+
+
+def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back(tmp_path):
+    from kgb.evaluate.candidate_process import CandidateProcess
+    from kgb.evaluate.sandbox import Limits
+
+    (tmp_path / "ws").mkdir()
+    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    try:
+        assert process.load("def f(x, y):\n    x.add_(y)\n    return x.sum()\n").error is None
+        x, y = torch.arange(1 << 20, dtype=torch.float32), torch.full((1 << 20,), 2.0)
+        reply = process.call("f", (x, y), {})
+        assert reply.error is None, reply.error
+        assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 2)  # what it left in its input
+        assert float(reply.value) == float(x.sum())
+    finally:
+        process.close()

@@ -239,7 +239,8 @@ class _Server:
         while True:
             known = codec.Storages()
             try:
-                msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu)
+                msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu,
+                                    memory_files=True)
             except (EOFError, OSError):
                 return
             if msg.kind == "load":

@@ -137,7 +137,7 @@ class CandidateProcess:
             torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
         lock = self._lock()
         with lock.paused(), lock.phase(SENDING):
-            out = codec.encode(kind, value, copying=lock.work, **fields)
+            out = codec.encode(kind, value, copying=lock.work, memory_file=True, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
