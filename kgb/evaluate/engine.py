@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgb.evaluate import gpus
+
 # The engine asks to die with its parent (PR_SET_PDEATHSIG), and Linux sends that signal
 # when the *thread* that started it ends, not the process. Engines are shared: one started
 # by a trial's worker thread, or by the request thread of an agent's check, would be killed
@@ -151,7 +153,7 @@ class Engine:
             return max(0, self._pool_size(key) - sum(s.key == key for s in self._spares))
 
     def _pool_size(self, key: str) -> int:
-        return min(max(self._in_flight[key], 1), SPARES_PER_SETTINGS)
+        return pool_size(self._in_flight[key], ran_out=gpus.memory.ceiling is not None)
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         """Have a spare judge started in `workdir` for the next evaluations of settings
@@ -220,6 +222,16 @@ class Engine:
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.forget_spares()
+
+
+def pool_size(in_flight: int, ran_out: bool) -> int:
+    """How many spare judges wait for one settings: one for each of their evaluations in
+    flight, SPARES_PER_SETTINGS at most, and one only once evaluations have run out of GPU
+    memory among others (`ran_out`, kgb.evaluate.gpus.MemoryGate): every spare holds three
+    CUDA contexts. On the H200 (session 22), with a pool of six, a sweep's peak GPU memory was
+    138-143 GB where it had been 117 GB, and in two sweeps of three the evaluations that ran
+    out and waited to run again lost more time than the pool saved."""
+    return min(max(in_flight, 1), 1 if ran_out else SPARES_PER_SETTINGS)
 
 
 def _outcome(status: int) -> str:
