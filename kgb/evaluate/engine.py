@@ -68,7 +68,7 @@ class EngineDied(RuntimeError):
 # 21, 12 in flight) an evaluation that found no spare waited 2-9 s for its judge to start,
 # 580 s summed over the 210 operators, and the short operators at the sweep's end waited
 # longer than they were judged. Each spare holds a judge and its candidate processes, on a
-# GPU three CUDA contexts, so the pool stays small.
+# GPU three CUDA contexts, so the pool stays small (`pool_size`).
 SPARES_PER_SETTINGS = 6
 # ... and at most this many in all (a multi-GPU host's evaluations differ in
 # CUDA_VISIBLE_DEVICES: a settings per GPU)
@@ -147,8 +147,8 @@ class Engine:
                 self._in_flight[key] -= 1
 
     def spares_wanted(self, key: str) -> int:
-        """How many spare judges to start for settings `key` now: one waiting for each of
-        their evaluations in flight, SPARES_PER_SETTINGS at most."""
+        """How many spare judges to start for settings `key` now, to fill their pool
+        (`pool_size`)."""
         with self._lock:
             return max(0, self._pool_size(key) - sum(s.key == key for s in self._spares))
 
