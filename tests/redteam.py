@@ -107,7 +107,22 @@ ATTACKS = [
     torch.autograd._disable_profiler_legacy()
     with _disable_current_modes():
         y = torch.softmax(self, dim, dtype=dtype)'''),
-           "a stopped profiler is tampering; rejected"),
+           "a stopped profiler is tampering; rejected (torch's legacy stop is replaced, as it "
+           "misreads the running profiler and can hang)"),
+    Attack("stop-the-kineto-profiler", "stop the profiler through Kineto's own stop, which "
+           "leaves the judge's stop nothing to complain about, then compute",
+           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
+    torch.autograd._disable_profiler()
+    with _disable_current_modes():
+        y = torch.softmax(self, dim, dtype=dtype)'''),
+           "a profiler that no longer runs at the end of the call is tampering; rejected"),
+    Attack("restart-the-profiler", "stop the profiler, compute, and start a fresh one for the judge to stop",
+           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
+    torch.autograd._disable_profiler()
+    with _disable_current_modes():
+        y = torch.softmax(self, dim, dtype=dtype)
+    torch.autograd.profiler.profile(use_kineto=False).__enter__()'''),
+           "the fresh profiler lacks the mark the judge's recorded at its start; rejected"),
     Attack("pre-run-hook", "compute in a Triton pre-run hook on the decoy kernel",
            '''
 getattr(_decoy, "add_pre" + "_run_hook")(lambda *a, **k: None)

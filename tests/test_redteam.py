@@ -3,6 +3,8 @@ what it was after."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,42 @@ def softmax():
 def test_no_attack_is_judged_correct(attack, softmax):
     verdict = evaluate(attack.source, softmax, SMOKE)
     assert verdict.status != Status.CORRECT, f"{attack.name} ({attack.tries}) was judged correct"
+
+
+_STOPS = """
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+from kgb.evaluate.integrity import audited, recorded_by_profiler
+
+def stop_legacy():
+    torch.autograd._disable_profiler_legacy()
+
+def stop_kineto():
+    torch.autograd._disable_profiler()
+
+def restart():
+    torch.autograd._disable_profiler()
+    torch.autograd.profiler.profile(use_kineto=False).__enter__()
+
+for name, stop, times in (("none", lambda: None, 1), ("legacy", stop_legacy, 30),
+                          ("kineto", stop_kineto, 1), ("restart", restart, 1)):
+    for _ in range(times):
+        with audited(), recorded_by_profiler() as profiled:
+            stop()
+            with _disable_current_modes():
+                torch.softmax(torch.ones(3), 0)
+        print(name, profiled.intact, "aten::_softmax" in profiled.ops)
+"""
+
+
+def test_a_stopped_profiler_is_seen_and_stopping_it_never_hangs():
+    """Every way to stop the audit's profiler leaves it reported as not intact. torch's own
+    legacy stop misreads the running profiler's state (it hung, aborted or raised at
+    random); it runs 30 times here, in a process of its own that a hang cannot take along."""
+    done = subprocess.run([sys.executable, "-c", _STOPS], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = set(done.stdout.split("\n")) - {""}
+    assert lines == {"none True True", "legacy False False", "kineto False False", "restart False True"}
 
 
 def test_nothing_is_written_outside_the_workspace(softmax):

@@ -7,12 +7,15 @@ disabling Python dispatch hides nothing from it. Ops inside Triton launches are 
 too: a launch hook or Python called from an interpreted kernel is candidate code. Ops that
 move, convert or allocate memory are allowed; an op that computes values means PyTorch,
 not the candidate's Triton code, produced (part of) the result, and the candidate is
-rejected. Patched launch methods count the Triton kernels it starts.
+rejected. Patched launch methods count the Triton kernels it starts. A profiler that
+stopped, or was swapped for another, before the end of the block is tampering.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -154,26 +157,73 @@ class Profiled:
     intact: bool = True
 
 
+def _guard_legacy_stop() -> None:
+    """Make torch's legacy profiler stop safe to call while the audit's profiler runs.
+
+    torch.autograd.profiler.profile runs on Kineto's state even with use_kineto=False, and
+    torch's _disable_profiler_legacy casts whatever profiler state is active to its legacy
+    type without checking it: on Kineto's state it locks a mutex that is not one and then
+    raises "Invalid argument", aborts in glibc, or waits forever (that last one ran an
+    evaluation into its timeout). The replacement stops a Kineto profiler through Kineto's
+    own stop, which checks the state it stops, so the candidate gets what it asked for and
+    the audit sees a stopped profiler. A legacy profiler, or none, is left to torch, which
+    handles both correctly."""
+    from torch._C import _autograd
+    from torch._C._profiler import ActiveProfilerType
+
+    original = _autograd._disable_profiler_legacy
+    if getattr(original, "_kgb_guarded", False):
+        return
+
+    def _disable_profiler_legacy(*args, **kwargs):
+        if _autograd._profiler_type() in (ActiveProfilerType.LEGACY, ActiveProfilerType.NONE):
+            return original(*args, **kwargs)
+        _autograd._disable_profiler()
+        return []
+
+    _disable_profiler_legacy._kgb_guarded = True  # type: ignore[attr-defined]
+    # torch.autograd and torch.autograd.profiler_legacy import the function by name: every
+    # module loaded so far that holds it gets the replacement, later imports find it on
+    # torch._C._autograd.
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", {})
+        for name, value in list(names.items()):
+            if value is original:
+                setattr(module, name, _disable_profiler_legacy)
+
+
 @contextlib.contextmanager
 def recorded_by_profiler() -> Iterator[Profiled]:
     """Record the leaf ATen ops run inside the block, whatever the Python dispatch state."""
     import warnings
 
+    import torch
     from torch.autograd import profiler
 
+    _guard_legacy_stop()
     found = Profiled()
+    # A mark only this block knows, recorded as the profiler starts: a profiler that was
+    # stopped and started again (or another one) ends without it. _RecordFunctionFast
+    # records it without a dispatched op, which the dispatch mode would report.
+    mark = f"kgb::audit-{os.urandom(8).hex()}"
     prof = profiler.profile(use_kineto=False, record_shapes=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prof.__enter__()
+    with torch._C._profiler._RecordFunctionFast(mark):
+        pass
     try:
         yield found
     finally:
         try:
+            # Stopping a profiler that is no longer running only logs a warning and returns no
+            # events, which would read as a call that ran no op: ask first.
+            running = torch._C._autograd._profiler_enabled()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 prof.__exit__(None, None, None)
             events = prof.function_events
+            found.intact = running and any(e.name == mark for e in events)
             found.ops = [e.name for e in events
                          if not e.cpu_children and e.name.startswith("aten::") and not _under_transfer(e)]
         except Exception:  # noqa: BLE001 - the profiler was stopped or replaced from inside
