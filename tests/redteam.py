@@ -6,7 +6,7 @@ dtype=None)`) after a common prelude whose decoy kernel stores one value into a 
 buffer, the way a cheat keeps the "launched a Triton kernel" check quiet. The threat model
 (docs/design/threat-model.md) names the mechanism that stops each one; tests/test_redteam.py
 asserts that none is judged correct. The GPU-only timing attacks are in GPU_ATTACKS and run
-on a GPU host (benchmarks/redteam_gpu.py).
+on a GPU host (benchmarks/judge_gpu.py --parts redteam).
 """
 
 from __future__ import annotations
