@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import threading
@@ -31,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
-from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
+from kgb.evaluate import RAN_OUT_AMONG_OTHERS, EvalSettings, evaluate  # noqa: E402
 from kgb.evaluate.candidate_process import RECEIVING, SENDING  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 
@@ -105,6 +106,7 @@ def main() -> int:
             per_op[op] = {"wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
                           **({} if verdict.correct else {"logs": verdict.logs[-4000:]}),
                           "phases": split,
+                          "ran_out_among": _ran_out_among(verdict.logs),
                           "cases": {c.name: [c.latency_us, c.baseline_us, c.timing_mode] for c in verdict.cases
                                     if c.latency_us or c.baseline_us}}
             if args.json:  # as it goes: a sweep cut short still says what it measured
@@ -133,6 +135,9 @@ def main() -> int:
         ("sweep wall time", f"{wall:.1f} s ({wall + engine_s:.1f} s with the start)"),
         ("candidates per minute", f"{60 * len(ops) / wall:.1f}"),
         ("per candidate, median / max", f"{statistics.median(times.values()):.2f} / {max(times.values()):.2f} s"),
+        ("run again after running out of GPU memory among others",
+         f"{sum(bool(v['ran_out_among']) for v in per_op.values())} evaluations, "
+         f"{sum(len(v['ran_out_among']) for v in per_op.values())} times"),
         ("view operators, median per candidate", f"{statistics.median(views):.2f} s" if views else "-"),
         ("view operators, harness overhead median / max",
          f"{statistics.median(harness):.2f} / {max(harness):.2f} s" if harness else "-"),
@@ -155,6 +160,13 @@ def main() -> int:
         print("\nwhat the timing turns waited for (the judges' trace):\n")
         print(gpu_trace.report(gpu_trace.read(Path(args.trace))))
     return 0
+
+
+def _ran_out_among(logs: str) -> list[int]:
+    """How many evaluations were in flight each time this one ran out of GPU memory among
+    them and was run again (the note kgb.evaluate.evaluate leaves in its log)."""
+    found = re.search(re.escape(RAN_OUT_AMONG_OTHERS) + r" \(([\d, ]+) in flight\)", logs)
+    return [int(n) for n in found.group(1).split(",")] if found else []
 
 
 def _baselines(paths: str) -> dict[str, dict[str, float]]:

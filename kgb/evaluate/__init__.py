@@ -124,6 +124,11 @@ def _engine(settings: EvalSettings) -> Iterator[Engine]:
             engine.leases -= 1
 
 
+# What the log of an evaluation says that ran again because the GPU ran out of memory among
+# others, followed by how many were in flight each time (benchmarks/throughput.py counts them)
+RAN_OUT_AMONG_OTHERS = "the GPU ran out of memory while other evaluations shared it"
+
+
 def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float] | None = None) -> Verdict:
     """Judge candidate `source` against `spec`. Never raises for a faulty candidate.
 
@@ -145,7 +150,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     if crowded:
         beside = "alone on it" if seat.among == 1 else f"with at most {seat.among - 1} other(s) beside it"
         verdict = dataclasses.replace(verdict, logs=verdict.logs + (
-            f"\n[kgb] the GPU ran out of memory while other evaluations shared it ({', '.join(map(str, crowded))} "
+            f"\n[kgb] {RAN_OUT_AMONG_OTHERS} ({', '.join(map(str, crowded))} "
             f"in flight); this verdict is from a run {beside}\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
