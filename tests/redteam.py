@@ -56,6 +56,15 @@ def softmax_int(self, dim, dtype=None):
 '''
 
 
+def _out_of_sight(stop: str = "", after: str = "") -> str:
+    """A cheat that computes with torch.softmax with the audit's dispatch mode popped, after
+    `stop` (a line that stops its profiler some way) and before `after`."""
+    return _cheat("    from torch.utils._python_dispatch import _disable_current_modes\n"
+                  + (f"    {stop}\n" if stop else "")
+                  + "    with _disable_current_modes():\n        y = torch.softmax(self, dim, dtype=dtype)"
+                  + (f"\n    {after}" if after else ""))
+
+
 ATTACKS = [
     Attack("torch-in-thread", "compute with torch.softmax in another thread, out of the dispatch mode's sight",
            _cheat('''    box = {}
@@ -98,30 +107,18 @@ ATTACKS = [
         y = torch.softmax(self, dim, dtype=dtype)'''),
            "the profiler's leaf ops sit below Python dispatch"),
     Attack("pop-dispatch-modes", "pop the audit's dispatch mode off the stack, then compute",
-           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
-    with _disable_current_modes():
-        y = torch.softmax(self, dim, dtype=dtype)'''),
-           "the profiler's leaf ops"),
+           _out_of_sight(), "the profiler's leaf ops"),
     Attack("stop-the-profiler", "stop both observers, then compute",
-           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
-    torch.autograd._disable_profiler_legacy()
-    with _disable_current_modes():
-        y = torch.softmax(self, dim, dtype=dtype)'''),
+           _out_of_sight("torch.autograd._disable_profiler_legacy()"),
            "a stopped profiler is tampering; rejected (torch's legacy stop is replaced, as it "
            "misreads the running profiler and can hang)"),
     Attack("stop-the-kineto-profiler", "stop the profiler through Kineto's own stop, which "
            "leaves the judge's stop nothing to complain about, then compute",
-           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
-    torch.autograd._disable_profiler()
-    with _disable_current_modes():
-        y = torch.softmax(self, dim, dtype=dtype)'''),
+           _out_of_sight("torch.autograd._disable_profiler()"),
            "a profiler that no longer runs at the end of the call is tampering; rejected"),
     Attack("restart-the-profiler", "stop the profiler, compute, and start a fresh one for the judge to stop",
-           _cheat('''    from torch.utils._python_dispatch import _disable_current_modes
-    torch.autograd._disable_profiler()
-    with _disable_current_modes():
-        y = torch.softmax(self, dim, dtype=dtype)
-    torch.autograd.profiler.profile(use_kineto=False).__enter__()'''),
+           _out_of_sight("torch.autograd._disable_profiler()",
+                         "torch.autograd.profiler.profile(use_kineto=False).__enter__()"),
            "the fresh profiler lacks the mark the judge's recorded at its start; rejected"),
     Attack("pre-run-hook", "compute in a Triton pre-run hook on the decoy kernel",
            '''
