@@ -172,3 +172,19 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back(t
         assert float(reply.value) == float(x.sum())
     finally:
         process.close()
+
+
+def test_where_no_memory_file_can_be_made_the_message_goes_through_the_socket(monkeypatch):
+    def refused(*args):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(os, "memfd_create", refused)
+    a, b = _pair()
+    x = torch.randn(1 << 19)
+    out = codec.encode("call", x, memory_file=True)
+    assert out.memory_file is None and "memory_file" not in out.header
+    proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
+    proc.start()
+    got = codec.receive(b, "cpu", memory_files=True).value
+    proc.join(30)
+    assert torch.equal(got, x)

@@ -160,10 +160,11 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             header["known"].append({"id": sid, "nbytes": storage.nbytes(), "buffer": len(pending)})
             pending.append(storage)
     header["buffers"] = sizes = [storage.nbytes() for storage in pending]
-    if not memory_file or sum(sizes) < MEMORY_FILE_MIN_BYTES:
+    made = _new_memory_file(sizes) if memory_file and sum(sizes) >= MEMORY_FILE_MIN_BYTES else None
+    if made is None:
         return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
     header["memory_file"] = True
-    fd, buffers = _new_memory_file(sizes)
+    fd, buffers = made
     try:
         for storage, buffer in zip(pending, buffers, strict=True):
             flat = storage_bytes(storage)
@@ -189,10 +190,14 @@ def write(conn: Connection, out: Outgoing) -> None:
         _write_all(conn.fileno(), memoryview(b.numpy()))
 
 
-def _new_memory_file(sizes: list[int]) -> tuple[int, list[torch.Tensor]]:
+def _new_memory_file(sizes: list[int]) -> tuple[int, list[torch.Tensor]] | None:
     """A memory file of the buffers' total size, sealed at that size (a receiver that shrank
-    it would fault the sender on its next touch of the mapping), and the buffers over it."""
-    fd = os.memfd_create("kgb-message", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    it would fault the sender on its next touch of the mapping), and the buffers over it;
+    None where the system makes none (the message then goes through the socket)."""
+    try:
+        fd = os.memfd_create("kgb-message", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    except (AttributeError, OSError):  # not Linux, or a container that forbids it
+        return None
     try:
         os.ftruncate(fd, sum(sizes))
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
