@@ -50,3 +50,28 @@ def test_the_reading_flush_leaves_its_buffer_as_it_was():
     flush()
     torch.cuda.synchronize()
     assert bool((flush.buffer == 7).all())
+
+
+def test_the_gpu_s_own_count_leaves_out_the_events_latency_around_a_short_call():
+    x = torch.ones(1 << 16, device="cuda")
+    by_events = timing.measure(lambda: x.mul_(1.0), repeats=50, protocol=timing.Protocol.CLEAN_L2)
+    by_kernels = timing.measure(lambda: x.mul_(1.0), repeats=50, protocol=timing.Protocol.KERNELS)
+    assert by_kernels.mode == "graph" and "timed by events" not in by_kernels.note
+    assert 0 < by_kernels.median_us < by_events.median_us
+
+
+def test_the_gpu_s_own_count_adds_up_a_call_s_kernels_and_copies():
+    x, y = torch.ones(1 << 22, device="cuda"), torch.empty(1 << 22, device="cuda")
+
+    def one() -> None:
+        x.mul_(1.0)
+
+    def three() -> None:
+        x.mul_(1.0)
+        y.copy_(x)
+        x.mul_(1.0)
+
+    t1 = timing.measure(one, repeats=30, no_graph_because="timed eagerly here")
+    t3 = timing.measure(three, repeats=30, no_graph_because="timed eagerly here")
+    assert "timed by events" not in t1.note + t3.note
+    assert 2.0 * t1.median_us < t3.median_us

@@ -13,11 +13,15 @@ freed sooner. Graph-timed calls keep Python and launch overhead out
 of the timed region, which would swamp a kernel of a few microseconds; a call that cannot
 be captured is timed eagerly, bracketed by events on its stream.
 
-The judge times with `Protocol.CLEAN_L2` (JUDGE_PROTOCOL): only calls under GRAPH_BELOW_US
-(on their graph) are graph-timed, and the events bracket the graph's launch, so its launch
-latency is in the timed region; the L2 is flushed by reading a buffer larger than it, so
-that the timed call does not pay to write back the flush's dirty lines (`L2Flush`).
-`Protocol.CLASSIC` is the same with the flush that writes (judges up to v6).
+The judge times with `Protocol.KERNELS` (JUDGE_PROTOCOL): only calls under GRAPH_BELOW_US
+(on their graph) are graph-timed; the L2 is flushed by reading a buffer larger than it, so
+that the timed call does not pay to write back the flush's dirty lines (`L2Flush`); and a
+call's time is how long the GPU was busy with it by the GPU's own count
+(kgb.evaluate.kernel_clock), where events around it would add their latency. Events still
+decide when the median has settled, and time the calls where the profiler cannot.
+`Protocol.CLEAN_L2` is the same timed by the events around each call (judge v7), which
+bracket a graph's launch, so its launch latency is in the timed region;
+`Protocol.CLASSIC` is that with the flush that writes (judges up to v6).
 `Protocol.BRACKETED` puts the events inside the graph of any capturable call; only
 benchmarks/ncu.py uses it so far, to compare both with Nsight Compute (docs/gpu-results.md:
 it gains about 1 us; in one H200 run inside the judge it hung, not yet explained).
@@ -25,6 +29,7 @@ it gains about 1 us; in one H200 run inside the judge it hung, not yet explained
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 from collections.abc import Callable
@@ -32,6 +37,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 import torch
+
+from kgb.evaluate.kernel_clock import KernelClock
 
 GRAPH_BELOW_US = 20.0
 # eager estimates under this are captured and decided on the graph's (host launch overhead
@@ -55,11 +62,13 @@ class Protocol(StrEnum):
     BRACKETED = "bracketed"  # events inside the graph of every capturable call
     CLASSIC = "classic"  # graph only under GRAPH_BELOW_US, its launch timed from outside
     CLEAN_L2 = "clean-l2"  # classic, the L2 flushed by reading (L2Flush)
+    KERNELS = "kernels"  # clean-l2, each call's time the GPU's own count of it (KernelClock)
 
 
 # The L2 flushed by reading since judge v7: on the H200 (session 18) kernels over 10 us came
-# within 1-3% of Nsight Compute's count, against 3-11% with the flush that writes
-JUDGE_PROTOCOL = Protocol.CLEAN_L2
+# within 1-3% of Nsight Compute's count, against 3-11% with the flush that writes. The GPU's
+# own count since judge v8: the events' ~1.5 us of latency around a call are left out.
+JUDGE_PROTOCOL = Protocol.KERNELS
 
 
 class L2Flush:
@@ -95,13 +104,19 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def _timed(run: Callable[[], object], flush: L2Flush, repeats: int) -> list[float]:
+def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, clock: KernelClock | None = None) -> list[float]:
+    """Each call's time between events on the stream; under `clock`, each call is one of its
+    repetitions too (the flush before it is not)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for start, end in zip(starts, ends, strict=True):
         flush()
         start.record()
-        run()
+        if clock is None:
+            run()
+        else:
+            with clock.repetition():
+                run()
         end.record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)]
@@ -159,8 +174,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
     estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5))
     repeats = repetitions(estimate, repeats)
-    mode, graph, output, note = "eager", None, None, ""
-    samples: list[float] = []
+    mode, graph, output, note, events = "eager", None, None, "", None
     if p.no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
         note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
     elif bracketed or estimate < GRAPH_DECIDES_BELOW_US:
@@ -173,12 +187,21 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
             on_graph = None if bracketed else statistics.median(_timed(graph.replay, flush, 5))
             if bracketed or graph_timed(on_graph):
                 mode = "graph"
-                samples = _until_settled(
-                    lambda n: _replayed(graph, *events, n) if events else _timed(graph.replay, flush, n), repeats)
             else:
                 graph, output = None, None
-    if mode == "eager":
-        samples = _until_settled(lambda n: _timed(fn, flush, n), repeats)
+    run = graph.replay if mode == "graph" else fn
+    clock = KernelClock() if p.protocol == Protocol.KERNELS else None
+    with clock or contextlib.nullcontext():
+        # the events' times decide when the median has settled; the clock's replace them
+        samples = _until_settled(
+            lambda n: _replayed(graph, *events, n) if mode == "graph" and events else _timed(run, flush, n, clock),
+            repeats)
+    if clock is not None:
+        on_device = clock.samples()
+        if on_device is None:
+            note = "; ".join(filter(None, [note, f"timed by events: {clock.error}"]))
+        else:
+            samples = on_device
     samples.sort()
     median = statistics.median(samples)
     spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 # Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
 # trial's identity, so results judged under different judges are never mixed.
-JUDGE_VERSION = 7
+JUDGE_VERSION = 8
 
 
 class Status(StrEnum):

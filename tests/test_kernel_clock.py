@@ -1,0 +1,91 @@
+"""The judge's GPU-side clock (kgb.evaluate.kernel_clock): which device activities count
+toward which timed call. The profile is built here as the profiler reports one (the GPU run
+is tests/test_timing_gpu.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch.autograd import DeviceType
+
+from kgb.evaluate.kernel_clock import MARK, KernelClock, busy_times
+
+_ids = iter(range(1, 10_000))
+
+
+@dataclass
+class Event:
+    """What busy_times reads of the profiler's KinetoEvent."""
+    _name: str
+    _device: DeviceType
+    _activity: str
+    _start: int
+    _end: int
+    _corr: int
+    _linked: int
+
+    def name(self): return self._name
+    def device_type(self): return self._device
+    def activity_type(self): return self._activity
+    def start_ns(self): return self._start
+    def end_ns(self): return self._end
+    def correlation_id(self): return self._corr
+    def linked_correlation_id(self): return self._linked
+
+
+def op(name: str, start: int, end: int) -> Event:
+    return Event(name, DeviceType.CPU, "cpu_op", start, end, next(_ids), 0)
+
+
+def runtime(launched_by: Event, at: int) -> Event:
+    return Event("cudaLaunchKernel", DeviceType.CPU, "cuda_runtime", at, at + 1, next(_ids), launched_by.correlation_id())
+
+
+def kernel(launched_by: Event, start: int, end: int, activity: str = "kernel") -> Event:
+    return Event("k", DeviceType.CUDA, activity, start, end, next(_ids), launched_by.correlation_id())
+
+
+def test_each_call_counts_its_own_kernels_and_never_the_flush_between():
+    events = []
+    for i, t in enumerate((0, 100_000)):
+        flush = op("aten::sum", t, t + 10)
+        mark = op(MARK, t + 20, t + 60)
+        inner = op("aten::add", t + 30, t + 50)  # an op inside the call: its kernel is the call's
+        events += [flush, kernel(flush, t + 1_000, t + 50_000), mark, runtime(mark, t + 25), inner,
+                   kernel(mark, t + 50_000, t + 55_000 + i), kernel(inner, t + 56_000, t + 58_000)]
+    assert busy_times(events) == [7.0, 7.001]
+
+
+def test_overlapping_work_counts_once_and_idle_gaps_not_at_all():
+    mark = op(MARK, 0, 100)
+    events = [mark, kernel(mark, 1_000, 5_000), kernel(mark, 2_000, 6_000),  # side streams: 5 us busy
+              kernel(mark, 20_000, 21_000, "gpu_memcpy"),  # after 14 us of idleness
+              kernel(mark, 1_000, 90_000, "gpu_user_annotation")]  # a span on the timeline, not work
+    assert busy_times(events) == [6.0]
+
+
+def test_a_kernel_launched_outside_every_call_is_nobody_s():
+    before, mark, after = op("aten::zero_", 0, 10), op(MARK, 20, 30), op("aten::zero_", 40, 50)
+    events = [before, mark, after, kernel(before, 100, 200), kernel(mark, 300, 1_300), kernel(after, 1_400, 9_000)]
+    assert busy_times(events) == [1.0]
+
+
+def test_a_profile_that_misses_a_call_gives_no_samples():
+    clock = KernelClock()
+    clock.repetitions = 2
+    mark = op(MARK, 0, 10)
+    clock._events = [mark, kernel(mark, 100, 200)]
+    assert clock.samples() is None and "1 timed calls, not the 2" in clock.error
+    clock.repetitions = 1
+    assert clock.samples() == [0.1]
+    clock._events = [mark]  # a call the profiler saw no device work of: its time is unknown
+    assert clock.samples() is None and "no device activity" in clock.error
+
+
+def test_without_a_gpu_the_clock_says_why_and_the_calls_still_run():
+    ran = []
+    with KernelClock() as clock:
+        for i in range(3):
+            with clock.repetition():
+                ran.append(i)
+    assert ran == [0, 1, 2] and clock.samples() is None and clock.error
