@@ -39,7 +39,7 @@ from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
 # The crossings of inputs and outputs are (issue 11: a candidate's time less its compile, kernel
 # and reference time); until session 22 they were inside the phase "candidate" and not counted.
-HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other",
+HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other", "clock warm-up",
                   "outside the judge (harness, engine, fork)", SENDING, RECEIVING)
 VIEW_OPS = ["aten::as_strided", "aten::expand", "aten::narrow", "aten::select", "aten::t", "aten::unsqueeze",
             "aten::reshape", "aten::expand_as", "aten::unsafe_split"]

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from kgb.evaluate import kernel_clock
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import (
     TURN_BATCH_BYTES,
@@ -161,6 +162,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
+        if timed and device == "cuda":
+            with runner.phase("clock warm-up"):  # done already in a spare judge
+                kernel_clock.warm_up()
         staged: list[TimedCase] = []
         for n, case in enumerate(timed):
             try:
