@@ -11,7 +11,8 @@ For every bench case of the chosen operators, for the solution and for the basel
 - judge: the latency that `kgb.evaluate` reports for the case (the judge's own clock);
 - one column per `kgb.evaluate.timing.Protocol`: `measure` in this process under it
   (bracketed: events inside the CUDA graph of any capturable call; classic: graph replays
-  timed from outside and only under 20 us; clean-l2: classic with an L2 flush that reads).
+  timed from outside and only under 20 us; clean-l2: classic with an L2 flush that reads;
+  kernels: clean-l2, each call's time the GPU's own count of it, the judge's since v8).
 The goal (issue 11): the judge within 5% of ncu for cases over 10 us, within 0.5 us below.
 Results also go to DIR/ncu.json.
 """
