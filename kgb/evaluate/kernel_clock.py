@@ -3,10 +3,10 @@ the start and end times of its kernels, copies and fills as CUPTI records them t
 PyTorch's profiler.
 
 Events recorded around a call on its stream also count the latency from the first event to
-the call's first kernel and from its last kernel to the second event: about 1.5 us on the
-H200 (docs/gpu-results.md, session 18), so a 5 us kernel read as 6.5 us, and the speedups
-of short kernels were pressed toward 1 (issue 11 asks for Nsight Compute's count within 0.5
-us under 10 us). Here a repetition's time is the union of its device activities' intervals:
+the call's first kernel and from its last kernel to the second event: 2-3 us on the H200
+(docs/gpu-results.md, session 23: a 1 us kernel read as 3.7 us, a 4.7 us softmax as 6.4 us),
+so the speedups of short kernels were pressed toward 1 (issue 11 asks for Nsight Compute's
+count within 0.5 us under 10 us). Here a repetition's time is the union of its device activities' intervals:
 for kernels that run one after another, Nsight Compute's `gpu__time_duration` summed over
 the call; kernels that overlap (side streams) count once; the host's launch gaps between
 kernels count not at all, as in that sum.
