@@ -43,11 +43,13 @@ def test_judge_processes_take_the_gpu_one_at_a_time(tmp_path):
     assert events == ["in", "out"] * 3  # never two inside at once
 
 
-def _section(path: str, log: str, name: str, kind: str, start_after_s: float, hold_s: float) -> None:
+def _section(path: str, log: str, name: str, kind: str, start_after_s: float, hold_s: float,
+             gather_s: float = 0.0) -> None:
     """After a delay, hold a turn or a work section for a while, logging when it was inside."""
     timing_lock.spin_up = lambda: None
     time.sleep(start_after_s)
     lock = TimingLock(path, Phases())
+    lock.gather_s = gather_s
     with lock() if kind == "turn" else lock.work():
         with open(log, "a") as f:
             f.write(f"{name} in {time.monotonic()}\n")
@@ -109,6 +111,25 @@ def test_turns_asked_for_together_drain_the_running_work_once(tmp_path):
     first, second = sorted([t1, t2])
     assert first[0] >= a[1] and second[0] >= first[1]  # one at a time, after the running check
     assert c[0] >= second[1]  # the check asked for meanwhile waited for both
+
+
+def test_a_turn_asked_for_alone_waits_for_company_without_holding_up_work(tmp_path):
+    """With gather_s, a lone turn lets work sections start for a while before it stops them,
+    in case another judge asks too (then the running sections drain once for both)."""
+    spans = _run_sections(tmp_path, ("timing", "turn", 0.0, 0.1, 0.8), ("check", "work", 0.3, 0.1))
+    timing, check = spans["timing"], spans["check"]
+    assert check[1] <= timing[0]  # the check asked for while the turn gathered went first
+    assert timing[0] - check[0] >= 0.3  # and the turn waited out its gathering alone
+
+
+def test_a_gathering_turn_goes_as_soon_as_another_judge_asks(tmp_path):
+    spans = _run_sections(tmp_path, ("check-a", "work", 0.0, 0.5), ("timing-1", "turn", 0.1, 0.1, 5.0),
+                          ("timing-2", "turn", 0.3, 0.1), ("check-b", "work", 0.35, 0.1))
+    a, t1, t2, b = spans["check-a"], spans["timing-1"], spans["timing-2"], spans["check-b"]
+    first, second = sorted([t1, t2])
+    assert first[0] >= a[1] and second[0] >= first[1]
+    assert second[1] < a[1] + 1.0  # nowhere near the 5 s it would have gathered alone
+    assert b[0] >= second[1]  # asked for after both turns: it waited for them
 
 
 def test_a_turn_times_beside_a_section_that_outlasts_its_wait_and_says_so(tmp_path, monkeypatch):

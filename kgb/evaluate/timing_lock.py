@@ -32,9 +32,13 @@ WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passe
 WAIT_FOR_TURN = "waiting for the GPU: a turn behind turns"
 WAIT_FOR_DRAIN = "waiting for the GPU: a turn for sections to end"
 WAIT_FOR_SECTION = "waiting for the GPU: a section behind turns"
+WAIT_FOR_COMPANY = "waiting for the GPU: a turn for others to ask"
 SETTLE = "waiting for the section's GPU work to end"
 IDLE_S = 1.0  # a GPU left without timings or work sections this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
+# How long a turn asked for while no other is waits for another judge to ask too, before it
+# stops new sections: turns asked for together drain the running sections once.
+GATHER_S = 0.0
 # A file that every judge appends its turns, work sections and process starts to, one JSON
 # line each, when this names one: what a sweep's turns waited for (benchmarks/gpu_trace.py)
 TRACE_ENV = "KGB_GPU_TRACE"
@@ -51,6 +55,19 @@ def trace(kind: str, asked: float, began: float, ended: float, **fields: object)
         os.write(fd, (line + "\n").encode())  # one write with O_APPEND: lines of many judges never interleave
     finally:
         os.close(fd)
+
+
+def _until_another_asks(want, limit_s: float) -> None:
+    """Wait until some other judge has asked for a turn (its shared lock on `want`), at most
+    limit_s. Work sections go on meanwhile: nothing is held."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            fcntl.flock(want, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a turn is asked for or held (or a section is passing it this instant)
+        fcntl.flock(want, fcntl.LOCK_UN)
+        time.sleep(0.005)
 
 
 def _flock_within(f, operation: int, limit_s: float) -> bool:
@@ -76,6 +93,7 @@ class TimingLock:
         self.tag = ""  # what the trace says this judge judges (TRACE_ENV)
         self._held: list = []  # the open work-section files whose shared lock this judge holds
         self._paused = False  # their locks let go of for now (`paused`)
+        self.gather_s = GATHER_S
         # a held section's stretch: asked, entered, the phases' seconds and the innermost phase then
         self._since: dict[int, tuple[float, float, dict[str, float], str]] = {}
 
@@ -94,6 +112,9 @@ class TimingLock:
         with open(self.path + WANT_SUFFIX, "a") as want, open(self.path, "a") as f, \
                 open(self.path + WORK_SUFFIX, "a") as work:
             asked = time.monotonic()
+            if self.gather_s > 0:
+                with self.phase(WAIT_FOR_COMPANY):
+                    _until_another_asks(want, self.gather_s)
             with self.phase(WAIT_FOR_TURN):
                 fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
                 fcntl.flock(f, fcntl.LOCK_EX)
