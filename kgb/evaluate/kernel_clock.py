@@ -6,10 +6,10 @@ Events recorded around a call on its stream also count the latency from the firs
 the call's first kernel and from its last kernel to the second event: 2-3 us on the H200
 (docs/gpu-results.md, session 23: a 1 us kernel read as 3.7 us, a 4.7 us softmax as 6.4 us),
 so the speedups of short kernels were pressed toward 1 (issue 11 asks for Nsight Compute's
-count within 0.5 us under 10 us). Here a repetition's time is the union of its device activities' intervals:
-for kernels that run one after another, Nsight Compute's `gpu__time_duration` summed over
-the call; kernels that overlap (side streams) count once; the host's launch gaps between
-kernels count not at all, as in that sum.
+count within 0.5 us under 10 us). Here a repetition's time is the union of its device
+activities' intervals: for kernels that run one after another, Nsight Compute's
+`gpu__time_duration` summed over the call; kernels that overlap (side streams) count once;
+the host's launch gaps between kernels count not at all, as in that sum.
 
 Each repetition runs inside `repetition()`, a profiler range named MARK. A device activity
 belongs to the repetition whose range holds the host op or range that launched it (the

@@ -67,7 +67,7 @@ class Protocol(StrEnum):
 
 # The L2 flushed by reading since judge v7: on the H200 (session 18) kernels over 10 us came
 # within 1-3% of Nsight Compute's count, against 3-11% with the flush that writes. The GPU's
-# own count since judge v8: the events' ~1.5 us of latency around a call are left out.
+# own count since judge v8: the events' 2-3 us of latency around a call are left out (session 23).
 JUDGE_PROTOCOL = Protocol.KERNELS
 
 
@@ -112,11 +112,8 @@ def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, clock: Kerne
     for start, end in zip(starts, ends, strict=True):
         flush()
         start.record()
-        if clock is None:
+        with clock.repetition() if clock is not None else contextlib.nullcontext():
             run()
-        else:
-            with clock.repetition():
-                run()
         end.record()
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)]
