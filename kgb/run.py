@@ -45,11 +45,14 @@ from kgb.trial import (
     start,
 )
 
-# Measured on an H200 (141 GB): 16 judgements at once ran it out of memory on the big
-# bench cases (up to 16 GB a judgement: inputs, their copies, the replay's, the reference);
-# 8 and 10 at once judged 205 of the 210 solutions on all cases without running out
-# (session 16, docs/gpu-results.md), and judgements give cached memory back after each case.
-GPU_TRIALS_AT_ONCE = 8
+# Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
+# inputs on the GPU, besides three CUDA contexts (about 0.6 GB each). On the H200 (141 GB,
+# session 24, docs/gpu-results.md) 12 judgements at once held a median 58 GB and at most
+# 137 GB; 16 at once ran out among others 7 times in 210, which the memory gate
+# (kgb.evaluate.gpus) absorbed, and judged the sweep in 477 s against 515 s for 12.
+GPU_MEMORY_PER_TRIAL_MIB = 8704
+MAX_TRIALS_PER_GPU = 16
+GPU_TRIALS_UNKNOWN_MEMORY = 8  # where nvidia-smi cannot say
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
@@ -134,9 +137,8 @@ def run_job(cfg: Config) -> JobSummary:
 def trials_at_once(concurrency: int | None, device: str) -> int:
     """`method.concurrency`, or where unset one trial per CPU core this process may use:
     a trial spends most of its time compiling and checking on the host, and the judge keeps
-    timing exclusive per GPU whatever the count. On GPUs at most GPU_TRIALS_AT_ONCE per GPU,
-    as each judgement holds several copies of its largest case's inputs in GPU memory; the
-    evaluations spread over every visible GPU (kgb.evaluate.gpus)."""
+    timing exclusive per GPU whatever the count. On GPUs at most `trials_per_gpu()` per GPU;
+    the evaluations spread over every visible GPU (kgb.evaluate.gpus)."""
     if concurrency is not None:
         return concurrency
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -144,7 +146,18 @@ def trials_at_once(concurrency: int | None, device: str) -> int:
         return max(1, min(cores, 16))
     from kgb.evaluate.gpus import visible_gpus
 
-    return max(1, min(cores, GPU_TRIALS_AT_ONCE * max(1, len(visible_gpus()))))
+    return max(1, min(cores, trials_per_gpu() * max(1, len(visible_gpus()))))
+
+
+def trials_per_gpu() -> int:
+    """GPU_MEMORY_PER_TRIAL_MIB of the smallest GPU's memory per trial, MAX_TRIALS_PER_GPU at
+    most (an H200 takes 16, an 80 GB GPU 9)."""
+    from kgb.evaluate.gpus import memory_mib
+
+    memories = memory_mib()
+    if not memories:
+        return GPU_TRIALS_UNKNOWN_MEMORY
+    return max(1, min(MAX_TRIALS_PER_GPU, min(memories) // GPU_MEMORY_PER_TRIAL_MIB))
 
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior,

@@ -236,3 +236,38 @@ def test_at_the_ceiling_a_new_evaluation_waits_and_one_running_again_goes_first(
         holding.__exit__(None, None, None)
         new.result(timeout=10), rerun.result(timeout=10)
     assert order == ["again", "new"]
+
+
+def _fake_nvidia_smi(folder: Path, prints: str | None) -> None:
+    """An `nvidia-smi` that answers the memory query with `prints`, or fails (None)."""
+    tool = folder / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + (f"printf '{prints}'\n" if prints is not None else "exit 9\n"))
+    tool.chmod(0o755)
+
+
+def test_trials_per_gpu_follow_the_smallest_gpus_memory(tmp_path, monkeypatch):
+    from kgb import run
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: set(range(64)), raising=False)
+    _fake_nvidia_smi(tmp_path, "143771\n")  # an H200
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert run.trials_at_once(None, "cuda") == 16
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    _fake_nvidia_smi(tmp_path, "143771\n81559\n")  # an H200 beside an 80 GB GPU: each takes the smaller's share
+    assert run.trials_at_once(None, "cuda") == 2 * 9
+    _fake_nvidia_smi(tmp_path, "4096\n")
+    assert run.trials_at_once(None, "cuda") == 2, "a small GPU still takes one trial"
+    _fake_nvidia_smi(tmp_path, None)
+    assert run.trials_at_once(None, "cuda") == 2 * run.GPU_TRIALS_UNKNOWN_MEMORY
+    assert run.trials_at_once(3, "cuda") == 3, "method.concurrency decides where set"
+
+
+def test_trials_at_once_never_exceed_the_cores(tmp_path, monkeypatch):
+    from kgb import run
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    _fake_nvidia_smi(tmp_path, "143771\n")
+    assert run.trials_at_once(None, "cuda") == 2

@@ -5,6 +5,7 @@ GPU (the judge's timing lock is per GPU)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,18 @@ def visible_gpus() -> list[str]:
     except Exception:  # noqa: BLE001 - a broken driver means no GPU to share
         count = 0
     return [str(i) for i in range(count)]
+
+
+def memory_mib() -> list[int]:
+    """Each GPU's memory in MiB as the NVIDIA driver's `nvidia-smi` reports it; empty where
+    it cannot say (no driver, no tool). Asked of the driver's tool, not of CUDA: the harness
+    starts no CUDA context of its own."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [int(v) for v in out.split() if v.isdigit()]
 
 
 class GpuSlots:
