@@ -1,6 +1,6 @@
 """Whether CUDA contexts starting and ending in other processes slow a timing turn; prints a table.
 
-    python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4]
+    python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit]
 
 In a sweep, judges and their candidate processes start CUDA all the time (session 23's call 6:
 219 starts of about 4 s each), and those starts take no work section, so timing turns run
@@ -9,7 +9,10 @@ median 0.153 s, the others 0.05 s. This checks the cause on its own: one process
 fixed call with the judge's `kgb.evaluate.timing.measure` again and again, while N other
 processes each start a CUDA context in a forked child (from a parent that imported torch,
 as the engine does), run one op and exit, over and over. Per N: how long a measurement
-held the GPU (its wall time), the latency it reported, and how long a child took to start.
+held the GPU (its wall time), the latency it reported, and how long a child took. Which
+part does it: `--what start` keeps each child's context until the measurements are done
+(its start only), `exit` starts the children before them and lets one end every 50 ms
+during them (its teardown only), `both` starts and ends them one after another.
 """
 
 from __future__ import annotations
@@ -27,22 +30,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402  imported before any fork, CUDA untouched here, as in the engine
 
 CALLS = {"scale 2^16 (graph)": 1 << 16, "scale 2^24 (eager)": 1 << 24}
+STARTED_AHEAD = 25  # children an `exit` starter starts before the measurements, to end during them
 
 
-def _starter(stop, starts) -> None:
-    """Forks children that start CUDA, run one op and exit, until told to stop; sends how
-    long each took (a pipe, not a queue: a queue's feeder thread would make every fork here
-    the fork of a threaded process)."""
+def _child(ready, go) -> None:
+    """A process with a CUDA context: says so on `ready`, exits when `go` says (or closes)."""
+    torch.empty(1, device="cuda").add_(1)
+    torch.cuda.synchronize()
+    ready.send(True)
+    try:
+        go.recv()
+    except EOFError:
+        pass
+    os._exit(0)
+
+
+def _fork_child() -> tuple[int, object, object]:
+    ready_r, ready_w = multiprocessing.Pipe(duplex=False)
+    go_r, go_w = multiprocessing.Pipe(duplex=False)
+    pid = os.fork()
+    if pid == 0:
+        _child(ready_w, go_r)
+    return pid, ready_r, go_w
+
+
+def _starter(what: str, stop, took) -> None:
+    """Until `stop`: starts CUDA in forked children and ends them (both), starts them and
+    keeps them (start), or ends, one every 50 ms, children started beforehand (exit); sends
+    how long each start or end took on `took` (a pipe, not a queue: a queue's feeder thread
+    would make every fork here the fork of a threaded process), then None."""
+    kept: list[tuple[int, object]] = []
+    if what == "exit":
+        for _ in range(STARTED_AHEAD):
+            pid, ready, go = _fork_child()
+            ready.recv()
+            kept.append((pid, go))
+        took.send("ready")
     while not stop.is_set():
         began = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            torch.empty(1, device="cuda").add_(1)
-            torch.cuda.synchronize()
-            os._exit(0)
+        if what == "exit":
+            if not kept:
+                break
+            pid, go = kept.pop()
+            go.send(True)
+            os.waitpid(pid, 0)
+            time.sleep(0.05)
+        elif what == "start" and len(kept) >= STARTED_AHEAD:
+            time.sleep(0.05)  # enough contexts kept: no more GPU memory for them
+            continue
+        else:
+            pid, ready, go = _fork_child()
+            ready.recv()
+            if what == "both":
+                go.send(True)
+                os.waitpid(pid, 0)
+            else:
+                kept.append((pid, go))
+        took.send(time.monotonic() - began)
+    took.send(None)
+    for pid, go in kept:
+        go.send(True)
         os.waitpid(pid, 0)
-        starts.send(time.monotonic() - began)
-    starts.send(None)
 
 
 def _timer(conn) -> None:
@@ -75,34 +123,43 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--measures", type=int, default=30)
     parser.add_argument("--starters", default="0,1,4")
+    parser.add_argument("--what", default="both", help="both, start, exit: comma-separated")
     args = parser.parse_args()
     fork = multiprocessing.get_context("fork")
     ours, theirs = fork.Pipe()
     timer = fork.Process(target=_timer, args=(theirs,), daemon=True)
     timer.start()
-    print("| other processes starting CUDA | call | measure wall median / p90 (ms) | latency median (us) "
-          "| starts during it, median (s) |")
-    print("|---|---|---|---|---|")
-    for n in (int(v) for v in args.starters.split(",")):
-        stop = fork.Event()
-        pipes = [fork.Pipe(duplex=False) for _ in range(n)]
-        starters = [fork.Process(target=_starter, args=(stop, sending), daemon=True) for _, sending in pipes]
-        for s in starters:
-            s.start()
-        time.sleep(2.0 if n else 0.0)  # the starts under way before the first measure
-        ours.send(args.measures)
-        result = ours.recv()
-        stop.set()
-        took = []
-        for receiving, _ in pipes:
-            while (seconds := receiving.recv()) is not None:
-                took.append(seconds)
-        for s in starters:
-            s.join(timeout=30)
-        for name, (walls, medians) in result.items():
-            start_s = f"{statistics.median(took):.2f} ({len(took)})" if took else "-"
-            print(f"| {n} | {name} | {1000 * statistics.median(walls):.1f} / {1000 * _quantile(walls, 0.9):.1f} "
-                  f"| {statistics.median(medians):.2f} | {start_s} |", flush=True)
+    print("| other processes | what they do | call | measure wall median / p90 (ms) | latency median (us) "
+          "| each start or end, median s (count) |")
+    print("|---|---|---|---|---|---|")
+    for what in args.what.split(","):
+        for n in (int(v) for v in args.starters.split(",")):
+            if n == 0 and what != args.what.split(",")[0]:
+                continue  # one row with no other process is enough
+            stop = fork.Event()
+            pipes = [fork.Pipe(duplex=False) for _ in range(n)]
+            starters = [fork.Process(target=_starter, args=(what, stop, sending), daemon=True)
+                        for _, sending in pipes]
+            for s in starters:
+                s.start()
+            if what == "exit":
+                for receiving, _ in pipes:
+                    receiving.recv()  # its children started, none ended yet
+            else:
+                time.sleep(2.0 if n else 0.0)  # the starts under way before the first measure
+            ours.send(args.measures)
+            result = ours.recv()
+            stop.set()
+            took = []
+            for receiving, _ in pipes:
+                while (seconds := receiving.recv()) is not None:
+                    took.append(seconds)
+            for s in starters:
+                s.join(timeout=60)
+            for name, (walls, medians) in result.items():
+                each = f"{statistics.median(took):.2f} ({len(took)})" if took else "-"
+                print(f"| {n} | {what if n else '-'} | {name} | {1000 * statistics.median(walls):.1f} / "
+                      f"{1000 * _quantile(walls, 0.9):.1f} | {statistics.median(medians):.2f} | {each} |", flush=True)
     ours.send(None)
     timer.join(timeout=30)
     return 0
