@@ -64,10 +64,17 @@ class Protocol(StrEnum):
     CLEAN_L2 = "clean-l2"  # classic, the L2 flushed by reading (L2Flush)
     KERNELS = "kernels"  # clean-l2, each call's time the GPU's own count of it (KernelClock)
 
+    @property
+    def flush_reads(self) -> bool:
+        """Whether its L2 flush reads the buffer (`L2Flush`). Judge v8 took KERNELS' flush for
+        one that writes, which the timed call then paid to write back."""
+        return self in (Protocol.CLEAN_L2, Protocol.KERNELS)
+
 
 # The L2 flushed by reading since judge v7: on the H200 (session 18) kernels over 10 us came
 # within 1-3% of Nsight Compute's count, against 3-11% with the flush that writes. The GPU's
-# own count since judge v8: the events' 2-3 us of latency around a call are left out (session 23).
+# own count since judge v8: the events' 2-3 us of latency around a call are left out (session 23);
+# v8 flushed by writing under that clock by mistake, v9 reads again (Protocol.flush_reads).
 JUDGE_PROTOCOL = Protocol.KERNELS
 
 
@@ -75,7 +82,8 @@ class L2Flush:
     """Evicts the L2 before each timed call, with a buffer well over its size. Writing it
     (`zero_`) leaves the L2 full of dirty lines, which the timed call pays to write back as
     it evicts them; reading it leaves clean lines, dropped for free, closer to what Nsight
-    Compute's cache control leaves (an empty L2). Protocol.CLEAN_L2 reads; the others write."""
+    Compute's cache control leaves (an empty L2). Protocol.CLEAN_L2 and Protocol.KERNELS read
+    (`Protocol.flush_reads`); the others write."""
 
     def __init__(self, reading: bool):
         self.reading = reading
@@ -141,7 +149,7 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     The capture is tried unless the warmed-up call, timed here under whatever else runs, is
     far too long to be graph-timed (CAPTURE_BELOW_US); `measure` captures in the turn a call
     that turns out short after all."""
-    flush = L2Flush(reading=protocol == Protocol.CLEAN_L2)
+    flush = L2Flush(reading=protocol.flush_reads)
     first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
     more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
     for _ in range(more - 1):
