@@ -63,17 +63,19 @@ def test_the_judges_protocol_flushes_the_l2_by_reading(monkeypatch):
     """A flush that writes leaves the L2 full of dirty lines, which the timed call pays to
     write back (3-11% over Nsight Compute on the H200, session 18); judge v8 flushed by
     writing under its kernel clock, the protocol whose docstring said it read."""
-    made = []
-
     class Flush:
         def __init__(self, reading: bool):
-            made.append(reading)
+            self.reading = reading
 
     monkeypatch.setattr(timing, "L2Flush", Flush)
+    monkeypatch.setattr(timing, "_FLUSHES", {})
     monkeypatch.setattr(timing, "_timed", lambda fn, flush, n, clock=None: [1.0] * n)
-    for protocol in timing.Protocol:
-        timing.prepare(lambda: None, warmup=2, protocol=protocol, no_graph_because="no GPU here")
-    assert dict(zip(timing.Protocol, made, strict=True)) == {
+    used = {protocol: timing.prepare(lambda: None, warmup=2, protocol=protocol, no_graph_because="no GPU here").flush
+            for protocol in timing.Protocol}
+    assert {p: f.reading for p, f in used.items()} == {
         timing.Protocol.BRACKETED: False, timing.Protocol.CLASSIC: False,
         timing.Protocol.CLEAN_L2: True, timing.Protocol.KERNELS: True}
     assert timing.JUDGE_PROTOCOL.flush_reads
+    # one buffer of each kind per process, whatever the number of calls prepared
+    assert used[timing.Protocol.KERNELS] is used[timing.Protocol.CLEAN_L2]
+    assert timing.prepare(lambda: None, warmup=2, no_graph_because="-").flush is used[timing.JUDGE_PROTOCOL]
