@@ -79,3 +79,38 @@ def test_the_judges_protocol_flushes_the_l2_by_reading(monkeypatch):
     # one buffer of each kind per process, whatever the number of calls prepared
     assert used[timing.Protocol.KERNELS] is used[timing.Protocol.CLEAN_L2]
     assert timing.prepare(lambda: None, warmup=2, no_graph_because="-").flush is used[timing.JUDGE_PROTOCOL]
+
+
+def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
+    """A timing turn waits for every running work section of the GPU: a replay's whole
+    warm-up and capture in one section was what a fifth of the turns waited for (H200,
+    session 24); in three, a turn waits for one."""
+    from contextlib import contextmanager
+
+    inside, log = [], []
+
+    @contextmanager
+    def section():
+        inside.append(True)
+        log.append("enter")
+        yield
+        log.append("exit")
+        inside.pop()
+
+    def timed(fn, flush, n, clock=None):
+        assert inside, "a timed warm-up call outside any section"
+        log.append("timed")
+        return [5.0] * n
+
+    def capture(fn, flush=None):
+        assert inside, "a capture outside any section"
+        log.append("capture")
+        return "no graph here"
+
+    monkeypatch.setattr(timing, "_flush", lambda reading: None)
+    monkeypatch.setattr(timing, "_timed", timed)
+    monkeypatch.setattr(timing, "_capture", capture)
+    calls = []
+    prepared = timing.prepare(lambda: calls.append(1), warmup=4, section=section)
+    assert log == ["enter", "timed", "exit", "enter", "timed", "exit", "enter", "capture", "exit"]
+    assert len(calls) == 2 and prepared.warm_us == 5.0  # the untimed warm-up calls, in the second section

@@ -263,10 +263,9 @@ class StagedReplay:
             self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, self.storages)
             self.replay = Replay(recording, self.storages, ops)
             self._reset()
-            with exclusive.phase("replay warm-up"):
-                self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
-                                        if self.replay.reads_host else "")
-            torch.cuda.synchronize()
+        with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
+            self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
+                                    if self.replay.reads_host else "", section=exclusive.work)
 
     @property
     def nbytes(self) -> int:
