@@ -406,3 +406,48 @@ def test_the_trace_says_which_section_a_turn_drained(tmp_path, monkeypatch):
     report = gpu_trace.report(records)
     assert "| reference | 1 |" in report  # the drain's culprit, not the draw that had ended
     assert "| draw |" not in report.split("| work section")[0]
+
+
+def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_clock(monkeypatch, tmp_path):
+    """The candidate's own clock and its recorded call (with the call on set V) hold two work
+    sections: a turn asked for during the first gets the GPU once it ends, and the candidate
+    process goes on only when the judge says so, after the turn. (Until session 24 the
+    candidate went on by itself after "measured", on the GPU beside that turn.)"""
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
+    path = str(tmp_path / "gpu.lock")
+    ours, theirs = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:  # a candidate process that answers the timing protocol, and a turn beside it
+        ours.close()
+        conn = Connection(theirs.detach())
+        known = codec.Storages()
+        codec.receive(conn, "cpu", known, adopt=True)
+        codec.send(conn, "gpu")
+        codec.receive(conn, "cpu")  # granted
+        codec.send(conn, "staged")
+        codec.receive(conn, "cpu")  # go
+        with open(path + timing_lock.WANT_SUFFIX, "a") as want, open(path + timing_lock.WORK_SUFFIX, "a") as work:
+            fcntl.flock(want, fcntl.LOCK_EX)  # a turn asked for while the candidate's own clock runs
+            codec.send(conn, "measured")
+            drained, until = False, time.monotonic() + 5
+            while not drained and time.monotonic() < until:
+                try:
+                    fcntl.flock(work, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    drained = True
+                except BlockingIOError:
+                    time.sleep(0.01)
+            go_during_the_turn = conn.poll(0.3)
+        go_after = conn.poll(5) and codec.receive(conn, "cpu").kind == "go"
+        codec.send(conn, "timed", {"result": None, "recording": {
+            "drained": drained, "go during the turn": go_during_the_turn, "go after": go_after}},
+            known, refresh_known=True, median_us=1.0, repeats=3, mode="eager")
+        os._exit(0)
+    theirs.close()
+    process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
+    turn = TimingLock(path, Phases())
+    process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
+    x = torch.ones(4)
+    reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}), 3, [])
+    assert reply.error is None
+    assert reply.value["recording"] == {"drained": True, "go during the turn": False, "go after": True}
+    os.waitpid(pid, 0)

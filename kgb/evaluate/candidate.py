@@ -180,9 +180,10 @@ class _Server:
         last call, whose output goes back to the judge, who checks it against V's
         reference.
 
-        The judge holds a work section from its "go" to the "timed" reply (its own clock is
-        not the latency, so it takes no timing turn); the first call, which loads or
-        compiles the kernels, runs in one before it."""
+        The judge holds a work section from its "go" to the "measured" reply and another from
+        its second "go" to the "timed" one (its own clock is not the latency, so it takes no
+        timing turn); the first call, which loads or compiles the kernels, runs in one before
+        them."""
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
@@ -206,6 +207,8 @@ class _Server:
             self.reply_error("measured", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         codec.send(self.conn, "measured")
+        if codec.receive(self.conn, self.device).kind != "go":
+            return
         try:
             with torch.no_grad():
                 # One call recorded for the judge to replay and time, on T's buffers with V's

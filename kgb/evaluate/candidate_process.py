@@ -9,7 +9,7 @@ reports (kgb.evaluate.timing_lock): both are host work that no timing turn shoul
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,15 +188,13 @@ class CandidateProcess:
         if msg.fields.get("error") is None:
             with exclusive.work():
                 codec.send(self.conn, "go", want=want)
-                if not self.conn.poll(TURN_LIMIT_S):
-                    # Every timing turn of this GPU waits for the work sections to end (up to
-                    # DRAIN_LIMIT_S, then times beside them): a candidate may not keep one.
-                    self.close()
-                    raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
-                msg = self._receive()  # "measured"
-                if msg.fields.get("error") is None:
-                    # the call on set V and the recorded one follow at once, in this section
-                    msg = self._receive(sent)
+                msg = self._within_limit(lambda: self._receive())  # "measured"
+        if msg.kind == "measured" and msg.fields.get("error") is None:
+            # The recorded call and the call on set V in a section of their own: a turn asked
+            # for meanwhile waits for one part of the candidate's timing, not for all of it.
+            with exclusive.work():
+                codec.send(self.conn, "go")
+                msg = self._within_limit(lambda: self._receive(sent))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields), sent, before
         if not (isinstance(msg.value, dict) and "recording" in msg.value):
@@ -209,6 +207,15 @@ class CandidateProcess:
             for sid, data in msg.known_bytes.items():
                 codec.overwrite(sent.by_id[sid], data)
         return Reply(msg.value, msg.fields), sent, before
+
+    def _within_limit(self, receive: Callable[[], codec.Message]) -> codec.Message:
+        """The next message, if it comes within TURN_LIMIT_S. Every timing turn of this GPU
+        waits for the work sections to end (up to DRAIN_LIMIT_S, then times beside them): a
+        candidate may not keep one."""
+        if not self.conn.poll(TURN_LIMIT_S):
+            self.close()
+            raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
+        return receive()
 
     def close(self, wait: bool = True) -> None:
         """Kill the process; with `wait`, reap it. The judge's last close does not wait: a

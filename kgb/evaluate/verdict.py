@@ -9,7 +9,9 @@ from enum import StrEnum
 # Bumped whenever a change to the judge can change a verdict or a timing: it is part of a
 # trial's identity, so results judged under different judges are never mixed.
 # v9: the kernel clock's protocol flushes the L2 by reading, as v7's did; v8 flushed it by
-# writing, which the timed call paid to write back (kgb.evaluate.timing.Protocol.flush_reads).
+# writing, which the timed call paid to write back (kgb.evaluate.timing.Protocol.flush_reads);
+# and the candidate's recorded call waits for the judge's word after its own clock, where it
+# went on by itself beside any turn asked for meanwhile.
 JUDGE_VERSION = 9
 
 
