@@ -95,17 +95,23 @@ class KernelClock:
             self.error = self.error or "no profile was recorded"
             return None
         try:
-            found = busy_times(self._events)
+            spans = activity_spans(self._events)
         except Exception as exc:  # noqa: BLE001 - a profile this code cannot read: the events' times stand
             self.error = f"the profile could not be read: {type(exc).__name__}: {str(exc)[:200]}"
             return None
-        if len(found) != self.repetitions:
-            self.error = f"the profile holds {len(found)} timed calls, not the {self.repetitions} run"
+        if len(spans) != self.repetitions:
+            self.error = f"the profile holds {len(spans)} timed calls, not the {self.repetitions} run"
             return None
-        if any(t <= 0 for t in found):
+        counts = sorted({len(s) for s in spans})
+        if counts[0] == 0:
             self.error = "the profile holds a timed call with no device activity"
             return None
-        return found
+        if len(counts) > 1:
+            # Every repetition launches the same work: a call with fewer activities than the
+            # others lost a record, and a time summed without it would be too short.
+            self.error = f"the timed calls hold {counts[0]} to {counts[-1]} device activities each, not one number"
+            return None
+        return [_union_ns(s) / 1000.0 for s in spans]
 
 
 _warm = False
@@ -130,9 +136,15 @@ def warm_up() -> None:
 def busy_times(events: Iterable[Any]) -> list[float]:
     """Per MARK range of the host, in order: microseconds the device was busy with the
     activities launched inside it (the union of their intervals). `events` are the
-    profiler's (KinetoEvent). A device activity's launch is found by its correlation id,
-    which the runtime call that launched it (cudaLaunchKernel, cudaGraphLaunch) shares;
-    failing that, by its link to the innermost op around the launch."""
+    profiler's (KinetoEvent)."""
+    return [_union_ns(s) / 1000.0 for s in activity_spans(events)]
+
+
+def activity_spans(events: Iterable[Any]) -> list[list[tuple[int, int]]]:
+    """Per MARK range of the host, in order: the (start, end) in ns of each device activity
+    launched inside it. A device activity's launch is found by its correlation id, which the
+    runtime call that launched it (cudaLaunchKernel, cudaGraphLaunch) shares; failing that,
+    by its link to the innermost op around the launch."""
     from torch.autograd import DeviceType
 
     ops, runtime, device, marks = {}, {}, [], []
@@ -157,7 +169,7 @@ def busy_times(events: Iterable[Any]) -> list[float]:
         i = bisect.bisect_right(starts, launched) - 1
         if i >= 0 and launched <= marks[i][1]:
             spans[i].append((e.start_ns(), e.end_ns()))
-    return [_union_ns(s) / 1000.0 for s in spans]
+    return spans
 
 
 def _kind(event: Any) -> str | None:

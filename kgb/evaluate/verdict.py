@@ -12,6 +12,7 @@ from enum import StrEnum
 # writing, which the timed call paid to write back (kgb.evaluate.timing.Protocol.flush_reads);
 # and the candidate's recorded call waits for the judge's word after its own clock, where it
 # went on by itself beside any turn asked for meanwhile.
+# A measurement whose repetitions hold different numbers of device activities keeps the events' time.
 JUDGE_VERSION = 9
 
 
