@@ -61,8 +61,19 @@ def report(records: list[dict]) -> str:
     # turns that measured while a judge or spare was starting its processes' CUDA contexts
     beside = [t for t in turns if t["measured"] is not None and any(
         s["began"] < t["ended"] and t["measured"] < s["ended"] for s in starts)]
+    apart = [t for t in turns if t["measured"] is not None and t not in beside]
+
+    def measuring(ts: list[dict]) -> str:
+        spans = [t["ended"] - t["measured"] for t in ts]
+        return f"{len(ts)} ({sum(spans):.1f} s, median {statistics.median(spans):.3f} s)" if spans else "0"
+
     lines.append(f"\n{len(starts)} process starts ({sum(s['ended'] - s['began'] for s in starts):.1f} s); "
-                 f"{len(beside)} turns measured beside one: {', '.join(sorted({t['tag'] for t in beside}))}")
+                 f"turns that measured beside one: {measuring(beside)}, the others: {measuring(apart)}")
+    gate = [r for r in records if r["kind"] == "gate"]
+    if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
+        first = min(r["asked"] for r in records)
+        lines.append("memory gate's ceiling: " + ", ".join(
+            f"{r['ceiling'] if r['ceiling'] is not None else 'none'} at {r['began'] - first:.0f} s" for r in gate))
     return "\n".join(lines)
 
 

@@ -41,6 +41,10 @@ from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 # and reference time); until session 22 they were inside the phase "candidate" and not counted.
 HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other", "clock warm-up",
                   "outside the judge (harness, engine, fork)", SENDING, RECEIVING)
+# Outside the judge of the verdict's run, named apart since session 24: at 16 in flight on the
+# H200 "outside the judge" was 2412 s of the evaluations' 7558 s, against 219 s at 12.
+GATE = "waiting for a place under the GPU memory gate"
+RAN_OUT = "runs that ran out of GPU memory among others"
 VIEW_OPS = ["aten::as_strided", "aten::expand", "aten::narrow", "aten::select", "aten::t", "aten::unsqueeze",
             "aten::reshape", "aten::expand_as", "aten::unsafe_split"]
 
@@ -99,7 +103,9 @@ def main() -> int:
         times[op] = time.perf_counter() - t0
         # The judge's own wall time less its named phases; the harness's and engine's share.
         split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
-                 "outside the judge (harness, engine, fork)": times[op] - verdict.judge_s}
+                 GATE: verdict.gate_s, RAN_OUT: verdict.ran_out_s,
+                 "outside the judge (harness, engine, fork)":
+                     times[op] - verdict.judge_s - verdict.gate_s - verdict.ran_out_s}
         with lock:
             for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds

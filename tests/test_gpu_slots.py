@@ -177,6 +177,8 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     assert "ran out of memory while other evaluations shared it (6 in flight)" in verdicts[0].logs
     retries = [n for s, n in engine.runs if s == sources[0]]
     assert len(retries) == 2 and retries[1] == 3  # itself and the two that waited for it
+    assert verdicts[0].ran_out_s > 0 and all(v.ran_out_s == 0 for v in verdicts[1:])  # its first run, counted apart
+    assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
 
 
 def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
@@ -271,3 +273,26 @@ def test_trials_at_once_never_exceed_the_cores(tmp_path, monkeypatch):
     monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     _fake_nvidia_smi(tmp_path, "143771\n")
     assert run.trials_at_once(None, "cuda") == 2
+
+
+def test_the_gates_ceiling_moves_are_traced_for_the_sweeps_report(tmp_path, monkeypatch):
+    """benchmarks/throughput.py --trace: where the memory gate held a sweep's evaluations back
+    (at 16 in flight on the H200, session 24, waits and reruns outside the judge were a third
+    of the evaluations' time)."""
+    import sys
+
+    from kgb.evaluate import timing_lock
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
+    gate = MemoryGate()
+    with gate.seat(), gate.seat(), gate.seat() as third:
+        third.ran_out = True  # among three: the ceiling halves to one; the two others fit, a ceiling's worth each
+    with gate.seat():
+        pass
+    records = gpu_trace.read(trace)
+    assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 1), ("gate", 2), ("gate", 3)]
+    assert "memory gate's ceiling: 1 at 0 s, 2 at 0 s, 3 at 0 s" in gpu_trace.report(records)

@@ -139,13 +139,18 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     if reasons:
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     crowded = []  # for each run that ran out of GPU memory among others: how many were in flight
+    gate_s = ran_out_s = 0.0
     while True:
+        asked = time.perf_counter()
         with gpus.memory.seat(again=bool(crowded)) as seat:
+            seated = time.perf_counter()
+            gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
             seat.ran_out = (settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR
                             and gpus.out_of_memory(verdict.logs))
         if not seat.ran_out or seat.among == 1:
             break
+        ran_out_s += time.perf_counter() - seated
         crowded.append(seat.among)
     if crowded:
         beside = "alone on it" if seat.among == 1 else f"with at most {seat.among - 1} other(s) beside it"
@@ -154,7 +159,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             f"in flight); this verdict is from a run {beside}\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
-    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "logs": scrub(verdict.logs, secrets),
+    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s,
+                      "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from kgb.evaluate.timing_lock import trace
 
 
 def visible_gpus() -> list[str]:
@@ -119,6 +122,7 @@ class MemoryGate:
             with self._cond:
                 self._in_flight -= 1
                 self._seats.discard(seat)
+                was = self._ceiling
                 if seat.ran_out and seat.among > 1:
                     self._ceiling = max(1, min(self._ceiling or seat.among, seat.among // 2))
                     self._fitted = 0
@@ -126,6 +130,9 @@ class MemoryGate:
                     self._fitted += 1
                     if self._fitted >= self._ceiling:
                         self._ceiling, self._fitted = self._ceiling + 1, 0
+                if self._ceiling != was:  # for benchmarks/gpu_trace.py, where a trace is kept
+                    now = time.monotonic()
+                    trace("gate", now, now, now, ceiling=self._ceiling, in_flight=self._in_flight)
                 self._cond.notify_all()
 
 
