@@ -4,8 +4,9 @@ prints a table.
     python benchmarks/wire.py [--mb 256] [--repeats 5]
 
 One process sends a message holding one tensor of the given size over a socket pair to a
-forked peer, once all through the socket, once in a memory file (as the judge sends a
-candidate process its inputs). Two figures each: one way, the peer copying what it received
+forked peer, once all through the socket, once in a new memory file per message (as the
+judge sent a candidate process its inputs until session 24), once in a memory file kept from
+one message to the next (`codec.Outbox`, as it sends them since). Two figures each: one way, the peer copying what it received
 once (as a candidate process copies its inputs onto its GPU) and saying so; and a call's
 round trip without the call, the peer sending the tensor back through the socket (a
 candidate's reply never comes in a memory file). On a GPU host the same paths add copies to
@@ -39,15 +40,16 @@ def main() -> int:
     x = torch.randn(args.mb * 1024 * 1024 // 4)
     print("| path there | one way, received and copied once | round trip (back through the socket) |"
           "\n|---|---|---|")
-    for memory_file, name in ((False, "socket"), (True, "memory file (judge to candidate)")):
-        one_way = _timed(x, args.repeats, memory_file, back=False)
-        there_and_back = _timed(x, args.repeats, memory_file, back=True)
+    for how, name in (("socket", "socket"), ("file", "a new memory file each time"),
+                      ("kept", "one memory file, kept (judge to candidate)")):
+        one_way = _timed(x, args.repeats, how, back=False)
+        there_and_back = _timed(x, args.repeats, how, back=True)
         print(f"| {name} | {one_way[0]:.3f} / {one_way[1]:.3f} s | {there_and_back[0]:.3f} / {there_and_back[1]:.3f} s |")
     print(f"\n{args.mb} MB of float32; median / best of {args.repeats}")
     return 0
 
 
-def _timed(x: torch.Tensor, repeats: int, memory_file: bool, back: bool) -> tuple[float, float]:
+def _timed(x: torch.Tensor, repeats: int, how: str, back: bool) -> tuple[float, float]:
     """Median and best seconds of sending x to a forked peer until it has copied it once
     and said so, or (`back`) sent it back."""
     ours, theirs = socket.socketpair()
@@ -68,9 +70,10 @@ def _timed(x: torch.Tensor, repeats: int, memory_file: bool, back: bool) -> tupl
     theirs.close()
     conn = Connection(ours.detach())
     rounds = []
+    outbox = codec.Outbox() if how == "kept" else None
     for _ in range(repeats):
         started = time.perf_counter()
-        codec.write(conn, codec.encode("call", x, memory_file=memory_file))
+        codec.write(conn, codec.encode("call", x, memory_file=how != "socket", outbox=outbox))
         reply = codec.receive(conn, "cpu")
         rounds.append(time.perf_counter() - started)
     os.waitpid(pid, 0)

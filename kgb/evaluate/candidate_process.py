@@ -59,6 +59,10 @@ class Reply:
 class CandidateProcess:
     """The judge's handle on one candidate process."""
 
+    # the memory file this judge writes its messages to this process into, kept from one to
+    # the next (codec.Outbox); made at the first message that needs one
+    _outbox: codec.Outbox | None = None
+
     def __init__(self, device: str, workspace: Path, limits: Limits):
         import socket
         from multiprocessing.connection import Connection as Conn
@@ -137,7 +141,9 @@ class CandidateProcess:
             torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
         lock = self._lock()
         with lock.paused(), lock.phase(SENDING):
-            out = codec.encode(kind, value, copying=lock.work, memory_file=True, **fields)
+            if self._outbox is None:
+                self._outbox = codec.Outbox()
+            out = codec.encode(kind, value, copying=lock.work, memory_file=True, outbox=self._outbox, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
@@ -226,6 +232,8 @@ class CandidateProcess:
         except OSError:
             pass
         self.conn.close()
+        if self._outbox is not None:
+            self._outbox.close()
         try:
             os.kill(self.pid, 9)
         except ProcessLookupError:
