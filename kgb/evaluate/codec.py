@@ -102,9 +102,9 @@ class MemoryFile:
 
 
 class Outbox:
-    """One sender's memory file, written again for each message to one receiver. Writing into
-    pages written before costs a fifth of writing into a fresh file, whose every page faults
-    in and is zeroed first (256 MB on the 2-core machine: 0.056 against 0.296 s). The receiver
+    """One sender's memory file, written again for each message to one receiver. A fresh
+    file's every page faults in and is zeroed before the bytes land (256 MB sent one way on
+    the 2-core machine: 0.218 s in a new file, 0.097 s in a kept one; benchmarks/wire.py). The receiver
     answers each message after it has copied the message's bytes out, and the sender writes
     the next only after that answer, so the receiver never reads half of two messages;
     what it could read of a later one from its old mapping was sent to it anyway (one outbox
