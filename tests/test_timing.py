@@ -114,3 +114,6 @@ def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
     prepared = timing.prepare(lambda: calls.append(1), warmup=4, section=section)
     assert log == ["enter", "timed", "exit", "enter", "timed", "exit", "enter", "capture", "exit"]
     assert len(calls) == 2 and prepared.warm_us == 5.0  # the untimed warm-up calls, in the second section
+    log.clear()
+    timing.prepare(lambda: calls.append(1), warmup=1, section=section)
+    assert log == ["enter", "timed", "exit", "enter", "capture", "exit"]  # no section with nothing in it

@@ -168,13 +168,16 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     session 24, the replay's warm-up in one section was what a fifth of the turns' drains
     waited for, a median 0.24-0.29 s)."""
     flush = _flush(protocol.flush_reads)
-    with section():
-        first = _timed(fn, flush, 1)[0] if warmup > 0 else 0.0
+    first = warm = 0.0
+    if warmup > 0:
+        with section():
+            first = warm = _timed(fn, flush, 1)[0]
     more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
-    with section():
-        for _ in range(more - 1):
-            fn()
-        warm = _timed(fn, flush, 1)[0] if more > 0 else first  # the last warm-up call, timed
+    if more > 0:
+        with section():
+            for _ in range(more - 1):
+                fn()
+            warm = _timed(fn, flush, 1)[0]  # the last warm-up call, timed
     bracketed = protocol == Protocol.BRACKETED
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
