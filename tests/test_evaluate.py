@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -224,8 +223,12 @@ def _alive(pid: int) -> bool:
 def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(tmp_path):
     script = tmp_path / "harness.py"
     script.write_text(HARNESS)
+    # A temporary folder of its own: an engine started meanwhile by a test beside this one
+    # (pytest-xdist) would remove the killed harness's folders before they are looked for.
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
     harness = subprocess.Popen([sys.executable, str(script), str(CANDIDATES / "softmax_hang.py")],
-                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+                               stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent, env=env)
     engine = int(harness.stdout.readline())
     deadline = time.time() + 120
     family: list[int] = []
@@ -243,10 +246,10 @@ def test_kill_minus_nine_of_the_harness_takes_every_judge_and_candidate_with_it(
         time.sleep(0.2)
     assert not [p for p in family if _alive(p)]
     # its evaluation's folder and its spare's are left; the next harness to start removes them
-    left = sorted(Path(tempfile.gettempdir()).glob(f"kgb-eval-{socket.gethostname()}-{harness.pid}-*"))
+    left = sorted((tmp_path / "tmp").glob(f"kgb-eval-{socket.gethostname()}-{harness.pid}-*"))
     assert len(left) >= 2, left
     next_run = subprocess.run([sys.executable, "-c", NEXT_HARNESS], capture_output=True, text=True, timeout=300,
-                              cwd=Path(__file__).parent.parent)
+                              cwd=Path(__file__).parent.parent, env=env)
     assert next_run.returncode == 0 and "correct" in next_run.stdout, next_run.stderr[-2000:]
     assert not [f for f in left if f.exists()]
 
