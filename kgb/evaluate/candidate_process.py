@@ -194,7 +194,7 @@ class CandidateProcess:
         if msg.fields.get("error") is None:
             with exclusive.work():
                 codec.send(self.conn, "go", want=want)
-                msg = self._within_limit(lambda: self._receive())  # "measured"
+                msg = self._within_limit(self._receive)  # "measured"
         if msg.kind == "measured" and msg.fields.get("error") is None:
             # The recorded call and the call on set V in a section of their own: a turn asked
             # for meanwhile waits for one part of the candidate's timing, not for all of it.
