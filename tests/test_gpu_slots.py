@@ -197,21 +197,33 @@ def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     assert len(engine.runs) == 1  # nothing else was in flight: the candidate's own failure
 
 
-def test_the_gate_halves_its_ceiling_down_to_one_and_raises_it_as_evaluations_fit():
+def test_the_gate_lowers_its_ceiling_by_a_quarter_down_to_one_and_raises_it_as_evaluations_fit():
     gate = MemoryGate()
-    with gate.seat() as a, gate.seat() as b, gate.seat(), gate.seat() as d:
+    seats = [gate.seat() for _ in range(8)]
+    held = [s.__enter__() for s in seats]
+    held[0].ran_out = True
+    for s in reversed(seats):
+        s.__exit__(None, None, None)
+    assert [h.among for h in held] == [8] * 8 and gate.ceiling == 6  # 8 less a quarter
+    with gate.seat() as a, gate.seat(), gate.seat(), gate.seat():
         a.ran_out = True
-    assert (a.among, b.among, d.among) == (4, 4, 4) and gate.ceiling == 2
-    with gate.seat() as e, gate.seat():
-        e.ran_out = True
+    assert gate.ceiling == 3  # among four: one fewer
+    with gate.seat() as b, gate.seat():
+        b.ran_out = True
     assert gate.ceiling == 1
     with gate.seat() as alone:
         alone.ran_out = True  # among 1: the candidate's own failure, the ceiling stays
     assert alone.among == 1 and gate.ceiling == 1
-    for _ in range(1 + 2):  # one ceiling's worth of evaluations that fit raises it by one
+    for _ in range(7):  # below eight, each evaluation that fits raises the ceiling by one
         with gate.seat():
             pass
-    assert gate.ceiling == 3
+    assert gate.ceiling == 8
+    with gate.seat():  # from eight on, a quarter of the ceiling's worth raises it by one
+        pass
+    assert gate.ceiling == 8
+    with gate.seat():
+        pass
+    assert gate.ceiling == 9
 
 
 def test_at_the_ceiling_a_new_evaluation_waits_and_one_running_again_goes_first():
@@ -290,9 +302,7 @@ def test_the_gates_ceiling_moves_are_traced_for_the_sweeps_report(tmp_path, monk
     monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
     gate = MemoryGate()
     with gate.seat(), gate.seat(), gate.seat() as third:
-        third.ran_out = True  # among three: the ceiling halves to one; the two others fit, a ceiling's worth each
-    with gate.seat():
-        pass
+        third.ran_out = True  # among three: the ceiling goes to two; the two others fit, one step each
     records = gpu_trace.read(trace)
-    assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 1), ("gate", 2), ("gate", 3)]
-    assert "memory gate's ceiling: 1 at 0 s, 2 at 0 s, 3 at 0 s" in gpu_trace.report(records)
+    assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 2), ("gate", 3), ("gate", 4)]
+    assert "memory gate's ceiling: 2 at 0 s, 3 at 0 s, 4 at 0 s" in gpu_trace.report(records)
