@@ -181,6 +181,39 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
 
 
+def test_running_out_said_only_in_the_verdicts_message_runs_again_too(monkeypatch):
+    """On the H200 (session 25) four operators of a sweep were judged runtime errors for their
+    neighbours' memory: the judge's reference or its timing ran out (said in the message, not
+    the log), or Triton's launcher said it its own way."""
+    spec = operators.load("aten::add")
+    base = spec.solution_path.read_text()
+    sources = [base + f"\n# candidate {i}\n" for i in range(2)]
+    both_in = threading.Barrier(2, timeout=30)
+    said = {sources[0]: "case cn: RuntimeError: Triton Error [CUDA]: out of memory",
+            sources[1]: "case floor-f32: while timing: OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB."}
+
+    class Engine(CrowdedEngine):
+        def run(self, request, log, env, timeout_s, spare=None):
+            req = json.loads(request.read_text())
+            with self._lock:
+                again = any(s == req["source"] for s, _ in self.runs)
+                self.runs.append((req["source"], 0))
+            if not again:
+                both_in.wait()
+            final = ({"status": "correct", "message": "fine", "cases": []} if again
+                     else {"status": "runtime_error", "message": said[req["source"]], "cases": []})
+            Path(req["result"]).write_text(json.dumps({"final": final}))
+            return "ok"
+
+    engine = Engine(oom_source="")
+    two_gpus(monkeypatch, engine)
+    settings = EvalSettings(device="cuda", case_tags=("smoke",))
+    with ThreadPoolExecutor(2) as pool:
+        verdicts = list(pool.map(lambda s: evaluate(s, spec, settings), sources))
+    assert [v.status for v in verdicts] == ["correct", "correct"], [v.message for v in verdicts]
+    assert all("ran out of memory while other evaluations shared it" in v.logs for v in verdicts)
+
+
 def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     spec = operators.load("aten::add")
 
@@ -218,12 +251,10 @@ def test_the_gate_lowers_its_ceiling_by_a_quarter_down_to_one_and_raises_it_as_e
         with gate.seat():
             pass
     assert gate.ceiling == 8
-    with gate.seat():  # from eight on, a quarter of the ceiling's worth raises it by one
-        pass
+    for _ in range(4):  # never past the most that were ever in flight at once
+        with gate.seat():
+            pass
     assert gate.ceiling == 8
-    with gate.seat():
-        pass
-    assert gate.ceiling == 9
 
 
 def test_at_the_ceiling_a_new_evaluation_waits_and_one_running_again_goes_first():
@@ -302,7 +333,7 @@ def test_the_gates_ceiling_moves_are_traced_for_the_sweeps_report(tmp_path, monk
     monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
     gate = MemoryGate()
     with gate.seat(), gate.seat(), gate.seat() as third:
-        third.ran_out = True  # among three: the ceiling goes to two; the two others fit, one step each
+        third.ran_out = True  # among three: the ceiling goes to two; the others fit, back up to three
     records = gpu_trace.read(trace)
-    assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 2), ("gate", 3), ("gate", 4)]
-    assert "memory gate's ceiling: 2 at 0 s, 3 at 0 s, 4 at 0 s" in gpu_trace.report(records)
+    assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 2), ("gate", 3)]
+    assert "memory gate's ceiling: 2 at 0 s, 3 at 0 s" in gpu_trace.report(records)

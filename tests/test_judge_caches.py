@@ -34,10 +34,11 @@ def test_the_judge_keeps_pytorchs_kernels_in_the_machines_shared_cache(tmp_path)
     shared = env["KGB_TORCH_KERNEL_CACHE"]
     assert not Path(shared).is_relative_to(tmp_path)  # no evaluation's folder: it outlives them
     found = _judge_env(tmp_path / "eval" / "judge", env)
-    assert found["PYTORCH_KERNEL_CACHE_PATH"] == shared
+    assert found["PYTORCH_KERNEL_CACHE_PATH"] == shared and Path(shared).is_dir()
     assert found["TRITON_CACHE_DIR"] == env["KGB_DRIVER_CACHE"]
     # without the engine's setting, the judge's own folder, never the workspace
     env.pop("KGB_TORCH_KERNEL_CACHE")
     found = _judge_env(tmp_path / "eval" / "judge", env)
     assert found["PYTORCH_KERNEL_CACHE_PATH"] == str(tmp_path / "eval" / "judge" / "torch-kernels")
+    assert Path(found["PYTORCH_KERNEL_CACHE_PATH"]).is_dir()
     assert not Path(found["PYTORCH_KERNEL_CACHE_PATH"]).is_relative_to(workspace)

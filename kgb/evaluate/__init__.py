@@ -147,7 +147,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
             seat.ran_out = (settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR
-                            and gpus.out_of_memory(verdict.logs))
+                            and gpus.out_of_memory(verdict.message + "\n" + verdict.logs))
         if not seat.ran_out or seat.among == 1:
             break
         ran_out_s += time.perf_counter() - seated

@@ -81,8 +81,8 @@ class MemoryGate:
     again under the new ceiling, as often as it runs out among others. One that runs out with
     no other in flight keeps its verdict: then it is the candidate's own failure. Evaluations
     that end without running out raise the ceiling again, one for each quarter of a ceiling's
-    worth of them, so a sweep returns to full concurrency soon after its memory-hungry
-    operators are past.
+    worth of them, up to the most that were ever in flight, so a sweep returns to full
+    concurrency soon after its memory-hungry operators are past.
 
     (Until session 21 such an evaluation ran again only once no other was in flight, and none
     started meanwhile: on the H200 a sweep of 12 in flight judged 95 operators in 380 s where
@@ -96,6 +96,7 @@ class MemoryGate:
         self._in_flight = 0
         self._ceiling: int | None = None  # None: no ceiling of the gate's own
         self._fitted = 0  # evaluations that ended without running out, since the ceiling last moved
+        self._most = 0  # the most evaluations ever in flight at once: the ceiling never rises past it
         self._seats: set[Seat] = set()
         self._again = 0  # evaluations waiting to run again: they go before new ones
 
@@ -114,6 +115,7 @@ class MemoryGate:
                                 and (again or not self._again))
             self._again -= again
             self._in_flight += 1
+            self._most = max(self._most, self._in_flight)
             seat = Seat(among=self._in_flight)
             for other in self._seats:
                 other.among = max(other.among, self._in_flight)
@@ -128,7 +130,7 @@ class MemoryGate:
                 if seat.ran_out and seat.among > 1:
                     self._ceiling = max(1, min(self._ceiling or seat.among, seat.among - _quarter(seat.among)))
                     self._fitted = 0
-                elif not seat.ran_out and self._ceiling is not None:
+                elif not seat.ran_out and self._ceiling is not None and self._ceiling < self._most:
                     self._fitted += 1
                     if self._fitted >= _quarter(self._ceiling):
                         self._ceiling, self._fitted = self._ceiling + 1, 0
@@ -155,6 +157,15 @@ class Seat:
 memory = MemoryGate()
 
 
+# How the GPU's running out of memory reads, wherever it happened: PyTorch's allocator, a
+# CUDA call's error (Triton's launcher, a library), cuBLAS's own allocation. On the H200
+# (session 25) a verdict that said so only in its message, or only as Triton's launcher put
+# it, was kept as the candidate's runtime error: four operators of a sweep judged wrong.
+OUT_OF_MEMORY = ("CUDA out of memory", "OutOfMemoryError", "CUDA error: out of memory",
+                 "[CUDA]: out of memory", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY",
+                 "CUBLAS_STATUS_ALLOC_FAILED")
+
+
 def out_of_memory(text: str) -> bool:
-    """Whether a judge's or candidate's log says the GPU ran out of memory."""
-    return "CUDA out of memory" in text or "OutOfMemoryError" in text
+    """Whether a verdict's message or log says the GPU ran out of memory."""
+    return any(sign in text for sign in OUT_OF_MEMORY)

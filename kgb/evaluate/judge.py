@@ -76,6 +76,9 @@ def _keep_out_of_the_workspace(private: Path) -> None:
     # other special functions) and keeps them under HOME, which is the workspace: each
     # judgement compiled them again, inside a work section that a timing turn waited for
     kernels = os.environ.get("KGB_TORCH_KERNEL_CACHE") or str(private / "torch-kernels")
+    # made here: PyTorch does not make it where judges starting side by side race to (on the
+    # H200, session 25, judges warned that they could not and compiled those kernels again)
+    Path(kernels).mkdir(parents=True, exist_ok=True)
     os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache, PYTORCH_KERNEL_CACHE_PATH=kernels)
     tempfile.tempdir = str(private)
     try:
