@@ -10,6 +10,7 @@ import torch
 from kgb.evaluate import baseline as module
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.phases import Phases
+from kgb.evaluate.timing import Timing
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def steps(monkeypatch) -> list[str]:
 
     def measure(prepared, repeats):
         taken.append(f"measure {prepared} repeats={repeats}")
-        return type("Timing", (), {"median_us": 12.5})()
+        return Timing(median_us=12.5, spread=0.0, repeats=repeats, mode="eager")
 
     monkeypatch.setattr(module, "prepare", prepare)
     monkeypatch.setattr(module, "measure", measure)

@@ -141,3 +141,37 @@ def test_the_clock_does_not_import_the_compiler_stack():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_session_holds_several_measurements_each_read_after_it_ends():
+    """The judge's timing turn runs inside one profiler session, started before the turn and
+    stopped after it (on the H200, session 25, turns measured beside another process's CUDA
+    start took three times as long); each measurement reads its own repetitions, and the
+    timing it returned takes the GPU's count only once the session is over."""
+    import pytest
+
+    from kgb.evaluate.timing import Timing
+
+    clock = KernelClock()
+    clock.running = True  # as inside `with clock:`, without a profiler on this machine
+    replay, baseline = clock.reading(), None
+    for _ in range(2):
+        with replay.repetition():
+            pass
+    baseline = clock.reading()
+    with baseline.repetition():
+        pass
+    pending = Timing(median_us=9.0, spread=0.0, repeats=2, mode="graph", reading=replay)
+    with pytest.raises(RuntimeError, match="still runs"):
+        pending.counted()
+    clock.running = False
+    marks = [op(MARK, 0, 10), op(MARK, 20, 30), op(MARK, 40, 50)]
+    clock._events = [*marks, kernel(marks[0], 100, 1_100), kernel(marks[1], 2_000, 3_500),
+                     kernel(marks[2], 5_000, 25_000)]
+    assert (replay.first, replay.count, baseline.first, baseline.count) == (0, 2, 2, 1)
+    counted = pending.counted()
+    assert (counted.median_us, counted.repeats, counted.reading) == (1.25, 2, None)
+    assert baseline.samples() == [20.0]
+    clock._events = clock._events[:-1]  # the baseline's kernel lost: its events' time stands, with why
+    late = Timing(median_us=23.0, spread=0.0, repeats=1, mode="eager", reading=baseline).counted()
+    assert late.median_us == 23.0 and "timed by events" in late.note and "no device activity" in late.note

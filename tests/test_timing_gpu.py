@@ -75,3 +75,21 @@ def test_the_gpu_s_own_count_adds_up_a_call_s_kernels_and_copies():
     t3 = timing.measure(three, repeats=30, no_graph_because="timed eagerly here")
     assert "timed by events" not in t1.note + t3.note
     assert 2.0 * t1.median_us < t3.median_us
+
+
+def test_measurements_in_one_kernel_clock_session_read_the_gpus_count_after_it():
+    """The judge's timing turn runs inside one profiler session (kernel_clock.session): each
+    measurement's figures are the events' until the session ends, then the GPU's count,
+    as a measurement with a session of its own would read it."""
+    from kgb.evaluate import kernel_clock
+
+    x, y = torch.ones(1 << 16, device="cuda"), torch.ones(1 << 22, device="cuda")
+    alone = [timing.measure(lambda: x.mul_(1.0), repeats=50), timing.measure(lambda: y.mul_(1.0), repeats=50)]
+    with kernel_clock.session():
+        pending = [timing.measure(lambda: x.mul_(1.0), repeats=50), timing.measure(lambda: y.mul_(1.0), repeats=50)]
+        assert all(t.reading is not None for t in pending)
+    counted = [t.counted() for t in pending]
+    assert all(t.reading is None and "timed by events" not in t.note for t in counted)
+    for a, c, p in zip(alone, counted, pending, strict=True):
+        assert abs(c.median_us - a.median_us) <= 0.1 * a.median_us + 0.3
+        assert c.median_us < p.median_us  # the events' latency left out, as alone

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import torch
 
 from kgb.evaluate.phases import Phases
-from kgb.evaluate.timing import Prepared, measure, prepare
+from kgb.evaluate.timing import Prepared, Timing, measure, prepare
 
 
 class BaselineTiming:
@@ -28,7 +28,7 @@ class BaselineTiming:
         self.call, self.repeats, self.warmup, self.phase = call, repeats, warmup, phase
         self.done = False
         self.prepared: Prepared | None = None
-        self.us: float | None = None
+        self.timing: Timing | None = None
         self.missing = ""
         self.broke = ""
 
@@ -44,8 +44,15 @@ class BaselineTiming:
         self.done = True
         if self.prepared is not None:
             with self._failing(), self.phase("baseline timing"):
-                self.us = measure(self.prepared, self.repeats).median_us
+                self.timing = measure(self.prepared, self.repeats)
             self.prepared = None
+
+    @property
+    def us(self) -> float | None:
+        """The median, once the turn's kernel-clock session has ended (timing.Timing.counted)."""
+        if self.timing is not None:
+            self.timing = self.timing.counted()
+        return self.timing.median_us if self.timing is not None else None
 
     @contextmanager
     def _failing(self) -> Iterator[None]:

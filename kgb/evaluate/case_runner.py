@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.candidate_process import CandidateProcess, Reply, TurnOverrun
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
@@ -291,8 +292,9 @@ class CaseRunner:
         return staged
 
     def measure(self, staged: list[TimedCase]) -> None:
-        """Time the staged cases, replay then baseline for each, in one turn of the GPU."""
-        with self.exclusive():
+        """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside
+        a kernel-clock session that starts before the turn and ends after it."""
+        with kernel_clock.session(), self.exclusive():
             for s in staged:
                 if isinstance(s.replay, StagedReplay):
                     try:

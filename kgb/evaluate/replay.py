@@ -291,7 +291,7 @@ class StagedReplay:
         """After the turn: the call once more on set V's values, on outputs poisoned afresh."""
         from kgb.evaluate.correctness import fill_allocator_with_garbage, poison_
 
-        timing = self.timing
+        timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
         with self.exclusive.work():
             self._reset()
             for name, t in self.t_in.items():
@@ -315,7 +315,9 @@ def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.T
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                 exclusive: TimingLock) -> Replayed:
     """One case's StagedReplay, staged, measured in a turn of its own and finished."""
+    from kgb.evaluate import kernel_clock
+
     staged = StagedReplay(recording, sent, before, timed, check, bind, ops, outputs, repeats, warmup, exclusive)
-    with exclusive():
+    with kernel_clock.session(), exclusive():
         staged.measure()
     return staged.finish()

@@ -18,7 +18,9 @@ The judge times with `Protocol.KERNELS` (JUDGE_PROTOCOL): only calls under GRAPH
 that the timed call does not pay to write back the flush's dirty lines (`L2Flush`); and a
 call's time is how long the GPU was busy with it by the GPU's own count
 (kgb.evaluate.kernel_clock), where events around it would add their latency. Events still
-decide when the median has settled, and time the calls where the profiler cannot.
+decide when the median has settled, and time the calls where the profiler cannot. Inside a
+kernel-clock session (the judge's timing turn runs in one) the GPU's count is read once the
+session ends, after the turn: `Timing.counted()`.
 `Protocol.CLEAN_L2` is the same timed by the events around each call (judge v7), which
 bracket a graph's launch, so its launch latency is in the timed region;
 `Protocol.CLASSIC` is that with the flush that writes (judges up to v6).
@@ -33,12 +35,13 @@ import contextlib
 import math
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import torch
 
-from kgb.evaluate.kernel_clock import KernelClock
+from kgb.evaluate import kernel_clock
+from kgb.evaluate.kernel_clock import KernelClock, Reading
 
 GRAPH_BELOW_US = 20.0
 # eager estimates under this are captured and decided on the graph's (host launch overhead
@@ -118,13 +121,37 @@ class Timing:
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)  # with keep_graph
     graph_output: object = field(default=None, repr=False)  # what the captured call returned
     note: str = ""  # why a short call was not graph-timed, if it was not
+    # the GPU's own count of the repetitions, still to be read once its session ends
+    # (kgb.evaluate.kernel_clock.session): until `counted()`, the figures are the events'
+    reading: Reading | None = field(default=None, repr=False, compare=False)
+
+    def counted(self) -> Timing:
+        """This timing with the GPU's own count in place of the events' times, once the
+        kernel clock's session has ended; the events' times with a note why, where the
+        count does not account for every repetition."""
+        if self.reading is None:
+            return self
+        on_device = self.reading.samples()
+        if on_device is None:
+            note = "; ".join(filter(None, [self.note, f"timed by events: {self.reading.error}"]))
+            return replace(self, reading=None, note=note)
+        median, spread = _center(on_device)
+        return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None)
+
+
+def _center(samples: list[float]) -> tuple[float, float]:
+    """The median of the samples and their spread, (p80 - p20) / median."""
+    ordered = sorted(samples)
+    median = statistics.median(ordered)
+    return median, (_quantile(ordered, 0.8) - _quantile(ordered, 0.2)) / median if median else 0.0
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, clock: KernelClock | None = None) -> list[float]:
+def _timed(run: Callable[[], object], flush: L2Flush, repeats: int,
+           clock: KernelClock | Reading | None = None) -> list[float]:
     """Each call's time between events on the stream; under `clock`, each call is one of its
     repetitions too (the flush before it is not)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
@@ -195,7 +222,10 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     With keep_graph, a graph-timed call's graph and captured output come back, so that
     the caller can replay it once more on new values and check what it computes. With
     `no_graph_because`, the call is timed eagerly whatever its length, for that reason (a
-    call the caller knows cannot be captured)."""
+    call the caller knows cannot be captured).
+
+    Inside a kernel-clock session (`kernel_clock.session`), the timing's figures are the
+    events' until the caller takes `counted()` of it after the session."""
     p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
     fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
     torch.cuda.synchronize()
@@ -219,26 +249,22 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
             else:
                 graph, output = None, None
     run = graph.replay if mode == "graph" else fn
-    clock = KernelClock() if p.protocol == Protocol.KERNELS else None
-    with clock or contextlib.nullcontext():
+    # the session the caller runs (its timing turn's), read after it; else one of its own
+    session = kernel_clock.current() if p.protocol == Protocol.KERNELS else None
+    own = KernelClock() if p.protocol == Protocol.KERNELS and session is None else None
+    reading = (session or own).reading() if (session or own) is not None else None
+    with own or contextlib.nullcontext():
         # the events' times decide when the median has settled; the clock's replace them
         samples = _until_settled(
-            lambda n: _replayed(graph, *events, n) if mode == "graph" and events else _timed(run, flush, n, clock),
+            lambda n: _replayed(graph, *events, n) if mode == "graph" and events else _timed(run, flush, n, reading),
             repeats)
-    if clock is not None:
-        on_device = clock.samples()
-        if on_device is None:
-            note = "; ".join(filter(None, [note, f"timed by events: {clock.error}"]))
-        else:
-            samples = on_device
-    samples.sort()
-    median = statistics.median(samples)
-    spread = (_quantile(samples, 0.8) - _quantile(samples, 0.2)) / median if median else 0.0
+    median, spread = _center(samples)
     if not keep_graph:
         graph, output = None, None
     p.captured = None  # the graph's memory goes with the last reference to it
-    return Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph, graph_output=output,
-                  note=note)
+    timing = Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph,
+                    graph_output=output, note=note, reading=reading)
+    return timing.counted() if own is not None else timing
 
 
 def own_clock(fn: Callable[[], object], repeats: int) -> list[float]:

@@ -13,7 +13,11 @@ from enum import StrEnum
 # and the candidate's recorded call waits for the judge's word after its own clock, where it
 # went on by itself beside any turn asked for meanwhile.
 # A measurement whose repetitions hold different numbers of device activities keeps the events' time.
-JUDGE_VERSION = 9
+# v10: a verdict that says the GPU ran out of memory in its message, or as Triton's launcher
+# says it, runs again when others shared the GPU, where it was the candidate's runtime error;
+# the kernel clock's profiler runs from before the timing turn to after it, one session for
+# all the turn's measurements, where each measurement started and stopped its own in the turn.
+JUDGE_VERSION = 10
 
 
 class Status(StrEnum):
