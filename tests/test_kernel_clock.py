@@ -171,6 +171,7 @@ def test_a_session_holds_several_measurements_each_read_after_it_ends():
     assert (replay.first, replay.count, baseline.first, baseline.count) == (0, 2, 2, 1)
     counted = pending.counted()
     assert (counted.median_us, counted.repeats, counted.reading) == (1.25, 2, None)
+    assert counted.note == "the GPU's count of 1 device activity a call"
     assert baseline.samples() == [20.0]
     clock._events = clock._events[:-1]  # the baseline's kernel lost: its events' time stands, with why
     late = Timing(median_us=23.0, spread=0.0, repeats=1, mode="eager", reading=baseline).counted()

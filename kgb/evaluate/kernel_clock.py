@@ -106,34 +106,35 @@ class KernelClock:
     def samples(self) -> list[float] | None:
         """Microseconds per repetition of the session, in order; None (and `error` set) where
         the record does not account for every repetition."""
-        found, why = self.share(0, self.repetitions)
+        found, why, _ = self.share(0, self.repetitions)
         if found is None:
             self.error = why
         return found
 
-    def share(self, first: int, count: int) -> tuple[list[float] | None, str]:
-        """Microseconds of repetitions first .. first + count - 1, or None and why not."""
+    def share(self, first: int, count: int) -> tuple[list[float] | None, str, int]:
+        """Microseconds of repetitions first .. first + count - 1, or None and why not; and
+        how many device activities each held."""
         if self.running:
             raise RuntimeError("the kernel clock is read while its session still runs")
         if self._events is None:
-            return None, self.error or "no profile was recorded"
+            return None, self.error or "no profile was recorded", 0
         if self._read is None or self._read[0] is not self._events:  # read once for all its measurements
             try:
                 self._read = (self._events, activity_spans(self._events))
             except Exception as exc:  # noqa: BLE001 - a profile this code cannot read: the events' times stand
-                return None, f"the profile could not be read: {type(exc).__name__}: {str(exc)[:200]}"
+                return None, f"the profile could not be read: {type(exc).__name__}: {str(exc)[:200]}", 0
         every = self._read[1]
         if len(every) != self.repetitions:
-            return None, f"the profile holds {len(every)} timed calls, not the {self.repetitions} run"
+            return None, f"the profile holds {len(every)} timed calls, not the {self.repetitions} run", 0
         spans = every[first:first + count]
         counts = sorted({len(s) for s in spans})
         if not counts or counts[0] == 0:
-            return None, "the profile holds a timed call with no device activity"
+            return None, "the profile holds a timed call with no device activity", 0
         if len(counts) > 1:
             # Every repetition launches the same work: a call with fewer activities than the
             # others lost a record, and a time summed without it would be too short.
-            return None, f"the timed calls hold {counts[0]} to {counts[-1]} device activities each, not one number"
-        return [_union_ns(s) / 1000.0 for s in spans], ""
+            return None, f"the timed calls hold {counts[0]} to {counts[-1]} device activities each, not one number", 0
+        return [_union_ns(s) / 1000.0 for s in spans], "", counts[0]
 
 
 class Reading:
@@ -142,6 +143,7 @@ class Reading:
     def __init__(self, clock: KernelClock, first: int):
         self.clock, self.first, self.count = clock, first, 0
         self.error = ""
+        self.activities = 0  # device activities (kernels, copies, fills) each repetition held, once read
 
     @contextmanager
     def repetition(self) -> Iterator[None]:
@@ -152,7 +154,7 @@ class Reading:
     def samples(self) -> list[float] | None:
         """Microseconds per repetition once the session has ended; None (and `error` set)
         where the record does not account for them."""
-        found, self.error = self.clock.share(self.first, self.count)
+        found, self.error, self.activities = self.clock.share(self.first, self.count)
         return found
 
 

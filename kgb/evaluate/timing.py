@@ -136,7 +136,13 @@ class Timing:
             note = "; ".join(filter(None, [self.note, f"timed by events: {self.reading.error}"]))
             return replace(self, reading=None, note=note)
         median, spread = _center(on_device)
-        return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None)
+        # what the count held, in the case's timing mode: a call whose count differs from one
+        # run to the next shows whether it counted other work (paged_attention_v2 read 264 us
+        # in two sweeps and 436-446 us in two others, session 25, not explained)
+        n = self.reading.activities
+        counted = f"the GPU's count of {n} device {'activity' if n == 1 else 'activities'} a call"
+        return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None,
+                       note="; ".join(filter(None, [self.note, counted])))
 
 
 def _center(samples: list[float]) -> tuple[float, float]:
