@@ -6,7 +6,7 @@ prints a table.
 One process sends a message holding one tensor of the given size over a socket pair to a
 forked peer, once all through the socket, once in a new memory file per message (as the
 judge sent a candidate process its inputs until session 24), once in a memory file kept from
-one message to the next (`codec.Outbox`, as it sends them since). Two figures each: one way, the peer copying what it received
+one message to the next (`memory_file.Outbox`, as it sends them since). Two figures each: one way, the peer copying what it received
 once (as a candidate process copies its inputs onto its GPU) and saying so; and a call's
 round trip without the call, the peer sending the tensor back through the socket (a
 candidate's reply never comes in a memory file). On a GPU host the same paths add copies to
@@ -29,7 +29,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgb.evaluate import codec  # noqa: E402
+from kgb.evaluate import codec, memory_file  # noqa: E402
 
 
 def main() -> int:
@@ -70,7 +70,7 @@ def _timed(x: torch.Tensor, repeats: int, how: str, back: bool) -> tuple[float, 
     theirs.close()
     conn = Connection(ours.detach())
     rounds = []
-    outbox = codec.Outbox() if how == "kept" else None
+    outbox = memory_file.Outbox() if how == "kept" else None
     for _ in range(repeats):
         started = time.perf_counter()
         codec.write(conn, codec.encode("call", x, memory_file=how != "socket", outbox=outbox))

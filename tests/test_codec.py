@@ -15,7 +15,7 @@ from multiprocessing.connection import Connection
 import pytest
 import torch
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, memory_file
 
 
 def _pair() -> tuple[Connection, Connection]:
@@ -193,9 +193,9 @@ def test_where_no_memory_file_can_be_made_the_message_goes_through_the_socket(mo
 def test_an_outbox_writes_each_message_into_the_same_memory_file_and_each_arrives_whole(monkeypatch):
     """Writing into pages written before costs a fifth of writing into a fresh file; the
     receiver has answered one message before the next is written, and reads each whole."""
-    monkeypatch.setattr(codec, "COPY_CHUNK", 1 << 20)  # the least file an outbox makes: 1 MB here
+    monkeypatch.setattr(memory_file, "OUTBOX_MIN_BYTES", 1 << 20)  # the least file an outbox makes: 1 MB here
     a, b = _pair()
-    outbox = codec.Outbox()
+    outbox = memory_file.Outbox()
     files = []
     for i, n in enumerate((1 << 19, 1 << 18, 1 << 20)):  # 2 MB, 1 MB, then 4 MB: past the file made first
         x = torch.full((n,), float(i))
@@ -205,7 +205,7 @@ def test_an_outbox_writes_each_message_into_the_same_memory_file_and_each_arrive
         got = codec.receive(b, "cpu", memory_files=True).value
         assert torch.equal(got, x)  # this message's values, none of the one before
     assert files[0] == files[1] and files[2][0] is not files[0][0] and files[2][1] == 4 << 20
-    monkeypatch.setattr(codec, "OUTBOX_MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(memory_file, "OUTBOX_MAX_BYTES", 1 << 20)
     out = codec.encode("call", torch.ones(1 << 20), memory_file=True, outbox=outbox)
     assert outbox._file is files[2][0] and os.fstat(out.memory_file).st_size == 4 << 20  # over the outbox's size:
     assert os.fstat(out.memory_file).st_ino != os.fstat(outbox._file.fd).st_ino  # a file of its own

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values
 from kgb.evaluate.phases import Phases
@@ -60,8 +60,8 @@ class CandidateProcess:
     """The judge's handle on one candidate process."""
 
     # the memory file this judge writes its messages to this process into, kept from one to
-    # the next (codec.Outbox); made at the first message that needs one
-    _outbox: codec.Outbox | None = None
+    # the next (memory_file.Outbox); made at the first message that needs one
+    _outbox: memory_file.Outbox | None = None
 
     def __init__(self, device: str, workspace: Path, limits: Limits):
         import socket
@@ -142,7 +142,7 @@ class CandidateProcess:
         lock = self._lock()
         with lock.paused(), lock.phase(SENDING):
             if self._outbox is None:
-                self._outbox = codec.Outbox()
+                self._outbox = memory_file.Outbox()
             out = codec.encode(kind, value, copying=lock.work, memory_file=True, outbox=self._outbox, **fields)
             codec.write(self.conn, out)
             if self._receive().kind != "gpu":
