@@ -214,6 +214,41 @@ def test_running_out_said_only_in_the_verdicts_message_runs_again_too(monkeypatc
     assert all("ran out of memory while other evaluations shared it" in v.logs for v in verdicts)
 
 
+def test_a_correct_verdict_that_lost_a_latency_to_running_out_runs_again(monkeypatch):
+    """On the H200 (session 25) two correct operators of a sweep at 16 were left without a
+    bench case's latency: the judge's replay of the call ran out of memory that its
+    neighbours held."""
+    spec = operators.load("aten::add")
+    base = spec.solution_path.read_text()
+    sources = [base + f"\n# candidate {i}\n" for i in range(2)]
+    both_in = threading.Barrier(2, timeout=30)
+    untimed = {"name": "big", "tag": "bench", "status": "correct", "baseline_us": 10.0,
+               "timing_mode": "not timed: the judge could not replay the call (OutOfMemoryError: CUDA out of "
+                              "memory. Tried to allocate 1.01 GiB.); its own clock said 9.0 us"}
+    timed = {**untimed, "latency_us": 8.0, "timing_mode": "graph; its own clock said 9.0 us", "timed_by": "judge"}
+
+    class Engine(CrowdedEngine):
+        def run(self, request, log, env, timeout_s, spare=None):
+            req = json.loads(request.read_text())
+            with self._lock:
+                again = any(s == req["source"] for s, _ in self.runs)
+                self.runs.append((req["source"], 0))
+            if not again:
+                both_in.wait()
+            case = timed if again or req["source"] == sources[1] else untimed
+            final = {"status": "correct", "message": "fine", "cases": [case]}
+            Path(req["result"]).write_text(json.dumps({"final": final}))
+            return "ok"
+
+    engine = Engine(oom_source="")
+    two_gpus(monkeypatch, engine)
+    settings = EvalSettings(device="cuda", case_tags=("bench",), time_cases=("bench",))
+    with ThreadPoolExecutor(2) as pool:
+        verdicts = list(pool.map(lambda s: evaluate(s, spec, settings), sources))
+    assert [v.cases[0].latency_us for v in verdicts] == [8.0, 8.0]
+    assert [s for s, _ in engine.runs].count(sources[0]) == 2 and [s for s, _ in engine.runs].count(sources[1]) == 1
+
+
 def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     spec = operators.load("aten::add")
 

@@ -146,8 +146,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             seated = time.perf_counter()
             gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
-            seat.ran_out = (settings.device != "cpu" and verdict.status == Status.RUNTIME_ERROR
-                            and gpus.out_of_memory(verdict.message + "\n" + verdict.logs))
+            seat.ran_out = settings.device != "cpu" and _ran_out(verdict)
         if not seat.ran_out or seat.among == 1:
             break
         ran_out_s += time.perf_counter() - seated
@@ -162,6 +161,16 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s,
                       "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
+
+
+def _ran_out(verdict: Verdict) -> bool:
+    """Whether the GPU's running out of memory decided the verdict: it failed for it, or a
+    case was left without its latency or its baseline for it (on the H200, session 25, two
+    correct operators of a sweep at 16 lost a bench case's latency so)."""
+    if verdict.status == Status.RUNTIME_ERROR and gpus.out_of_memory(verdict.message + "\n" + verdict.logs):
+        return True
+    return any(c.latency_us is None or c.baseline_us is None for c in verdict.cases
+               if c.timing_mode and gpus.out_of_memory(c.timing_mode))
 
 
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:

@@ -14,7 +14,8 @@ from enum import StrEnum
 # went on by itself beside any turn asked for meanwhile.
 # A measurement whose repetitions hold different numbers of device activities keeps the events' time.
 # v10: a verdict that says the GPU ran out of memory in its message, or as Triton's launcher
-# says it, runs again when others shared the GPU, where it was the candidate's runtime error;
+# says it, runs again when others shared the GPU, where it was the candidate's runtime error,
+# and so does one that left a case without its latency or baseline for running out;
 # the kernel clock's profiler runs from before the timing turn to after it, one session for
 # all the turn's measurements, where each measurement started and stopped its own in the turn.
 JUDGE_VERSION = 10
