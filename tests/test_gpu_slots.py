@@ -181,6 +181,25 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
 
 
+class FirstRunsTogether(CrowdedEngine):
+    """Two evaluations whose first runs are in flight together; each run's judge says
+    `final(source, whether it runs again)`."""
+
+    def __init__(self, final):
+        super().__init__(oom_source="")
+        self.final, self.both_in = final, threading.Barrier(2, timeout=30)
+
+    def run(self, request, log, env, timeout_s, spare=None):
+        req = json.loads(request.read_text())
+        with self._lock:
+            again = any(s == req["source"] for s, _ in self.runs)
+            self.runs.append((req["source"], 0))
+        if not again:
+            self.both_in.wait()
+        Path(req["result"]).write_text(json.dumps({"final": self.final(req["source"], again)}))
+        return "ok"
+
+
 def test_running_out_said_only_in_the_verdicts_message_runs_again_too(monkeypatch):
     """On the H200 (session 25) four operators of a sweep were judged runtime errors for their
     neighbours' memory: the judge's reference or its timing ran out (said in the message, not
@@ -188,24 +207,10 @@ def test_running_out_said_only_in_the_verdicts_message_runs_again_too(monkeypatc
     spec = operators.load("aten::add")
     base = spec.solution_path.read_text()
     sources = [base + f"\n# candidate {i}\n" for i in range(2)]
-    both_in = threading.Barrier(2, timeout=30)
     said = {sources[0]: "case cn: RuntimeError: Triton Error [CUDA]: out of memory",
             sources[1]: "case floor-f32: while timing: OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB."}
-
-    class Engine(CrowdedEngine):
-        def run(self, request, log, env, timeout_s, spare=None):
-            req = json.loads(request.read_text())
-            with self._lock:
-                again = any(s == req["source"] for s, _ in self.runs)
-                self.runs.append((req["source"], 0))
-            if not again:
-                both_in.wait()
-            final = ({"status": "correct", "message": "fine", "cases": []} if again
-                     else {"status": "runtime_error", "message": said[req["source"]], "cases": []})
-            Path(req["result"]).write_text(json.dumps({"final": final}))
-            return "ok"
-
-    engine = Engine(oom_source="")
+    engine = FirstRunsTogether(lambda source, again: {"status": "correct", "message": "fine", "cases": []} if again
+                               else {"status": "runtime_error", "message": said[source], "cases": []})
     two_gpus(monkeypatch, engine)
     settings = EvalSettings(device="cuda", case_tags=("smoke",))
     with ThreadPoolExecutor(2) as pool:
@@ -221,26 +226,12 @@ def test_a_correct_verdict_that_lost_a_latency_to_running_out_runs_again(monkeyp
     spec = operators.load("aten::add")
     base = spec.solution_path.read_text()
     sources = [base + f"\n# candidate {i}\n" for i in range(2)]
-    both_in = threading.Barrier(2, timeout=30)
     untimed = {"name": "big", "tag": "bench", "status": "correct", "baseline_us": 10.0,
                "timing_mode": "not timed: the judge could not replay the call (OutOfMemoryError: CUDA out of "
                               "memory. Tried to allocate 1.01 GiB.); its own clock said 9.0 us"}
     timed = {**untimed, "latency_us": 8.0, "timing_mode": "graph; its own clock said 9.0 us", "timed_by": "judge"}
-
-    class Engine(CrowdedEngine):
-        def run(self, request, log, env, timeout_s, spare=None):
-            req = json.loads(request.read_text())
-            with self._lock:
-                again = any(s == req["source"] for s, _ in self.runs)
-                self.runs.append((req["source"], 0))
-            if not again:
-                both_in.wait()
-            case = timed if again or req["source"] == sources[1] else untimed
-            final = {"status": "correct", "message": "fine", "cases": [case]}
-            Path(req["result"]).write_text(json.dumps({"final": final}))
-            return "ok"
-
-    engine = Engine(oom_source="")
+    engine = FirstRunsTogether(lambda source, again: {
+        "status": "correct", "message": "fine", "cases": [timed if again or source == sources[1] else untimed]})
     two_gpus(monkeypatch, engine)
     settings = EvalSettings(device="cuda", case_tags=("bench",), time_cases=("bench",))
     with ThreadPoolExecutor(2) as pool:
