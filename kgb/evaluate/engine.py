@@ -70,6 +70,11 @@ class EngineDied(RuntimeError):
 # longer than they were judged. Each spare holds a judge and its candidate processes, on a
 # GPU three CUDA contexts, so the pool stays small (`pool_size`).
 SPARES_PER_SETTINGS = 6
+# ... and at least this many while none has run out of GPU memory: an agent judges one
+# candidate after another, and a spare takes longer to start than a short evaluation takes
+# (on the H200, sessions 24 and 25, judging the view operators one at a time, each one that
+# followed an evaluation under about 1.2 s waited 0.5-0.7 s for its judge)
+SEQUENTIAL_SPARES = 2
 # ... and at most this many in all (a multi-GPU host's evaluations differ in
 # CUDA_VISIBLE_DEVICES: a settings per GPU)
 MAX_SPARES = 16
@@ -226,12 +231,15 @@ class Engine:
 
 def pool_size(in_flight: int, ran_out: bool) -> int:
     """How many spare judges wait for one settings: one for each of their evaluations in
-    flight, SPARES_PER_SETTINGS at most, and one only once evaluations have run out of GPU
-    memory among others (`ran_out`, kgb.evaluate.gpus.MemoryGate): every spare holds three
-    CUDA contexts. On the H200 (session 22), with a pool of six, a sweep's peak GPU memory was
-    138-143 GB where it had been 117 GB, and in two sweeps of three the evaluations that ran
-    out and waited to run again lost more time than the pool saved."""
-    return min(max(in_flight, 1), 1 if ran_out else SPARES_PER_SETTINGS)
+    flight, SEQUENTIAL_SPARES at least and SPARES_PER_SETTINGS at most, and one only once
+    evaluations have run out of GPU memory among others (`ran_out`,
+    kgb.evaluate.gpus.MemoryGate): every spare holds three CUDA contexts. On the H200
+    (session 22), with a pool of six, a sweep's peak GPU memory was 138-143 GB where it had
+    been 117 GB, and in two sweeps of three the evaluations that ran out and waited to run
+    again lost more time than the pool saved."""
+    if ran_out:
+        return 1
+    return min(max(in_flight, SEQUENTIAL_SPARES), SPARES_PER_SETTINGS)
 
 
 def _outcome(status: int) -> str:
