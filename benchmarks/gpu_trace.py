@@ -1,24 +1,35 @@
 """What a sweep's timing turns waited for, from the judges' trace (KGB_GPU_TRACE).
 
-    python benchmarks/gpu_trace.py TRACE.jsonl
+    python benchmarks/gpu_trace.py TRACE.jsonl[.gz] [--until S]
 
 Every judge appends its turns, the stretches of work sections it held and its process
 starts to the file (kgb.evaluate.timing_lock.trace); `benchmarks/throughput.py --trace`
 keeps one for its sweep and prints this report after its own. A turn drains the sections
-running when it got the GPU's lock: the one that ended last is what it waited for.
+running when it got the GPU's lock: the one that ended last is what it waited for. With
+--until, only the turns asked for in the trace's first S seconds: a sweep cut short set
+against the same stretch of a whole one.
 """
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import json
 import statistics
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 
 def read(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def first_turns(records: list[dict], until_s: float) -> list[dict]:
+    """The records with only the turns asked for in the first `until_s` seconds of the trace;
+    the sections and starts they ran beside are all kept."""
+    first = min(r["asked"] for r in records)
+    return [r for r in records if r["kind"] != "turn" or r["asked"] - first < until_s]
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -78,4 +89,9 @@ def report(records: list[dict]) -> str:
 
 
 if __name__ == "__main__":
-    print(report(read(Path(sys.argv[1]))))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("trace", type=Path)
+    parser.add_argument("--until", type=float, default=None, help="only the turns asked for in the first S seconds")
+    args = parser.parse_args()
+    records = read(args.trace)
+    print(report(first_turns(records, args.until) if args.until is not None else records))

@@ -363,3 +363,27 @@ def test_the_gates_ceiling_moves_are_traced_for_the_sweeps_report(tmp_path, monk
     records = gpu_trace.read(trace)
     assert [(r["kind"], r["ceiling"]) for r in records] == [("gate", 2), ("gate", 3)]
     assert "memory gate's ceiling: 2 at 0 s, 3 at 0 s" in gpu_trace.report(records)
+
+
+def test_a_compressed_trace_cut_to_the_turns_of_its_first_seconds(tmp_path):
+    """benchmarks/gpu_trace.py --until: a sweep cut short (session 25's call 3 judged its
+    first 190 s) set against the same stretch of whole ones, read from docs/results' .gz."""
+    import gzip
+    import json
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    def turn(at: float, measure_s: float) -> dict:
+        return {"kind": "turn", "pid": 1, "asked": at, "began": at, "drained": at, "measured": at,
+                "ended": at + measure_s, "crowded": False}
+
+    records = [{"kind": "start", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 5.0},
+               turn(1.0, 0.2), turn(10.0, 0.05), turn(300.0, 0.05)]
+    trace = tmp_path / "trace.jsonl.gz"
+    trace.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in records).encode()))
+    assert gpu_trace.read(trace) == records
+    report = gpu_trace.report(gpu_trace.first_turns(gpu_trace.read(trace), 190))
+    assert report.startswith("2 turns")
+    assert "beside one: 1 (0.2 s, median 0.200 s), the others: 1 (0.1 s, median 0.050 s)" in report
