@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from torch.autograd import DeviceType
 
-from kgb.evaluate.kernel_clock import MARK, KernelClock, busy_times
+from kgb.evaluate.kernel_clock import MARK, KernelClock, Reading, busy_times
 
 _ids = iter(range(1, 10_000))
 
@@ -91,16 +91,25 @@ def test_a_kernel_launched_outside_every_call_is_nobody_s():
     assert busy_times(events) == [1.0]
 
 
+def whole(clock: KernelClock) -> Reading:
+    """Every repetition of the clock's session, read as one measurement's."""
+    reading = Reading(clock, 0)
+    reading.count = clock.repetitions
+    return reading
+
+
 def test_a_profile_that_misses_a_call_gives_no_samples():
     clock = KernelClock()
     clock.repetitions = 2
     mark = op(MARK, 0, 10)
     clock._events = [mark, kernel(mark, 100, 200)]
-    assert clock.samples() is None and "1 timed calls, not the 2" in clock.error
+    reading = whole(clock)
+    assert reading.samples() is None and "1 timed calls, not the 2" in reading.error
     clock.repetitions = 1
-    assert clock.samples() == [0.1]
+    assert whole(clock).samples() == [0.1]
     clock._events = [mark]  # a call the profiler saw no device work of: its time is unknown
-    assert clock.samples() is None and "no device activity" in clock.error
+    reading = whole(clock)
+    assert reading.samples() is None and "no device activity" in reading.error
 
 
 def test_a_call_that_lost_an_activity_record_leaves_the_events_time():
@@ -112,18 +121,20 @@ def test_a_call_that_lost_an_activity_record_leaves_the_events_time():
     first, second = op(MARK, 0, 10), op(MARK, 20, 30)
     both = [kernel(first, 100, 200), kernel(first, 200, 400), kernel(second, 500, 600), kernel(second, 600, 800)]
     clock._events = [first, second, *both]
-    assert clock.samples() == [0.3, 0.3]
+    assert whole(clock).samples() == [0.3, 0.3]
     clock._events = [first, second, *both[:3]]
-    assert clock.samples() is None and "2 to 1" not in clock.error and "1 to 2 device activities" in clock.error
+    reading = whole(clock)
+    assert reading.samples() is None and "2 to 1" not in reading.error and "1 to 2 device activities" in reading.error
 
 
 def test_without_a_gpu_the_clock_says_why_and_the_calls_still_run():
     ran = []
     with KernelClock() as clock:
+        reading = clock.reading()
         for i in range(3):
-            with clock.repetition():
+            with reading.repetition():
                 ran.append(i)
-    assert ran == [0, 1, 2] and clock.samples() is None and clock.error
+    assert ran == [0, 1, 2] and reading.samples() is None and reading.error
 
 
 def test_the_clock_does_not_import_the_compiler_stack():

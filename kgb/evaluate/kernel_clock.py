@@ -40,11 +40,11 @@ LAUNCHES = frozenset({"cuda_runtime", "cuda_driver"})
 
 
 class KernelClock:
-    """A profiler session around one or more measurements: `with KernelClock() as clock:`
-    then each timed repetition `with clock.repetition():` (or a measurement's own
-    `clock.reading()`, whose repetitions are its own); after the block, `samples()` gives
-    each repetition's device time in microseconds, or `error` says why there is none (the
-    caller then keeps its events' times)."""
+    """A profiler session around one or more measurements: `with KernelClock() as clock:`,
+    each measurement taking its `clock.reading()` and each of its timed repetitions `with
+    reading.repetition():`; after the block, the reading's `samples()` gives each repetition's
+    device time in microseconds, or its `error` says why there is none (the caller then keeps
+    its events' times)."""
 
     def __init__(self) -> None:
         self.error = ""
@@ -102,14 +102,6 @@ class KernelClock:
         except Exception as e:  # noqa: BLE001
             self.error = f"the profiler did not stop: {type(e).__name__}: {str(e)[:200]}"
         self._profile = None
-
-    def samples(self) -> list[float] | None:
-        """Microseconds per repetition of the session, in order; None (and `error` set) where
-        the record does not account for every repetition."""
-        found, why, _ = self.share(0, self.repetitions)
-        if found is None:
-            self.error = why
-        return found
 
     def share(self, first: int, count: int) -> tuple[list[float] | None, str, int]:
         """Microseconds of repetitions first .. first + count - 1, or None and why not; and

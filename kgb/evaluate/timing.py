@@ -156,16 +156,15 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def _timed(run: Callable[[], object], flush: L2Flush, repeats: int,
-           clock: KernelClock | Reading | None = None) -> list[float]:
-    """Each call's time between events on the stream; under `clock`, each call is one of its
-    repetitions too (the flush before it is not)."""
+def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Reading | None = None) -> list[float]:
+    """Each call's time between events on the stream; under a kernel clock's `reading`, each
+    call is one of its repetitions too (the flush before it is not)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for start, end in zip(starts, ends, strict=True):
         flush()
         start.record()
-        with clock.repetition() if clock is not None else contextlib.nullcontext():
+        with reading.repetition() if reading is not None else contextlib.nullcontext():
             run()
         end.record()
     torch.cuda.synchronize()
@@ -256,9 +255,11 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
                 graph, output = None, None
     run = graph.replay if mode == "graph" else fn
     # the session the caller runs (its timing turn's), read after it; else one of its own
-    session = kernel_clock.current() if p.protocol == Protocol.KERNELS else None
-    own = KernelClock() if p.protocol == Protocol.KERNELS and session is None else None
-    reading = (session or own).reading() if (session or own) is not None else None
+    own, reading = None, None
+    if p.protocol == Protocol.KERNELS:
+        session = kernel_clock.current()
+        own = KernelClock() if session is None else None
+        reading = (session or own).reading()
     with own or contextlib.nullcontext():
         # the events' times decide when the median has settled; the clock's replace them
         samples = _until_settled(
