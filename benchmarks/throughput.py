@@ -33,14 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
 from kgb.evaluate import RAN_OUT_AMONG_OTHERS, EvalSettings, evaluate  # noqa: E402
-from kgb.evaluate.candidate_process import RECEIVING, SENDING  # noqa: E402
+from kgb.evaluate.candidate_process import DRAWN, RECEIVING, SENDING  # noqa: E402
+from kgb.evaluate.case_runner import SENT_NOT_DRAWN  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
 # The crossings of inputs and outputs are (issue 11: a candidate's time less its compile, kernel
 # and reference time); until session 22 they were inside the phase "candidate" and not counted.
 HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other", "clock warm-up",
-                  "outside the judge (harness, engine, fork)", SENDING, RECEIVING)
+                  "outside the judge (harness, engine, fork)", SENDING, RECEIVING, DRAWN)
 # Outside the judge of the verdict's run, named apart since session 24: at 16 in flight on the
 # H200 "outside the judge" was 2412 s of the evaluations' 7558 s, against 219 s at 12.
 GATE = "waiting for a place under the GPU memory gate"
@@ -144,6 +145,9 @@ def main() -> int:
         ("run again after running out of GPU memory among others",
          f"{sum(bool(v['ran_out_among']) for v in per_op.values())} evaluations, "
          f"{sum(len(v['ran_out_among']) for v in per_op.values())} times"),
+        ("bench cases whose inputs were sent to the timing process, not drawn there",
+         f"{sum(SENT_NOT_DRAWN in (c[2] or '') for v in per_op.values() for c in v['cases'].values())} of "
+         f"{sum(1 for v in per_op.values() for c in v['cases'].values() if c[0] is not None)} timed"),
         ("view operators, median per candidate", f"{statistics.median(views):.2f} s" if views else "-"),
         ("view operators, harness overhead median / max",
          f"{statistics.median(harness):.2f} / {max(harness):.2f} s" if harness else "-"),

@@ -31,12 +31,14 @@ import torch
 from kgb.evaluate import codec
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
+from kgb.evaluate.draws import digest, sets, timing_draws
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
 from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
+from kgb.operators import Spec, import_spec_libraries, spec_from_text
 
 
 def classify(exc: BaseException) -> Status:
@@ -131,13 +133,22 @@ class _Server:
     def __init__(self, conn: Connection, device: str, workspace: Path):
         self.conn, self.device, self.workspace = conn, device, workspace
         self.module: ModuleType | None = None
+        # the operator's spec, in the timing process only (the judge sends it there): it draws
+        # the timing's inputs itself rather than receive hundreds of MB (`drawn`)
+        self.spec: Spec | None = None
+        self.no_spec = "the judge sent no spec"
         if device == "cuda":
             _say_when_compiling(conn, device)
 
     def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
         codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
 
-    def load(self, source: str) -> None:
+    def load(self, source: str, spec_text: str | None = None, spec_path: str | None = None) -> None:
+        if spec_text is not None and spec_path is not None:
+            try:
+                self.spec = spec_from_text(spec_text, Path(spec_path))
+            except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
+                self.no_spec = f"its spec did not load here: {type(exc).__name__}: {str(exc)[:300]}"
         try:
             with audited() as audit, recorded_by_profiler() as profiled:
                 self.module = _import(source, self.workspace)
@@ -229,6 +240,37 @@ class _Server:
                    unchanged=frozenset(known.by_id) - wanted, median_us=statistics.median(samples),
                    repeats=len(samples), mode="eager")
 
+    def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
+        """Sets T and V for a "time" message that names its seeds instead of carrying them:
+        drawn here as the judge drew them (kgb.evaluate.draws.timing_draws), on the GPU, where
+        sending them cost a copy off the judge's GPU, a memory file and a copy onto this
+        one's. Each storage's checksum must agree with the judge's; where one does not (a
+        make_inputs with a nondeterministic op), or the draw fails, the reply says why and
+        the judge sends them. None then."""
+        why = self.no_spec if self.spec is None else ""
+        if not why:
+            try:
+                case = next(c for c in self.spec.cases if c.name == draw["case"])
+                seeds = (int(draw["seeds"][0]), int(draw["seeds"][1]))
+                both = timing_draws(self.spec, case, seeds, self.device)
+                value = sets(self.spec, case, both.cand_t, both.cand_v)
+                del both  # the draws as drawn, of which the judge keeps its own
+                known = codec.storages_in(value)
+                ours = [digest(s) for s in known.by_id.values()]
+                theirs = list(draw["digests"])
+                if ours != theirs:
+                    differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b] or [min(len(ours), len(theirs))]
+                    why = (f"the inputs drawn here differ from the judge's (storage {differ[0]} of {len(theirs)}): "
+                           "their make_inputs is not deterministic on this device")
+            except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
+                why = f"drawing them here failed: {type(exc).__name__}: {str(exc)[:300]}"
+        if why:
+            release_cached_memory(self.device)
+            codec.send(self.conn, "undrawn", None, reason=why)
+            return None
+        codec.send(self.conn, "drawn")
+        return value, known
+
     def _ask_for_gpu(self, kind: str) -> None:
         """Before a call's inputs go onto the GPU: the judge takes its work section for what
         follows, until this process's reply (kgb.evaluate.timing_lock). Reading them was
@@ -247,11 +289,17 @@ class _Server:
             except (EOFError, OSError):
                 return
             if msg.kind == "load":
-                self.load(msg.fields["source"])
+                self.load(msg.fields["source"], msg.fields.get("spec_text"), msg.fields.get("spec_path"))
             elif msg.kind == "call":
                 self.call(msg.fields["entry"], msg.value, known)
             elif msg.kind == "time":
-                self.time(msg.fields["entry"], msg.value, int(msg.fields["repeats"]), known)
+                value = msg.value
+                if "draw" in msg.fields:
+                    drawn = self.drawn(msg.fields["draw"])
+                    if drawn is None:
+                        continue  # the judge sends the inputs next
+                    value, known = drawn
+                self.time(msg.fields["entry"], value, int(msg.fields["repeats"]), known)
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)
@@ -317,6 +365,7 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
 
             prepare_interpreter()
         patch_launchers()
+        import_spec_libraries()  # a timing process loads its spec from text, with the repo out of reach
         importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
         with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
             torch.ones(1).add_(1)

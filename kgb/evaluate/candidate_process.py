@@ -20,9 +20,11 @@ import torch
 from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values
+from kgb.evaluate.draws import digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock
+from kgb.operators import Spec
 
 
 class CandidateDied(Exception):
@@ -38,6 +40,9 @@ class TurnOverrun(Exception):
 # and copied onto the GPU. Host work mostly, hundreds of MB for a bench case.
 SENDING = "inputs to the candidate process"
 RECEIVING = "outputs from the candidate process"
+# What replaces the crossing of a bench case's sets T and V where the timing process draws
+# them itself (`Redraw`): its draw and its checksums, waited for in the judge's work section.
+DRAWN = "inputs drawn by the timing process"
 
 # The longest a candidate's own timing may hold its work section, which every timing turn
 # of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
@@ -50,10 +55,20 @@ class Reply:
     value: Any
     fields: dict[str, Any]
     stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
+    sent_instead: str = ""  # why a timing's inputs were sent where the timing process was to draw them
 
     @property
     def error(self) -> dict | None:
         return self.fields.get("error")
+
+
+@dataclass(frozen=True)
+class Redraw:
+    """The seeds of a bench case's sets T and V, for a timing process that has the spec
+    (`CandidateProcess.load`) to draw them itself: it learns the secret seed of V when it
+    would have received V's values, with the "time" message."""
+    case: str
+    seeds: tuple[int, int]
 
 
 class CandidateProcess:
@@ -150,8 +165,12 @@ class CandidateProcess:
         codec.send(self.conn, "granted")
         return out
 
-    def load(self, source: str) -> Reply:
-        codec.send(self.conn, "load", None, source=source)
+    def load(self, source: str, spec: Spec | None = None) -> Reply:
+        """Load the candidate's source; with `spec`, the operator's spec too, which only the
+        timing process gets: it runs no check on a case's own seed, the one thing a spec's
+        seeds could help a candidate forge (a draw it knows in advance)."""
+        more = {"spec_text": spec.path.read_text(), "spec_path": str(spec.path)} if spec is not None else {}
+        codec.send(self.conn, "load", None, source=source, **more)
         msg = self._receive()
         return Reply(None, msg.fields)
 
@@ -175,19 +194,26 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
-             want_back: list[torch.Tensor]
+             want_back: list[torch.Tensor], redraw: Redraw | None = None,
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. Its measurement and its other calls
+        come back with what the candidate left in them. With `redraw`, the timing process is
+        asked to draw the sets itself (`_redrawn`); they are sent only where it could not.
+        Its measurement and its other calls
         run in the judge's work sections (`self.exclusive`), never beside a timing turn, and the
         transfers with the section let go of: its own clock is reported, never taken as the
         latency (the judge's replay is), so it does not take a turn that every judge of the
         GPU would wait for."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         exclusive = self._lock()
+        sent_instead = ""
         with exclusive.work():
-            sent = self._hand_over("time", {"sets": sets}, entry=entry, repeats=repeats).sent
+            sent = self._redrawn(entry, repeats, {"sets": sets}, redraw) if redraw is not None else None
+            if isinstance(sent, str):
+                sent_instead, sent = sent, None
+            if sent is None:
+                sent = self._hand_over("time", {"sets": sets}, entry=entry, repeats=repeats).sent
             before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
@@ -202,7 +228,7 @@ class CandidateProcess:
                 codec.send(self.conn, "go")
                 msg = self._within_limit(lambda: self._receive(sent))
         if msg.fields.get("error") is not None:
-            return Reply(None, msg.fields), sent, before
+            return Reply(None, msg.fields, sent_instead=sent_instead), sent, before
         if not (isinstance(msg.value, dict) and "recording" in msg.value):
             raise codec.WireError("a timing reply has no recording")
         with exclusive.work():
@@ -212,7 +238,25 @@ class CandidateProcess:
             load_values(timed, check)
             for sid, data in msg.known_bytes.items():
                 codec.overwrite(sent.by_id[sid], data)
-        return Reply(msg.value, msg.fields), sent, before
+        return Reply(msg.value, msg.fields, sent_instead=sent_instead), sent, before
+
+    def _redrawn(self, entry: str, repeats: int, value: dict, redraw: Redraw) -> codec.Storages | str:
+        """Ask the timing process to draw `value` (the sets, as this judge drew them) from
+        `redraw`'s seeds: what it knows of them if it did, else why not. The checksums it must
+        match are of this judge's copies (kgb.evaluate.draws.digest); a timing process that
+        says it matched and did not computes on inputs of its own, and its answers are still
+        checked against the reference on this judge's."""
+        known = codec.storages_in(value)
+        digests = [digest(s) for s in known.by_id.values()]
+        self._hand_over("time", None, entry=entry, repeats=repeats,
+                        draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests})
+        with self._lock().phase(DRAWN):
+            msg = self._receive()
+        if msg.kind == "drawn":
+            return known
+        if msg.kind == "undrawn":
+            return str(msg.fields.get("reason", ""))[:500] or "no reason given"
+        raise codec.WireError(f"a timing process answered a draw with {msg.kind!r}")
 
     def _within_limit(self, receive: Callable[[], codec.Message]) -> codec.Message:
         """The next message, if it comes within TURN_LIMIT_S. Every timing turn of this GPU

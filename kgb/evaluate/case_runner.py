@@ -17,9 +17,9 @@ import torch
 
 from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming
-from kgb.evaluate.candidate_process import CandidateProcess, Reply, TurnOverrun
+from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
-from kgb.evaluate.draws import draw_inputs
+from kgb.evaluate.draws import draw_inputs, timing_draws
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
@@ -42,6 +42,9 @@ OWN_CLOCK_REPEATS = 3
 # waiting behind turns). A large case still takes a turn of its own: twelve judges each
 # holding several would not fit in the GPU's memory.
 TURN_BATCH_BYTES = 512 * 1024 * 1024
+# What a timing mode says where the timing process could not draw its inputs itself
+# (kgb.evaluate.draws) and they were sent to it, with the reason
+SENT_NOT_DRAWN = "its inputs were sent, not drawn by the timing process"
 
 
 class Failed(Exception):
@@ -240,17 +243,19 @@ class CaseRunner:
         answer remembered from an earlier call fails; the latency is only ever the replay's.
         """
         spec, entry = self.spec, self.spec.entry_of(case)
+        seeds = (case.seed, secret_seed())
         with self.exclusive.work(), self.phase("draw"):
-            timed = draw_inputs(spec, case, case.seed, self.device)
-            check = draw_inputs(spec, case, secret_seed(), self.device)
-            cand_t, cand_v = clone_exact(timed), clone_exact(check)
-            for t in _tensors(cand_v, spec.output_args).values():
-                poison_(t)
+            drawn = timing_draws(spec, case, seeds, self.device)
+            timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
         crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
+        # A timing process of its own draws the sets itself from their seeds, with the spec
+        # the judge sends it: hundreds of MB that would otherwise cross (kgb.evaluate.draws).
+        # The process that ran the checks never gets the spec.
+        redraw = Redraw(case.name, seeds) if self.timer is not None else None
         if self.timer is not None and not self.timer_loaded:
             with self.phase("import"), self.exclusive.work():
-                loaded = self.timer.load(self.source)
+                loaded = self.timer.load(self.source, spec)
             if loaded.error:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
@@ -262,7 +267,7 @@ class CaseRunner:
             written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
             try:
                 reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
-                                                 min(repeats, OWN_CLOCK_REPEATS), written)
+                                                 min(repeats, OWN_CLOCK_REPEATS), written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:
@@ -351,8 +356,9 @@ class CaseRunner:
         t = replayed.timing
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
                   if self.exclusive.crowded_turns > s.crowded else "")
+        sent = f"; {SENT_NOT_DRAWN}: {s.reply.sent_instead}" if s.reply.sent_instead else ""
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + no_baseline + beside)
+                + no_baseline + beside + sent)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:

@@ -19,10 +19,12 @@ the CPU draws for it, and each is the same in every evaluation on its device.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from kgb.evaluate.correctness import clone_exact, poison_
 from kgb.operators import Case, Spec
 
 
@@ -30,3 +32,62 @@ def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any
     gen = torch.Generator(device=device).manual_seed(seed)
     with torch.device(device):
         return spec.module.make_inputs(case, gen, device)
+
+
+@dataclass
+class TimingDraws:
+    """A bench case's two draws for its timing: set T from the case's own seed (the timed
+    calls), set V from a secret one (the answers checked after timing), each as drawn and as
+    the copy the candidate gets, its pure outputs poisoned."""
+    timed: dict[str, Any]
+    check: dict[str, Any]
+    cand_t: dict[str, Any]
+    cand_v: dict[str, Any]
+
+
+def timing_draws(spec: Spec, case: Case, seeds: tuple[int, int], device: str) -> TimingDraws:
+    """What the judge draws for a bench case's timing, and what the timing process draws
+    again from the same seeds (`sets` of the two bit for bit, where `digest` agrees)."""
+    timed = draw_inputs(spec, case, seeds[0], device)
+    check = draw_inputs(spec, case, seeds[1], device)
+    cand_t, cand_v = clone_exact(timed), clone_exact(check)
+    # Pure outputs are poisoned in both: a spec makes them with torch.empty, whose bytes are
+    # whatever the allocator held, in the judge as in the timing process, and would differ.
+    for copy in (cand_t, cand_v):
+        for name, t in copy.items():
+            if name in spec.output_args and isinstance(t, torch.Tensor):
+                poison_(t)
+    return TimingDraws(timed, check, cand_t, cand_v)
+
+
+def sets(spec: Spec, case: Case, cand_t: dict[str, Any], cand_v: dict[str, Any]) -> dict[str, Any]:
+    """The value of the judge's "time" message: the candidate's copies of sets T and V, bound
+    to the entry point's arguments. The storages of a message are numbered in the order they
+    appear in it (kgb.evaluate.codec.storages_in), on both sides alike."""
+    entry = spec.entry_of(case)
+    return {"sets": [{"args": list(a), "kwargs": k} for a, k in (entry.bind(cand_t), entry.bind(cand_v))]}
+
+
+# Sums of this many 4-byte words at a time: a few tens of MB of temporaries on the device.
+_DIGEST_WORDS = 4 << 20
+
+
+def digest(storage: torch.UntypedStorage) -> str:
+    """A checksum of a storage's bytes, computed where it lives, which two processes compare
+    instead of moving the bytes: the sum of its 4-byte words and a sum weighted by position
+    (a shuffle, such as an unstable sort's, changes that one). It catches a draw that came
+    out differently (a make_inputs with a nondeterministic GPU op); it is no defence against
+    a forger, and needs none: what the timing process computes on inputs of its own is
+    checked against the reference on the judge's."""
+    flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
+    whole = flat.numel() // 4 * 4
+    words = flat[:whole].view(torch.int32)
+    weights = (torch.arange(min(_DIGEST_WORDS, words.numel()), device=flat.device, dtype=torch.int64) % 251) + 1
+    total = torch.zeros((), dtype=torch.int64, device=flat.device)
+    weighted = torch.zeros((), dtype=torch.int64, device=flat.device)
+    for chunk in words.split(_DIGEST_WORDS):
+        wide = chunk.to(torch.int64)
+        total += wide.sum()
+        weighted += (wide * weights[:wide.numel()]).sum()
+    tail = flat[whole:].tolist()
+    return f"{flat.numel()}:{int(total)}:{int(weighted)}:{bytes(tail).hex()}"

@@ -40,6 +40,9 @@ def _warm() -> None:
     import triton.language  # noqa: F401
 
     import kgb.evaluate.judge  # noqa: F401
+    from kgb.operators import import_spec_libraries
+
+    import_spec_libraries()  # a timing process loads its spec from text, with the repo out of reach
 
     importlib.import_module("torch._dynamo")
     if os.environ.get("TRITON_INTERPRET") == "1":

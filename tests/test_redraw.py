@@ -1,0 +1,195 @@
+"""A timing process that draws a bench case's sets T and V itself, from the seeds the judge
+sends it, instead of receiving them (kgb.evaluate.draws, CandidateProcess.time's `redraw`):
+it computes on the judge's inputs bit for bit, and where its draw differs or cannot be made,
+the judge sends them and says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kgb import operators
+from kgb.evaluate import candidate, codec
+from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
+from kgb.evaluate.draws import digest, sets, timing_draws
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.sandbox import Limits
+from kgb.evaluate.timing_lock import TimingLock
+
+SPEC = '''
+"""Twice x, into out."""
+
+import torch
+
+from kgb.operators import Case
+
+VERSION = 1
+SIGNATURES = """
+def twice(x: torch.Tensor, out: torch.Tensor) -> None:
+    \\"\\"\\"out = 2 * x\\"\\"\\"
+"""
+OUTPUT_ARGS = ("out",)
+CASES = [Case("small", "smoke", {"n": 64}, seed=3), Case("big", "bench", {"n": 1 << 16}, seed=4)]
+
+
+def make_inputs(case, gen, device):
+    n = case.params["n"]
+    x = {draw}
+    return {"x": x[1:], "out": torch.empty(n - 1)}
+
+
+def reference(x, out):
+    out.copy_(2 * x)
+'''
+
+CANDIDATE = "def twice(x, out):\n    out.copy_(x * 2)\n"
+
+
+def _spec(tmp_path: Path, draw: str = "torch.randn(n, generator=gen)") -> operators.Spec:
+    folder = tmp_path / "ops" / "aten" / "twice"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(SPEC.replace("{draw}", draw))
+    return operators.load_spec(folder / "spec.py")
+
+
+def _clock_on_the_host(fn, repeats):
+    """The candidate's own clock without CUDA events, so that the timing protocol runs here."""
+    samples = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - began) * 1e6)
+    return samples
+
+
+def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = True):
+    """Time the bench case in a real, confined candidate process on the CPU with set T and V
+    to redraw; (reply, the judge's storages, the judge's draws, phases)."""
+    monkeypatch.setattr(candidate, "own_clock", _clock_on_the_host)  # the fork inherits it
+    (tmp_path / "ws").mkdir()
+    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    phase = Phases()
+    process.exclusive = TimingLock(None, phase)
+    try:
+        assert process.load(CANDIDATE, spec if give_spec else None).error is None
+        case = next(c for c in spec.cases if c.tag == "bench")
+        seeds = (case.seed, 987654321)
+        drawn = timing_draws(spec, case, seeds, "cpu")
+        entry = spec.entry_of(case)
+        reply, sent, _ = process.time(entry.name, entry.bind(drawn.cand_t), entry.bind(drawn.cand_v), 2,
+                                      [drawn.cand_t["out"]], Redraw(case.name, seeds))
+        assert reply.error is None, reply.error
+        return reply, sent, drawn, phase
+    finally:
+        process.close()
+
+
+def test_the_timing_process_draws_the_judges_inputs_itself_and_nothing_crosses(tmp_path, monkeypatch):
+    spec = _spec(tmp_path)
+    reply, sent, drawn, phase = _timed(tmp_path, monkeypatch, spec)
+    assert reply.sent_instead == ""
+    assert phase.seconds.get(DRAWN, 0) > 0 and phase.seconds.get(SENDING, 0) < 0.5
+    # the judge knows the process's storages as its own copies: x's whole storage, then out's
+    assert sent.by_id[0]._cdata == drawn.cand_t["x"].untyped_storage()._cdata
+    # what it left in set T's out is twice V's x: it computed on the judge's secret draw, bit for bit
+    assert torch.equal(drawn.cand_t["out"], 2 * drawn.check["x"])
+
+
+def test_a_draw_that_comes_out_differently_is_sent_instead_and_says_why(tmp_path, monkeypatch):
+    """A make_inputs that draws from the global generator (or with a nondeterministic GPU op)
+    gives the timing process other inputs than the judge's: the checksums differ."""
+    spec = _spec(tmp_path, draw="torch.randn(n)")
+    reply, _, drawn, phase = _timed(tmp_path, monkeypatch, spec)
+    assert "differ from the judge's (storage 0 of" in reply.sent_instead
+    assert torch.equal(drawn.cand_t["out"], 2 * drawn.check["x"])  # on the inputs sent
+    assert phase.seconds.get(SENDING, 0) > 0
+
+
+def test_a_process_without_the_spec_is_sent_its_inputs(tmp_path, monkeypatch):
+    """The process that ran the checks never gets the spec (its seeds are the checks')."""
+    spec = _spec(tmp_path)
+    reply, _, drawn, _ = _timed(tmp_path, monkeypatch, spec, give_spec=False)
+    assert reply.sent_instead == "the judge sent no spec"
+    assert torch.equal(drawn.cand_t["out"], 2 * drawn.check["x"])
+
+
+def test_storages_are_numbered_as_the_codec_sends_them():
+    base = torch.arange(12.0)
+    value = {"sets": [{"args": [base[2:], base.view(3, 4), 5], "kwargs": {"y": torch.ones(2)}},
+                      {"args": [(torch.zeros(3), base)], "kwargs": {}}]}
+    sent = codec.encode("time", value).sent
+    found = codec.storages_in(value)
+    assert [s._cdata for s in found.by_id.values()] == [s._cdata for s in sent.by_id.values()]
+    assert [id(t) for t in found.tensors] == [id(t) for t in sent.tensors]
+
+
+def test_a_checksum_sees_a_changed_byte_and_a_shuffle():
+    x = torch.randn(1 << 12)
+    first = digest(x.untyped_storage())
+    assert digest(x.clone().untyped_storage()) == first
+    y = x.clone()
+    y.view(torch.uint8)[5] ^= 1
+    assert digest(y.untyped_storage()) != first
+    assert digest(x.flip(0).contiguous().untyped_storage()) != first
+    odd = torch.arange(7, dtype=torch.uint8)  # a tail shorter than a word
+    assert digest(odd.untyped_storage()) != digest(torch.arange(1, 8, dtype=torch.uint8).untyped_storage())
+
+
+def test_the_sets_are_the_two_draws_bound_to_the_entry_with_vs_outputs_poisoned(tmp_path):
+    spec = _spec(tmp_path)
+    case = next(c for c in spec.cases if c.tag == "bench")
+    drawn = timing_draws(spec, case, (case.seed, 11), "cpu")
+    assert torch.isnan(drawn.cand_v["out"]).all()
+    value = sets(spec, case, drawn.cand_t, drawn.cand_v)
+    assert value["sets"][1]["args"][0] is drawn.cand_v["x"] and torch.isnan(value["sets"][1]["args"][1]).all()
+    again = timing_draws(spec, case, (case.seed, 11), "cpu")
+    assert all(digest(a) == digest(b) for a, b in zip(codec.storages_in(value).by_id.values(),
+                                                       codec.storages_in(sets(spec, case, again.cand_t, again.cand_v)).by_id.values(),
+                                                       strict=True))
+
+
+def test_every_spec_loads_from_its_text_with_only_the_preloaded_kgb_modules():
+    """A timing process cannot read the repo: each spec must load from its text with the kgb
+    modules that `import_spec_libraries` imported before the sandbox closed, and no other."""
+    script = textwrap.dedent("""
+        import sys
+        from kgb import operators
+        operators.import_spec_libraries()
+
+        class NoMoreKgb:
+            def find_spec(self, name, path=None, target=None):
+                if name.startswith("kgb"):
+                    raise ImportError(f"{name} was not imported before the sandbox closed")
+                return None
+
+        sys.meta_path.insert(0, NoMoreKgb())
+        for op, path in operators.discover().items():
+            spec = operators.spec_from_text(path.read_text(), path)
+            assert spec.id == op and spec.cases
+        print("loaded", len(operators.discover()))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"loaded {len(operators.discover())}" in out.stdout
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_timing_process():
+    """The GPU's generator draws the same inputs in the judge and in the timing process, so
+    nothing of sets T and V crosses: no timing mode says its inputs were sent."""
+    from kgb.evaluate import EvalSettings, evaluate
+    from kgb.evaluate.case_runner import SENT_NOT_DRAWN
+
+    spec = operators.load("aten::softmax")
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
+    verdict = evaluate(spec.solution_path.read_text(), spec, settings)
+    assert verdict.correct, verdict.message
+    timed = [c for c in verdict.cases if c.latency_us is not None]
+    assert timed and not [c.timing_mode for c in timed if SENT_NOT_DRAWN in (c.timing_mode or "")]
+    assert verdict.phase_s.get(DRAWN, 0) > 0
