@@ -1,6 +1,7 @@
-"""A timing process that draws a bench case's sets T and V itself, from the seeds the judge
-sends it, instead of receiving them (kgb.evaluate.draws, CandidateProcess.time's `redraw`):
-it computes on the judge's inputs bit for bit, and where its draw differs or cannot be made,
+"""A candidate process that draws a bench case's inputs itself, from the seeds the judge
+sends it, instead of receiving them (kgb.evaluate.draws, `Redraw`): the timing process its
+sets T and V, the checking one the case's own draw once every other case is checked. It
+computes on the judge's inputs bit for bit, and where its draw differs or cannot be made,
 the judge sends them and says so."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import torch
 from kgb import operators
 from kgb.evaluate import candidate, codec
 from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
-from kgb.evaluate.draws import digest, sets, timing_draws
+from kgb.evaluate.draws import digest, draw_inputs, message_value, redraw, timing_draws
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock
@@ -77,7 +78,9 @@ def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = 
     phase = Phases()
     process.exclusive = TimingLock(None, phase)
     try:
-        assert process.load(CANDIDATE, spec if give_spec else None).error is None
+        if give_spec:
+            process.give_spec(spec)
+        assert process.load(CANDIDATE).error is None
         case = next(c for c in spec.cases if c.tag == "bench")
         seeds = (case.seed, 987654321)
         drawn = timing_draws(spec, case, seeds, "cpu")
@@ -141,17 +144,39 @@ def test_a_checksum_sees_a_changed_byte_and_a_shuffle():
     assert digest(odd.untyped_storage()) != digest(torch.arange(1, 8, dtype=torch.uint8).untyped_storage())
 
 
-def test_the_sets_are_the_two_draws_bound_to_the_entry_with_vs_outputs_poisoned(tmp_path):
+def test_the_sets_are_the_two_draws_bound_to_the_entry_with_pure_outputs_poisoned(tmp_path):
     spec = _spec(tmp_path)
     case = next(c for c in spec.cases if c.tag == "bench")
     drawn = timing_draws(spec, case, (case.seed, 11), "cpu")
-    assert torch.isnan(drawn.cand_v["out"]).all()
-    value = sets(spec, case, drawn.cand_t, drawn.cand_v)
+    value = message_value(spec, case, [drawn.cand_t, drawn.cand_v])
     assert value["sets"][1]["args"][0] is drawn.cand_v["x"] and torch.isnan(value["sets"][1]["args"][1]).all()
-    again = timing_draws(spec, case, (case.seed, 11), "cpu")
-    assert all(digest(a) == digest(b) for a, b in zip(codec.storages_in(value).by_id.values(),
-                                                       codec.storages_in(sets(spec, case, again.cand_t, again.cand_v)).by_id.values(),
-                                                       strict=True))
+    assert torch.isnan(drawn.cand_t["out"]).all()  # torch.empty's bytes would differ between processes
+    again = redraw(spec, case, (case.seed, 11), "cpu")
+    assert [digest(s) for s in codec.storages_in(value).by_id.values()] == \
+        [digest(s) for s in codec.storages_in(again).by_id.values()]
+
+
+def test_the_checking_process_draws_a_case_it_is_given_the_seed_of(tmp_path):
+    """Once the spec is given (after every case that is not benched), a call may name its
+    inputs' seed: the process computes on the judge's draw and writes back into its copies."""
+    spec = _spec(tmp_path)
+    (tmp_path / "ws").mkdir()
+    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    phase = Phases()
+    process.exclusive = TimingLock(None, phase)
+    try:
+        process.give_spec(spec)
+        assert process.load(CANDIDATE).error is None
+        case = next(c for c in spec.cases if c.tag == "bench")
+        pristine = draw_inputs(spec, case, case.seed, "cpu")
+        cand_in = message_value(spec, case, [pristine])  # the judge's copy: x and a poisoned out
+        cand_in["args"][1].fill_(float("nan"))
+        reply = process.call("twice", tuple(cand_in["args"]), {}, Redraw(case.name, (case.seed,)))
+        assert reply.error is None and reply.sent_instead == ""
+        assert torch.equal(cand_in["args"][1], 2 * pristine["x"])
+        assert phase.seconds.get(DRAWN, 0) > 0
+    finally:
+        process.close()
 
 
 def test_every_spec_loads_from_its_text_with_only_the_preloaded_kgb_modules():

@@ -28,10 +28,9 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, draws
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
-from kgb.evaluate.draws import digest, sets, timing_draws
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
@@ -133,8 +132,9 @@ class _Server:
     def __init__(self, conn: Connection, device: str, workspace: Path):
         self.conn, self.device, self.workspace = conn, device, workspace
         self.module: ModuleType | None = None
-        # the operator's spec, in the timing process only (the judge sends it there): it draws
-        # the timing's inputs itself rather than receive hundreds of MB (`drawn`)
+        # the operator's spec, which the judge sends once this process has no check left on
+        # inputs it could know in advance: it draws bench cases' inputs itself rather than
+        # receive hundreds of MB (`drawn`)
         self.spec: Spec | None = None
         self.no_spec = "the judge sent no spec"
         if device == "cuda":
@@ -143,12 +143,13 @@ class _Server:
     def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
         codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
 
-    def load(self, source: str, spec_text: str | None = None, spec_path: str | None = None) -> None:
-        if spec_text is not None and spec_path is not None:
-            try:
-                self.spec = spec_from_text(spec_text, Path(spec_path))
-            except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
-                self.no_spec = f"its spec did not load here: {type(exc).__name__}: {str(exc)[:300]}"
+    def take_spec(self, text: str, path: str) -> None:
+        try:
+            self.spec = spec_from_text(text, Path(path))
+        except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
+            self.no_spec = f"its spec did not load here: {type(exc).__name__}: {str(exc)[:300]}"
+
+    def load(self, source: str) -> None:
         try:
             with audited() as audit, recorded_by_profiler() as profiled:
                 self.module = _import(source, self.workspace)
@@ -241,26 +242,23 @@ class _Server:
                    repeats=len(samples), mode="eager")
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
-        """Sets T and V for a "time" message that names its seeds instead of carrying them:
-        drawn here as the judge drew them (kgb.evaluate.draws.timing_draws), on the GPU, where
-        sending them cost a copy off the judge's GPU, a memory file and a copy onto this
-        one's. Each storage's checksum must agree with the judge's; where one does not (a
-        make_inputs with a nondeterministic op), or the draw fails, the reply says why and
-        the judge sends them. None then."""
+        """The value of a "call" or "time" message that names its inputs' seeds instead of
+        carrying them: drawn here as the judge drew them (kgb.evaluate.draws.redraw), on the
+        GPU, where sending them cost a copy off the judge's GPU, a memory file and a copy onto
+        this one's. Each storage's checksum must agree with the judge's; where one does not
+        (a make_inputs with a nondeterministic op), or the draw fails, the reply says why and
+        the judge sends the inputs. None then."""
         why = self.no_spec if self.spec is None else ""
         if not why:
             try:
                 case = next(c for c in self.spec.cases if c.name == draw["case"])
-                seeds = (int(draw["seeds"][0]), int(draw["seeds"][1]))
-                both = timing_draws(self.spec, case, seeds, self.device)
-                value = sets(self.spec, case, both.cand_t, both.cand_v)
-                del both  # the draws as drawn, of which the judge keeps its own
+                value = draws.redraw(self.spec, case, tuple(int(s) for s in draw["seeds"]), self.device)
                 known = codec.storages_in(value)
-                ours = [digest(s) for s in known.by_id.values()]
-                theirs = list(draw["digests"])
+                ours, theirs = [draws.digest(s) for s in known.by_id.values()], list(draw["digests"])
                 if ours != theirs:
-                    differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b] or [min(len(ours), len(theirs))]
-                    why = (f"the inputs drawn here differ from the judge's (storage {differ[0]} of {len(theirs)}): "
+                    differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b]
+                    where = differ[0] if differ else min(len(ours), len(theirs))
+                    why = (f"the inputs drawn here differ from the judge's (storage {where} of {len(theirs)}): "
                            "their make_inputs is not deterministic on this device")
             except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
                 why = f"drawing them here failed: {type(exc).__name__}: {str(exc)[:300]}"
@@ -289,17 +287,20 @@ class _Server:
             except (EOFError, OSError):
                 return
             if msg.kind == "load":
-                self.load(msg.fields["source"], msg.fields.get("spec_text"), msg.fields.get("spec_path"))
-            elif msg.kind == "call":
-                self.call(msg.fields["entry"], msg.value, known)
-            elif msg.kind == "time":
+                self.load(msg.fields["source"])
+            elif msg.kind == "spec":
+                self.take_spec(msg.fields["text"], msg.fields["path"])
+            elif msg.kind in ("call", "time"):
                 value = msg.value
                 if "draw" in msg.fields:
                     drawn = self.drawn(msg.fields["draw"])
                     if drawn is None:
                         continue  # the judge sends the inputs next
                     value, known = drawn
-                self.time(msg.fields["entry"], value, int(msg.fields["repeats"]), known)
+                if msg.kind == "call":
+                    self.call(msg.fields["entry"], value, known)
+                else:
+                    self.time(msg.fields["entry"], value, int(msg.fields["repeats"]), known)
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)
@@ -359,6 +360,7 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
         if device == "cuda":
             torch.cuda.init()
             torch.empty(1, device="cuda")  # the context exists before the sandbox closes
+            draws.warm_up(device)
             _warm_triton_driver()
         else:
             from kgb.evaluate.interpreter import prepare_interpreter

@@ -40,9 +40,9 @@ class TurnOverrun(Exception):
 # and copied onto the GPU. Host work mostly, hundreds of MB for a bench case.
 SENDING = "inputs to the candidate process"
 RECEIVING = "outputs from the candidate process"
-# What replaces the crossing of a bench case's sets T and V where the timing process draws
-# them itself (`Redraw`): its draw and its checksums, waited for in the judge's work section.
-DRAWN = "inputs drawn by the timing process"
+# What replaces the crossing of a bench case's inputs where the candidate process draws them
+# itself (`Redraw`): its draw and its checksums, waited for in the judge's work section.
+DRAWN = "inputs drawn by the candidate process"
 
 # The longest a candidate's own timing may hold its work section, which every timing turn
 # of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
@@ -64,11 +64,11 @@ class Reply:
 
 @dataclass(frozen=True)
 class Redraw:
-    """The seeds of a bench case's sets T and V, for a timing process that has the spec
-    (`CandidateProcess.load`) to draw them itself: it learns the secret seed of V when it
-    would have received V's values, with the "time" message."""
+    """The seeds of a case's inputs, for a candidate process that has the spec
+    (`CandidateProcess.give_spec`) to draw them itself: one for a call, two for a timing
+    (sets T and V). It learns a seed with the message that would have carried the values."""
     case: str
-    seeds: tuple[int, int]
+    seeds: tuple[int, ...]
 
 
 class CandidateProcess:
@@ -165,33 +165,54 @@ class CandidateProcess:
         codec.send(self.conn, "granted")
         return out
 
-    def load(self, source: str, spec: Spec | None = None) -> Reply:
-        """Load the candidate's source; with `spec`, the operator's spec too, which only the
-        timing process gets: it runs no check on a case's own seed, the one thing a spec's
-        seeds could help a candidate forge (a draw it knows in advance)."""
-        more = {"spec_text": spec.path.read_text(), "spec_path": str(spec.path)} if spec is not None else {}
-        codec.send(self.conn, "load", None, source=source, **more)
+    def give_spec(self, spec: Spec) -> None:
+        """Send the operator's spec, with which the process draws a case's inputs itself
+        where the judge names their seeds (`Redraw`). Sent once no check is left that the
+        spec's seeds would let a candidate know in advance: the timing process gets it before
+        anything (it checks only on secret seeds), the checking process after the cases that
+        are not benched and their re-checks on secret seeds."""
+        codec.send(self.conn, "spec", None, text=spec.path.read_text(), path=str(spec.path))
+
+    def load(self, source: str) -> Reply:
+        codec.send(self.conn, "load", None, source=source)
         msg = self._receive()
         return Reply(None, msg.fields)
 
-    def _exchange(self, kind: str, value: Any, fields: dict) -> tuple[codec.Message, codec.Storages]:
-        """Send, then take back what the candidate left in the inputs."""
-        out = self._hand_over(kind, value, **fields)
-        msg = self._receive(out.sent)
-        if msg.fields.get("error") is None:
-            for sid, data in msg.known_bytes.items():
-                codec.overwrite(out.sent.by_id[sid], data)
-        return msg, out.sent
+    def _send_inputs(self, kind: str, value: dict, redraw: Redraw | None, **fields: Any) -> tuple[codec.Storages, str]:
+        """Send a "call" or "time" message: the storages it sends by value, and why they
+        were sent where `redraw` asked the process to draw them itself (""). Drawn there, it
+        is the checksums of this judge's copies that it must match
+        (kgb.evaluate.draws.digest); a process that says it matched and did not computes on
+        inputs of its own, and its answers are still checked against the reference on this
+        judge's."""
+        instead = ""
+        if redraw is not None:
+            known = codec.storages_in(value)
+            digests = [digest(s) for s in known.by_id.values()]
+            self._hand_over(kind, None, draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests},
+                            **fields)
+            with self._lock().phase(DRAWN):
+                msg = self._receive()
+            if msg.kind == "drawn":
+                return known, ""
+            if msg.kind != "undrawn":
+                raise codec.WireError(f"a candidate process answered a draw with {msg.kind!r}")
+            instead = str(msg.fields.get("reason", ""))[:500] or "no reason given"
+        return self._hand_over(kind, value, **fields).sent, instead
 
-    def call(self, entry: str, args: tuple, kwargs: dict) -> Reply:
+    def call(self, entry: str, args: tuple, kwargs: dict, redraw: Redraw | None = None) -> Reply:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
-        candidate left in them, and the return value aliases them as it did there."""
-        msg, _ = self._exchange("call", {"args": list(args), "kwargs": kwargs}, {"entry": entry})
+        candidate left in them, and the return value aliases them as it did there. With
+        `redraw`, the process is asked to draw them itself (`_send_inputs`)."""
+        sent, instead = self._send_inputs("call", {"args": list(args), "kwargs": kwargs}, redraw, entry=entry)
+        msg = self._receive(sent)
         if msg.fields.get("error"):
-            return Reply(None, msg.fields)
+            return Reply(None, msg.fields, sent_instead=instead)
+        for sid, data in msg.known_bytes.items():
+            codec.overwrite(sent.by_id[sid], data)
         if not isinstance(msg.value, dict) or "return" not in msg.value:
             raise codec.WireError("a call's reply has no return value")
-        return Reply(msg.value["return"], msg.fields, msg.value.get("stored"))
+        return Reply(msg.value["return"], msg.fields, msg.value.get("stored"), instead)
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
              want_back: list[torch.Tensor], redraw: Redraw | None = None,
@@ -199,7 +220,7 @@ class CandidateProcess:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. With `redraw`, the timing process is
-        asked to draw the sets itself (`_redrawn`); they are sent only where it could not.
+        asked to draw the sets itself (`_send_inputs`).
         Its measurement and its other calls
         run in the judge's work sections (`self.exclusive`), never beside a timing turn, and the
         transfers with the section let go of: its own clock is reported, never taken as the
@@ -207,13 +228,8 @@ class CandidateProcess:
         GPU would wait for."""
         sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         exclusive = self._lock()
-        sent_instead = ""
         with exclusive.work():
-            sent = self._redrawn(entry, repeats, {"sets": sets}, redraw) if redraw is not None else None
-            if isinstance(sent, str):
-                sent_instead, sent = sent, None
-            if sent is None:
-                sent = self._hand_over("time", {"sets": sets}, entry=entry, repeats=repeats).sent
+            sent, sent_instead = self._send_inputs("time", {"sets": sets}, redraw, entry=entry, repeats=repeats)
             before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
@@ -239,24 +255,6 @@ class CandidateProcess:
             for sid, data in msg.known_bytes.items():
                 codec.overwrite(sent.by_id[sid], data)
         return Reply(msg.value, msg.fields, sent_instead=sent_instead), sent, before
-
-    def _redrawn(self, entry: str, repeats: int, value: dict, redraw: Redraw) -> codec.Storages | str:
-        """Ask the timing process to draw `value` (the sets, as this judge drew them) from
-        `redraw`'s seeds: what it knows of them if it did, else why not. The checksums it must
-        match are of this judge's copies (kgb.evaluate.draws.digest); a timing process that
-        says it matched and did not computes on inputs of its own, and its answers are still
-        checked against the reference on this judge's."""
-        known = codec.storages_in(value)
-        digests = [digest(s) for s in known.by_id.values()]
-        self._hand_over("time", None, entry=entry, repeats=repeats,
-                        draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests})
-        with self._lock().phase(DRAWN):
-            msg = self._receive()
-        if msg.kind == "drawn":
-            return known
-        if msg.kind == "undrawn":
-            return str(msg.fields.get("reason", ""))[:500] or "no reason given"
-        raise codec.WireError(f"a timing process answered a draw with {msg.kind!r}")
 
     def _within_limit(self, receive: Callable[[], codec.Message]) -> codec.Message:
         """The next message, if it comes within TURN_LIMIT_S. Every timing turn of this GPU

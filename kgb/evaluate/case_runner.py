@@ -19,7 +19,7 @@ from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
 from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
-from kgb.evaluate.draws import draw_inputs, timing_draws
+from kgb.evaluate.draws import candidate_copy, draw_inputs, timing_draws
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
@@ -42,9 +42,9 @@ OWN_CLOCK_REPEATS = 3
 # waiting behind turns). A large case still takes a turn of its own: twelve judges each
 # holding several would not fit in the GPU's memory.
 TURN_BATCH_BYTES = 512 * 1024 * 1024
-# What a timing mode says where the timing process could not draw its inputs itself
-# (kgb.evaluate.draws) and they were sent to it, with the reason
-SENT_NOT_DRAWN = "its inputs were sent, not drawn by the timing process"
+# What a timing mode says where a candidate process could not draw a bench case's inputs
+# itself (kgb.evaluate.draws) and they were sent to it, with the reason
+SENT_NOT_DRAWN = "inputs sent, not drawn by the candidate process"
 
 
 class Failed(Exception):
@@ -120,6 +120,8 @@ class CaseRunner:
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
+        # why a call's inputs were sent where the candidate process was asked to draw them, by call
+        self.sent_instead: dict[str, str] = {}
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""
@@ -137,16 +139,20 @@ class CaseRunner:
             raise Failed(Status.REJECTED, f"{what}: the candidate computed with PyTorch ({', '.join(bad)}); "
                          "values must be computed by Triton kernels")
 
-    def _call(self, entry: str, cand_in: dict, what: str) -> Any:
+    def _call(self, entry: str, cand_in: dict, what: str, redraw: Redraw | None = None) -> Any:
         args, kwargs = self.spec.signatures[entry].bind(cand_in)
-        reply = self.candidate.call(entry, args, kwargs)
+        reply = self.candidate.call(entry, args, kwargs, redraw)
+        if reply.sent_instead:
+            self.sent_instead[what] = reply.sent_instead
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"{what}: {reply.error['message']}")
         self.audit(reply, what)
         self.stored = reply.stored
         return reply.value
 
-    def check(self, case: Case, seed: int) -> CaseResult:
+    def check(self, case: Case, seed: int, redraw: bool = False) -> CaseResult:
+        """Check one case on the draw from `seed`; with `redraw`, the candidate process
+        draws its copy itself (it has the spec: `CandidateProcess.give_spec`)."""
         spec, entry = self.spec, self.spec.entry_of(case)
         # Three work sections: no other judge's timing beside any of them (drawing a bench
         # case's inputs on the GPU, and copying them, would take the memory bandwidth it
@@ -154,13 +160,11 @@ class CaseRunner:
         with self.exclusive.work():
             with self.phase("draw"):
                 pristine = draw_inputs(spec, case, seed, self.device)
-                ref_in, cand_in = clone_exact(pristine), clone_exact(pristine)
-                for t in _tensors(cand_in, spec.output_args).values():
-                    poison_(t)
+                ref_in, cand_in = clone_exact(pristine), candidate_copy(spec, pristine)
             with self.phase("reference"):
                 expected = self.reference(entry.name, ref_in, case)
         with self.exclusive.work(), self.phase("candidate"):
-            actual = self._call(entry.name, cand_in, f"case {case.name}")
+            actual = self._call(entry.name, cand_in, f"case {case.name}", Redraw(case.name, (seed,)) if redraw else None)
         with self.exclusive.work():
             with self.phase("compare"):
                 message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
@@ -254,8 +258,9 @@ class CaseRunner:
         # The process that ran the checks never gets the spec.
         redraw = Redraw(case.name, seeds) if self.timer is not None else None
         if self.timer is not None and not self.timer_loaded:
+            self.timer.give_spec(spec)
             with self.phase("import"), self.exclusive.work():
-                loaded = self.timer.load(self.source, spec)
+                loaded = self.timer.load(self.source)
             if loaded.error:
                 raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
             self.audit(loaded, "at import (timing process)")
@@ -356,7 +361,9 @@ class CaseRunner:
         t = replayed.timing
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
                   if self.exclusive.crowded_turns > s.crowded else "")
-        sent = f"; {SENT_NOT_DRAWN}: {s.reply.sent_instead}" if s.reply.sent_instead else ""
+        why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(f"case {case.name}")),
+                                                        ("its timing", s.reply.sent_instead)) if reason]
+        sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
                 + no_baseline + beside + sent)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE

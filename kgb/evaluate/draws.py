@@ -34,11 +34,22 @@ def draw_inputs(spec: Spec, case: Case, seed: int, device: str) -> dict[str, Any
         return spec.module.make_inputs(case, gen, device)
 
 
+def candidate_copy(spec: Spec, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The copy of a draw that a candidate gets: every storage its own, pure outputs
+    poisoned (a spec makes them with torch.empty, whose bytes are whatever the allocator
+    held: they would differ between the judge and a process that draws again)."""
+    copy = clone_exact(inputs)
+    for name, t in copy.items():
+        if name in spec.output_args and isinstance(t, torch.Tensor):
+            poison_(t)
+    return copy
+
+
 @dataclass
 class TimingDraws:
     """A bench case's two draws for its timing: set T from the case's own seed (the timed
     calls), set V from a secret one (the answers checked after timing), each as drawn and as
-    the copy the candidate gets, its pure outputs poisoned."""
+    the candidate's copy."""
     timed: dict[str, Any]
     check: dict[str, Any]
     cand_t: dict[str, Any]
@@ -46,26 +57,32 @@ class TimingDraws:
 
 
 def timing_draws(spec: Spec, case: Case, seeds: tuple[int, int], device: str) -> TimingDraws:
-    """What the judge draws for a bench case's timing, and what the timing process draws
-    again from the same seeds (`sets` of the two bit for bit, where `digest` agrees)."""
     timed = draw_inputs(spec, case, seeds[0], device)
     check = draw_inputs(spec, case, seeds[1], device)
-    cand_t, cand_v = clone_exact(timed), clone_exact(check)
-    # Pure outputs are poisoned in both: a spec makes them with torch.empty, whose bytes are
-    # whatever the allocator held, in the judge as in the timing process, and would differ.
-    for copy in (cand_t, cand_v):
-        for name, t in copy.items():
-            if name in spec.output_args and isinstance(t, torch.Tensor):
-                poison_(t)
-    return TimingDraws(timed, check, cand_t, cand_v)
+    return TimingDraws(timed, check, candidate_copy(spec, timed), candidate_copy(spec, check))
 
 
-def sets(spec: Spec, case: Case, cand_t: dict[str, Any], cand_v: dict[str, Any]) -> dict[str, Any]:
-    """The value of the judge's "time" message: the candidate's copies of sets T and V, bound
-    to the entry point's arguments. The storages of a message are numbered in the order they
-    appear in it (kgb.evaluate.codec.storages_in), on both sides alike."""
+def message_value(spec: Spec, case: Case, copies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The value of the judge's message with the candidate's copies bound to the entry
+    point's arguments: a "call" (one copy) or a "time" (sets T and V). A candidate process
+    that draws the copies again from their seeds (`redraw`) builds the same value, and both
+    number its storages alike (kgb.evaluate.codec.storages_in)."""
     entry = spec.entry_of(case)
-    return {"sets": [{"args": list(a), "kwargs": k} for a, k in (entry.bind(cand_t), entry.bind(cand_v))]}
+    bound = [{"args": list(a), "kwargs": k} for a, k in (entry.bind(c) for c in copies)]
+    return bound[0] if len(bound) == 1 else {"sets": bound}
+
+
+def redraw(spec: Spec, case: Case, seeds: tuple[int, ...], device: str) -> dict[str, Any]:
+    """In a candidate process: the value of the message the judge would have sent for these
+    seeds, drawn here (the draws themselves are let go of once copied)."""
+    return message_value(spec, case, [candidate_copy(spec, draw_inputs(spec, case, s, device)) for s in seeds])
+
+
+def warm_up(device: str) -> None:
+    """Load the kernels `digest` uses, which a process loads at their first use (tens of
+    milliseconds on the H200), before any request waits for them."""
+    if device != "cpu":
+        digest(torch.arange(64, dtype=torch.int32, device=device).untyped_storage())
 
 
 # Sums of this many 4-byte words at a time: a few tens of MB of temporaries on the device.

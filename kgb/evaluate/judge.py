@@ -149,20 +149,33 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         if loaded.error:
             return _final(Status(loaded.error["status"]), loaded.error["message"], results, runner, **emit_sandbox)
         runner.audit(loaded, "at import")
-        for case in cases:
-            result = runner.check(case, case.seed)
+
+        def checked(result: CaseResult) -> bool:
             with runner.phase("memory release"):
                 release_cached_memory(device)  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
-            if result.status != Status.CORRECT:
+            return result.status == Status.CORRECT
+
+        # Bench cases last: by then every other case is checked, on its own seed and again on
+        # secret ones, so the candidate process may have the spec (the seeds) and draw their
+        # hundreds of MB itself (CaseRunner.check's redraw), where they would cross.
+        plain = [c for c in cases if c.tag != "bench"]
+        benched = [c for c in cases if c.tag == "bench"] if plain else []
+        for case in plain or cases:
+            if not checked(result := runner.check(case, case.seed)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
         # Bench cases get fresh inputs when timed; re-check among the others, where draws are cheap.
-        pool = [c for c in cases if c.tag != "bench"] or cases
+        pool = plain or cases
         for case in random.SystemRandom().sample(pool, min(FRESH_RERUNS, len(pool))):
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
+        if benched and device != "cpu":
+            candidate.give_spec(spec)
+        for case in benched:
+            if not checked(result := runner.check(case, case.seed, redraw=device != "cpu")):
+                return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
         if timed and device == "cuda":

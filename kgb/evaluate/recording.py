@@ -221,7 +221,7 @@ def record(fn: Any, known: codec.Storages) -> Recording:
     try:
         with torch.no_grad(), recorder:
             out = fn()
-        if torch.cuda.is_available():
+        if torch.cuda.is_initialized():  # a process that never used CUDA has nothing to wait for
             torch.cuda.synchronize()
     finally:
         _recorder.pop()

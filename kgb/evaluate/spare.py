@@ -43,10 +43,11 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
     if device == "cuda":
         import torch
 
-        from kgb.evaluate.kernel_clock import warm_up
+        from kgb.evaluate import draws, kernel_clock
 
         torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
-        warm_up()  # the judge's clock, ready before the request
+        kernel_clock.warm_up()  # the judge's clock, ready before the request
+        draws.warm_up(device)
     request = _next_order(orders_fd)
     if request is None:  # the engine is gone, or let this spare go
         for process in started:
