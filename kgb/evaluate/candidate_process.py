@@ -41,7 +41,8 @@ class TurnOverrun(Exception):
 SENDING = "inputs to the candidate process"
 RECEIVING = "outputs from the candidate process"
 # What replaces the crossing of a bench case's inputs where the candidate process draws them
-# itself (`Redraw`): its draw and its checksums, waited for in the judge's work section.
+# itself (`Redraw`): the judge's checksums, and the process's draw and checksums, waited for
+# in the judge's work section.
 DRAWN = "inputs drawn by the candidate process"
 
 # The longest a candidate's own timing may hold its work section, which every timing turn
@@ -187,11 +188,11 @@ class CandidateProcess:
         judge's."""
         instead = ""
         if redraw is not None:
-            known = codec.storages_in(value)
-            digests = [digest(s) for s in known.by_id.values()]
-            self._hand_over(kind, None, draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests},
-                            **fields)
-            with self._lock().phase(DRAWN):
+            with self._lock().phase(DRAWN):  # the checksums here, the draw there
+                known = codec.storages_in(value)
+                digests = [digest(s) for s in known.by_id.values()]
+                self._hand_over(kind, None, draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests},
+                                **fields)
                 msg = self._receive()
             if msg.kind == "drawn":
                 return known, ""
