@@ -18,7 +18,14 @@ import torch
 from kgb import operators
 from kgb.evaluate import candidate, codec
 from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
-from kgb.evaluate.draws import digest, draw_inputs, message_value, redraw, timing_draws
+from kgb.evaluate.draws import (
+    candidate_copy,
+    digest,
+    draw_inputs,
+    message_value,
+    redraw,
+    timing_draws,
+)
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock
@@ -154,6 +161,22 @@ def test_the_sets_are_the_two_draws_bound_to_the_entry_with_pure_outputs_poisone
     again = redraw(spec, case, (case.seed, 11), "cpu")
     assert [digest(s) for s in codec.storages_in(value).by_id.values()] == \
         [digest(s) for s in codec.storages_in(again).by_id.values()]
+
+
+def test_a_draw_whose_tensors_share_a_storage_is_copied_as_the_judge_copies_it(tmp_path):
+    """The judge's copy gives every tensor a storage of its own (clone_exact); a redraw that
+    kept the shared one would number, and checksum, other storages."""
+    folder = tmp_path / "ops" / "aten" / "twice"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(SPEC.replace('return {"x": x[1:], "out": torch.empty(n - 1)}',
+                                                 'return {"x": x[1:], "out": x[:-1]}').replace("{draw}", "torch.randn(n, generator=gen)"))
+    spec = operators.load_spec(folder / "spec.py")
+    case = next(c for c in spec.cases if c.tag == "bench")
+    judge = message_value(spec, case, [candidate_copy(spec, draw_inputs(spec, case, 5, "cpu"))])
+    again = redraw(spec, case, (5,), "cpu")
+    ours, theirs = codec.storages_in(judge), codec.storages_in(again)
+    assert len(theirs.by_id) == len(ours.by_id) == 2
+    assert [digest(s) for s in ours.by_id.values()] == [digest(s) for s in theirs.by_id.values()]
 
 
 def test_the_checking_process_draws_a_case_it_is_given_the_seed_of(tmp_path):

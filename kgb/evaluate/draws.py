@@ -19,6 +19,7 @@ the CPU draws for it, and each is the same in every evaluation on its device.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +75,39 @@ def message_value(spec: Spec, case: Case, copies: list[dict[str, Any]]) -> dict[
 
 def redraw(spec: Spec, case: Case, seeds: tuple[int, ...], device: str) -> dict[str, Any]:
     """In a candidate process: the value of the message the judge would have sent for these
-    seeds, drawn here (the draws themselves are let go of once copied)."""
-    return message_value(spec, case, [candidate_copy(spec, draw_inputs(spec, case, s, device)) for s in seeds])
+    seeds, drawn here. A draw whose tensors each have a storage of their own is already
+    laid out as its copy would be, and serves as it (a bench case's copy would double the
+    GPU memory the draw takes, for a moment); one that shares a storage is copied."""
+    copies = []
+    for seed in seeds:
+        drawn = draw_inputs(spec, case, seed, device)
+        if _storages_shared(drawn):
+            drawn = clone_exact(drawn)
+        for name, t in drawn.items():
+            if name in spec.output_args and isinstance(t, torch.Tensor):
+                poison_(t)
+        copies.append(drawn)
+    return message_value(spec, case, copies)
+
+
+def _storages_shared(value: Any) -> bool:
+    """Whether two tensors in `value` share a storage (clone_exact gives each its own)."""
+    seen: set[int] = set()
+
+    def shared(v: Any) -> bool:
+        if isinstance(v, torch.Tensor):
+            key = v.untyped_storage()._cdata
+            if key in seen:
+                return True
+            seen.add(key)
+            return False
+        if isinstance(v, Mapping):
+            return any(shared(x) for x in v.values())
+        if isinstance(v, list | tuple):
+            return any(shared(x) for x in v)
+        return False
+
+    return shared(value)
 
 
 def warm_up(device: str) -> None:
