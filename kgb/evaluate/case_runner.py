@@ -254,8 +254,8 @@ class CaseRunner:
         crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
         # A timing process of its own draws the sets itself from their seeds, with the spec
-        # the judge sends it: hundreds of MB that would otherwise cross (kgb.evaluate.draws).
-        # The process that ran the checks never gets the spec.
+        # the judge sends it first: hundreds of MB that would otherwise cross
+        # (kgb.evaluate.draws). A timing in the checking process (no timer) is sent them.
         redraw = Redraw(case.name, seeds) if self.timer is not None else None
         if self.timer is not None and not self.timer_loaded:
             self.timer.give_spec(spec)
