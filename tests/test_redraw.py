@@ -56,7 +56,21 @@ def reference(x, out):
     out.copy_(2 * x)
 '''
 
-CANDIDATE = "def twice(x, out):\n    out.copy_(x * 2)\n"
+CANDIDATE = "def twice(x, out):\n    out.copy_(x * 2)\n"  # timed only: a timing is not audited
+KERNEL = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _twice(x, out, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + i, tl.load(x + i, mask=i < n) * 2, mask=i < n)
+
+
+def twice(x, out):
+    _twice[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+"""
 
 
 def _spec(tmp_path: Path, draw: str = "torch.randn(n, generator=gen)") -> operators.Spec:
@@ -241,3 +255,36 @@ def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_timing_process
     timed = [c for c in verdict.cases if c.latency_us is not None]
     assert timed and not [c.timing_mode for c in timed if SENT_NOT_DRAWN in (c.timing_mode or "")]
     assert verdict.phase_s.get(DRAWN, 0) > 0
+
+
+def test_a_judge_checks_bench_cases_last_and_gives_the_spec_only_after_the_re_checks(tmp_path, monkeypatch):
+    """The checking process may draw the bench cases' inputs (and so know every case's seed)
+    only once no check on a seed it could know in advance is left: after the other cases
+    and their re-checks on secret seeds. It draws them then, and the verdict stands."""
+    from kgb.evaluate import case_runner, judge
+
+    spec = _spec(tmp_path)
+    spec.module.CASES.insert(0, spec.module.CASES.pop())  # bench first in the spec
+    seen: list[str] = []
+    given, checked = CandidateProcess.give_spec, case_runner.CaseRunner.check
+
+    def give_spec(self, spec):
+        seen.append("spec")
+        return given(self, spec)
+
+    def check(self, case, seed, redraw=False):
+        seen.append(f"{case.name}{' again' if seed != case.seed else ''}{' drawn there' if redraw else ''}")
+        return checked(self, case, seed, redraw)
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # as the engine runs judges on the CPU
+    monkeypatch.setattr(judge, "draws_bench_inputs", lambda device: True)
+    monkeypatch.setattr(CandidateProcess, "give_spec", give_spec)
+    monkeypatch.setattr(case_runner.CaseRunner, "check", check)
+    emitted: list[dict] = []
+    request = {"spec": str(spec.path), "source": KERNEL, "workspace": str(tmp_path / "ws"), "timeout_s": 120,
+               "device": "cpu", "case_tags": ["smoke", "bench"], "time_tags": [], "repeats": 5, "warmup": 1}
+    final = judge.run(request, emitted.append)
+    assert final["status"] == "correct", final["message"]
+    assert seen == ["small", "small again", "spec", "big drawn there"]
+    assert [c["name"] for c in emitted] == ["small", "big"]
+    assert final["phase_s"].get(DRAWN, 0) > 0

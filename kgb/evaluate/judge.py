@@ -45,6 +45,13 @@ from kgb.operators import Spec, load_spec
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
 
 
+def draws_bench_inputs(device: str) -> bool:
+    """Whether the checking process draws the bench cases' inputs itself (the timing process
+    always does): on a GPU they are hundreds of MB, drawn in milliseconds; on the CPU a draw
+    takes seconds, and crossing in a memory file less (and only smoke cases run there)."""
+    return device != "cpu"
+
+
 def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -> list[CandidateProcess]:
     """`count` candidate processes, all forked before this process touches the GPU (starting
     CUDA takes a while, so they start side by side), each ready; one that dies before any
@@ -171,10 +178,11 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
-        if benched and device != "cpu":
+        redraw = bool(benched) and draws_bench_inputs(device)
+        if redraw:
             candidate.give_spec(spec)
         for case in benched:
-            if not checked(result := runner.check(case, case.seed, redraw=device != "cpu")):
+            if not checked(result := runner.check(case, case.seed, redraw=redraw)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
