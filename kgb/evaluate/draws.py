@@ -14,7 +14,10 @@ swap_blocks takes its block mapping there, aten::add has a host scalar operand.
 puts them, with the same dtypes and layouts.
 
 The values depend on the device's generator: a case's inputs on the H200 are not the ones
-the CPU draws for it, and each is the same in every evaluation on its device.
+the CPU draws for it, and each is the same in every evaluation on its device. So a candidate
+process given the spec draws a bench case's inputs again from its seed (`redraw`) where the
+judge would have sent hundreds of MB, and the two compare checksums of every storage
+(`digest`) instead of bytes (docs/design/evaluation.md, judge v11).
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ def candidate_copy(spec: Spec, inputs: dict[str, Any]) -> dict[str, Any]:
     """The copy of a draw that a candidate gets: every storage its own, pure outputs
     poisoned (a spec makes them with torch.empty, whose bytes are whatever the allocator
     held: they would differ between the judge and a process that draws again)."""
-    copy = clone_exact(inputs)
-    for name, t in copy.items():
+    return _poisoned(spec, clone_exact(inputs))
+
+
+def _poisoned(spec: Spec, inputs: dict[str, Any]) -> dict[str, Any]:
+    for name, t in inputs.items():
         if name in spec.output_args and isinstance(t, torch.Tensor):
             poison_(t)
-    return copy
+    return inputs
 
 
 @dataclass
@@ -81,12 +87,7 @@ def redraw(spec: Spec, case: Case, seeds: tuple[int, ...], device: str) -> dict[
     copies = []
     for seed in seeds:
         drawn = draw_inputs(spec, case, seed, device)
-        if _storages_shared(drawn):
-            drawn = clone_exact(drawn)
-        for name, t in drawn.items():
-            if name in spec.output_args and isinstance(t, torch.Tensor):
-                poison_(t)
-        copies.append(drawn)
+        copies.append(candidate_copy(spec, drawn) if _storages_shared(drawn) else _poisoned(spec, drawn))
     return message_value(spec, case, copies)
 
 
@@ -126,7 +127,7 @@ def digest(storage: torch.UntypedStorage) -> str:
     instead of moving the bytes: the sum of its 4-byte words and a sum weighted by position
     (a shuffle, such as an unstable sort's, changes that one). It catches a draw that came
     out differently (a make_inputs with a nondeterministic GPU op); it is no defence against
-    a forger, and needs none: what the timing process computes on inputs of its own is
+    a forger, and needs none: what a candidate process computes on inputs of its own is
     checked against the reference on the judge's."""
     flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
     whole = flat.numel() // 4 * 4
