@@ -288,3 +288,41 @@ def test_a_judge_checks_bench_cases_last_and_gives_the_spec_only_after_the_re_ch
     assert seen == ["small", "small again", "spec", "big drawn there"]
     assert [c["name"] for c in emitted] == ["small", "big"]
     assert final["phase_s"].get(DRAWN, 0) > 0
+
+
+LIAR = KERNEL + '''
+
+import sys
+
+_server = sys.modules["kgb.evaluate.candidate"]._Server
+
+
+def _lying(self, draw):
+    """Claim the judge's checksums, and compute on inputs of its own (x zeroed)."""
+    from kgb.evaluate import codec, draws
+
+    case = next(c for c in self.spec.cases if c.name == draw["case"])
+    value = draws.redraw(self.spec, case, tuple(draw["seeds"]), self.device)
+    value["args"][0].zero_()
+    codec.send(self.conn, "drawn")
+    return value, codec.storages_in(value)
+
+
+_server.drawn = _lying
+'''
+
+
+def test_a_candidate_that_claims_the_judges_checksums_for_inputs_of_its_own_is_judged_wrong(tmp_path, monkeypatch):
+    """The checksums guard against accidents, not forgers: a process that says `drawn` over
+    other inputs computes on them, and its answer is compared with the reference on the
+    judge's draw (threat model, judge v11)."""
+    from kgb.evaluate import judge
+
+    spec = _spec(tmp_path)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(judge, "draws_bench_inputs", lambda device: True)
+    request = {"spec": str(spec.path), "source": LIAR, "workspace": str(tmp_path / "ws"), "timeout_s": 120,
+               "device": "cpu", "case_tags": ["smoke", "bench"], "time_tags": [], "repeats": 5, "warmup": 1}
+    final = judge.run(request, lambda case: None)
+    assert final["status"] == "wrong_output", final["message"]
+    assert "case big" in final["message"]
