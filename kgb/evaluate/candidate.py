@@ -37,7 +37,7 @@ from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
 from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
-from kgb.operators import Spec, import_spec_libraries, spec_from_text
+from kgb.operators import Spec, spec_from_text
 
 
 def classify(exc: BaseException) -> Status:
@@ -367,7 +367,6 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
 
             prepare_interpreter()
         patch_launchers()
-        import_spec_libraries()  # a timing process loads its spec from text, with the repo out of reach
         importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
         with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
             torch.ones(1).add_(1)

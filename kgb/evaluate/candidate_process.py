@@ -20,7 +20,7 @@ import torch
 from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values
-from kgb.evaluate.draws import digest
+from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock
@@ -56,7 +56,7 @@ class Reply:
     value: Any
     fields: dict[str, Any]
     stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
-    sent_instead: str = ""  # why a timing's inputs were sent where the timing process was to draw them
+    sent_instead: str = ""  # why the inputs were sent where the candidate process was asked to draw them
 
     @property
     def error(self) -> dict | None:
@@ -205,7 +205,7 @@ class CandidateProcess:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
         candidate left in them, and the return value aliases them as it did there. With
         `redraw`, the process is asked to draw them itself (`_send_inputs`)."""
-        sent, instead = self._send_inputs("call", {"args": list(args), "kwargs": kwargs}, redraw, entry=entry)
+        sent, instead = self._send_inputs("call", bound_value([(args, kwargs)]), redraw, entry=entry)
         msg = self._receive(sent)
         if msg.fields.get("error"):
             return Reply(None, msg.fields, sent_instead=instead)
@@ -227,10 +227,10 @@ class CandidateProcess:
         transfers with the section let go of: its own clock is reported, never taken as the
         latency (the judge's replay is), so it does not take a turn that every judge of the
         GPU would wait for."""
-        sets = [{"args": list(a), "kwargs": k} for a, k in (timed, check)]
         exclusive = self._lock()
         with exclusive.work():
-            sent, sent_instead = self._send_inputs("time", {"sets": sets}, redraw, entry=entry, repeats=repeats)
+            sent, sent_instead = self._send_inputs("time", bound_value([timed, check]), redraw, entry=entry,
+                                                   repeats=repeats)
             before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded

@@ -18,7 +18,7 @@ import torch
 from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
-from kgb.evaluate.correctness import clone_exact, compare_outputs, poison_, same_bits, tensors_in
+from kgb.evaluate.correctness import clone_exact, compare_outputs, same_bits, tensors_in
 from kgb.evaluate.draws import candidate_copy, draw_inputs, timing_draws
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
@@ -193,9 +193,7 @@ class CaseRunner:
 
     def _fresh_samples(self, case: Case, entry: str, pristine: dict, first: Any, first_in: dict) -> str | None:
         """A random operator must draw new samples on every call, from the same inputs."""
-        again_in = clone_exact(pristine)
-        for t in _tensors(again_in, self.spec.output_args).values():
-            poison_(t)
+        again_in = candidate_copy(self.spec, pristine)
         second = self._call(entry, again_in, f"case {case.name} (second draw)")
         if self._same_draws(first, first_in, second, again_in):
             if self._reference_repeats(case, entry, pristine):

@@ -75,8 +75,14 @@ def message_value(spec: Spec, case: Case, copies: list[dict[str, Any]]) -> dict[
     that draws the copies again from their seeds (`redraw`) builds the same value, and both
     number its storages alike (kgb.evaluate.codec.storages_in)."""
     entry = spec.entry_of(case)
-    bound = [{"args": list(a), "kwargs": k} for a, k in (entry.bind(c) for c in copies)]
-    return bound[0] if len(bound) == 1 else {"sets": bound}
+    return bound_value([entry.bind(c) for c in copies])
+
+
+def bound_value(bound: list[tuple[tuple, dict]]) -> dict[str, Any]:
+    """The value of a "call" (one (args, kwargs)) or a "time" (sets T and V): the one shape
+    the judge sends and a redrawing candidate process rebuilds."""
+    sets = [{"args": list(a), "kwargs": k} for a, k in bound]
+    return sets[0] if len(sets) == 1 else {"sets": sets}
 
 
 def redraw(spec: Spec, case: Case, seeds: tuple[int, ...], device: str) -> dict[str, Any]:

@@ -42,7 +42,10 @@ def _warm() -> None:
     import kgb.evaluate.judge  # noqa: F401
     from kgb.operators import import_spec_libraries
 
-    import_spec_libraries()  # a timing process loads its spec from text, with the repo out of reach
+    # A candidate process loads its spec from text, with the repo out of reach: the kgb modules
+    # specs import are imported here, once, for every fork. (A judge started alone has
+    # imported its own spec's before it forks its candidate processes.)
+    import_spec_libraries()
 
     importlib.import_module("torch._dynamo")
     if os.environ.get("TRITON_INTERPRET") == "1":
