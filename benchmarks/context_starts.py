@@ -1,6 +1,7 @@
 """Whether CUDA contexts starting and ending in other processes slow a timing turn; prints a table.
 
-    python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit]
+    python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit,free]
+        [--protocols kernels,clean-l2] [--child-mb 0]
 
 In a sweep, judges and their candidate processes start CUDA all the time (session 23's call 6:
 219 starts of about 4 s each), and those starts take no work section, so timing turns run
@@ -12,12 +13,19 @@ as the engine does), run one op and exit, over and over. Per N: how long a measu
 held the GPU (its wall time), the latency it reported, and how long a child took. Which
 part does it: `--what start` keeps each child's context until the measurements are done
 (its start only), `exit` starts the children before them and lets one end every 50 ms
-during them (its teardown only), `both` starts and ends them one after another.
+during them (its teardown only), `both` starts and ends them one after another, `free`
+keeps them and has each allocate, fill and give back 1 GB over and over (the judges' and
+candidate processes' `empty_cache` after each case, which runs beside the turns). With
+`--child-mb` each child holds that much GPU memory, filled, from its start to its end, as a
+candidate process holds its case's inputs. Each protocol of `--protocols` is measured as
+the judge measures it: a KERNELS measurement inside a kernel-clock session whose start and
+stop are left out of its wall time, as the judge's turn leaves them out.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import statistics
@@ -33,24 +41,37 @@ CALLS = {"scale 2^16 (graph)": 1 << 16, "scale 2^24 (eager)": 1 << 24}
 STARTED_AHEAD = 25  # children an `exit` starter starts before the measurements, to end during them
 
 
-def _child(ready, go) -> None:
-    """A process with a CUDA context: says so on `ready`, exits when `go` says (or closes)."""
-    torch.empty(1, device="cuda").add_(1)
+FREE_BYTES = 1 << 30  # what a `free` child allocates, fills and gives back each time
+
+
+def _child(ready, go, hold_mb: int, churn: bool) -> None:
+    """A process with a CUDA context holding `hold_mb` of filled GPU memory: says so on
+    `ready`, then allocates and frees FREE_BYTES over and over if `churn`, and exits when `go`
+    says (or closes)."""
+    held = torch.ones(hold_mb << 18, device="cuda") if hold_mb else torch.empty(1, device="cuda").add_(1)
     torch.cuda.synchronize()
     ready.send(True)
     try:
+        while churn and not go.poll():
+            torch.ones(FREE_BYTES // 4, device="cuda")
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
         go.recv()
     except EOFError:
         pass
+    del held
     os._exit(0)
 
 
-def _fork_child() -> tuple[int, object, object]:
+HOLD_MB = 0  # each child's GPU memory (--child-mb), set before any starter forks
+
+
+def _fork_child(churn: bool = False) -> tuple[int, object, object]:
     ready_r, ready_w = multiprocessing.Pipe(duplex=False)
     go_r, go_w = multiprocessing.Pipe(duplex=False)
     pid = os.fork()
     if pid == 0:
-        _child(ready_w, go_r)
+        _child(ready_w, go_r, HOLD_MB, churn)
     return pid, ready_r, go_w
 
 
@@ -60,6 +81,15 @@ def _starter(what: str, stop, took) -> None:
     how long each start or end took on `took` (a pipe, not a queue: a queue's feeder thread
     would make every fork here the fork of a threaded process), then None."""
     kept: list[tuple[int, object]] = []
+    if what == "free":
+        pid, ready, go = _fork_child(churn=True)
+        ready.recv()
+        took.send("ready")
+        stop.wait()
+        go.send(True)
+        os.waitpid(pid, 0)
+        took.send(None)
+        return
     if what == "exit":
         for _ in range(STARTED_AHEAD):
             pid, ready, go = _fork_child()
@@ -93,24 +123,28 @@ def _starter(what: str, stop, took) -> None:
         os.waitpid(pid, 0)
 
 
-def _timer(conn) -> None:
-    """Times each call whenever asked: (wall s of each measure, median us of each)."""
-    from kgb.evaluate.kernel_clock import warm_up
-    from kgb.evaluate.timing import measure, prepare
+def _timer(conn, protocols: list[str]) -> None:
+    """Times each call whenever asked: (wall s of each measure, median us of each), per
+    protocol and call."""
+    from kgb.evaluate import kernel_clock
+    from kgb.evaluate.timing import Protocol, measure, prepare
 
     tensors = {name: (torch.randn(n, device="cuda"), torch.empty(n, device="cuda")) for name, n in CALLS.items()}
-    warm_up()
+    kernel_clock.warm_up()
     while (count := conn.recv()) is not None:
         out = {}
-        for name, (x, y) in tensors.items():
-            walls, medians = [], []
-            for _ in range(count):
-                prepared = prepare(lambda x=x, y=y: torch.mul(x, 2.0, out=y))
-                began = time.monotonic()
-                timing = measure(prepared, repeats=100)
-                walls.append(time.monotonic() - began)
-                medians.append(timing.median_us)
-            out[name] = (walls, medians)
+        for protocol in map(Protocol, protocols):
+            for name, (x, y) in tensors.items():
+                walls, medians = [], []
+                for _ in range(count):
+                    prepared = prepare(lambda x=x, y=y: torch.mul(x, 2.0, out=y), protocol=protocol)
+                    session = kernel_clock.session() if protocol == Protocol.KERNELS else contextlib.nullcontext()
+                    with session:
+                        began = time.monotonic()
+                        timing = measure(prepared, repeats=100, protocol=protocol)
+                        walls.append(time.monotonic() - began)
+                    medians.append(timing.counted().median_us)
+                out[f"{name}, {protocol}"] = (walls, medians)
         conn.send(out)
 
 
@@ -123,11 +157,15 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--measures", type=int, default=30)
     parser.add_argument("--starters", default="0,1,4")
-    parser.add_argument("--what", default="both", help="both, start, exit: comma-separated")
+    parser.add_argument("--what", default="both", help="both, start, exit, free: comma-separated")
+    parser.add_argument("--protocols", default="kernels", help="kernels, clean-l2: comma-separated")
+    parser.add_argument("--child-mb", type=int, default=0, help="GPU memory each child holds, filled")
     args = parser.parse_args()
+    global HOLD_MB
+    HOLD_MB = args.child_mb
     fork = multiprocessing.get_context("fork")
     ours, theirs = fork.Pipe()
-    timer = fork.Process(target=_timer, args=(theirs,), daemon=True)
+    timer = fork.Process(target=_timer, args=(theirs, args.protocols.split(",")), daemon=True)
     timer.start()
     print("| other processes | what they do | call | measure wall median / p90 (ms) | latency median (us) "
           "| each start or end, median s (count) |")
@@ -142,7 +180,7 @@ def main() -> int:
                         for _, sending in pipes]
             for s in starters:
                 s.start()
-            if what == "exit":
+            if what in ("exit", "free"):
                 for receiving, _ in pipes:
                     receiving.recv()  # its children started, none ended yet
             else:

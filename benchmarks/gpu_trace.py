@@ -80,6 +80,18 @@ def report(records: list[dict]) -> str:
 
     lines.append(f"\n{len(starts)} process starts ({sum(s['ended'] - s['began'] for s in starts):.1f} s); "
                  f"turns that measured beside one: {measuring(beside)}, the others: {measuring(apart)}")
+    measures = [r for r in records if r["kind"] == "measure"]
+    if measures:  # each replay's measurement in a turn, by step (kgb.evaluate.timing.measure)
+        lines.append("\n| a measurement's step | seconds | median | p90 | max |\n|---|---|---|---|---|")
+        named = sorted({k for m in measures for k in m["steps"]}, key=lambda k: -sum(m["steps"].get(k, 0) for m in measures))
+        for k in named:
+            spans = [m["steps"][k] for m in measures if k in m["steps"]]
+            lines.append(f"| {k} | {sum(spans):.1f} | {statistics.median(spans):.3f} | {_quantile(spans, 0.9):.3f} "
+                         f"| {max(spans):.2f} |")
+        slowest = sorted(measures, key=lambda m: m["began"] - m["ended"])[:8]
+        lines.append("the slowest: " + "; ".join(
+            f"{m['tag']} {m['ended'] - m['began']:.2f} s {m['mode']} x{m['repeats']} "
+            + " ".join(f"{k} {v:.2f}" for k, v in m["steps"].items()) for m in slowest))
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

@@ -451,3 +451,21 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_
     assert reply.error is None
     assert reply.value["recording"] == {"drained": True, "go during the turn": False, "go after": True}
     os.waitpid(pid, 0)
+
+
+def test_the_trace_report_sums_each_step_of_the_measurements():
+    """A replay's measurement in a turn traces its steps (kgb.evaluate.replay): the report
+    sums each over the sweep, the largest first, and names the slowest measurements."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    records = [{"kind": "measure", "pid": 1, "asked": 0.0, "began": 0.0, "ended": e, "tag": tag, "mode": "eager",
+                "repeats": 100, "steps": steps}
+               for tag, e, steps in (("a::x", 2.0, {"synchronize": 0.1, "repetitions": 1.9}),
+                                     ("a::y", 0.5, {"synchronize": 0.4, "repetitions": 0.1}))]
+    report = gpu_trace.report(records)
+    rows = [line for line in report.splitlines() if line.startswith("| repetitions") or line.startswith("| synchronize")]
+    assert rows == ["| repetitions | 2.0 | 1.000 | 1.900 | 1.90 |", "| synchronize | 0.5 | 0.250 | 0.400 | 0.40 |"]
+    assert "the slowest: a::x 2.00 s eager x100" in report

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import math
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -124,6 +125,9 @@ class Timing:
     # the GPU's own count of the repetitions, still to be read once its session ends
     # (kgb.evaluate.kernel_clock.session): until `counted()`, the figures are the events'
     reading: Reading | None = field(default=None, repr=False, compare=False)
+    # seconds of the host's wall time in each step of the measurement (`measure`), for the
+    # GPU trace: what a turn that held the GPU for seconds spent them on
+    steps: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     def counted(self) -> Timing:
         """This timing with the GPU's own count in place of the events' times, once the
@@ -233,22 +237,33 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     events' until the caller takes `counted()` of it after the session."""
     p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
     fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
+    steps, clock = {}, [time.monotonic()]
+
+    def step(name: str) -> None:
+        now = time.monotonic()
+        steps[name] = steps.get(name, 0.0) + now - clock[0]
+        clock[0] = now
+
     torch.cuda.synchronize()
+    step("synchronize")
     # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
     # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
     estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5))
+    step("estimate")
     repeats = repetitions(estimate, repeats)
     mode, graph, output, note, events = "eager", None, None, "", None
     if p.no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
         note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
     elif bracketed or estimate < GRAPH_DECIDES_BELOW_US:
         captured = p.captured if p.captured is not None else _capture(fn, flush if bracketed else None)
+        step("capture")
         if isinstance(captured, str):
             if estimate < GRAPH_BELOW_US:
                 note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
         else:
             graph, output, events = captured
             on_graph = None if bracketed else statistics.median(_timed(graph.replay, flush, 5))
+            step("graph estimate")
             if bracketed or graph_timed(on_graph):
                 mode = "graph"
             else:
@@ -265,12 +280,13 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         samples = _until_settled(
             lambda n: _replayed(graph, *events, n) if mode == "graph" and events else _timed(run, flush, n, reading),
             repeats)
+    step("repetitions")
     median, spread = _center(samples)
     if not keep_graph:
         graph, output = None, None
     p.captured = None  # the graph's memory goes with the last reference to it
     timing = Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph,
-                    graph_output=output, note=note, reading=reading)
+                    graph_output=output, note=note, reading=reading, steps=steps)
     return timing.counted() if own is not None else timing
 
 
