@@ -1,7 +1,7 @@
 """Whether CUDA contexts starting and ending in other processes slow a timing turn; prints a table.
 
     python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit,free]
-        [--protocols kernels,clean-l2] [--child-mb 0]
+        [--protocols kernels,clean-l2] [--child-mb 0] [--churners 0]
 
 In a sweep, judges and their candidate processes start CUDA all the time (session 23's call 6:
 219 starts of about 4 s each), and those starts take no work section, so timing turns run
@@ -17,7 +17,8 @@ during them (its teardown only), `both` starts and ends them one after another, 
 keeps them and has each allocate, fill and give back 1 GB over and over (the judges' and
 candidate processes' `empty_cache` after each case, which runs beside the turns). With
 `--child-mb` each child holds that much GPU memory, filled, from its start to its end, as a
-candidate process holds its case's inputs. Each protocol of `--protocols` is measured as
+candidate process holds its case's inputs. `--churners K` adds K `free` children to every
+row: whether memory given back beside a start slows the start. Each protocol of `--protocols` is measured as
 the judge measures it: a KERNELS measurement inside a kernel-clock session whose start and
 stop are left out of its wall time, as the judge's turn leaves them out.
 """
@@ -160,6 +161,7 @@ def main() -> int:
     parser.add_argument("--what", default="both", help="both, start, exit, free: comma-separated")
     parser.add_argument("--protocols", default="kernels", help="kernels, clean-l2: comma-separated")
     parser.add_argument("--child-mb", type=int, default=0, help="GPU memory each child holds, filled")
+    parser.add_argument("--churners", type=int, default=0, help="`free` children beside every row's")
     args = parser.parse_args()
     global HOLD_MB
     HOLD_MB = args.child_mb
@@ -175,15 +177,15 @@ def main() -> int:
             if n == 0 and what != args.what.split(",")[0]:
                 continue  # one row with no other process is enough
             stop = fork.Event()
-            pipes = [fork.Pipe(duplex=False) for _ in range(n)]
-            starters = [fork.Process(target=_starter, args=(what, stop, sending), daemon=True)
-                        for _, sending in pipes]
+            pipes = [fork.Pipe(duplex=False) for _ in range(n + args.churners)]
+            starters = [fork.Process(target=_starter, args=(what if i < n else "free", stop, sending), daemon=True)
+                        for i, (_, sending) in enumerate(pipes)]
             for s in starters:
                 s.start()
-            if what in ("exit", "free"):
-                for receiving, _ in pipes:
+            for i, (receiving, _) in enumerate(pipes):
+                if i >= n or what in ("exit", "free"):
                     receiving.recv()  # its children started, none ended yet
-            else:
+            if what not in ("exit", "free"):
                 time.sleep(2.0 if n else 0.0)  # the starts under way before the first measure
             ours.send(args.measures)
             result = ours.recv()
@@ -196,7 +198,8 @@ def main() -> int:
                 s.join(timeout=60)
             for name, (walls, medians) in result.items():
                 each = f"{statistics.median(took):.2f} ({len(took)})" if took else "-"
-                print(f"| {n} | {what if n else '-'} | {name} | {1000 * statistics.median(walls):.1f} / "
+                doing = (what if n else "-") + (f" + {args.churners} freeing" if args.churners else "")
+                print(f"| {n} | {doing} | {name} | {1000 * statistics.median(walls):.1f} / "
                       f"{1000 * _quantile(walls, 0.9):.1f} | {statistics.median(medians):.2f} | {each} |", flush=True)
     ours.send(None)
     timer.join(timeout=30)
