@@ -120,7 +120,7 @@ class CaseRunner:
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
-        # why a call's inputs were sent where the candidate process was asked to draw them, by call
+        # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
 
     def audit(self, reply: Reply, what: str) -> None:
@@ -142,8 +142,8 @@ class CaseRunner:
     def _call(self, entry: str, cand_in: dict, what: str, redraw: Redraw | None = None) -> Any:
         args, kwargs = self.spec.signatures[entry].bind(cand_in)
         reply = self.candidate.call(entry, args, kwargs, redraw)
-        if reply.sent_instead:
-            self.sent_instead[what] = reply.sent_instead
+        if reply.sent_instead and redraw is not None:
+            self.sent_instead[redraw.case] = reply.sent_instead
         if reply.error:
             raise Failed(Status(reply.error["status"]), f"{what}: {reply.error['message']}")
         self.audit(reply, what)
@@ -359,7 +359,7 @@ class CaseRunner:
         t = replayed.timing
         beside = ("; timed while another evaluation's check ran past the turn's wait for it"
                   if self.exclusive.crowded_turns > s.crowded else "")
-        why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(f"case {case.name}")),
+        why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(case.name)),
                                                         ("its timing", s.reply.sent_instead)) if reason]
         sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
