@@ -93,3 +93,16 @@ def test_measurements_in_one_kernel_clock_session_read_the_gpus_count_after_it()
     for a, c, p in zip(alone, counted, pending, strict=True):
         assert abs(c.median_us - a.median_us) <= 0.1 * a.median_us + 0.3
         assert c.median_us < p.median_us  # the events' latency left out, as alone
+
+
+def test_a_call_too_long_for_a_graph_is_not_captured_in_the_turn():
+    """A call whose warm-up was too slow to capture before the turn (other judges' work beside
+    it) is not captured in the turn when its eager estimate there says it is no short call:
+    a capture in a turn took up to a second on a loaded H200 (session 27), for nothing."""
+    x, y = torch.ones(1 << 27, device="cuda"), torch.empty(1 << 27, device="cuda")  # some 200 us a call
+    fn = lambda: torch.mul(x, 2.0, out=y)  # noqa: E731
+    prepared = timing.prepare(fn, warmup=3)
+    prepared.captured, prepared.warm_us = None, 10 * timing.CAPTURE_BELOW_US  # as if it had been that slow
+    t = timing.measure(prepared, repeats=20)
+    assert t.mode == "eager" and "capture" not in t.steps
+    assert timing.CAPTURE_IN_TURN_BELOW_US < t.median_us < timing.GRAPH_DECIDES_BELOW_US

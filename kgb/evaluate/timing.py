@@ -53,6 +53,14 @@ WARMUP_BUDGET_US = 50_000.0
 # a warmed-up call this long, even slowed by other judges' work beside it, is not going to be
 # graph-timed: not worth a capture (and the memory its graph holds until the turn)
 CAPTURE_BELOW_US = 20 * GRAPH_DECIDES_BELOW_US
+# A call not captured before the turn (its warm-up, slowed by other judges' work, took over
+# CAPTURE_BELOW_US) is captured in the turn only if its eager estimate there, on a quiet GPU,
+# is under this: one over it would need 80 us of launch gaps for its graph to come under
+# GRAPH_BELOW_US, and such a call's warm-up is short enough to have been captured before.
+# On the H200 (session 27) 32 captures in turns, of calls whose five estimate calls took
+# about a millisecond, took 0.15-0.97 s each, 6.2 s of the 20.5 s that 129 turns measured,
+# and all were timed eagerly.
+CAPTURE_IN_TURN_BELOW_US = 5 * GRAPH_BELOW_US
 MIN_REPEATS = 20
 CI_HALF_WIDTH = 0.005  # of the median
 # A call's measurement in the turn is kept to about this much, whatever `repeats` says: on the
@@ -254,7 +262,8 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     mode, graph, output, note, events = "eager", None, None, "", None
     if p.no_graph_because and (bracketed or estimate < GRAPH_BELOW_US):
         note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
-    elif bracketed or estimate < GRAPH_DECIDES_BELOW_US:
+    elif bracketed or (estimate < GRAPH_DECIDES_BELOW_US
+                       and (p.captured is not None or estimate < CAPTURE_IN_TURN_BELOW_US)):
         captured = p.captured if p.captured is not None else _capture(fn, flush if bracketed else None)
         step("capture")
         if isinstance(captured, str):
