@@ -103,3 +103,31 @@ def test_a_random_op_that_repeats_its_samples_is_wrong():
     verdict = evaluate(frozen, spec, SMOKE)
     assert verdict.status == Status.WRONG_OUTPUT
     assert "same samples" in verdict.message
+
+
+def test_allocations_in_the_filled_block_are_not_zeros_and_the_settings_come_back():
+    """kgb.evaluate.correctness.allocations_filled: what the judge replays a recorded call in."""
+    import torch
+
+    from kgb.evaluate.correctness import allocations_filled
+
+    big = 1 << 24  # 64 MB of float32: fresh pages from the system, zeroed
+    assert not torch.are_deterministic_algorithms_enabled()
+    with allocations_filled():
+        assert torch.empty(big).isnan().all()
+        assert (torch.empty(1000, dtype=torch.int32) == torch.iinfo(torch.int32).max).all()
+    assert not torch.are_deterministic_algorithms_enabled()
+    assert not torch.empty(big)[:1024].isnan().any()  # outside the block, as PyTorch allocates
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_an_output_never_written_is_not_timed_as_zeros():
+    """zeros_like's 256 MB bench case, never written: the allocation's fresh zeros pass the
+    candidate process's check, and the judge's replay of the recorded call, in which every
+    allocation is filled, rejects it instead of timing one store."""
+    spec = operators.load("aten::zeros_like")
+    source = (Path(__file__).parent / "candidates" / "zeros_like_unwritten.py").read_text()
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
+    verdict = evaluate(source, spec, settings)
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert "replay" in verdict.message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -206,8 +207,36 @@ def release_cached_memory(device: str) -> None:
 
 
 def fill_allocator_with_garbage(device: str) -> None:
-    """Fresh allocations by the candidate then start out as NaN bytes, not zeros."""
+    """Fresh allocations by the candidate then start out as NaN bytes, not zeros, up to
+    64 MB; a larger one comes from the driver, which zeroes it (`allocations_filled`)."""
     if device == "cuda":
         junk = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device=device)
         junk.fill_(0xFF)
         del junk
+
+
+@contextmanager
+def allocations_filled() -> Iterator[None]:
+    """PyTorch fills every tensor it allocates in the block (`torch.empty` and its kin) with
+    NaN, or an integer dtype's largest value, as it does under deterministic algorithms.
+
+    Memory fresh from the system is zeroed, both the CUDA driver's and the CPU's large
+    pages: an output a call never wrote reads as zeros, which is the answer of a fill with
+    zero (zeros_like on a 256 MB case, judged correct with one store of its kernel, session
+    27). The judge replays a recorded call in this block for its check, where the candidate
+    cannot turn it off; in the candidate process the audit would take the fills for the
+    candidate's own ops."""
+    import warnings
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.utils.deterministic.fill_uninitialized_memory)
+    with warnings.catch_warnings():
+        # warn_only: an op without a deterministic kernel warns (ignored here) instead of raising
+        warnings.simplefilter("ignore")
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        try:
+            yield
+        finally:
+            torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+            torch.utils.deterministic.fill_uninitialized_memory = before[2]

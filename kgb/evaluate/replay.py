@@ -294,7 +294,11 @@ class StagedReplay:
 
     def finish(self) -> Replayed:
         """After the turn: the call once more on set V's values, on outputs poisoned afresh."""
-        from kgb.evaluate.correctness import fill_allocator_with_garbage, poison_
+        from kgb.evaluate.correctness import (
+            allocations_filled,
+            fill_allocator_with_garbage,
+            poison_,
+        )
 
         timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
         with self.exclusive.work():
@@ -311,7 +315,8 @@ class StagedReplay:
                 result = timing.graph_output
             else:
                 fill_allocator_with_garbage("cuda")
-                result = self.replay()
+                with allocations_filled():  # an output the call never writes is not zeros
+                    result = self.replay()
             torch.cuda.synchronize()
         return Replayed(timing, result, self.t_in)
 

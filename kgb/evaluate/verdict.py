@@ -20,7 +20,11 @@ from enum import StrEnum
 # all the turn's measurements, where each measurement started and stopped its own in the turn.
 # v11: the timing process draws a bench case's sets T and V itself from their seeds, where it
 # received them, and set T's pure outputs are poisoned as V's are (kgb.evaluate.draws).
-JUDGE_VERSION = 11
+# v12: the judge replays a recorded call for its check with every allocation filled (NaN, or
+# an integer's largest value), where fresh memory read as zeros: a zeros_like that never
+# wrote its large outputs was correct and timed at one store (correctness.allocations_filled);
+# a call not captured before its turn is captured in the turn only under 100 us.
+JUDGE_VERSION = 12
 
 
 class Status(StrEnum):
