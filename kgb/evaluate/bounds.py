@@ -107,21 +107,23 @@ def patch_interpreter_bounds() -> None:
         finally:
             _launch = None
 
-    def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+    # What follows the arguments read here differs between Triton versions (3.6's load takes
+    # an eviction policy that 3.9's does not): it is passed on as it came.
+    def create_masked_load(self, ptrs, mask, *rest, **kwargs):
         check(ptrs.data, mask.data, np.dtype(itp._get_np_dtype(ptrs.get_element_ty())).itemsize, "loaded")
-        return load(self, ptrs, mask, other, cache_policy, is_volatile)
+        return load(self, ptrs, mask, *rest, **kwargs)
 
-    def create_masked_store(self, ptrs, value, mask, cache_policy):
+    def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):
         check(ptrs.data, mask.data, value.data.dtype.itemsize, "stored")
-        return store(self, ptrs, value, mask, cache_policy)
+        return store(self, ptrs, value, mask, *rest, **kwargs)
 
-    def create_atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):
+    def create_atomic_rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs):
         check(ptr.data, mask.data, val.data.dtype.itemsize, "updated atomically")
-        return rmw(self, rmwOp, ptr, val, mask, sem, scope)
+        return rmw(self, rmwOp, ptr, val, mask, *rest, **kwargs)
 
-    def create_atomic_cas(self, ptr, cmp, val, sem, scope):
+    def create_atomic_cas(self, ptr, cmp, val, *rest, **kwargs):
         check(ptr.data, None, val.data.dtype.itemsize, "compared and swapped")
-        return cas(self, ptr, cmp, val, sem, scope)
+        return cas(self, ptr, cmp, val, *rest, **kwargs)
 
     global _interpreting
     _interpreting = True

@@ -48,9 +48,9 @@ def patch_interpreter_stores() -> None:
         return
     masked_store = builder.create_masked_store
 
-    def create_masked_store(self, ptrs, value, mask, cache_policy):
+    def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):  # the rest differs between Triton versions
         _note(value, mask.data)
-        return masked_store(self, ptrs, value, mask, cache_policy)
+        return masked_store(self, ptrs, value, mask, *rest, **kwargs)
 
     create_masked_store._kgb_noted = True  # type: ignore[attr-defined]
     builder.create_masked_store = create_masked_store
@@ -76,9 +76,9 @@ def patch_interpreter_stores() -> None:
     descriptor_store = getattr(builder, "create_descriptor_store", None)
     if descriptor_store is not None:
 
-        def create_descriptor_store(self, desc, value, indices):
+        def create_descriptor_store(self, desc, value, *rest, **kwargs):
             _note(value, None)
-            return descriptor_store(self, desc, value, indices)
+            return descriptor_store(self, desc, value, *rest, **kwargs)
 
         builder.create_descriptor_store = create_descriptor_store
 

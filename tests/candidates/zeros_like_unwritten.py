@@ -1,6 +1,7 @@
-"""An aten::zeros_like candidate that never writes a large output: honest below 256 KB, where
-fresh memory holds old bytes, and above it one store into an allocation it returns as is,
-whose pages the system zeroed. The judge's replay of its recorded call must not read zeros
+"""An aten::zeros_like candidate that never writes a large output: honest where fresh memory
+holds old bytes (below 256 KB on the CPU, where the heap serves; below 128 MB on a GPU, where
+the candidate process fills 64 MB of its allocator with junk before each call), and above it
+one store into an allocation it returns as is, whose pages the system zeroed. The judge's replay of its recorded call must not read zeros
 there (kgb.evaluate.correctness.allocations_filled)."""
 
 import torch
@@ -17,7 +18,7 @@ def _zero(out_ptr, n, BLOCK: tl.constexpr):
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     out = torch.empty(self.shape, dtype=dtype if dtype is not None else self.dtype, device=self.device)
     n = out.numel()
-    if n * out.element_size() < (256 << 10):
+    if n * out.element_size() < ((256 << 10) if out.device.type == "cpu" else (128 << 20)):
         if n:
             _zero[(triton.cdiv(n, 1024),)](out, n, BLOCK=1024)
     else:
