@@ -1,0 +1,53 @@
+"""How much GPU memory one spare judge holds before its request; prints nvidia-smi's count
+per process.
+
+    python benchmarks/spare_memory.py
+
+Starts what `kgb.evaluate.spare.serve_spare` starts, in this process: the two candidate
+processes (forked, confined, CUDA up), then this process's own CUDA context, the kernel
+clock and the draws' checksum kernels. The engine keeps several spares once evaluations
+have run out of GPU memory (`kgb.evaluate.engine.pool_size`): this is what each costs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from kgb.evaluate import draws, kernel_clock  # noqa: E402
+from kgb.evaluate.engine_process import _warm  # noqa: E402
+from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidates  # noqa: E402
+from kgb.evaluate.sandbox import Limits  # noqa: E402
+
+
+def main() -> int:
+    _warm()  # what the engine imports before it forks a spare
+    workspace = Path(tempfile.mkdtemp()) / "workspace"
+    workspace.mkdir()
+    began = time.monotonic()
+    started = start_candidates("cuda", workspace, Limits(), 2)
+    _keep_out_of_the_workspace(workspace.parent / "judge")
+    torch.empty(1, device="cuda")
+    kernel_clock.warm_up()
+    draws.warm_up("cuda")
+    torch.cuda.synchronize()
+    print(f"spare started in {time.monotonic() - began:.2f} s; this process {os.getpid()}, "
+          f"its candidate processes {[p.pid for p in started]}")
+    time.sleep(1)  # nvidia-smi's count lags a little
+    print(subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv"],
+                         capture_output=True, text=True).stdout)
+    for process in started:
+        process.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
