@@ -123,11 +123,15 @@ def test_allocations_in_the_filled_block_are_not_zeros_and_the_settings_come_bac
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_an_output_never_written_is_not_timed_as_zeros():
     """zeros_like's 256 MB bench case, never written: the allocation's fresh zeros pass the
-    candidate process's check, and the judge's replay of the recorded call, in which every
-    allocation is filled, rejects it instead of timing one store."""
+    checking process's check. Two later checks stand between it and a timing of one store:
+    the timing process's last answer, whose allocator by then holds other data (on the H200,
+    session 28, this one fired first: 61 of 67 million elements were not zeros), and the
+    judge's replay of the recorded call, in which every allocation is filled."""
     spec = operators.load("aten::zeros_like")
     source = (Path(__file__).parent / "candidates" / "zeros_like_unwritten.py").read_text()
     settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
     verdict = evaluate(source, spec, settings)
-    assert verdict.status == Status.REJECTED, verdict.message
-    assert "replay" in verdict.message
+    caught = {Status.WRONG_OUTPUT: "after timing, on fresh inputs", Status.REJECTED: "replay"}
+    assert verdict.status in caught, verdict.message
+    assert caught[verdict.status] in verdict.message
+    assert "bench" in verdict.message  # the small cases were written honestly
