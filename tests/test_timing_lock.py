@@ -469,3 +469,22 @@ def test_the_trace_report_sums_each_step_of_the_measurements():
     rows = [line for line in report.splitlines() if line.startswith("| repetitions") or line.startswith("| synchronize")]
     assert rows == ["| repetitions | 2.0 | 1.000 | 1.900 | 1.90 |", "| synchronize | 0.5 | 0.250 | 0.400 | 0.40 |"]
     assert "the slowest: a::x 2.00 s eager x100" in report
+
+
+def test_the_trace_report_sets_the_sweeps_first_starts_apart_from_the_later_ones():
+    """benchmarks/gpu_trace.py: the starts of a sweep's first ten seconds are the same work in
+    every sweep of its width (what tells a slower host), the later ones are counted with the
+    starts that overlapped each."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    def start(began: float, took: float) -> dict:
+        return {"kind": "start", "pid": int(began * 10), "asked": began, "began": began, "ended": began + took,
+                "processes": 2}
+
+    records = [start(40.0, 1.5), start(42.0, 10.0), start(42.1, 11.0),  # the first ten seconds
+               start(80.0, 4.0), start(81.0, 6.0), start(100.0, 2.0)]   # two overlapping, one alone
+    line = next(x for x in gpu_trace.report(records).splitlines() if x.startswith("the 3 starts"))
+    assert line == "the 3 starts of the first 10 s: median 10.00 s; the 3 later: median 4.00 s, 0.7 others starting beside each"
