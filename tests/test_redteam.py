@@ -120,6 +120,18 @@ def test_allocations_in_the_filled_block_are_not_zeros_and_the_settings_come_bac
     assert not torch.empty(big)[:1024].isnan().any()  # outside the block, as PyTorch allocates
 
 
+def test_on_the_cpu_an_output_never_written_is_not_zeros():
+    """zeros_like's check cases over 256 KB, never written: fresh pages from the system read
+    as zeros, and until judge v13 the candidate was correct on the CPU, where no replay checks
+    it again. Its smoke cases are small and written honestly."""
+    spec = operators.load("aten::zeros_like")
+    source = (Path(__file__).parent / "candidates" / "zeros_like_unwritten.py").read_text()
+    assert evaluate(source, spec, SMOKE).status == Status.CORRECT
+    verdict = evaluate(source, spec, EvalSettings(device="cpu", case_tags=("smoke", "check"), timeout_s=120))
+    assert verdict.status == Status.WRONG_OUTPUT, verdict.message
+    assert "expected 0" in verdict.message
+
+
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_an_output_never_written_is_not_timed_as_zeros():
     """zeros_like's 256 MB bench case, never written: the allocation's fresh zeros pass the

@@ -24,7 +24,10 @@ from enum import StrEnum
 # an integer's largest value), where fresh memory read as zeros: a zeros_like that never
 # wrote its large outputs was correct and timed at one store (correctness.allocations_filled);
 # a call not captured before its turn is captured in the turn only under 100 us.
-JUDGE_VERSION = 12
+# v13: on the CPU the candidate process's malloc fills every block it returns (glibc's
+# M_PERTURB), where the system's fresh pages read as zeros and a zeros_like that never wrote
+# its outputs over 256 KB was correct on its check cases (correctness.fill_allocator_with_garbage).
+JUDGE_VERSION = 13
 
 
 class Status(StrEnum):

@@ -1,8 +1,9 @@
 """An aten::zeros_like candidate that never writes a large output: honest where fresh memory
 holds old bytes (below 256 KB on the CPU, where the heap serves; below 128 MB on a GPU, where
 the candidate process fills 64 MB of its allocator with junk before each call), and above it
-one store into an allocation it returns as is, whose pages the system zeroed. The judge's replay of its recorded call must not read zeros
-there (kgb.evaluate.correctness.allocations_filled)."""
+one store into an allocation it returns as is, whose pages the system zeroed. Neither the
+judge's replay of its recorded call (kgb.evaluate.correctness.allocations_filled) nor, on the
+CPU, the candidate process's filled malloc (fill_allocator_with_garbage) may read zeros there."""
 
 import torch
 import triton
