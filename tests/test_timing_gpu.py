@@ -106,3 +106,17 @@ def test_a_call_too_long_for_a_graph_is_not_captured_in_the_turn():
     t = timing.measure(prepared, repeats=20)
     assert t.mode == "eager" and "capture" not in t.steps
     assert timing.CAPTURE_IN_TURN_BELOW_US < t.median_us < timing.GRAPH_DECIDES_BELOW_US
+
+
+def test_a_capture_leaves_the_allocators_cache_alone():
+    """torch.cuda.graph empties the caching allocator before it captures, a driver call that
+    took seconds on a loaded H200 inside the section other judges' turns waited for; the
+    judge's capture keeps the cache and still captures."""
+    torch.empty(64 << 20, dtype=torch.uint8, device="cuda")  # freed at once: 64 MB cached
+    reserved = torch.cuda.memory_reserved()
+    x = torch.ones(4096, device="cuda")
+    prepared = timing.prepare(lambda: x * 2, warmup=3)
+    assert isinstance(prepared.captured, tuple), prepared.captured
+    assert torch.cuda.memory_reserved() >= reserved
+    t = timing.measure(prepared, repeats=20)
+    assert t.mode == "graph" and t.median_us > 0
