@@ -5,8 +5,8 @@ per process.
 
 Starts what `kgb.evaluate.spare.serve_spare` starts, in this process: the two candidate
 processes (forked, confined, CUDA up), then this process's own CUDA context, the kernel
-clock and the draws' checksum kernels. The engine keeps several spares once evaluations
-have run out of GPU memory (`kgb.evaluate.engine.pool_size`): this is what each costs.
+clock and the draws' checksum kernels. Every spare the engine keeps waiting
+(`kgb.evaluate.engine.pool_size`) costs this much of the GPU's memory.
 """
 
 from __future__ import annotations
