@@ -147,3 +147,17 @@ def test_on_a_gpu_an_output_never_written_is_not_timed_as_zeros():
     assert verdict.status in caught, verdict.message
     assert caught[verdict.status] in verdict.message
     assert "bench" in verdict.message  # the small cases were written honestly
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_an_answer_kept_from_an_earlier_call_is_not_timed_as_a_decoy():
+    """zeros_like that keeps one answer per shape and returns it after a decoy store: every
+    answer it gives is right, but the judge's replay holds the kept tensor as a snapshot from
+    before the call, and would have timed the decoy alone. Poisoned before the replay's final
+    check, the kept tensor comes back wrong."""
+    spec = operators.load("aten::zeros_like")
+    source = (Path(__file__).parent / "candidates" / "zeros_like_kept.py").read_text()
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
+    verdict = evaluate(source, spec, settings)
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert "replay" in verdict.message

@@ -219,3 +219,32 @@ def test_a_kernel_that_reads_host_memory_is_not_replayed(sm90_kernel, monkeypatc
     with pytest.raises(Unreplayable, match="reads host memory"):
         Replay(rec, {0: torch.zeros(4).untyped_storage()})
     Replay(rec, {0: torch.empty(4, device="meta").untyped_storage()})  # a stand-in for a GPU storage
+
+
+def test_what_a_call_returns_from_before_it_is_poisoned_before_the_final_check():
+    """A candidate that keeps its answer between calls (one zeros tensor per shape) returns it
+    unchanged after a decoy store: the replay would return the snapshot's bytes, right, and
+    the judge would time the decoy alone. Poisoned, only a call that writes it again is right;
+    a table it only reads is left alone."""
+    x = torch.ones(4)
+    kept, table = torch.zeros(2, 4), torch.tensor([1.0, 2.0])
+
+    def lazy():
+        x.fill_(1.0)  # the decoy
+        return kept[0], kept.expand(3, 2, 4)
+
+    def honest():
+        out = torch.empty(3)
+        out.copy_(table[:1].expand(3))
+        return out
+
+    replay = Replay(_wire(record(lazy, _known(x)).as_json()), {0: torch.ones(4).untyped_storage()})
+    row, wide = replay()
+    assert torch.equal(row, torch.zeros(4))  # the snapshot, as the judge timed it
+    replay.poison_what_it_returns_from_before()
+    row, wide = replay()
+    assert torch.isnan(row).all() and torch.isnan(wide).all()
+
+    replay = Replay(_wire(record(honest, _known(x)).as_json()), {0: torch.ones(4).untyped_storage()})
+    replay.poison_what_it_returns_from_before()
+    assert torch.equal(replay(), torch.ones(3))

@@ -160,6 +160,26 @@ class Replay:
                     self._checked(x)
         return v
 
+    def poison_what_it_returns_from_before(self) -> None:
+        """Poison what the call returns in a tensor made before it: the call's steps must
+        write it again. A candidate that keeps its answer between calls (one zeros tensor per
+        shape, say) would otherwise return the snapshot's bytes, right, while the judge timed
+        only a decoy store. Only what the result names is poisoned: a table the call reads is
+        the candidate's to keep."""
+        from kgb.evaluate.correctness import poison_
+
+        def walk(v: Any) -> None:
+            if "t" in v and v["t"]["s"][0] == "outside":
+                storage, dtype = self.outside[int(v["t"]["s"][1])], codec._dtype(v["t"]["dtype"])
+                # all of it, in the result's dtype: a view may overlap itself (expand)
+                whole = torch.empty(0, dtype=dtype, device=storage.device)
+                poison_(whole.set_(storage, 0, (storage.nbytes() // dtype.itemsize,), (1,)))
+            for key in ("list", "tuple"):
+                for x in v.get(key, ()):
+                    walk(x)
+
+        walk(self.result)
+
     def _ensure_allocator(self) -> None:
         import triton
 
@@ -306,6 +326,7 @@ class StagedReplay:
             for name, t in self.t_in.items():
                 if name in self.outputs and isinstance(t, torch.Tensor):
                     poison_(t)
+            self.replay.poison_what_it_returns_from_before()  # the graph, if any, replays on these too
             if timing.graph is not None:
                 ours = {s._cdata for s in self.storages.values()}
                 for leaf in tree_flatten(timing.graph_output)[0]:

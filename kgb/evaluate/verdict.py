@@ -27,7 +27,10 @@ from enum import StrEnum
 # v13: on the CPU the candidate process's malloc fills every block it returns (glibc's
 # M_PERTURB), where the system's fresh pages read as zeros and a zeros_like that never wrote
 # its outputs over 256 KB was correct on its check cases (correctness.fill_allocator_with_garbage).
-JUDGE_VERSION = 13
+# v14: the replay's final check poisons what the call returns in a tensor made before it: a
+# candidate that kept its answer between calls and made one decoy store was timed at the decoy
+# (replay.Replay.poison_what_it_returns_from_before).
+JUDGE_VERSION = 14
 
 
 class Status(StrEnum):
