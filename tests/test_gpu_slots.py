@@ -387,3 +387,22 @@ def test_a_compressed_trace_cut_to_the_turns_of_its_first_seconds(tmp_path):
     report = gpu_trace.report(gpu_trace.first_turns(gpu_trace.read(trace), 190))
     assert report.startswith("2 turns")
     assert "beside one: 1 (0.2 s, median 0.200 s), the others: 1 (0.1 s, median 0.050 s)" in report
+
+
+def test_a_process_gives_its_cached_gpu_memory_back_only_past_a_check_cases_worth(monkeypatch):
+    """Each release is a driver call that waits on a GPU busy with others' work; a few MB
+    kept between cases cost no one anything, a bench case's hundreds of MB do."""
+    import torch
+
+    from kgb.evaluate import correctness
+
+    reserved, allocated, emptied = [0], [0], []
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a: reserved[0])
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda *a: allocated[0])
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(reserved[0]))
+    for cached, in_use in ((8 << 20, 0), (correctness.KEEP_CACHED_BYTES, 0), (600 << 20, 500 << 20),
+                           (correctness.KEEP_CACHED_BYTES + 1, 0), (900 << 20, 100 << 20)):
+        reserved[0], allocated[0] = cached, in_use
+        correctness.release_cached_memory("cuda")
+        correctness.release_cached_memory("cpu")
+    assert emptied == [correctness.KEEP_CACHED_BYTES + 1, 900 << 20]
