@@ -406,32 +406,3 @@ def test_a_process_gives_its_cached_gpu_memory_back_only_past_a_check_cases_wort
         correctness.release_cached_memory("cuda")
         correctness.release_cached_memory("cpu")
     assert emptied == [correctness.KEEP_CACHED_BYTES + 1, 900 << 20]
-
-
-def test_a_judge_whose_candidate_processes_could_not_start_is_run_once_more(monkeypatch):
-    """A candidate process that dies before any candidate code ran is the machine's failure
-    (seen once on a loaded H200); since the judge starts its own CUDA while they start, it
-    cannot fork another, and the harness runs the evaluation again instead, once."""
-    from kgb.evaluate.verdict import COULD_NOT_START
-
-    spec = operators.load("aten::add")
-
-    class Starts(CrowdedEngine):
-        def __init__(self, failures: int):
-            super().__init__(oom_source="")
-            self.failures = failures
-
-        def run(self, request, log, env, timeout_s, spare=None):
-            req = json.loads(request.read_text())
-            self.runs.append((req["source"], 0))
-            final = ({"status": "runtime_error", "message": f"{COULD_NOT_START}: it died (exit code -11)", "cases": []}
-                     if len(self.runs) <= self.failures else {"status": "correct", "message": "fine", "cases": []})
-            Path(req["result"]).write_text(json.dumps({"final": final}))
-            return "ok"
-
-    settings = EvalSettings(device="cuda", case_tags=("smoke",))
-    for failures, status, runs in ((1, "correct", 2), (2, "runtime_error", 2), (0, "correct", 1)):
-        engine = Starts(failures)
-        two_gpus(monkeypatch, engine)
-        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
-        assert (verdict.status, len(engine.runs)) == (status, runs), verdict.message

@@ -23,15 +23,7 @@ from pathlib import Path
 from kgb.evaluate import compile_cache, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.static import static_check
-from kgb.evaluate.verdict import (
-    COULD_NOT_START,
-    JUDGE_VERSION,
-    CacheUse,
-    CaseResult,
-    EvalSettings,
-    Status,
-    Verdict,
-)
+from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
 __all__ = ["evaluate", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
@@ -148,7 +140,6 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     crowded = []  # for each run that ran out of GPU memory among others: how many were in flight
     gate_s = ran_out_s = 0.0
-    restarted = False
     while True:
         asked = time.perf_counter()
         with gpus.memory.seat(again=bool(crowded)) as seat:
@@ -156,9 +147,6 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
             seat.ran_out = settings.device != "cpu" and _ran_out(verdict)
-        if verdict.status == Status.RUNTIME_ERROR and verdict.message.startswith(COULD_NOT_START) and not restarted:
-            restarted = True  # the machine's failure, before any candidate code ran: once more
-            continue
         if not seat.ran_out or seat.among == 1:
             break
         ran_out_s += time.perf_counter() - seated

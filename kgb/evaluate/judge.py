@@ -39,7 +39,7 @@ from kgb.evaluate.correctness import release_cached_memory
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.evaluate.verdict import COULD_NOT_START, CaseResult, Status
+from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Spec, load_spec
 
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
@@ -53,41 +53,24 @@ def draws_bench_inputs(device: str) -> bool:
 
 
 def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -> list[CandidateProcess]:
-    """`count` candidate processes, all forked before this process touches the GPU, each
-    ready. While they start CUDA and confine themselves, this process starts its own CUDA and
-    its clock (`start_judge`): on the H200, under a sweep's load, each took seconds, one
-    after the other (session 29). A process that dies before any candidate code ran is the
-    machine's failure (seen once, as a SIGSEGV on a heavily loaded host); it cannot be forked
-    again once this process has started CUDA, so the evaluation ends with COULD_NOT_START and
-    the harness runs it again."""
+    """`count` candidate processes, all forked before this process touches the GPU (starting
+    CUDA takes a while, so they start side by side), each ready; one that dies before any
+    candidate code ran is started again once (seen once, as a SIGSEGV on a heavily loaded
+    host): that is the machine, not the candidate. (This process starting its own CUDA while
+    they start, where it could no longer fork another, was no faster on the H200: under a
+    sweep's load a start is the kernel's work, 30-40% of the host's CPU time, session 29.)"""
     began = time.monotonic()
     forked = [CandidateProcess(device, workspace, limits) for _ in range(count)]
-    _keep_out_of_the_workspace(workspace.parent / "judge")  # before this process loads anything more
-    start_judge(device)
-    own = time.monotonic()
     ready = []
-    try:
-        for process in forked:
+    for process in forked:
+        try:
             ready.append(process.wait_ready())
-    except CandidateDied:
-        for process in forked:
-            process.close(wait=False)
-        raise
+        except CandidateDied:
+            ready.append(CandidateProcess(device, workspace, limits).wait_ready())
     # Starting CUDA takes no work section: a turn would wait seconds for a start on a loaded
     # host. Traced, to see whether the turns beside starts time differently (TRACE_ENV).
-    trace("start", began, began, time.monotonic(), processes=count, judge_s=round(own - began, 3))
+    trace("start", began, began, time.monotonic(), processes=count)
     return ready
-
-
-def start_judge(device: str) -> None:
-    """This process's CUDA context and clock, and the kernels its draws use, ready before
-    its request: loading them then would wait in the request's work sections."""
-    if device == "cuda":
-        from kgb.evaluate import draws
-
-        torch.empty(1, device="cuda")
-        kernel_clock.warm_up()
-        draws.warm_up(device)
 
 
 def _keep_out_of_the_workspace(private: Path) -> None:
@@ -119,14 +102,10 @@ def limits_of(request: dict) -> Limits:
     return Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
 
 
-def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProcess] | CandidateDied | None = None,
-        ) -> dict:
+def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProcess] | None = None) -> dict:
     """Evaluate; emit each case result; return the final verdict fields. `started`: candidate
     processes a spare judge started for this workspace before the request came
-    (kgb.evaluate.spare), or how their start failed; the extra one goes if the request times
-    nothing."""
-    if isinstance(started, CandidateDied):
-        return {"status": Status.RUNTIME_ERROR, "message": f"{COULD_NOT_START}: {started}"}
+    (kgb.evaluate.spare); the extra one goes if the request times nothing."""
     phase = Phases()
     with phase("spec"):
         spec = load_spec(Path(request["spec"]))
@@ -147,7 +126,8 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
                 extra.close()
             timer = rest[0] if timing else None
     except CandidateDied as exc:
-        return {"status": Status.RUNTIME_ERROR, "message": f"{COULD_NOT_START}: {exc}"}
+        return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
+    _keep_out_of_the_workspace(workspace.parent / "judge")
     try:
         return _judge(spec, candidate, timer, request, emit, phase)
     finally:
@@ -209,7 +189,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
         not_timed = ""
         if timed and device == "cuda":
-            with runner.phase("clock warm-up"):  # done as the candidate processes started
+            with runner.phase("clock warm-up"):  # done already in a spare judge
                 kernel_clock.warm_up()
         staged: list[TimedCase] = []
         for n, case in enumerate(timed):
@@ -259,7 +239,7 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
     }
 
 
-def serve_request(request_path: Path, started: list[CandidateProcess] | CandidateDied | None = None) -> None:
+def serve_request(request_path: Path, started: list[CandidateProcess] | None = None) -> None:
     request = json.loads(request_path.read_text())
     out = Path(request["result"])
     began = time.perf_counter()

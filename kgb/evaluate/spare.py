@@ -29,18 +29,28 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
     os.closerange(3, keep[0])
     os.closerange(keep[0] + 1, keep[1])
     os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
-    from kgb.evaluate.candidate_process import CandidateDied
-    from kgb.evaluate.judge import limits_of, serve_request, start_candidates
+    from kgb.evaluate.judge import (
+        _keep_out_of_the_workspace,
+        limits_of,
+        serve_request,
+        start_candidates,
+    )
 
     device, workspace = order["device"], Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    try:
-        started = start_candidates(device, workspace, limits_of(order), int(order["processes"]))  # and the judge's CUDA
-    except CandidateDied as exc:
-        started = exc  # the request it gets is judged again by another (judge.run)
+    started = start_candidates(device, workspace, limits_of(order), int(order["processes"]))
+    _keep_out_of_the_workspace(workspace.parent / "judge")
+    if device == "cuda":
+        import torch
+
+        from kgb.evaluate import draws, kernel_clock
+
+        torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
+        kernel_clock.warm_up()  # the judge's clock, ready before the request
+        draws.warm_up(device)
     request = _next_order(orders_fd)
     if request is None:  # the engine is gone, or let this spare go
-        for process in started if isinstance(started, list) else []:
+        for process in started:
             process.close()
         return
     serve_request(Path(request["request"]), started)

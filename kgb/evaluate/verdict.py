@@ -32,11 +32,6 @@ from enum import StrEnum
 # (replay.Replay.poison_what_it_returns_from_before).
 JUDGE_VERSION = 14
 
-# How a verdict's message begins when the judge's candidate processes could not start: no
-# candidate code had run yet, so it is the machine's failure, and the harness judges the
-# candidate again (kgb.evaluate.evaluate).
-COULD_NOT_START = "the candidate process could not start"
-
 
 class Status(StrEnum):
     """Outcome of evaluating one candidate, from worst to best."""
