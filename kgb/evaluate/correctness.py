@@ -202,6 +202,8 @@ def load_values(dst: Any, src: Any) -> None:
 # What a process may keep cached between cases: a check case's few MB, not a bench case's
 # hundreds. Freeing is a driver call that waits on a GPU busy with other processes' work: on
 # the H200 the judges' releases took 0.3 s each, 550 s over 150 operators (session 28).
+# Kept so, a whole sweep's releases still summed 495 s: the large ones are the slow ones
+# (session 29); peak GPU memory did not rise past what sweeps had reached before.
 KEEP_CACHED_BYTES = 128 << 20
 
 
