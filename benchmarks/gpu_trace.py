@@ -56,6 +56,24 @@ def _starts_by_wave(starts: list[dict]) -> str:
     return line
 
 
+def _ready_by_period(starts: list[dict], sections: list[dict], period: float = 100.0) -> str:
+    """From a judge's start to its first work section, by the period of the sweep it started
+    in: what a new evaluation waits for when no spare is ready (its candidate processes'
+    start, then the judge's own CUDA and clock). A spare's also holds any wait for its
+    request, which early in a sweep can be most of it. On the H200 the later periods' grew
+    from 9.1 to 15.5 s as the operators got quicker (session 29; session 26: 7.2 to 11.0)."""
+    first_section: dict[int, float] = {}
+    for s in sections:
+        first_section[s["pid"]] = min(first_section.get(s["pid"], s["asked"]), s["asked"])
+    t0 = min(s["began"] for s in starts)
+    by: dict[int, list[float]] = defaultdict(list)
+    for s in starts:
+        if s["pid"] in first_section:
+            by[int((s["began"] - t0) // period)].append(first_section[s["pid"]] - s["began"])
+    return "a start to its judge's first section, by when it started: " + ", ".join(
+        f"{k * period:.0f}-{(k + 1) * period:.0f} s: {statistics.median(v):.2f} s ({len(v)})" for k, v in sorted(by.items()))
+
+
 def report(records: list[dict]) -> str:
     turns = [r for r in records if r["kind"] == "turn"]
     sections = [r for r in records if r["kind"] == "section"]
@@ -101,6 +119,7 @@ def report(records: list[dict]) -> str:
                  f"turns that measured beside one: {measuring(beside)}, the others: {measuring(apart)}")
     if starts:
         lines.append(_starts_by_wave(starts))
+        lines.append(_ready_by_period(starts, sections))
     measures = [r for r in records if r["kind"] == "measure"]
     if measures:  # each replay's measurement in a turn, by step (kgb.evaluate.timing.measure)
         lines.append("\n| a measurement's step | seconds | median | p90 | max |\n|---|---|---|---|---|")

@@ -488,3 +488,23 @@ def test_the_trace_report_sets_the_sweeps_first_starts_apart_from_the_later_ones
                start(80.0, 4.0), start(81.0, 6.0), start(100.0, 2.0)]   # two overlapping, one alone
     line = next(x for x in gpu_trace.report(records).splitlines() if x.startswith("the 3 starts"))
     assert line == "the 3 starts of the first 10 s: median 10.00 s; the 3 later: median 4.00 s, 0.7 others starting beside each"
+
+
+def test_the_trace_report_says_how_long_a_judge_took_from_its_start_to_its_first_section():
+    """benchmarks/gpu_trace.py: what a new evaluation waits for when no spare is ready, by the
+    period of the sweep, from each judge's start to the first work section of the same pid."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    def start(pid: int, began: float) -> dict:
+        return {"kind": "start", "pid": pid, "asked": began, "began": began, "ended": began + 3.0, "processes": 2}
+
+    def section(pid: int, asked: float) -> dict:
+        return {"kind": "section", "pid": pid, "asked": asked, "began": asked, "ended": asked + 0.1, "what": "import"}
+
+    records = [start(1, 10.0), section(1, 18.0), section(1, 30.0), start(2, 12.0), section(2, 16.0),
+               start(3, 150.0), section(3, 160.0), start(4, 160.0)]  # the last never got a request
+    line = next(x for x in gpu_trace.report(records).splitlines() if x.startswith("a start to"))
+    assert line == "a start to its judge's first section, by when it started: 0-100 s: 6.00 s (2), 100-200 s: 10.00 s (1)"

@@ -57,8 +57,8 @@ def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -
     CUDA takes a while, so they start side by side), each ready; one that dies before any
     candidate code ran is started again once (seen once, as a SIGSEGV on a heavily loaded
     host): that is the machine, not the candidate. (This process starting its own CUDA while
-    they start, where it could no longer fork another, was no faster on the H200: under a
-    sweep's load a start is the kernel's work, 30-40% of the host's CPU time, session 29.)"""
+    they start, where it could no longer fork another, made no sweep faster on the H200,
+    session 29.)"""
     began = time.monotonic()
     forked = [CandidateProcess(device, workspace, limits) for _ in range(count)]
     ready = []
