@@ -21,6 +21,7 @@ import json
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -106,15 +107,12 @@ class Replay:
                               for step in self.steps if "op" in step)
 
     def _on_host(self, v: Any) -> bool:
-        if isinstance(v, list | tuple):
-            return any(self._on_host(x) for x in v)
-        if not isinstance(v, dict):
-            return False
-        if "t" in v:
-            kind, index = v["t"]["s"][0], int(v["t"]["s"][1])
+        for t in _tensors_named(v):
+            kind, index = t["s"][0], int(t["s"][1])
             storage = {"in": self.inputs, "outside": dict(enumerate(self.outside))}.get(kind, {}).get(index)
-            return storage is not None and storage.device.type == "cpu"
-        return any(self._on_host(v[k]) for k in ("list", "tuple") if k in v)
+            if storage is not None and storage.device.type == "cpu":
+                return True
+        return False
 
     def _restore(self, snap: dict) -> torch.UntypedStorage:
         data = snap["data"]
@@ -168,17 +166,12 @@ class Replay:
         the candidate's to keep."""
         from kgb.evaluate.correctness import poison_
 
-        def walk(v: Any) -> None:
-            if "t" in v and v["t"]["s"][0] == "outside":
-                storage, dtype = self.outside[int(v["t"]["s"][1])], codec._dtype(v["t"]["dtype"])
+        for t in _tensors_named(self.result):
+            if t["s"][0] == "outside":
+                storage, dtype = self.outside[int(t["s"][1])], codec._dtype(t["dtype"])
                 # all of it, in the result's dtype: a view may overlap itself (expand)
                 whole = torch.empty(0, dtype=dtype, device=storage.device)
                 poison_(whole.set_(storage, 0, (storage.nbytes() // dtype.itemsize,), (1,)))
-            for key in ("list", "tuple"):
-                for x in v.get(key, ()):
-                    walk(x)
-
-        walk(self.result)
 
     def _ensure_allocator(self) -> None:
         import triton
@@ -237,6 +230,19 @@ class Replay:
                 for i in step["new"]:
                     new.append(leaves[i].untyped_storage())
         return self._value(self.result, new)
+
+
+def _tensors_named(v: Any) -> Iterator[dict]:
+    """Each tensor a recorded value names (its "t": storage and layout), lists and tuples
+    walked; a Python list of values is walked too."""
+    if isinstance(v, list | tuple):
+        for x in v:
+            yield from _tensors_named(x)
+    elif isinstance(v, dict):
+        if "t" in v:
+            yield v["t"]
+        for key in ("list", "tuple"):
+            yield from _tensors_named(v.get(key, ()))
 
 
 def rebased(value: Any, sent: codec.Storages, storages: dict[int, torch.UntypedStorage]) -> Any:
