@@ -237,12 +237,12 @@ PERTURB_BYTE = 0x5A  # 0xA5 bytes: -2.9e-16 as float32, nonzero in every dtype
 
 
 @functools.cache
-def _perturb_malloc() -> bool:
-    """Whether this process's C library fills what it allocates (False where it is not glibc)."""
+def _perturb_malloc() -> None:
+    """Have this process's C library fill what it allocates, once; nothing where it is not glibc."""
     try:
-        return bool(ctypes.CDLL(None).mallopt(M_PERTURB, PERTURB_BYTE))
+        ctypes.CDLL(None).mallopt(M_PERTURB, PERTURB_BYTE)
     except (OSError, AttributeError):
-        return False
+        pass
 
 
 @contextmanager
