@@ -3,7 +3,7 @@ per process.
 
     python benchmarks/spare_memory.py
 
-Starts what `kgb.evaluate.spare.serve_spare` starts, in this process: the two candidate
+Starts what a spare starts (`kgb.evaluate.spare.start`), in this process: the two candidate
 processes (forked, confined, CUDA up), then this process's own CUDA context, the kernel
 clock and the draws' checksum kernels. Every spare the engine keeps waiting
 (`kgb.evaluate.engine.pool_size`) costs this much of the GPU's memory.
@@ -22,9 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from kgb.evaluate import draws, kernel_clock  # noqa: E402
+from kgb.evaluate import spare  # noqa: E402
 from kgb.evaluate.engine_process import _warm  # noqa: E402
-from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidates  # noqa: E402
 from kgb.evaluate.sandbox import Limits  # noqa: E402
 
 
@@ -33,11 +32,7 @@ def main() -> int:
     workspace = Path(tempfile.mkdtemp()) / "workspace"
     workspace.mkdir()
     began = time.monotonic()
-    started = start_candidates("cuda", workspace, Limits(), 2)
-    _keep_out_of_the_workspace(workspace.parent / "judge")
-    torch.empty(1, device="cuda")
-    kernel_clock.warm_up()
-    draws.warm_up("cuda")
+    started = spare.start("cuda", workspace, Limits(), 2)
     torch.cuda.synchronize()
     print(f"spare started in {time.monotonic() - began:.2f} s; this process {os.getpid()}, "
           f"its candidate processes {[p.pid for p in started]}")

@@ -16,6 +16,11 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kgb.evaluate.candidate_process import CandidateProcess
+    from kgb.evaluate.sandbox import Limits
 
 
 def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
@@ -29,16 +34,26 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
     os.closerange(3, keep[0])
     os.closerange(keep[0] + 1, keep[1])
     os.closerange(keep[1] + 1, os.sysconf("SC_OPEN_MAX"))
-    from kgb.evaluate.judge import (
-        _keep_out_of_the_workspace,
-        limits_of,
-        serve_request,
-        start_candidates,
-    )
+    from kgb.evaluate.judge import limits_of, serve_request
 
-    device, workspace = order["device"], Path(order["workspace"])
+    workspace = Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    started = start_candidates(device, workspace, limits_of(order), int(order["processes"]))
+    started = start(order["device"], workspace, limits_of(order), int(order["processes"]))
+    request = _next_order(orders_fd)
+    if request is None:  # the engine is gone, or let this spare go
+        for process in started:
+            process.close()
+        return
+    serve_request(Path(request["request"]), started)
+
+
+def start(device: str, workspace: Path, limits: Limits, processes: int) -> list[CandidateProcess]:
+    """What a spare starts before its request (benchmarks/spare_memory.py measures what it
+    holds): its candidate processes, forked, confined and on the GPU, then this process's
+    own CUDA context, the judge's clock and the kernels its draws use."""
+    from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidates
+
+    started = start_candidates(device, workspace, limits, processes)
     _keep_out_of_the_workspace(workspace.parent / "judge")
     if device == "cuda":
         import torch
@@ -48,12 +63,7 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
         torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
         kernel_clock.warm_up()  # the judge's clock, ready before the request
         draws.warm_up(device)
-    request = _next_order(orders_fd)
-    if request is None:  # the engine is gone, or let this spare go
-        for process in started:
-            process.close()
-        return
-    serve_request(Path(request["request"]), started)
+    return started
 
 
 def _next_order(fd: int) -> dict | None:
