@@ -106,10 +106,11 @@ class CaseRunner:
     def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None,
                  phase: Phases | None = None):
         self.spec, self.candidate, self.device = spec, candidate, device
-        # Timing runs in a second candidate process that has never seen a check input nor
-        # run under the audit's observers (whose hooks would slow its launches).
+        # A timing process of its own, if any; else the checking process times, once every
+        # case is checked (CaseRunner.stage says why that is safe).
         self.timer = timer
         self.timer_loaded = False
+        self.draws_itself = False  # the checking process has the spec and draws bench inputs itself
         self.source = ""
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
@@ -243,6 +244,14 @@ class CaseRunner:
         replay's answer on a fresh draw from a secret seed. Then it computes once more on
         that draw, loaded into the same buffers, and that output is judged here too, so an
         answer remembered from an earlier call fails; the latency is only ever the replay's.
+
+        So the checking process may time too, once its checks are done, though it has seen
+        set T's values (the bench case's own seed) in its check: an answer it remembers from
+        there is right for set T only. If its recorded call reads it, the replay gets set T's
+        answer on set V's values; if the call returns it, v14 poisons it first; and its own
+        last answer on set V is judged. (Until session 29 a second candidate process timed,
+        which had seen no check input: one more CUDA context per evaluation to start, on a
+        host where starting them was what a sweep waited for.)
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         seeds = (case.seed, secret_seed())
@@ -251,10 +260,9 @@ class CaseRunner:
             timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
         crowded = self.exclusive.crowded_turns
         timer = self.timer or self.candidate
-        # A timing process of its own draws the sets itself from their seeds, with the spec
-        # the judge sends it first: hundreds of MB that would otherwise cross
-        # (kgb.evaluate.draws). A timing in the checking process (no timer) is sent them.
-        redraw = Redraw(case.name, seeds) if self.timer is not None else None
+        # The process draws the sets itself from their seeds, with the spec the judge sent it:
+        # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
+        redraw = Redraw(case.name, seeds) if self.timer is not None or self.draws_itself else None
         if self.timer is not None and not self.timer_loaded:
             self.timer.give_spec(spec)
             with self.phase("import"), self.exclusive.work():

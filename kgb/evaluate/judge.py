@@ -103,9 +103,9 @@ def limits_of(request: dict) -> Limits:
 
 
 def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProcess] | None = None) -> dict:
-    """Evaluate; emit each case result; return the final verdict fields. `started`: candidate
-    processes a spare judge started for this workspace before the request came
-    (kgb.evaluate.spare); the extra one goes if the request times nothing."""
+    """Evaluate; emit each case result; return the final verdict fields. `started`: the
+    candidate process a spare judge started for this workspace before the request came
+    (kgb.evaluate.spare)."""
     phase = Phases()
     with phase("spec"):
         spec = load_spec(Path(request["spec"]))
@@ -113,18 +113,14 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
     limits = limits_of(request)
-    timing = device != "cpu" and any(c.tag in set(request["time_tags"]) and c.tag in set(request["case_tags"])
-                                     for c in spec.cases)
-    try:  # both forked before this process touches the GPU
+    try:  # forked before this process touches the GPU
         with phase("process start"):
             if started is None:
-                started = start_candidates(device, workspace, limits, 2 if timing else 1)
+                started = start_candidates(device, workspace, limits, 1)
             candidate, *rest = started
-            if timing and not rest:  # the timing process must be one that never saw a check input
-                raise RuntimeError("a judge started with one candidate process was handed a request that times")
-            for extra in rest[1 if timing else 0:]:
+            for extra in rest:  # a spare started before judges timed in the checking process
                 extra.close()
-            timer = rest[0] if timing else None
+            timer = None  # the checking process times too: see CaseRunner.stage
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")
@@ -183,6 +179,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)
+            runner.draws_itself = True  # its timings' sets too
         for case in benched:
             if not checked(result := runner.check(case, case.seed, redraw=redraw)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)

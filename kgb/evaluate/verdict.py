@@ -30,7 +30,10 @@ from enum import StrEnum
 # v14: the replay's final check poisons what the call returns in a tensor made before it: a
 # candidate that kept its answer between calls and made one decoy store was timed at the decoy
 # (replay.Replay.poison_what_it_returns_from_before).
-JUDGE_VERSION = 14
+# v15: the candidate process times too, once every case is checked, where a second candidate
+# process that had seen no check input timed: one CUDA context fewer per evaluation to start
+# (kgb.evaluate.case_runner.CaseRunner.stage says why the checks after timing suffice).
+JUDGE_VERSION = 15
 
 
 class Status(StrEnum):
