@@ -208,8 +208,8 @@ KEEP_CACHED_BYTES = 128 << 20
 
 
 def release_cached_memory(device: str) -> None:
-    """Give the allocator's cached blocks back once they exceed KEEP_CACHED_BYTES. Up to 48
-    processes (16 judges, each with two candidate processes) share one GPU: memory one keeps
+    """Give the allocator's cached blocks back once they exceed KEEP_CACHED_BYTES. Up to 32
+    processes (16 judges, each with its candidate process) share one GPU: memory one keeps
     cached after its case is what another's next case needs (on the H200, correct solutions
     failed with CUDA out-of-memory)."""
     if device == "cuda" and torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > KEEP_CACHED_BYTES:

@@ -67,8 +67,8 @@ class EngineDied(RuntimeError):
 # them are in flight, up to this many. One was not enough for a sweep: on the H200 (session
 # 21, 12 in flight) an evaluation that found no spare waited 2-9 s for its judge to start,
 # 580 s summed over the 210 operators, and the short operators at the sweep's end waited
-# longer than they were judged. Each spare holds a judge and its candidate processes, on a
-# GPU three CUDA contexts, so the pool stays small (`pool_size`).
+# longer than they were judged. Each spare holds a judge and its candidate process, on a
+# GPU two CUDA contexts (three until judge v15), so the pool stays small (`pool_size`).
 SPARES_PER_SETTINGS = 6
 # ... and at least this many while none has run out of GPU memory: an agent judges one
 # candidate after another, and a spare takes longer to start than a short evaluation takes
@@ -235,7 +235,8 @@ def pool_size(in_flight: int, ran_out: bool) -> int:
     evaluations have run out of GPU memory among others (`ran_out`,
     kgb.evaluate.gpus.MemoryGate) while more than one is in flight.
 
-    Every spare holds three CUDA contexts, 1.9 GB on the H200 (session 27). With a pool of
+    Every spare held three CUDA contexts until judge v15, 1.9 GB on the H200 (session 27); it
+    holds two now, one judge's and one candidate process's. With a pool of
     six, a sweep's peak GPU memory was 138-143 GB where it had been 117 GB, and in two sweeps
     of three the evaluations that ran out and waited to run again lost more time than the
     pool saved (session 22). With one, sixteen in flight waited a median 8-12 s each outside

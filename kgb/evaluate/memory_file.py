@@ -27,7 +27,7 @@ class WireError(ValueError):
 MEMORY_FILE_MIN_BYTES = 1 << 20
 # A sender's memory file is kept for its next message (`Outbox`) up to this size; a larger
 # message gets a file of its own, let go of once sent (host memory: a sweep runs 16 judges
-# with two candidate processes each).
+# with a candidate process each).
 OUTBOX_MAX_BYTES = 1 << 30
 OUTBOX_MIN_BYTES = 64 << 20  # a kept file's least size: most messages fit at once
 TAG = b"m"  # the one byte that carries the file's descriptor

@@ -1,8 +1,8 @@
 """A spare judge: a judge process started before its request, waiting with its candidate
 processes forked, confined and on the GPU.
 
-Starting a judge costs most of what judging a trivial candidate costs: two candidate
-processes fork, confine themselves and start CUDA, and the judge starts CUDA after them.
+Starting a judge costs most of what judging a trivial candidate costs: its candidate
+process forks, confines itself and starts CUDA, and the judge starts CUDA after it.
 An agent calls the judge dozens of times per operator, one call after another, and waits
 for each. So the engine keeps a spare started for the next evaluation of the same settings
 (kgb.evaluate.engine): its workspace, environment and limits are fixed when it starts, and
