@@ -3,8 +3,8 @@ per process.
 
     python benchmarks/spare_memory.py
 
-Starts what a spare starts (`kgb.evaluate.spare.start`), in this process: the two candidate
-processes (forked, confined, CUDA up), then this process's own CUDA context, the kernel
+Starts what a spare starts (`kgb.evaluate.spare.start`), in this process: its candidate
+process (forked, confined, CUDA up), then this process's own CUDA context, the kernel
 clock and the draws' checksum kernels. Every spare the engine keeps waiting
 (`kgb.evaluate.engine.pool_size`) costs this much of the GPU's memory.
 """
@@ -32,7 +32,7 @@ def main() -> int:
     workspace = Path(tempfile.mkdtemp()) / "workspace"
     workspace.mkdir()
     began = time.monotonic()
-    started = spare.start("cuda", workspace, Limits(), 2)
+    started = spare.start("cuda", workspace, Limits(), 1)
     torch.cuda.synchronize()
     print(f"spare started in {time.monotonic() - began:.2f} s; this process {os.getpid()}, "
           f"its candidate processes {[p.pid for p in started]}")
