@@ -32,15 +32,14 @@ def main() -> int:
     workspace = Path(tempfile.mkdtemp()) / "workspace"
     workspace.mkdir()
     began = time.monotonic()
-    started = spare.start("cuda", workspace, Limits(), 1)
+    started = spare.start("cuda", workspace, Limits())
     torch.cuda.synchronize()
     print(f"spare started in {time.monotonic() - began:.2f} s; this process {os.getpid()}, "
-          f"its candidate processes {[p.pid for p in started]}")
+          f"its candidate process {started.pid}")
     time.sleep(1)  # nvidia-smi's count lags a little
     print(subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv"],
                          capture_output=True, text=True).stdout)
-    for process in started:
-        process.close()
+    started.close()
     return 0
 
 

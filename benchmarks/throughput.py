@@ -145,7 +145,7 @@ def main() -> int:
         ("run again after running out of GPU memory among others",
          f"{sum(bool(v['ran_out_among']) for v in per_op.values())} evaluations, "
          f"{sum(len(v['ran_out_among']) for v in per_op.values())} times"),
-        ("bench cases whose inputs were sent to the timing process, not drawn there",
+        ("bench cases whose inputs were sent to the candidate process, not drawn there",
          f"{sum(SENT_NOT_DRAWN in (c[2] or '') for v in per_op.values() for c in v['cases'].values())} of "
          f"{sum(1 for v in per_op.values() for c in v['cases'].values() if c[0] is not None)} timed"),
         ("view operators, median per candidate", f"{statistics.median(views):.2f} s" if views else "-"),

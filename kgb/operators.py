@@ -260,7 +260,7 @@ def load_spec(path: Path) -> Spec:
 
 def spec_from_text(text: str, path: Path) -> Spec:
     """The spec that `text`, the contents of `path`, defines, without reading any file: for
-    a confined process that may not read the repo (kgb.evaluate.candidate's timing process).
+    a confined process that may not read the repo (kgb.evaluate.candidate).
     The kgb modules the spec imports must be imported already (`import_spec_libraries`)."""
     path = Path(path)
     module = ModuleType(_module_name(path))

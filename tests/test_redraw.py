@@ -1,6 +1,7 @@
 """A candidate process that draws a bench case's inputs itself, from the seeds the judge
-sends it, instead of receiving them (kgb.evaluate.draws, `Redraw`): the timing process its
-sets T and V, the checking one the case's own draw once every other case is checked. It
+sends it, instead of receiving them (kgb.evaluate.draws, `Redraw`): the case's own draw once
+every other case is checked, then the timing sets T and V (in a judge with a timing process of
+its own, as judges had until v15, that process draws T and V). It
 computes on the judge's inputs bit for bit, and where its draw differs or cannot be made,
 the judge sends them and says so."""
 
@@ -114,7 +115,7 @@ def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = 
         process.close()
 
 
-def test_the_timing_process_draws_the_judges_inputs_itself_and_nothing_crosses(tmp_path, monkeypatch):
+def test_the_candidate_process_draws_the_judges_timing_inputs_itself_and_nothing_crosses(tmp_path, monkeypatch):
     spec = _spec(tmp_path)
     reply, sent, drawn, phase = _timed(tmp_path, monkeypatch, spec)
     assert reply.sent_instead == ""
@@ -127,7 +128,7 @@ def test_the_timing_process_draws_the_judges_inputs_itself_and_nothing_crosses(t
 
 def test_a_draw_that_comes_out_differently_is_sent_instead_and_says_why(tmp_path, monkeypatch):
     """A make_inputs that draws from the global generator (or with a nondeterministic GPU op)
-    gives the timing process other inputs than the judge's: the checksums differ."""
+    gives the candidate process other inputs than the judge's: the checksums differ."""
     spec = _spec(tmp_path, draw="torch.randn(n)")
     reply, _, drawn, phase = _timed(tmp_path, monkeypatch, spec)
     assert "differ from the judge's (storage 0 of" in reply.sent_instead
@@ -217,7 +218,7 @@ def test_the_checking_process_draws_a_case_it_is_given_the_seed_of(tmp_path):
 
 
 def test_every_spec_loads_from_its_text_with_only_the_preloaded_kgb_modules():
-    """A timing process cannot read the repo: each spec must load from its text with the kgb
+    """A candidate process cannot read the repo: each spec must load from its text with the kgb
     modules that `import_spec_libraries` imported before the sandbox closed, and no other."""
     script = textwrap.dedent("""
         import sys
@@ -242,8 +243,8 @@ def test_every_spec_loads_from_its_text_with_only_the_preloaded_kgb_modules():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_timing_process():
-    """The GPU's generator draws the same inputs in the judge and in the timing process, so
+def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_candidate_process():
+    """The GPU's generator draws the same inputs in the judge and in the candidate process, so
     nothing of sets T and V crosses: no timing mode says its inputs were sent."""
     from kgb.evaluate import EvalSettings, evaluate
     from kgb.evaluate.case_runner import SENT_NOT_DRAWN

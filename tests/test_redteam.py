@@ -136,8 +136,8 @@ def test_on_the_cpu_an_output_never_written_is_not_zeros():
 def test_on_a_gpu_an_output_never_written_is_not_timed_as_zeros():
     """zeros_like's 256 MB bench case, never written: the allocation's fresh zeros pass the
     checking process's check. Two later checks stand between it and a timing of one store:
-    the timing process's last answer, whose allocator by then holds other data (on the H200,
-    session 28, this one fired first: 61 of 67 million elements were not zeros), and the
+    the candidate's last answer on the timing draw, whose allocator by then holds other data
+    (on the H200, session 28, this one fired first: 61 of 67 million elements were not zeros), and the
     judge's replay of the recorded call, in which every allocation is filled."""
     spec = operators.load("aten::zeros_like")
     source = (Path(__file__).parent / "candidates" / "zeros_like_unwritten.py").read_text()

@@ -98,7 +98,7 @@ def test_a_recording_that_names_an_unknown_storage_is_refused():
 
 @pytest.fixture(scope="module")
 def sm90_kernel(tmp_path_factory):
-    """A real kernel compiled for the H200 by this machine's Triton, as a timing process has it."""
+    """A real kernel compiled for the H200 by this machine's Triton, as a candidate process has it."""
     import os
 
     import triton
@@ -207,7 +207,7 @@ def test_a_replay_that_copies_from_host_memory_says_so_and_one_on_the_device_doe
 
 
 def test_a_kernel_that_reads_host_memory_is_not_replayed(sm90_kernel, monkeypatch):
-    """Seen on the H200: swap_blocks's timing process got its CPU block mapping on the GPU,
+    """Seen on the H200: swap_blocks's candidate process got its CPU block mapping on the GPU,
     recorded a kernel reading it, and the judge's replay, whose copy is in host memory,
     faulted. Host memory reaches a kernel only pinned; the judge refuses such a launch."""
     from kgb.evaluate.recording import _describe

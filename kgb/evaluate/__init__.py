@@ -226,7 +226,7 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
     against 0.1-0.2 s.) Candidate processes have always started CUDA beside other judges'
     GPU work; none of it is a timing."""
     # what the spare's processes are started with; a spare serves only settings that agree
-    fixed = {"device": settings.device, "timeout_s": settings.timeout_s, "processes": 1}
+    fixed = {"device": settings.device, "timeout_s": settings.timeout_s}
     key = json.dumps([fixed, settings.extra_env], sort_keys=True)
     with engine.evaluating(key) as spare:
         workdir = spare.workdir if spare else workdirs.new()

@@ -338,9 +338,8 @@ def _warm_triton_driver() -> None:
 
 def _close_inherited(keep: int) -> None:
     """Close every descriptor the fork inherited but its own socket, stdout and stderr: the
-    judge's end of a sibling candidate process's socket among them, through which the
-    timing process could otherwise read what the checked one sends (and so meet a check
-    input), and the engine's order pipe on stdin."""
+    judge's and the engine's (the engine's order pipe on stdin among them), which are the
+    judge's to read and write, never the candidate's."""
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

@@ -169,9 +169,8 @@ class CandidateProcess:
     def give_spec(self, spec: Spec) -> None:
         """Send the operator's spec, with which the process draws a case's inputs itself
         where the judge names their seeds (`Redraw`). Sent once no check is left that the
-        spec's seeds would let a candidate know in advance: the timing process gets it before
-        anything (it checks only on secret seeds), the checking process after the cases that
-        are not benched and their re-checks on secret seeds."""
+        spec's seeds would let a candidate know in advance: after the cases that are not
+        benched and their re-checks on secret seeds."""
         codec.send(self.conn, "spec", None, text=spec.path.read_text(), path=str(spec.path))
 
     def load(self, source: str) -> Reply:
@@ -220,7 +219,7 @@ class CandidateProcess:
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. With `redraw`, the timing process is
+        come back with what the candidate left in them. With `redraw`, the process is
         asked to draw the sets itself (`_send_inputs`).
         Its measurement and its other calls
         run in the judge's work sections (`self.exclusive`), never beside a timing turn, and the

@@ -84,7 +84,7 @@ def _written(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
 class TimedCase:
     """A bench case on its way through the timing turn (CaseRunner.stage, measure, finish)."""
     case: Case
-    reply: Reply  # the timing process's: its answer on set V, its own clock, the recording
+    reply: Reply  # the candidate process's: its answer on set V, its own clock, the recording
     cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
     check: dict  # set V as drawn, for the reference
     baseline: BaselineTiming | None  # None: measured by an earlier evaluation
@@ -103,15 +103,9 @@ def secret_seed() -> int:
 class CaseRunner:
     """Runs the cases of one spec against one candidate process."""
 
-    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, timer: CandidateProcess | None = None,
-                 phase: Phases | None = None):
+    def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, phase: Phases | None = None):
         self.spec, self.candidate, self.device = spec, candidate, device
-        # A timing process of its own, if any; else the checking process times, once every
-        # case is checked (CaseRunner.stage says why that is safe).
-        self.timer = timer
-        self.timer_loaded = False
-        self.draws_itself = False  # the checking process has the spec and draws bench inputs itself
-        self.source = ""
+        self.draws_itself = False  # the candidate process has the spec and draws bench inputs itself
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
@@ -245,13 +239,14 @@ class CaseRunner:
         that draw, loaded into the same buffers, and that output is judged here too, so an
         answer remembered from an earlier call fails; the latency is only ever the replay's.
 
-        So the checking process may time too, once its checks are done, though it has seen
-        set T's values (the bench case's own seed) in its check: an answer it remembers from
-        there is right for set T only. If its recorded call reads it, the replay gets set T's
-        answer on set V's values; if the call returns it, v14 poisons it first; and its own
-        last answer on set V is judged. (Until session 29 a second candidate process timed,
-        which had seen no check input: one more CUDA context per evaluation to start, on a
-        host where starting them was what a sweep waited for.)
+        So the process that checked the candidate times it too, once its checks are done,
+        though it has seen set T's values (the bench case's own seed) in its check: an answer
+        it remembers from there is right for set T only. If its recorded call reads it, the
+        replay gets set T's answer on set V's values; if the call returns it, v14 poisons it
+        first; and its own last answer on set V is judged. (Until v15 a second candidate
+        process timed, which had seen no check input: one more CUDA context per evaluation to
+        start, on a host where starting them was what a sweep waited for; on the H200 a sweep
+        of 210 operators took 294 s without it where it took 427 s with it, session 30.)
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         seeds = (case.seed, secret_seed())
@@ -259,25 +254,16 @@ class CaseRunner:
             drawn = timing_draws(spec, case, seeds, self.device)
             timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
         crowded = self.exclusive.crowded_turns
-        timer = self.timer or self.candidate
         # The process draws the sets itself from their seeds, with the spec the judge sent it:
         # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
-        redraw = Redraw(case.name, seeds) if self.timer is not None or self.draws_itself else None
-        if self.timer is not None and not self.timer_loaded:
-            self.timer.give_spec(spec)
-            with self.phase("import"), self.exclusive.work():
-                loaded = self.timer.load(self.source)
-            if loaded.error:
-                raise Failed(Status(loaded.error["status"]), f"in the timing process: {loaded.error['message']}")
-            self.audit(loaded, "at import (timing process)")
-            self.timer_loaded = True
+        redraw = Redraw(case.name, seeds) if self.draws_itself else None
         with self.phase("candidate timing"):
             # every tensor the call may write, also inside a list argument (vLLM's copy_blocks
             # takes lists of caches: left out, they came back stale and a correct candidate
             # was judged wrong on the H200)
             written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
             try:
-                reply, sent, before = timer.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
+                reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
                                                  min(repeats, OWN_CLOCK_REPEATS), written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc

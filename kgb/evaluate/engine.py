@@ -163,7 +163,7 @@ class Engine:
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         """Have a spare judge started in `workdir` for the next evaluations of settings
         `key`, unless enough wait for them already; past MAX_SPARES, the oldest is let go.
-        `order`: the spare's device, timeout_s, processes and env (kgb.evaluate.spare)."""
+        `order`: the spare's device, timeout_s and env (kgb.evaluate.spare)."""
         dropped: list[Path] = []
         with self._lock:
             if sum(s.key == key for s in self._spares) >= self._pool_size(key):

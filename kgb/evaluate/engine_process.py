@@ -11,7 +11,7 @@ Protocol on stdin/stdout, one JSON object or word per line:
     harness -> engine   {"run": id, "request": path, "log": path, "env": {...}[, "spare": sid]}
                         | {"kill": id}
                         | {"spare": sid, "workspace": path, "log": path, "env": {...}, "device": d,
-                           "timeout_s": s, "processes": n}  |  {"drop": sid}
+                           "timeout_s": s}  |  {"drop": sid}
     engine -> harness   ready  |  done <id> <exit status>
 A judge child runs in its own process group; `kill` kills that group, and the candidate
 process under it dies with its parent. A spare (kgb.evaluate.spare) is a judge started

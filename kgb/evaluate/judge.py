@@ -46,30 +46,26 @@ FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know 
 
 
 def draws_bench_inputs(device: str) -> bool:
-    """Whether the checking process draws the bench cases' inputs itself (the timing process
-    always does): on a GPU they are hundreds of MB, drawn in milliseconds; on the CPU a draw
-    takes seconds, and crossing in a memory file less (and only smoke cases run there)."""
+    """Whether the candidate process draws the bench cases' inputs itself: on a GPU they are
+    hundreds of MB, drawn in milliseconds; on the CPU a draw takes seconds, and crossing in a
+    memory file less (and only smoke cases run there)."""
     return device != "cpu"
 
 
-def start_candidates(device: str, workspace: Path, limits: Limits, count: int) -> list[CandidateProcess]:
-    """`count` candidate processes, all forked before this process touches the GPU (starting
-    CUDA takes a while, so they start side by side), each ready; one that dies before any
-    candidate code ran is started again once (seen once, as a SIGSEGV on a heavily loaded
-    host): that is the machine, not the candidate. (This process starting its own CUDA while
-    they start, where it could no longer fork another, made no sweep faster on the H200,
-    session 29.)"""
+def start_candidate(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
+    """The candidate process, forked before this process touches the GPU, and ready; one that
+    dies before any candidate code ran is started again once (seen once, as a SIGSEGV on a
+    heavily loaded host): that is the machine, not the candidate. (This process starting its
+    own CUDA while it starts, where it could no longer fork another, made no sweep faster on
+    the H200, session 29.)"""
     began = time.monotonic()
-    forked = [CandidateProcess(device, workspace, limits) for _ in range(count)]
-    ready = []
-    for process in forked:
-        try:
-            ready.append(process.wait_ready())
-        except CandidateDied:
-            ready.append(CandidateProcess(device, workspace, limits).wait_ready())
+    try:
+        ready = CandidateProcess(device, workspace, limits).wait_ready()
+    except CandidateDied:
+        ready = CandidateProcess(device, workspace, limits).wait_ready()
     # Starting CUDA takes no work section: a turn would wait seconds for a start on a loaded
     # host. Traced, to see whether the turns beside starts time differently (TRACE_ENV).
-    trace("start", began, began, time.monotonic(), processes=count)
+    trace("start", began, began, time.monotonic())
     return ready
 
 
@@ -102,7 +98,7 @@ def limits_of(request: dict) -> Limits:
     return Limits(cpu_s=int(request.get("timeout_s", 600)) + 5)
 
 
-def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProcess] | None = None) -> dict:
+def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess | None = None) -> dict:
     """Evaluate; emit each case result; return the final verdict fields. `started`: the
     candidate process a spare judge started for this workspace before the request came
     (kgb.evaluate.spare)."""
@@ -115,38 +111,28 @@ def run(request: dict, emit: Callable[[dict], None], started: list[CandidateProc
     limits = limits_of(request)
     try:  # forked before this process touches the GPU
         with phase("process start"):
-            if started is None:
-                started = start_candidates(device, workspace, limits, 1)
-            candidate, *rest = started
-            for extra in rest:  # a spare started before judges timed in the checking process
-                extra.close()
-            timer = None  # the checking process times too: see CaseRunner.stage
+            candidate = started if started is not None else start_candidate(device, workspace, limits)
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     _keep_out_of_the_workspace(workspace.parent / "judge")
     try:
-        return _judge(spec, candidate, timer, request, emit, phase)
+        return _judge(spec, candidate, request, emit, phase)
     finally:
         candidate.close(wait=False)
-        if timer is not None:
-            timer.close(wait=False)
 
 
-def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | None, request: dict,
-           emit: Callable[[dict], None], phase: Phases) -> dict:
+def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callable[[dict], None],
+           phase: Phases) -> dict:
     device = request["device"]
     emit_sandbox = {"sandbox": candidate.sandbox, "sandbox_notes": candidate.notes}
     tags = set(request["case_tags"])
     cases = [c for c in spec.cases if c.tag in tags]
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
-    runner = CaseRunner(spec, candidate, device, timer, phase)
-    runner.source = request["source"]
+    runner = CaseRunner(spec, candidate, device, phase)
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
     runner.exclusive.tag = spec.id
-    for process in (candidate, timer):
-        if process is not None:
-            process.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
+    candidate.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
     try:
         with runner.phase("import"), runner.exclusive.work():  # its import may launch GPU work
@@ -179,7 +165,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, timer: CandidateProcess | No
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)
-            runner.draws_itself = True  # its timings' sets too
+            runner.draws_itself = True  # its timing draws too
         for case in benched:
             if not checked(result := runner.check(case, case.seed, redraw=redraw)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
@@ -236,7 +222,7 @@ def _final(status, message, results, runner, baseline=None, **extra) -> dict:
     }
 
 
-def serve_request(request_path: Path, started: list[CandidateProcess] | None = None) -> None:
+def serve_request(request_path: Path, started: CandidateProcess | None = None) -> None:
     request = json.loads(request_path.read_text())
     out = Path(request["result"])
     began = time.perf_counter()

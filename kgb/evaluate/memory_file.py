@@ -73,7 +73,7 @@ class Outbox:
     answers each message after it has copied the message's bytes out, and the sender writes
     the next only after that answer, so the receiver never reads half of two messages;
     what it could read of a later one from its old mapping was sent to it anyway (one outbox
-    per receiver: the judge's timing process never sees its checking process's inputs)."""
+    per receiver: no other process of the judge's reads what its candidate process is sent)."""
 
     def __init__(self) -> None:
         self._file: MemoryFile | None = None

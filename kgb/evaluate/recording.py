@@ -1,4 +1,4 @@
-"""A call's GPU work recorded as data, in the timing process (the candidate's side of
+"""A call's GPU work recorded as data, in the candidate process (the candidate's side of
 kgb.evaluate.replay, which says why).
 
 Every Triton launch (the compiled kernel's binary and metadata, its grid, its arguments)

@@ -1,7 +1,7 @@
 """A candidate's GPU work as data, timed by the judge.
 
 A candidate process can patch anything in its own interpreter, the clock included, so a
-time it reports proves nothing. The timer process therefore records one call as data
+time it reports proves nothing. The candidate process therefore records one call as data
 (kgb.evaluate.recording): every Triton launch and every ATen op that allocates or writes
 memory, in order, with each tensor named by the storage it lives in. The judge, which never runs candidate Python, loads those
 binaries and replays the call on its own buffers under its own clock (`Replay`). A

@@ -1,5 +1,5 @@
 """A spare judge: a judge process started before its request, waiting with its candidate
-processes forked, confined and on the GPU.
+process forked, confined and on the GPU.
 
 Starting a judge costs most of what judging a trivial candidate costs: its candidate
 process forks, confines itself and starts CUDA, and the judge starts CUDA after it.
@@ -38,29 +38,28 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
 
     workspace = Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    started = start(order["device"], workspace, limits_of(order), int(order["processes"]))
+    started = start(order["device"], workspace, limits_of(order))
     request = _next_order(orders_fd)
     if request is None:  # the engine is gone, or let this spare go
-        for process in started:
-            process.close()
+        started.close()
         return
     serve_request(Path(request["request"]), started)
 
 
-def start(device: str, workspace: Path, limits: Limits, processes: int) -> list[CandidateProcess]:
+def start(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
     """What a spare starts before its request (benchmarks/spare_memory.py measures what it
-    holds): its candidate processes, forked, confined and on the GPU, then this process's
-    own CUDA context, the judge's clock and the kernels its draws use."""
-    from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidates
+    holds): its candidate process, forked, confined and on the GPU, then this process's own
+    CUDA context, the judge's clock and the kernels its draws use."""
+    from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidate
 
-    started = start_candidates(device, workspace, limits, processes)
+    started = start_candidate(device, workspace, limits)
     _keep_out_of_the_workspace(workspace.parent / "judge")
     if device == "cuda":
         import torch
 
         from kgb.evaluate import draws, kernel_clock
 
-        torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidates forked
+        torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidate forked
         kernel_clock.warm_up()  # the judge's clock, ready before the request
         draws.warm_up(device)
     return started
