@@ -1,0 +1,83 @@
+"""Do two sweeps time the same? Per bench case, the candidate's latency in one sweep's
+`--json` file (benchmarks/throughput.py) against another's: how many agree within 2% (within
+0.5 us under 10 us, issue 11's bound for the judge against Nsight Compute) and within 5%, the
+median ratio, and the cases furthest apart.
+
+    python benchmarks/agreement.py NEW.json OLD.json [--worst 8]
+
+Verdicts are compared too: an operator judged in both whose status differs is listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+SMALL_US = 10.0  # under this, the bound is absolute
+SMALL_BOUND_US = 0.5
+
+
+@dataclass(frozen=True)
+class Pair:
+    op: str
+    case: str
+    new_us: float
+    old_us: float
+
+    @property
+    def ratio(self) -> float:
+        return self.new_us / self.old_us
+
+    def within(self, share: float) -> bool:
+        bound = SMALL_BOUND_US if self.old_us < SMALL_US else share * self.old_us
+        return abs(self.new_us - self.old_us) <= bound
+
+
+def pairs(new: dict, old: dict) -> list[Pair]:
+    """Every bench case that both sweeps timed (a case whose latency is None was not)."""
+    found = []
+    for op, entry in new.items():
+        for case, timing in entry.get("cases", {}).items():
+            before = old.get(op, {}).get("cases", {}).get(case)
+            if timing and before and timing[0] is not None and before[0] is not None:
+                found.append(Pair(op, case, float(timing[0]), float(before[0])))
+    return found
+
+
+def verdicts_that_differ(new: dict, old: dict) -> list[tuple[str, str, str]]:
+    return [(op, new[op]["status"], old[op]["status"]) for op in new
+            if op in old and new[op]["status"] != old[op]["status"]]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("new", type=Path)
+    parser.add_argument("old", type=Path)
+    parser.add_argument("--worst", type=int, default=8, help="list this many of the cases furthest apart")
+    args = parser.parse_args()
+    new, old = json.loads(args.new.read_text()), json.loads(args.old.read_text())
+    found = pairs(new, old)
+    if not found:
+        print("no bench case was timed in both sweeps")
+        return 1
+    print("| figure | value |\n|---|---|")
+    print(f"| operators judged in both | {len(set(new) & set(old))} |")
+    print(f"| bench cases timed in both | {len(found)} |")
+    print(f"| within 2% (0.5 us under 10 us) | {sum(p.within(0.02) for p in found)} |")
+    print(f"| within 5% (0.5 us under 10 us) | {sum(p.within(0.05) for p in found)} |")
+    print(f"| median ratio, new / old | {statistics.median(p.ratio for p in found):.4f} |")
+    print("\nfurthest apart (new / old, us):")
+    for p in sorted(found, key=lambda p: abs(p.ratio - 1), reverse=True)[:args.worst]:
+        print(f"  {p.op} {p.case}: {p.new_us:.2f} / {p.old_us:.2f} ({(p.ratio - 1) * 100:+.1f}%)")
+    differ = verdicts_that_differ(new, old)
+    print(f"\nverdicts that differ: {len(differ)}")
+    for op, now, before in differ:
+        print(f"  {op}: {now} (was {before})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
