@@ -302,6 +302,17 @@ def test_paged_shape_builds_gqa_caches_in_vllms_layout():
     assert args["block_tables"].shape == (2, 3) and args["seq_lens"].max().item() == 40
 
 
+def test_a_paged_case_has_the_same_lengths_in_every_draw_and_new_values():
+    """The lengths set a call's work: a timing on a draw from a secret seed must do the same
+    work as the baseline's on the case's seed."""
+    mod = spec("paged_attention_v2")
+    case = next(c for c in mod.CASES if c.tag == "check" and c.params["shape"].seqs > 2)
+    one, two = (mod.make_inputs(case, torch.Generator().manual_seed(seed), "cpu") for seed in (1, 2))
+    assert torch.equal(one["seq_lens"], two["seq_lens"])
+    assert len(set(one["seq_lens"].tolist())) > 1  # still lengths of different sequences
+    assert not torch.equal(one["query"], two["query"])
+
+
 # ---- selective scan --------------------------------------------------------------------------
 
 
