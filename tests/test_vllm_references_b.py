@@ -313,6 +313,17 @@ def test_a_paged_case_has_the_same_lengths_in_every_draw_and_new_values():
     assert not torch.equal(one["query"], two["query"])
 
 
+def test_a_paged_cases_lengths_are_drawn_on_the_cpu_whatever_the_default_device():
+    """A GPU draw runs under `with torch.device("cuda")` (kgb.evaluate.draws); the lengths'
+    own generator is a CPU one. Here the meta device stands in for the GPU."""
+    from kgb.vllm.attention import paged_lengths
+
+    shape = PagedShape(4, 4, 2, 64, 16, 40, "bfloat16")
+    with torch.device("meta"):
+        lens = paged_lengths(shape)
+    assert lens.device.type == "cpu" and torch.equal(lens, paged_lengths(shape))
+
+
 # ---- selective scan --------------------------------------------------------------------------
 
 

@@ -63,7 +63,9 @@ def paged_lengths(shape: PagedShape) -> torch.Tensor:
     two timings of one kernel on one case differed by up to 40% on the H200
     (paged_attention_v2 llama3-70b-tp8-32k-f16: 263 to 463 us over six sweeps)."""
     gen = torch.Generator().manual_seed(zlib.crc32(repr(shape).encode()))
-    lens = torch.randint(1, shape.max_len + 1, (shape.seqs,), generator=gen, dtype=torch.int32)
+    # on the CPU by name: a GPU draw runs under `with torch.device("cuda")` (kgb.evaluate.draws),
+    # which a CPU generator refuses (on the H200, session 30: every paged case a runtime error)
+    lens = torch.randint(1, shape.max_len + 1, (shape.seqs,), generator=gen, dtype=torch.int32, device="cpu")
     lens[0] = shape.max_len
     return lens
 
