@@ -64,7 +64,9 @@ def main() -> int:
                         help="after the sweep, judge the view operators one at a time on the warm engine")
     parser.add_argument("--baselines-from", default="",
                         help="earlier sweeps' --json files, comma-separated: their baselines are given to the "
-                             "judge as known, as a job's baseline book gives them on the chip's second run")
+                             "judge as known, as a job's baseline book gives them on the chip's second run; "
+                             "only those of the operator's current spec version (files written before session 30 "
+                             "name none, and are taken as they are)")
     parser.add_argument("--slowest-first", default=None,
                         help="an earlier sweep's --json file: start the operators slowest first by its wall "
                              "times (those it lacks last), so that the sweep does not end on a long one")
@@ -74,7 +76,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.trace:  # before the engine starts: its judges inherit the environment
         os.environ[TRACE_ENV] = str(Path(args.trace).resolve())
-    known = _baselines(args.baselines_from)
+    known = _baselines(args.baselines_from, {op: operators.load(op).version for op in operators.select("all")})
     device = chips.local_device()
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     named = [o for o in args.ops.split(",") if o]
@@ -110,7 +112,8 @@ def main() -> int:
         with lock:
             for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds
-            per_op[op] = {"wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
+            per_op[op] = {"spec_version": spec.version,
+                          "wall_s": times[op], "status": str(verdict.status), "message": verdict.message[:300],
                           **({} if verdict.correct else {"logs": verdict.logs[-4000:]}),
                           "phases": split,
                           "ran_out_among": _ran_out_among(verdict.logs),
@@ -179,11 +182,15 @@ def _ran_out_among(logs: str) -> list[int]:
     return [int(n) for n in found.group(1).split(",")] if found else []
 
 
-def _baselines(paths: str) -> dict[str, dict[str, float]]:
-    """Per operator, the baseline of each bench case that earlier sweeps measured."""
+def _baselines(paths: str, versions: dict[str, int]) -> dict[str, dict[str, float]]:
+    """Per operator, the baseline of each bench case that earlier sweeps measured, where
+    they judged the operator's current spec version: another version may time other work
+    (paged attention's version 3 fixed each case's sequence lengths)."""
     known: dict[str, dict[str, float]] = {}
     for path in filter(None, paths.split(",")):
         for op, entry in json.loads(Path(path).read_text()).items():
+            if entry.get("spec_version", versions.get(op)) != versions.get(op):
+                continue
             for case, (_, baseline_us, _) in entry.get("cases", {}).items():
                 if baseline_us:
                     known.setdefault(op, {})[case] = baseline_us

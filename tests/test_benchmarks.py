@@ -1,0 +1,38 @@
+"""The comparisons the GPU benchmarks print: two sweeps' timings (benchmarks/agreement.py) and
+the baselines an earlier sweep gives a later one (benchmarks/throughput.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import agreement  # noqa: E402
+import throughput  # noqa: E402
+
+
+def _sweep(**cases) -> dict:
+    return {"aten::add": {"status": "correct", "cases": cases}}
+
+
+def test_two_sweeps_agree_within_two_percent_over_10_us_and_half_a_microsecond_under():
+    new = _sweep(big=[101.9, 50.0, "eager"], small=[5.4, 3.0, "graph"], slow=[110.0, 1.0, "eager"],
+                 untimed=[None, 2.0, ""])
+    old = _sweep(big=[100.0, 50.0, "eager"], small=[5.0, 3.0, "graph"], slow=[100.0, 1.0, "eager"],
+                 untimed=[3.0, 2.0, "eager"])
+    pairs = {p.case: p for p in agreement.pairs(new, old)}
+    assert set(pairs) == {"big", "small", "slow"}  # a case timed in one sweep only is left out
+    assert pairs["big"].within(0.02) and pairs["small"].within(0.02)
+    assert not pairs["slow"].within(0.05)
+
+
+def test_an_earlier_sweeps_baseline_is_given_only_for_the_same_spec_version(tmp_path):
+    earlier = {"vllm::paged_attention_v2": {"spec_version": 2, "cases": {"b": [1.0, 400.0, "eager"]}},
+               "aten::add": {"spec_version": 1, "cases": {"b": [1.0, 180.0, "eager"]}},
+               "aten::sub": {"cases": {"b": [1.0, 170.0, "eager"]}}}  # before sweeps named versions
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(earlier))
+    known = throughput._baselines(str(path), {"vllm::paged_attention_v2": 3, "aten::add": 1, "aten::sub": 1})
+    assert known == {"aten::add": {"b": 180.0}, "aten::sub": {"b": 170.0}}
