@@ -46,10 +46,11 @@ from kgb.trial import (
 )
 
 # Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
-# inputs on the GPU, besides three CUDA contexts (about 0.6 GB each). On the H200 (141 GB,
-# session 24, docs/gpu-results.md) 12 judgements at once held a median 58 GB and at most
-# 137 GB; 16 at once ran out among others 7 times in 210, which the memory gate
-# (kgb.evaluate.gpus) absorbed, and judged the sweep in 477 s against 515 s for 12.
+# inputs on the GPU, besides two CUDA contexts (about 0.6 GB each; three until judge v15).
+# On the H200 (141 GB, session 24, docs/gpu-results.md) 12 judgements at once held a median
+# 58 GB and at most 137 GB; 16 at once ran out among others 7 times in 210, which the memory
+# gate (kgb.evaluate.gpus) absorbed, and judged the sweep in 477 s against 515 s for 12.
+# Under v15 (session 30) 20 at once judged fewer operators in the first 175 s than 16 did.
 GPU_MEMORY_PER_TRIAL_MIB = 8704
 MAX_TRIALS_PER_GPU = 16
 GPU_TRIALS_UNKNOWN_MEMORY = 8  # where nvidia-smi cannot say

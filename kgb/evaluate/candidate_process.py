@@ -98,7 +98,7 @@ class CandidateProcess:
 
     def wait_ready(self) -> CandidateProcess:
         """Wait until the process has confined itself; starting (CUDA, Triton's driver)
-        takes a while, so the judge forks its candidate processes before waiting."""
+        takes a while, so the judge forks its candidate process before it starts its own."""
         ready = self._receive()
         self.sandbox, self.notes = ready.fields["sandbox"], ready.fields["notes"]
         return self

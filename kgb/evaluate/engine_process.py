@@ -44,7 +44,7 @@ def _warm() -> None:
 
     # A candidate process loads its spec from text, with the repo out of reach: the kgb modules
     # specs import are imported here, once, for every fork. (A judge started alone has
-    # imported its own spec's before it forks its candidate processes.)
+    # imported its own spec's before it forks its candidate process.)
     import_spec_libraries()
 
     importlib.import_module("torch._dynamo")
@@ -207,7 +207,7 @@ def _handed(spare: tuple[int, int], request: str) -> bool:
 
 def _let_go(spare: tuple[int, int]) -> None:
     pid, orders_w = spare
-    os.close(orders_w)  # it reads end of file, closes its candidate processes and exits
+    os.close(orders_w)  # it reads end of file, closes its candidate process and exits
     _kill_group(pid)
 
 
