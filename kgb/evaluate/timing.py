@@ -245,12 +245,14 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     events' until the caller takes `counted()` of it after the session."""
     p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
     fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
-    steps, clock = {}, [time.monotonic()]
+    steps: dict[str, float] = {}
+    last = time.monotonic()
 
     def step(name: str) -> None:
+        nonlocal last
         now = time.monotonic()
-        steps[name] = steps.get(name, 0.0) + now - clock[0]
-        clock[0] = now
+        steps[name] = steps.get(name, 0.0) + now - last
+        last = now
 
     torch.cuda.synchronize()
     step("synchronize")
