@@ -1,11 +1,14 @@
 """Triton's CPU interpreter, corrected where it computes differently from a GPU.
 
 Applied in the candidate process before any candidate code runs (chip=cpu). Each fix
-names the interpreter behaviour it corrects; those seen in Triton 3.9, which the CPU tests
-run, have a test in tests/test_interpreter.py (a fix for Triton 3.6 alone could not fail).
+names the interpreter behaviour it corrects and has a test in tests/test_interpreter.py,
+but for what Triton 3.6 alone needs (kgb.evaluate.interpreter36, and the autotuner's
+benchmark): the CPU tests run Triton 3.9, where those could not fail.
 """
 
 from __future__ import annotations
+
+from kgb.evaluate.interpreter36 import fix_triton36_under_numpy2
 
 
 def _fix_interpreter_bf16_dot() -> None:
@@ -185,35 +188,8 @@ def _fix_scalar_arguments() -> None:
         tl.dtype.value = property(lambda self: self)
 
 
-def _fix_scalar_index() -> None:
-    """The interpreter holds a scalar as a one-element 1-d array, and up to Triton 3.6 its
-    `tl.tensor.__index__` is int(array), which NumPy >= 2.4 refuses ("only 0-dimensional
-    arrays can be converted to Python scalars"): `range(0, n, BLOCK)` over an int argument
-    fails on the CPU and runs on a GPU. Triton 3.9 squeezes the array first (triton-lang/
-    triton#9172); so does this, set through the interpreter's own per-launch patching."""
-    import numpy as np
-    from triton.runtime import interpreter as itp
-
-    original = itp._patch_lang_tensor
-    if getattr(original, "_kgb_fixed", False):
-        return
-
-    def index(self):
-        return int(np.asarray(self.handle.data).squeeze())
-
-    def _patch_lang_tensor(tensor, *scope):
-        original(tensor, *scope)
-        if scope:  # Triton 3.6 and 3.9 undo their patches after each launch
-            scope[0].set_attr(tensor, "__index__", index)
-        else:  # Triton 3.2 patches tl.tensor for good
-            tensor.__index__ = index
-
-    _patch_lang_tensor._kgb_fixed = True  # type: ignore[attr-defined]
-    itp._patch_lang_tensor = _patch_lang_tensor
-
-
 def prepare_interpreter() -> None:
-    _fix_scalar_index()
+    fix_triton36_under_numpy2()
     _fix_interpreter_bf16_dot()
     _fix_bf16_arithmetic()
     _fix_bf16_casts()
