@@ -264,7 +264,7 @@ class CaseRunner:
             written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
             try:
                 reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
-                                                 min(repeats, OWN_CLOCK_REPEATS), written, redraw)
+                                                          min(repeats, OWN_CLOCK_REPEATS), written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if reply.error:
