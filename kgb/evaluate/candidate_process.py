@@ -92,6 +92,7 @@ class CandidateProcess:
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
         self.sandbox, self.notes = "", []
+        self.has_spec = False  # given the spec (`give_spec`): it draws bench inputs itself
         # the judge's work sections, let go of while the candidate compiles and while inputs and
         # outputs cross (set by the judge)
         self.exclusive: TimingLock | None = None
@@ -172,6 +173,7 @@ class CandidateProcess:
         spec's seeds would let a candidate know in advance: after the cases that are not
         benched and their re-checks on secret seeds."""
         codec.send(self.conn, "spec", None, text=spec.path.read_text(), path=str(spec.path))
+        self.has_spec = True
 
     def load(self, source: str) -> Reply:
         codec.send(self.conn, "load", None, source=source)

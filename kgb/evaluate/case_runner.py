@@ -105,7 +105,6 @@ class CaseRunner:
 
     def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, phase: Phases | None = None):
         self.spec, self.candidate, self.device = spec, candidate, device
-        self.draws_itself = False  # the candidate process has the spec and draws bench inputs itself
         self.kernels: list[str] = []
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
@@ -256,7 +255,7 @@ class CaseRunner:
         crowded = self.exclusive.crowded_turns
         # The process draws the sets itself from their seeds, with the spec the judge sent it:
         # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
-        redraw = Redraw(case.name, seeds) if self.draws_itself else None
+        redraw = Redraw(case.name, seeds) if self.candidate.has_spec else None
         with self.phase("candidate timing"):
             # every tensor the call may write, also inside a list argument (vLLM's copy_blocks
             # takes lists of caches: left out, they came back stale and a correct candidate

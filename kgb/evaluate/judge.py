@@ -165,7 +165,6 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)
-            runner.draws_itself = True  # its timing draws too
         for case in benched:
             if not checked(result := runner.check(case, case.seed, redraw=redraw)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
