@@ -18,8 +18,9 @@ from enum import StrEnum
 # and so does one that left a case without its latency or baseline for running out;
 # the kernel clock's profiler runs from before the timing turn to after it, one session for
 # all the turn's measurements, where each measurement started and stopped its own in the turn.
-# v11: the timing process (v15: the candidate process) draws a bench case's sets T and V itself from their seeds, where it
-# received them, and set T's pure outputs are poisoned as V's are (kgb.evaluate.draws).
+# v11: the timing process (v15: the candidate process) draws a bench case's sets T and V
+# itself from their seeds, where it received them, and set T's pure outputs are poisoned as
+# V's are (kgb.evaluate.draws).
 # v12: the judge replays a recorded call for its check with every allocation filled (NaN, or
 # an integer's largest value), where fresh memory read as zeros: a zeros_like that never
 # wrote its large outputs was correct and timed at one store (correctness.allocations_filled);
