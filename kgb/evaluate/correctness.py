@@ -82,37 +82,82 @@ def compare_tensor(
             None,
             None,
         )
+    if tol is None:
+        tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, rms(e))
+    return _compare_close(what, a.reshape(-1), e.reshape(-1), expected.shape, tol)
+
+
+# Floating outputs are compared widened to float64, a chunk of this many elements at a time.
+# Whole, a bench case's output made several float64 temporaries of 8x its size: gigabytes
+# the allocator took from the driver and gave back after the case, beside 15 other judges'
+# work (on the H200, session 30: 227 s of a sweep's comparisons, 290 s of memory release).
+# A chunk's temporaries take about 100 MB, which the allocator reuses from chunk to chunk.
+CHUNK_ELEMENTS = 1 << 21
+
+
+def _chunks(*flat: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
+    for start in range(0, flat[0].numel(), CHUNK_ELEMENTS):
+        yield tuple(t[start:start + CHUNK_ELEMENTS] for t in flat)
+
+
+def _close(a: torch.Tensor, e: torch.Tensor, tol: Tolerance) -> tuple[torch.Tensor, ...]:
+    """For one chunk, widened: where the actual values are acceptable, and the errors (0 where
+    the expected value is not finite, which must be matched exactly instead)."""
     wide = torch.complex128 if e.is_complex() else torch.float64
     a, e = a.to(wide), e.to(wide)
     finite = torch.isfinite(e)
-    scale = rms(e)
-    if tol is None:
-        tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, scale)
     err = (a - e).abs()
-    allowed = tol.atol + tol.rtol * e.abs()
-    # Non-finite expected values (inf, nan) must be matched exactly.
-    both_nan = torch.isnan(a) & torch.isnan(e)
-    ok = torch.where(finite, err <= allowed, (a == e) | both_nan)
-    max_abs = float(err[finite].max()) if finite.any() else 0.0
-    rel = err[finite] / e[finite].abs().clamp_min(1e-30)
-    max_rel = float(rel.max()) if finite.any() else 0.0
-    if bool(ok.all()):
-        return None, max_abs, max_rel
-    where = tuple(int(i) for i in (~ok).nonzero()[0])
+    ok = torch.where(finite, err <= tol.atol + tol.rtol * e.abs(), (a == e) | (torch.isnan(a) & torch.isnan(e)))
+    rel = torch.where(finite, err / e.abs().clamp_min(1e-30), 0.0)
+    return ok, torch.where(finite, err, 0.0), rel
+
+
+def _compare_close(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Size,
+                   tol: Tolerance) -> tuple[str | None, float | None, float | None]:
+    """compare_tensor for flattened floating tensors, a chunk at a time: the counts and maxima
+    stay on the device until every chunk is queued, so the host waits at the end, not per chunk."""
+    bad, max_abs, max_rel = [], [], []
+    for ca, ce in _chunks(a, e):
+        ok, err, rel = _close(ca, ce, tol)
+        bad.append((~ok).sum())
+        max_abs.append(err.max())  # NaN where an error was: as the comparison fails there
+        max_rel.append(rel.max())
+    per_chunk = torch.stack(bad).tolist()
+    worst_abs, worst_rel = torch.stack([torch.stack(max_abs).max(), torch.stack(max_rel).max()]).tolist()
+    if not any(per_chunk):
+        return None, worst_abs, worst_rel
+    first = next(i for i, n in enumerate(per_chunk) if n)
+    start = first * CHUNK_ELEMENTS
+    ok, _, _ = _close(a[start:start + CHUNK_ELEMENTS], e[start:start + CHUNK_ELEMENTS], tol)
+    flat_index = start + int((~ok).nonzero()[0, 0])
+    where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat_index), shape))
     return (
-        f"{what}: {int((~ok).sum())} of {e.numel()} elements outside tolerance "
+        f"{what}: {sum(per_chunk)} of {e.numel()} elements outside tolerance "
         f"(rtol {tol.rtol:g}, atol {tol.atol:.3g}); first at {_describe(where)}: "
-        f"got {a[where].item():.6g}, expected {e[where].item():.6g}",
-        max_abs,
-        max_rel,
+        f"got {_element(a[flat_index])}, expected {_element(e[flat_index])}",
+        worst_abs,
+        worst_rel,
     )
+
+
+def _element(value: torch.Tensor) -> str:
+    """One element for a message, widened as it was compared."""
+    return f"{value.to(torch.complex128 if value.is_complex() else torch.float64).item():.6g}"
 
 
 def rms(t: torch.Tensor) -> float:
     """The root mean square of a tensor's finite values (0 if none): the scale that
-    tolerances grow with."""
-    finite = torch.isfinite(t)
-    return float(t[finite].abs().double().pow(2).mean().sqrt()) if finite.any() else 0.0
+    tolerances grow with. Summed a chunk at a time, on the device, like the comparison."""
+    flat = t.detach().reshape(-1)
+    squares, counts = [], []
+    for (chunk,) in _chunks(flat):
+        finite = torch.isfinite(chunk)
+        squares.append(torch.where(finite, chunk.abs().double(), 0.0).square().sum())
+        counts.append(finite.sum())
+    if not squares:
+        return 0.0
+    n = int(torch.stack(counts).sum())
+    return float((torch.stack(squares).sum() / n).sqrt()) if n else 0.0
 
 
 def compare_values(
