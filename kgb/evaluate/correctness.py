@@ -149,10 +149,12 @@ def rms(t: torch.Tensor) -> float:
     """The root mean square of a tensor's finite values (0 if none): the scale that
     tolerances grow with. Summed a chunk at a time, on the device, like the comparison."""
     flat = t.detach().reshape(-1)
+    wide = torch.complex128 if flat.is_complex() else torch.float64
     squares, counts = [], []
     for (chunk,) in _chunks(flat):
-        finite = torch.isfinite(chunk)
-        squares.append(torch.where(finite, chunk.abs().double(), 0.0).square().sum())
+        magnitude = chunk.to(wide).abs()  # widened first: float8 has no isfinite of its own
+        finite = torch.isfinite(magnitude)
+        squares.append(torch.where(finite, magnitude, 0.0).square().sum())
         counts.append(finite.sum())
     if not squares:
         return 0.0
