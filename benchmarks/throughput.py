@@ -32,7 +32,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import chips, operators  # noqa: E402
-from kgb.evaluate import RAN_OUT_AMONG_OTHERS, EvalSettings, evaluate  # noqa: E402
+from kgb.evaluate import (  # noqa: E402
+    COMPILE_STORE,
+    ENGINE,
+    RAN_OUT_AMONG_OTHERS,
+    EvalSettings,
+    Verdict,
+    evaluate,
+)
 from kgb.evaluate.candidate_process import DRAWN, RECEIVING, SENDING  # noqa: E402
 from kgb.evaluate.case_runner import SENT_NOT_DRAWN  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
@@ -40,8 +47,13 @@ from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
 # The crossings of inputs and outputs are (issue 11: a candidate's time less its compile, kernel
 # and reference time); until session 22 they were inside the phase "candidate" and not counted.
+# Outside the judge, since session 31 in three: the compile store's copies, the engine's run of
+# the judge less the judge's own time, and the rest of the harness's evaluate().
+STORE = "outside the judge: the compile store"
+HANDOFF = "outside the judge: the engine's hand-off (spare or fork, the judge's start and exit)"
+OUTSIDE = "outside the judge: the harness, other"
 HARNESS_PHASES = ("process start", "import", "spec", "memory release", "judge, other", "clock warm-up",
-                  "outside the judge (harness, engine, fork)", SENDING, RECEIVING, DRAWN)
+                  STORE, HANDOFF, OUTSIDE, SENDING, RECEIVING, DRAWN)
 # Outside the judge of the verdict's run, named apart since session 24: at 16 in flight on the
 # H200 "outside the judge" was 2412 s of the evaluations' 7558 s, against 219 s at 12.
 GATE = "waiting for a place under the GPU memory gate"
@@ -105,11 +117,7 @@ def main() -> int:
         t0 = time.perf_counter()
         verdict = evaluate(spec.solution_path.read_text(), spec, settings, known.get(op))
         times[op] = time.perf_counter() - t0
-        # The judge's own wall time less its named phases; the harness's and engine's share.
-        split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
-                 GATE: verdict.gate_s, RAN_OUT: verdict.ran_out_s,
-                 "outside the judge (harness, engine, fork)":
-                     times[op] - verdict.judge_s - verdict.gate_s - verdict.ran_out_s}
+        split = split_of(verdict, times[op])
         with lock:
             for name, seconds in split.items():
                 phases[name] = phases.get(name, 0.0) + seconds
@@ -198,6 +206,17 @@ def _baselines(paths: str, versions: dict[str, int]) -> dict[str, dict[str, floa
     return known
 
 
+def split_of(verdict: Verdict, wall: float) -> dict[str, float]:
+    """Where one evaluation's wall time went: the judge's phases, the judge's time in none of
+    them, and the harness's steps around the judge."""
+    store = verdict.harness_s.get(COMPILE_STORE, 0.0)
+    engine = verdict.harness_s.get(ENGINE)
+    handoff = max(engine - verdict.judge_s, 0.0) if engine is not None else 0.0
+    return {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
+            GATE: verdict.gate_s, RAN_OUT: verdict.ran_out_s, STORE: store, HANDOFF: handoff,
+            OUTSIDE: wall - verdict.judge_s - verdict.gate_s - verdict.ran_out_s - store - handoff}
+
+
 def views_alone(settings: EvalSettings) -> None:
     """The view operators judged one after another on the warm engine: their harness
     overhead without eleven other judges beside them."""
@@ -207,8 +226,7 @@ def views_alone(settings: EvalSettings) -> None:
         t0 = time.perf_counter()
         verdict = evaluate(spec.solution_path.read_text(), spec, settings)
         wall = time.perf_counter() - t0
-        split = {**verdict.phase_s, "judge, other": verdict.judge_s - sum(verdict.phase_s.values()),
-                 "outside the judge (harness, engine, fork)": wall - verdict.judge_s}
+        split = split_of(verdict, wall)
         rows.append((op, verdict.status, wall, split))
     print("\nview operators judged alone, one at a time (seconds):\n")
     print("| operator | verdict | wall | harness overhead | " + " | ".join(HARNESS_PHASES) + " |")

@@ -36,3 +36,15 @@ def test_an_earlier_sweeps_baseline_is_given_only_for_the_same_spec_version(tmp_
     path.write_text(json.dumps(earlier))
     known = throughput._baselines(str(path), {"vllm::paged_attention_v2": 3, "aten::add": 1, "aten::sub": 1})
     assert known == {"aten::add": {"b": 180.0}, "aten::sub": {"b": 170.0}}
+
+
+def test_an_evaluations_wall_splits_into_the_judges_phases_and_the_harness_steps():
+    from kgb.evaluate import COMPILE_STORE, ENGINE, Status, Verdict
+
+    verdict = Verdict(Status.CORRECT, "", phase_s={"draw": 1.0, "candidate": 2.0}, judge_s=3.5, gate_s=0.25,
+                      harness_s={COMPILE_STORE: 0.5, ENGINE: 4.25})
+    split = throughput.split_of(verdict, wall=5.5)
+    assert split["judge, other"] == 0.5
+    assert split[throughput.STORE] == 0.5 and split[throughput.HANDOFF] == 0.75
+    assert split[throughput.OUTSIDE] == 0.5  # the wall less the judge, the gate, the store and the hand-off
+    assert sum(split.values()) == 5.5

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kgb import operators
-from kgb.evaluate import EvalSettings, Status, evaluate
+from kgb.evaluate import COMPILE_STORE, ENGINE, EvalSettings, Status, evaluate
 from kgb.evaluate.static import static_check
 
 CANDIDATES = Path(__file__).parent / "candidates"
@@ -318,6 +318,9 @@ def test_a_verdict_says_where_the_judges_time_went(softmax):
     assert {"draw", "reference", "candidate", "compare"} <= set(verdict.phase_s)
     assert all(s >= 0 for s in verdict.phase_s.values())
     assert sum(verdict.phase_s.values()) <= verdict.eval_s
+    # the harness's steps around the judge: the judge ran inside the engine's run
+    assert set(verdict.harness_s) == {COMPILE_STORE, ENGINE}
+    assert verdict.judge_s <= verdict.harness_s[ENGINE] <= verdict.eval_s
 
 
 def test_a_candidate_process_holds_only_its_own_socket_and_stdio(softmax):

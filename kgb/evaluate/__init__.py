@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kgb.evaluate import compile_cache, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
+from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
@@ -124,6 +125,13 @@ def _engine(settings: EvalSettings) -> Iterator[Engine]:
             engine.leases -= 1
 
 
+# The harness's steps around the judge (Verdict.harness_s): copying a source's compiled kernels
+# from and into the compile store, and the engine's run of the judge, from the request sent
+# to the judge's exit seen (the judge's own eval_s is inside it; the rest is the engine's
+# hand-off: a spare's, or a fork and the judge's start, and the judge's exit).
+COMPILE_STORE = "compile store"
+ENGINE = "engine"
+
 # What the log of an evaluation says that ran again because the GPU ran out of memory among
 # others, followed by how many were in flight each time (benchmarks/throughput.py counts them)
 RAN_OUT_AMONG_OTHERS = "the GPU ran out of memory while other evaluations shared it"
@@ -177,13 +185,15 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
     """One run of the judge on the candidate."""
     store = compile_cache.root(settings.compile_cache)
     entry = compile_cache.Entry(store, compile_cache.key(source, settings.device)) if store else None
+    steps = Phases()  # the harness's own steps outside the judge (Verdict.harness_s)
     with _one_gpu(settings) as settings, _engine(settings) as engine, _workdir(engine, settings) as (workdir, spare):
         workspace = workdir / "candidate"
         workspace.mkdir(exist_ok=True)
         # The candidate's Triton cache starts with what evaluations of this source compiled
         # before (a copy), and what it leaves is kept for the next one, whatever the verdict.
         cache = Path(workspace_env(workspace)["TRITON_CACHE_DIR"])
-        use = CacheUse.OFF if entry is None else CacheUse.HIT if entry.restore(cache) else CacheUse.MISS
+        with steps(COMPILE_STORE):
+            use = CacheUse.OFF if entry is None else CacheUse.HIT if entry.restore(cache) else CacheUse.MISS
         result = workdir / "result.jsonl"
         request = {
             "spec": str(spec.path),
@@ -204,10 +214,13 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
         # candidate alone: one warm engine serves them all.
         env = {**settings.extra_env, **workspace_env(workspace)}
-        status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare)
-        not_kept = entry.keep(cache) if entry is not None and use == CacheUse.MISS else None
+        with steps(ENGINE):
+            status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare)
+        with steps(COMPILE_STORE):
+            not_kept = entry.keep(cache) if entry is not None and use == CacheUse.MISS else None
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
+        verdict = dataclasses.replace(verdict, harness_s=dict(steps.seconds))
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
             (workdir / "candidate.py").write_text(source)
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)

@@ -102,6 +102,8 @@ class Verdict:
     judge_s: float = 0.0  # the judge process's wall seconds (eval_s less the harness's and engine's share)
     gate_s: float = 0.0  # seconds waited for a place among the evaluations sharing the GPU's memory (gpus.MemoryGate)
     ran_out_s: float = 0.0  # seconds of earlier runs that ran out of GPU memory among others
+    # the harness's own wall seconds around the judge's run, by step (kgb.evaluate.COMPILE_STORE, ENGINE)
+    harness_s: dict[str, float] = field(default_factory=dict)
     # None where no judge ran (a static rejection), and in logs older than the compile cache
     compile_cache: CacheUse | None = None
 
