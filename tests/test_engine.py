@@ -83,3 +83,21 @@ def test_a_judgement_is_done_when_its_verdict_is_written_not_when_its_process_en
                     os.killpg(int(pid), signal.SIGKILL)  # each judge is a process group of its own
                 except ProcessLookupError:
                     pass
+
+
+def test_the_engine_works_out_tritons_compile_key_before_it_forks():
+    # In a fresh process: the key is cached for the process, so this one's would hide a miss.
+    # Every candidate process forked from the engine inherits it, and no longer hashes
+    # Triton's files (libtriton's hundreds of MB) at its first compile
+    # (benchmarks/first_compile.py).
+    probe = (
+        "from triton.runtime.cache import triton_key\n"
+        "from kgb.evaluate.engine_process import warm_compiler\n"
+        "assert triton_key.cache_info().currsize == 0\n"
+        "warm_compiler()\n"
+        "assert triton_key.cache_info().currsize == 1\n"
+        "import sys; assert 'triton.compiler.code_generator' in sys.modules\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -52,6 +52,23 @@ def _warm() -> None:
         from kgb.evaluate.interpreter import prepare_interpreter
 
         prepare_interpreter()
+    else:
+        warm_compiler()
+
+
+def warm_compiler() -> None:
+    """What Triton works out at a process's first compile and keeps for the process's life,
+    worked out here once for every fork: its key hashes Triton's own files, libtriton among
+    them (415 MB in Triton 3.6, 500 MB in 3.9), and the code generator is imported then.
+    Every candidate process did both at its first compile, about half a second of a host
+    core each (`benchmarks/first_compile.py`), with 16 of them compiling at once. Neither
+    touches the GPU, and the key names only Triton's installation."""
+    import importlib
+
+    importlib.import_module("triton.compiler.code_generator")
+    cache = importlib.import_module("triton.runtime.cache")
+    if hasattr(cache, "triton_key"):  # Triton 3.x; another version works it out as before
+        cache.triton_key()
 
 
 def _judge_child(log: str, env: dict[str, str], body, done_fd: int) -> None:
