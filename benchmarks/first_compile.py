@@ -72,53 +72,48 @@ def _compile_all(module, arch: int) -> list[float]:
     return seconds
 
 
-def _fork_and_compile(module, arch: int) -> list[float]:
+def _in_child(body) -> str:
+    """What `body()` returns, run in a forked child of this process."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         try:
-            os.write(write, " ".join(f"{s:.6f}" for s in _compile_all(module, arch)).encode())
+            os.write(write, body().encode())
         finally:
             os._exit(0)
     os.close(write)
     with os.fdopen(read) as f:
         text = f.read()
     os.waitpid(pid, 0)
-    return [float(s) for s in text.split()]
+    return text
 
 
 def _engine(warm: bool, arch: int, rounds: int) -> list[list[float]]:
     """An engine of this kind in a fresh process (a child of ours, which has imported
     nothing of Triton): each round's three compiles in a child forked from it."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        try:
-            import importlib.util
 
-            import torch  # noqa: F401 - as the engine has
-            import triton  # noqa: F401
+    def engine() -> str:
+        import importlib.util
 
-            folder = Path(tempfile.mkdtemp())
-            (folder / "kernels.py").write_text(KERNELS)
-            spec = importlib.util.spec_from_file_location("kernels", folder / "kernels.py")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            if warm:
-                from kgb.evaluate.engine_process import warm_compiler
+        import torch  # noqa: F401 - as the engine has
+        import triton  # noqa: F401
 
-                warm_compiler()
-            lines = [" ".join(f"{s:.6f}" for s in _fork_and_compile(module, arch)) for _ in range(rounds)]
-            os.write(write, "\n".join(lines).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as f:
-        text = f.read()
-    os.waitpid(pid, 0)
-    return [[float(s) for s in line.split()] for line in text.splitlines()]
+        folder = Path(tempfile.mkdtemp())
+        (folder / "kernels.py").write_text(KERNELS)
+        spec = importlib.util.spec_from_file_location("kernels", folder / "kernels.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if warm:
+            from kgb.evaluate.engine_process import warm_compiler
+
+            warm_compiler()
+        def compiles() -> str:
+            return " ".join(f"{s:.6f}" for s in _compile_all(module, arch))
+
+        return "\n".join(_in_child(compiles) for _ in range(rounds))
+
+    return [[float(s) for s in line.split()] for line in _in_child(engine).splitlines()]
 
 
 def main() -> int:
