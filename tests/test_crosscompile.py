@@ -63,6 +63,8 @@ def test_with_compile_for_a_cpu_evaluation_reports_the_gpu_compile_error(tmp_pat
     bad = evaluate(reading_a_module_float(tmp_path).read_text(), spec, settings)
     assert bad.status == Status.COMPILE_ERROR
     assert "correct in the CPU interpreter" in bad.message and "sm_90" in bad.message
+    # the interpreter's run stays on the record: its cases, sandbox and where its time went
+    assert bad.cases and bad.sandbox and "candidate" in bad.phase_s and bad.harness_s
     assert evaluate(spec.solution_path.read_text(), spec, settings).correct
 
 

@@ -291,16 +291,18 @@ def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: Eva
         results = check(spec.path, candidate, settings.case_tags, arch, settings.timeout_s)
     except subprocess.SubprocessError as exc:  # the record step re-runs the candidate; it may hang or die
         tail = (getattr(exc, "stderr", "") or "").strip()[-2000:]
-        return Verdict(Status.COMPILE_ERROR, f"compiling for sm_{arch} could not be checked: {exc}",
-                       verdict.cases, verdict.logs + tail, device=settings.device)
+        return dataclasses.replace(verdict, status=Status.COMPILE_ERROR,
+                                   message=f"compiling for sm_{arch} could not be checked: {exc}",
+                                   logs=verdict.logs + tail)
     failed = [(launch, error) for launch, error in results if error]
     if not failed:
         return verdict
     launch, error = failed[0]
-    return Verdict(Status.COMPILE_ERROR,
-                   f"correct in the CPU interpreter, but kernel {launch.kernel} does not compile for sm_{arch} "
-                   f"({len(failed)} of {len(results)} launches fail): {error}",
-                   verdict.cases, verdict.logs, device=settings.device, kernels=verdict.kernels)
+    # the interpreter's verdict otherwise, with where its time went
+    return dataclasses.replace(
+        verdict, status=Status.COMPILE_ERROR,
+        message=(f"correct in the CPU interpreter, but kernel {launch.kernel} does not compile for sm_{arch} "
+                 f"({len(failed)} of {len(results)} launches fail): {error}"))
 
 
 def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) -> Verdict:
