@@ -64,11 +64,12 @@ def _compile_all(module, arch: int) -> list[float]:
 
     seconds = []
     for name, (signature, constexprs) in SIGNATURES.items():
-        os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
-        started = time.perf_counter()
-        triton.compile(ASTSource(getattr(module, name), signature, constexprs=constexprs),
-                       target=GPUTarget("cuda", arch, 32), options={})
-        seconds.append(time.perf_counter() - started)
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["TRITON_CACHE_DIR"] = cache
+            started = time.perf_counter()
+            triton.compile(ASTSource(getattr(module, name), signature, constexprs=constexprs),
+                           target=GPUTarget("cuda", arch, 32), options={})
+            seconds.append(time.perf_counter() - started)
     return seconds
 
 
@@ -99,19 +100,20 @@ def _engine(warm: bool, arch: int, rounds: int) -> list[list[float]]:
         import torch  # noqa: F401 - as the engine has
         import triton  # noqa: F401
 
-        folder = Path(tempfile.mkdtemp())
-        (folder / "kernels.py").write_text(KERNELS)
-        spec = importlib.util.spec_from_file_location("kernels", folder / "kernels.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if warm:
-            from kgb.evaluate.engine_process import warm_compiler
-
-            warm_compiler()
         def compiles() -> str:
             return " ".join(f"{s:.6f}" for s in _compile_all(module, arch))
 
-        return "\n".join(_in_child(compiles) for _ in range(rounds))
+        with tempfile.TemporaryDirectory() as folder:  # Triton reads a kernel's source from its file
+            path = Path(folder) / "kernels.py"
+            path.write_text(KERNELS)
+            spec = importlib.util.spec_from_file_location("kernels", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            if warm:
+                from kgb.evaluate.engine_process import warm_compiler
+
+                warm_compiler()
+            return "\n".join(_in_child(compiles) for _ in range(rounds))
 
     return [[float(s) for s in line.split()] for line in _in_child(engine).splitlines()]
 
