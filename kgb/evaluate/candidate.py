@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, draws
+from kgb.evaluate import codec, draws, launcher
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
@@ -118,7 +118,9 @@ def _say_when_compiling(conn: Connection, device: str) -> None:
         _idle(device)
         codec.send(conn, "compiling")
         try:
-            return original(self, *args, **kwargs)
+            kernel = original(self, *args, **kwargs)
+            launcher.build(kernel)  # a C compile too, which must not hold a work section
+            return kernel
         finally:
             codec.send(conn, "compiled")
             if codec.receive(conn, device).kind != "resume":

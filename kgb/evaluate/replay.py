@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, launcher
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.timing_lock import TimingLock, trace
@@ -105,6 +105,12 @@ class Replay:
         # does not try, since a capture that fails midway can leave its context unusable.
         self.reads_host = any(self._on_host(step["args"]) or self._on_host(list(step["kwargs"].values()))
                               for step in self.steps if "op" in step)
+
+    def build_launchers(self) -> None:
+        """Triton's launchers for the kernels, built ahead of their first launch: host work
+        that need not hold a work section (kgb.evaluate.launcher)."""
+        for kernel in self.kernels.values():
+            launcher.build(kernel.compiled)
 
     def _on_host(self, v: Any) -> bool:
         for t in _tensors_named(v):
@@ -290,6 +296,7 @@ class StagedReplay:
             self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, self.storages)
             self.replay = Replay(recording, self.storages, ops)
             self._reset()
+        self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work)

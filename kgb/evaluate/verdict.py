@@ -34,7 +34,9 @@ from enum import StrEnum
 # v15: the candidate process times too, once every case is checked, where a second candidate
 # process that had seen no check input timed: one CUDA context fewer per evaluation to start
 # (kgb.evaluate.case_runner.CaseRunner.stage says why the checks after timing suffice).
-JUDGE_VERSION = 15
+# v16: each repetition of a call estimated under 100 us starts after a spin of the GPU, so
+# that the host's time to queue the call is not in a time read from events (the views).
+JUDGE_VERSION = 16
 
 
 class Status(StrEnum):
