@@ -126,19 +126,19 @@ def test_a_capture_leaves_the_allocators_cache_alone():
 
 
 def _slow_to_queue() -> None:
-    """No device work, and 0.1 ms of the host's time: a view op on a host busy with 16 judges."""
-    end = time.perf_counter() + 100e-6
+    """No device work, and 30 us of the host's time: a view op on a host busy with 16 judges."""
+    end = time.perf_counter() + 30e-6
     while time.perf_counter() < end:
         pass
 
 
 def test_a_short_calls_time_leaves_out_the_hosts_time_to_queue_it():
     """Events around a call with no device work time the host once the GPU has caught up with
-    it: the 256 MB flush before each repetition gave the host ~0.07 ms of lead, and views read
-    6.6-31 us in some sweeps. Judge v16 spins the GPU before each start event (LEAD_CYCLES)."""
-    flush = timing._flush(reading=True)
+    it, and views read 6.6-31 us in some sweeps where they read 1.3 us in most. Judge v16 spins
+    the GPU before each start event (LEAD_CYCLES). The flush before each repetition gives the
+    host a lead of its own, and how long depends on the GPU's clocks, so neither is flushed here."""
     spin_up(0.05)
-    behind = statistics.median(timing._timed(_slow_to_queue, flush, 30))
-    ahead = statistics.median(timing._timed(_slow_to_queue, flush, 30, lead=True))
-    assert behind > 10, behind  # the host's time, without the spin: the test can tell
+    behind = statistics.median(timing._timed(_slow_to_queue, lambda: None, 30))
+    ahead = statistics.median(timing._timed(_slow_to_queue, lambda: None, 30, lead=True))
+    assert behind > 20, behind  # the host's time, without the spin: the test can tell
     assert ahead < 5, ahead
