@@ -358,11 +358,15 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
         die_with_parent()
         _close_inherited(keep=conn.fileno())
         torch.set_num_threads(1)
+        readable: tuple[str, ...] = ()  # besides the sandbox's defaults
         if device == "cuda":
             torch.cuda.init()
             torch.empty(1, device="cuda")  # the context exists before the sandbox closes
             draws.warm_up(device)
             _warm_triton_driver()
+            if shared := os.environ.get("KGB_DRIVER_CACHE"):
+                launcher.read_judges_launchers(shared)
+                readable = (shared,)
         else:
             from kgb.evaluate.interpreter import prepare_interpreter
 
@@ -377,7 +381,7 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
         if os.environ.get("KGB_SANDBOX") == "off":  # for diagnosing a new host; recorded on the verdict
             applied = Applied(SandboxLevel.NONE, ["switched off with KGB_SANDBOX=off"])
         else:
-            applied = confine(workspace, allow_exec=device != "cpu", limits=limits)
+            applied = confine(workspace, allow_exec=device != "cpu", limits=limits, extra_read=readable)
         torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # no seed a candidate can predict
         codec.send(conn, "ready", None, sandbox=str(applied.level), notes=applied.notes)
         _Server(conn, device, workspace).serve()
