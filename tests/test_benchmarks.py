@@ -48,3 +48,24 @@ def test_an_evaluations_wall_splits_into_the_judges_phases_and_the_harness_steps
     assert split[throughput.STORE] == 0.5 and split[throughput.HANDOFF] == 0.75
     assert split[throughput.OUTSIDE] == 0.5  # the wall less the judge, the gate, the store and the hand-off
     assert sum(split.values()) == 5.5
+
+
+def test_the_host_profile_puts_a_commands_cpu_time_and_its_childrens_under_their_roles(tmp_path):
+    """benchmarks/host_profile.py: a command that burns a second of CPU in itself, then a
+    second in a child it starts and reaps (as a candidate process starts ptxas)."""
+    import subprocess
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass\n"
+    # the last fraction of a sample interval of a process is lost when it ends: the command idles then
+    command = f"import subprocess, sys\n{burn}subprocess.run([sys.executable, '-c', {burn!r}])\ntime.sleep(1.5)\n"
+    out = tmp_path / "profile.json"
+    subprocess.run([sys.executable, str(Path(throughput.__file__).parent / "host_profile.py"), "--every", "0.1",
+                    "--json", str(out), "--", sys.executable, "-c", command], check=True, timeout=120,
+                   capture_output=True)
+    profile = json.loads(out.read_text())
+    # the burn's clock is a system call: a second of user and system time together
+    user, system, reaped_user, reaped_system = profile["cpu_s"]["harness"]
+    assert user + system >= 0.8  # its own second
+    seen = sum(profile["cpu_s"].get("child of harness", [0, 0])[:2])
+    assert reaped_user + reaped_system + seen >= 0.8  # its child's, seen running or reaped
+    assert profile["doing"]["harness"]["user"] > 0
