@@ -73,7 +73,8 @@ LONG_CALL_REPEATS = 5  # the fewest repetitions of a call, however long
 # event only after the host has queued the call and its end event, so that the host's time to
 # queue them is not in the events' time. Views (no device activity, timed by events) read
 # 1.3 us on a graph in most sweeps and 6.6-31 us in some, where their baselines read 1.3 us
-# every time: the judge's host, with 16 judges beside it, had fallen behind the flush (judge v16).
+# every time, most likely because the judge's host, beside 16 others, fell behind the flush;
+# with the spin they read 1.25-1.31 us in all four sweeps of session 32 (judge v16).
 LEAD_BELOW_US = 100.0
 LEAD_CYCLES = 200_000
 
