@@ -7,7 +7,9 @@ their time in the kernel (vmstat, session 31), and no one knew what that kernel 
 This runs the command and samples /proc every `--every` seconds: each process of its tree
 by role (the harness; the engine; a judge, spare or not; a candidate process; a compiler
 those start, by name), its CPU time user and system, and for each of its threads running at
-the sample, whether in user space or in which system call (/proc/PID/task/TID/syscall).
+the sample, whether on a CPU or in which system call it waits (/proc/PID/task/TID/syscall;
+a thread on a CPU reads "running" there, in user space or in the kernel alike, and is
+counted as "user": its process's user and system times tell the two apart).
 Roles come from the tree: the engine is the process running `kgb.evaluate.engine_process`,
 its children are judges and theirs candidate processes; gcc, ptxas and the like are named.
 A process's last fraction of a sample interval before it ends is lost, but what its parent
@@ -36,8 +38,8 @@ SYSCALLS = {0: "read", 1: "write", 3: "close", 7: "poll", 9: "mmap", 10: "mprote
 COMPILERS = {"ptxas", "gcc", "cc", "cc1", "as", "ld", "collect2", "x86_64-linux-gnu-gcc", "nvlink", "fatbinary"}
 
 
-def _stat(pid: int) -> tuple[str, int, str, list[int]] | None:
-    """comm, ppid, state, [utime, stime, cutime, cstime] in ticks; None once it has ended."""
+def _stat(pid: int) -> tuple[str, int, list[int]] | None:
+    """comm, ppid, [utime, stime, cutime, cstime] in ticks; None once it has ended."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             text = f.read()
@@ -45,7 +47,7 @@ def _stat(pid: int) -> tuple[str, int, str, list[int]] | None:
         return None
     comm = text[text.index("(") + 1:text.rindex(")")]
     rest = text[text.rindex(")") + 2:].split()
-    return comm, int(rest[1]), rest[0], [int(x) for x in rest[11:15]]
+    return comm, int(rest[1]), [int(x) for x in rest[11:15]]
 
 
 def _cmdline(pid: int) -> str:
@@ -87,7 +89,7 @@ class Tree:
 
     def __init__(self, root: int):
         self.root = root
-        self.known: dict[int, tuple[int, str]] = {}  # pid -> (ppid, role)
+        self.roles: dict[int, str] = {}
         self.last: dict[int, list[int]] = {}
         self.cpu: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0, 0.0])
         self.doing: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -99,9 +101,9 @@ class Tree:
         if pid == self.root:
             return "harness"
         if "kgb.evaluate.engine_process" in _cmdline(pid):
-            parent = self.known.get(ppid, (0, ""))[1]
+            parent = self.roles.get(ppid, "")
             return {"engine": "judge", "judge": "candidate process"}.get(parent, "engine")
-        parent = self.known.get(ppid, (0, "other"))[1]
+        parent = self.roles.get(ppid, "other")
         return "compiler: other" if parent == "candidate process" else f"child of {parent}"
 
     def sample(self) -> None:
@@ -113,7 +115,7 @@ class Tree:
         members = {self.root} if self.root in stats else set()
         frontier = list(members)
         children = collections.defaultdict(list)
-        for pid, (_, ppid, _, _) in stats.items():
+        for pid, (_, ppid, _) in stats.items():
             children[ppid].append(pid)
         while frontier:  # the tree below the root, parents before children
             pid = frontier.pop(0)
@@ -122,10 +124,10 @@ class Tree:
                     members.add(child)
                     frontier.append(child)
         for pid in sorted(members, key=lambda p: self._depth(p, stats)):
-            comm, ppid, _, times = stats[pid]
-            if pid not in self.known:
-                self.known[pid] = (ppid, self._role(pid, comm, ppid))
-            role = self.known[pid][1]
+            comm, ppid, times = stats[pid]
+            if pid not in self.roles:
+                self.roles[pid] = self._role(pid, comm, ppid)
+            role = self.roles[pid]
             before = self.last.get(pid, [0, 0, 0, 0])
             for i in range(4):
                 self.cpu[role][i] += max(0, times[i] - before[i]) / TICK
@@ -179,10 +181,10 @@ def main() -> None:
 
 
 def _report(tree: Tree, timeline: list, wall: float) -> None:
-    print(f"\nhost profile: {wall:.1f} s, {tree.samples} samples, {len(tree.known)} processes, {os.cpu_count()} CPUs")
+    print(f"\nhost profile: {wall:.1f} s, {tree.samples} samples, {len(tree.roles)} processes, {os.cpu_count()} CPUs")
     print("\n| role | processes | user s | system s | reaped children: user s | system s |")
     print("|---|---|---|---|---|---|")
-    counts = collections.Counter(role for _, role in tree.known.values())
+    counts = collections.Counter(tree.roles.values())
     for role, (u, s, cu, cs) in sorted(tree.cpu.items(), key=lambda kv: -sum(kv[1])):
         print(f"| {role} | {counts[role]} | {u:.1f} | {s:.1f} | {cu:.1f} | {cs:.1f} |")
     print("\nthreads running at the samples, by what they were doing (count of thread-samples):")

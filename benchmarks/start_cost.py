@@ -31,7 +31,7 @@ import triton  # noqa: E402, F401
 
 from kgb.evaluate import kernel_clock  # noqa: E402
 
-STEPS = ("context", "clock", "exit")
+COLUMNS = ("context", "clock", "exit", "user", "sys")  # per child: seconds of each step, and its CPU time
 
 
 def _child(env: dict[str, str], go_fd: int, report_fd: int) -> None:
@@ -76,8 +76,7 @@ def _round(together: int, env: dict[str, str]) -> list[dict]:
     os.close(go_w)
     for row in rows.values():
         row["exit"] = max(0.0, row["exited_at"] - row.get("ended_at", row["exited_at"]))
-    rows = list(rows.values())
-    return rows
+    return list(rows.values())
 
 
 def main() -> None:
@@ -93,10 +92,10 @@ def main() -> None:
         for together in (int(n) for n in args.together.split(",")):
             rows = [r for _ in range(args.rounds) for r in _round(together, env)]
             ok = [r for r in rows if r["status"] == 0 and "context" in r]
-            med = {k: statistics.median(r[k] for r in ok) for k in ("context", "clock", "exit", "user", "sys")} if ok else {}
+            med = {k: statistics.median(r[k] for r in ok) for k in COLUMNS} if ok else {}
             name = " ".join(f"{k}={v}" for k, v in env.items()) or "(as the engine's)"
             print(f"| {name} | {together} | {len(ok)} of {len(rows)} | " + " | ".join(
-                f"{med[k]:.2f}" if med else "-" for k in ("context", "clock", "exit", "user", "sys")) + " |")
+                f"{med[k]:.2f}" if med else "-" for k in COLUMNS) + " |")
 
 
 if __name__ == "__main__":

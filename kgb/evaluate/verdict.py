@@ -35,7 +35,10 @@ from enum import StrEnum
 # process that had seen no check input timed: one CUDA context fewer per evaluation to start
 # (kgb.evaluate.case_runner.CaseRunner.stage says why the checks after timing suffice).
 # v16: each repetition of a call estimated under 100 us starts after a spin of the GPU, so
-# that the host's time to queue the call is not in a time read from events (the views).
+# that the host's time to queue the call is not in a time read from events (the views); the
+# judge's and candidate's CUDA contexts have one hardware work queue, not eight
+# (kgb.evaluate.engine_env); the replay's launchers are built before its warm-up, which the
+# first warm-up call's launcher build had cut to one call.
 JUDGE_VERSION = 16
 
 
