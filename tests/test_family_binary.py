@@ -43,3 +43,29 @@ def test_the_activation_gradients_share_one_table():
     softplus = {c.name: c.params for c in activation_cases("softplus_backward")}
     assert (softplus["smoke-f32"]["beta"], softplus["smoke-f32"]["threshold"]) == (1.0, 20.0)
     assert (softplus["mlp-f16"]["beta"], softplus["mlp-f16"]["threshold"]) == (2.0, 5.0)
+
+
+def test_in_place_division_keeps_its_bench_values_normal_however_often_it_is_timed():
+    """Timing divides a div_ bench case's own output again at every call, hundreds of calls on
+    the same tensors; its values must stay where the GPU's division takes its usual time
+    (version 1's standard-normal divisors and scalar 8.0 ran them to inf or to zero)."""
+    import dataclasses
+
+    import torch
+
+    from kgb.aten_families import division
+
+    bench = [c for c in division.cases("div_") if c.tag == "bench" and c.params["mode"] == division.NO_MODE]
+    assert {c.name for c in bench} == {"div-f32", "scale-bf16"}
+    for case in bench:
+        other = case.params["other"]
+        small = dataclasses.replace(case, params={**case.params, "shape": (256, 256),
+                                                  "other": (256, 256) if isinstance(other, tuple) else other})
+        inputs = division.make_inputs(small, torch.Generator().manual_seed(0), "cpu")
+        x, divisor = inputs["self"], inputs["other"]
+        assert not (x == 0).any()
+        for _ in range(1000):
+            x.div_(divisor)
+        magnitude = x.float().abs()
+        assert torch.isfinite(magnitude).all() and not (magnitude == 0).any(), case.name
+        assert magnitude.max() < 2.0**40 and magnitude.min() > 2.0**-40, (case.name, magnitude.min(), magnitude.max())
