@@ -31,29 +31,30 @@ import sys
 from pathlib import Path
 
 
-def _warm() -> None:
-    """Import everything a judge and a candidate process use, so that forks start warm."""
+def _warm(took: dict[str, float] | None = None) -> None:
+    """Import everything a judge and a candidate process use, so that forks start warm;
+    each step's seconds go into `took` (benchmarks/engine_start.py)."""
     import importlib
+    import time
 
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-    import triton.language  # noqa: F401
+    def step(name: str, work) -> None:
+        started = time.perf_counter()
+        work()
+        if took is not None:
+            took[name] = time.perf_counter() - started
 
-    import kgb.evaluate.judge  # noqa: F401
-    from kgb.operators import import_spec_libraries
-
+    step("torch", lambda: importlib.import_module("torch"))
+    step("triton", lambda: importlib.import_module("triton.language"))
+    step("the judge", lambda: importlib.import_module("kgb.evaluate.judge"))
     # A candidate process loads its spec from text, with the repo out of reach: the kgb modules
     # specs import are imported here, once, for every fork. (A judge started alone has
     # imported its own spec's before it forks its candidate process.)
-    import_spec_libraries()
-
-    importlib.import_module("torch._dynamo")
+    step("specs' libraries", lambda: importlib.import_module("kgb.operators").import_spec_libraries())
+    step("torch._dynamo", lambda: importlib.import_module("torch._dynamo"))
     if os.environ.get("TRITON_INTERPRET") == "1":
-        from kgb.evaluate.interpreter import prepare_interpreter
-
-        prepare_interpreter()
+        step("the interpreter", lambda: importlib.import_module("kgb.evaluate.interpreter").prepare_interpreter())
     else:
-        warm_compiler()
+        step("Triton's compiler", warm_compiler)
 
 
 def warm_compiler() -> None:
