@@ -28,6 +28,7 @@ import torch  # noqa: E402
 
 from kgb import operators  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
+from kgb.evaluate.timing_lock import spin_up  # noqa: E402
 
 SAMPLES = 10
 
@@ -82,6 +83,7 @@ def main() -> None:
     specs = [operators.load(op) for op in operators.select("all", names)]
     if names is None:
         specs = [s for s in specs if s.inout_args]
+    spin_up(1.0)  # an idle GPU's clocks are low: the first case's first calls would read slow
     print(f"{torch.cuda.get_device_name()}: a call's median time, before and after more calls on the same tensors\n")
     print("| operator | case | who | calls 2-11 (us) | calls between | after (us) | ratio |\n|---|---|---|---|---|---|---|")
     for spec in specs:

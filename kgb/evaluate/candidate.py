@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, draws, launcher
+from kgb.evaluate import codec, cuda_waits, draws, launcher
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
@@ -360,6 +360,7 @@ def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -
         torch.set_num_threads(1)
         readable: tuple[str, ...] = ()  # besides the sandbox's defaults
         if device == "cuda":
+            cuda_waits.apply()
             torch.cuda.init()
             torch.empty(1, device="cuda")  # the context exists before the sandbox closes
             draws.warm_up(device)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from kgb.evaluate import kernel_clock
+from kgb.evaluate import cuda_waits, kernel_clock
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import (
     TURN_BATCH_BYTES,
@@ -66,6 +66,8 @@ def start_candidate(device: str, workspace: Path, limits: Limits) -> CandidatePr
     # Starting CUDA takes no work section: a turn would wait seconds for a start on a loaded
     # host. Traced, to see whether the turns beside starts time differently (TRACE_ENV).
     trace("start", began, began, time.monotonic())
+    if device == "cuda":
+        cuda_waits.apply()  # this process's own CUDA starts later, now that its candidate's forked
     return ready
 
 
