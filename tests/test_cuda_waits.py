@@ -19,7 +19,7 @@ def test_an_unknown_waiting_mode_is_refused_with_the_choices(monkeypatch):
 
 
 def test_cudas_own_choice_touches_no_driver(monkeypatch):
-    """The default on a host without CUDA: nothing is loaded, nothing said."""
+    """`auto` leaves the driver alone: nothing is loaded, nothing said."""
     monkeypatch.setenv(cuda_waits.WAIT_ENV, "auto")
     monkeypatch.setattr(cuda_waits.ctypes, "CDLL", lambda *_: pytest.fail("loaded the driver"))
     cuda_waits.apply()
