@@ -46,7 +46,7 @@ class MethodConfig(Keyed):
     _target_: str = MISSING
     name: str = MISSING  # the method's name in results (method=<name> picks conf/method/<name>.yaml)
     samples: int = 1  # independent trials per operator (raising it runs only the new sample indices)
-    concurrency: int | None = None  # trials at once; null: one per CPU core (on a GPU at most one per 8.5 GiB of its memory, 16 at most: kgb.run.trials_per_gpu); timing stays one at a time per GPU
+    concurrency: int | None = None  # trials at once; null: one per CPU core (on a GPU 1.25 per core, at most one per 7 GiB of its memory and 20 per GPU: kgb.run.trials_per_gpu); timing stays one at a time per GPU
     dir: str | None = None  # kernels directory, read by method=files; a sweep may set it for all methods
 
     # The sample index is part of each trial's key; the count is not, so that raising it

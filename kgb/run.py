@@ -50,9 +50,16 @@ from kgb.trial import (
 # On the H200 (141 GB, session 24, docs/gpu-results.md) 12 judgements at once held a median
 # 58 GB and at most 137 GB; 16 at once ran out among others 7 times in 210, which the memory
 # gate (kgb.evaluate.gpus) absorbed, and judged the sweep in 477 s against 515 s for 12.
-# Under v15 (session 30) 20 at once judged fewer operators in the first 175 s than 16 did.
-GPU_MEMORY_PER_TRIAL_MIB = 8704
-MAX_TRIALS_PER_GPU = 16
+# Under v15 (session 30) 20 at once judged fewer operators in the first 175 s than 16 did;
+# under v16 with one work queue per context (session 33) the sweep peaked under 100 GB at 20
+# and 24, and took 198.8 s at 20 against 207.5-219.9 s at 16 (session 32), and with yielding
+# waits 188.6 s at 20 against 194.0 s at 24.
+GPU_MEMORY_PER_TRIAL_MIB = 7168
+MAX_TRIALS_PER_GPU = 20
+# ... and on a GPU host up to a quarter more trials than cores: a third of a sweep's
+# evaluation time is waiting for the GPU's timing turns, and the host was 20-40% idle at
+# 16 in flight on 16 cores (session 33)
+GPU_TRIALS_PER_CORE = 1.25
 GPU_TRIALS_UNKNOWN_MEMORY = 8  # where nvidia-smi cannot say
 
 
@@ -138,8 +145,9 @@ def run_job(cfg: Config) -> JobSummary:
 def trials_at_once(concurrency: int | None, device: str) -> int:
     """`method.concurrency`, or where unset one trial per CPU core this process may use:
     a trial spends most of its time compiling and checking on the host, and the judge keeps
-    timing exclusive per GPU whatever the count. On GPUs at most `trials_per_gpu()` per GPU;
-    the evaluations spread over every visible GPU (kgb.evaluate.gpus)."""
+    timing exclusive per GPU whatever the count. On GPUs GPU_TRIALS_PER_CORE per core and at
+    most `trials_per_gpu()` per GPU; the evaluations spread over every visible GPU
+    (kgb.evaluate.gpus)."""
     if concurrency is not None:
         return concurrency
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -147,12 +155,12 @@ def trials_at_once(concurrency: int | None, device: str) -> int:
         return max(1, min(cores, 16))
     from kgb.evaluate.gpus import visible_gpus
 
-    return max(1, min(cores, trials_per_gpu() * max(1, len(visible_gpus()))))
+    return max(1, min(int(cores * GPU_TRIALS_PER_CORE), trials_per_gpu() * max(1, len(visible_gpus()))))
 
 
 def trials_per_gpu() -> int:
     """GPU_MEMORY_PER_TRIAL_MIB of the smallest GPU's memory per trial, MAX_TRIALS_PER_GPU at
-    most (an H200 takes 16, an 80 GB GPU 9)."""
+    most (an H200 takes 20, an 80 GB GPU 11)."""
     from kgb.evaluate.gpus import memory_mib
 
     memories = memory_mib()

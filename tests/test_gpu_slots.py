@@ -323,10 +323,10 @@ def test_trials_per_gpu_follow_the_smallest_gpus_memory(tmp_path, monkeypatch):
     monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: set(range(64)), raising=False)
     _fake_nvidia_smi(tmp_path, "143771\n")  # an H200
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    assert run.trials_at_once(None, "cuda") == 16
+    assert run.trials_at_once(None, "cuda") == 20
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     _fake_nvidia_smi(tmp_path, "143771\n81559\n")  # an H200 beside an 80 GB GPU: each takes the smaller's share
-    assert run.trials_at_once(None, "cuda") == 2 * 9
+    assert run.trials_at_once(None, "cuda") == 2 * 11
     _fake_nvidia_smi(tmp_path, "4096\n")
     assert run.trials_at_once(None, "cuda") == 2, "a small GPU still takes one trial"
     _fake_nvidia_smi(tmp_path, None)
@@ -334,14 +334,17 @@ def test_trials_per_gpu_follow_the_smallest_gpus_memory(tmp_path, monkeypatch):
     assert run.trials_at_once(3, "cuda") == 3, "method.concurrency decides where set"
 
 
-def test_trials_at_once_never_exceed_the_cores(tmp_path, monkeypatch):
+def test_trials_at_once_on_a_gpu_exceed_the_cores_by_a_quarter_at_most(tmp_path, monkeypatch):
     from kgb import run
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     _fake_nvidia_smi(tmp_path, "143771\n")
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     assert run.trials_at_once(None, "cuda") == 2
+    monkeypatch.setattr(run.os, "sched_getaffinity", lambda _: set(range(8)), raising=False)
+    assert run.trials_at_once(None, "cuda") == 10
+    assert run.trials_at_once(None, "cpu") == 8, "on the CPU a trial's time is all the host's"
 
 
 def test_the_gates_ceiling_moves_are_traced_for_the_sweeps_report(tmp_path, monkeypatch):

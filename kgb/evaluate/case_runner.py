@@ -40,8 +40,11 @@ OWN_CLOCK_REPEATS = 3
 # section asked for meanwhile, so an operator's small cases share one turn (session 18 on the
 # H200: 180 s of turns waiting for sections to drain over 584 bench cases, 2355 s of sections
 # waiting behind turns). A large case still takes a turn of its own: twelve judges each
-# holding several would not fit in the GPU's memory.
-TURN_BATCH_BYTES = 512 * 1024 * 1024
+# holding several would not fit in the GPU's memory. At 512 MB (sessions 18-32) most
+# operators took two or three turns; at 2 GB, with 20 judgements in flight on the H200
+# (session 33), a sweep took 249 turns against 428, its sections waited 949 s behind them
+# against 1141 s, and it ended in 183.1 s against 188.6 s, peaking under 100 GB of memory.
+TURN_BATCH_BYTES = 2048 * 1024 * 1024
 # What a timing mode says where a candidate process could not draw a bench case's inputs
 # itself (kgb.evaluate.draws) and they were sent to it, with the reason
 SENT_NOT_DRAWN = "inputs sent, not drawn by the candidate process"
