@@ -66,7 +66,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", default="all")
     parser.add_argument("--ops", default="")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="evaluations in flight (default: as many as `python run.py` runs on this host)")
     parser.add_argument("--cases", default=None, help="default: smoke on the CPU, all on a GPU")
     parser.add_argument("--json", default=None, help="also write each candidate's times and phases here")
     parser.add_argument("--start-until", type=float, default=None,
@@ -89,6 +90,10 @@ def main() -> int:
     if args.trace:  # before the engine starts: its judges inherit the environment
         os.environ[TRACE_ENV] = str(Path(args.trace).resolve())
     device = chips.local_device()
+    if args.jobs is None:
+        from kgb.run import trials_at_once
+
+        args.jobs = trials_at_once(None, device)
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     named = [o for o in args.ops.split(",") if o]
     ops = sorted(operators.select(args.source, named or None), key=lambda op: named.index(op) if named else 0)
