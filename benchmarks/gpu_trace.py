@@ -74,6 +74,24 @@ def _ready_by_period(starts: list[dict], sections: list[dict], period: float = 1
         f"{k * period:.0f}-{(k + 1) * period:.0f} s: {statistics.median(v):.2f} s ({len(v)})" for k, v in sorted(by.items()))
 
 
+def _closed_by_period(turns: list[dict], t0: float, end: float, period: float = 20.0) -> str:
+    """The share of each period in which no new work section could start: some turn was
+    asked for or held (from its ask to its end; turns overlap). On the H200 at 20 in flight
+    (session 33) it was 49-69% of every 20 s from the 20th second on: what a judgement's
+    checks wait for most."""
+    spans: list[list[float]] = []
+    for a, b in sorted((t["asked"] - t0, t["ended"] - t0) for t in turns):
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], b)
+        else:
+            spans.append([a, b])
+    shares = []
+    for k in range(int((end - t0) // period) + 1):
+        lo, hi = k * period, (k + 1) * period
+        shares.append(f"{lo:.0f} s: {100 * sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in spans) / period:.0f}%")
+    return "no section could start (a turn asked for or held), each 20 s: " + ", ".join(shares)
+
+
 def report(records: list[dict]) -> str:
     turns = [r for r in records if r["kind"] == "turn"]
     sections = [r for r in records if r["kind"] == "section"]
@@ -85,6 +103,8 @@ def report(records: list[dict]) -> str:
                  f"p90 {_quantile(drains, 0.9):.2f}, max {max(drains, default=0):.2f}), measurements "
                  f"{sum(measures):.1f} s, behind other turns {sum(r['began'] - r['asked'] for r in turns):.1f} s, "
                  f"{sum(r['crowded'] for r in turns)} crowded")
+    if turns:
+        lines.append(_closed_by_period(turns, min(r["asked"] for r in records), max(r["ended"] for r in records)))
 
     # what each drain waited for: the section of another judge, running when the turn got
     # the lock, that ended last

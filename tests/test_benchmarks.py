@@ -69,3 +69,15 @@ def test_the_host_profile_puts_a_commands_cpu_time_and_its_childrens_under_their
     seen = sum(profile["cpu_s"].get("child of harness", [0, 0])[:2])
     assert reaped_user + reaped_system + seen >= 0.8  # its child's, seen running or reaped
     assert profile["doing"]["harness"]["user"] > 0
+
+
+def test_the_gpu_trace_says_how_much_of_each_period_no_section_could_start():
+    """Turns overlap; the share counts their union, from each one's ask to its end."""
+    import gpu_trace
+
+    def turn(asked, ended):
+        return {"kind": "turn", "pid": 1, "asked": 100 + asked, "began": 100 + asked, "drained": 100 + asked,
+                "measured": 100 + asked, "ended": 100 + ended, "crowded": False, "tag": "t"}
+
+    report = gpu_trace.report([turn(0, 4), turn(2, 6), turn(25, 30)])
+    assert "each 20 s: 0 s: 30%, 20 s: 25%" in report
