@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kgb import chips, methods, operators
 from kgb.config import Config
+from kgb.evaluate import start_engine
 from kgb.job import (
     Chip,
     config_dict,
@@ -86,6 +87,14 @@ def run_job(cfg: Config) -> JobSummary:
     log = EventLog(path)  # reads what an earlier run of this job left
     earlier = trial_outcomes(log.events())
     specs = {op: operators.load(op) for op in ops}
+    todo = []
+    for op, spec in specs.items():
+        for sample in range(cfg.method.samples):
+            key = ident.trial_key(op, spec.version, sample)
+            if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
+                todo.append((spec, sample, key))
+    if todo:
+        start_engine(settings)  # while the event log, MLflow and the baselines get ready
     started_at = time.perf_counter()
     log.append(RunStarted(
         job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
@@ -100,12 +109,6 @@ def run_job(cfg: Config) -> JobSummary:
     # Timed jobs measure each case's baseline once per chip, for every job under this root.
     book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
-    todo = []
-    for op, spec in specs.items():
-        for sample in range(cfg.method.samples):
-            key = ident.trial_key(op, spec.version, sample)
-            if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
-                todo.append((spec, sample, key))
     total = len(ops) * cfg.method.samples
     progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
     progress.skipped_as_done(total - len(todo))

@@ -351,3 +351,31 @@ def test_a_written_list_of_tensors_is_compared_by_default():
     message, _, _ = runner._compare(case, None, None, written, stale)
     assert message and "argument caches[1]" in message
     assert runner._compare(case, None, None, written, {"caches": [t.clone() for t in written["caches"]]})[0] is None
+
+
+def test_an_engine_started_ahead_serves_the_first_evaluation(monkeypatch):
+    """run.py starts the engine while the job gets ready (kgb.evaluate.start_engine); the first
+    evaluation then forks its judge from that engine instead of starting one."""
+    import json
+    import uuid
+
+    import kgb.evaluate as ev
+
+    monkeypatch.setenv("KGB_TEST_ENGINE_OF", uuid.uuid4().hex)  # an engine of this test's own
+    settings = EvalSettings(device="cpu")
+    key = json.dumps(ev.engine_env(settings), sort_keys=True)
+    ev.start_engine(settings)
+    deadline = time.monotonic() + 120
+    while not (key in ev._engines and ev._engines[key].alive) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert key in ev._engines, "the engine did not come up by itself"
+    started = ev._engines[key]
+    monkeypatch.setattr(ev, "Engine", lambda env: pytest.fail("the evaluation started an engine of its own"))
+    try:
+        spec = operators.load("aten::t")
+        assert evaluate(spec.solution_path.read_text(), spec, settings).status == Status.CORRECT
+        assert ev._engines[key] is started
+    finally:
+        with ev._engines_lock:
+            ev._engines.pop(key, None)
+        started.close()

@@ -27,7 +27,7 @@ from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
-__all__ = ["evaluate", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
+__all__ = ["evaluate", "start_engine", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
 
 # Names of environment variables a candidate must never see (API keys and the like).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH|PASS", re.IGNORECASE)
@@ -130,6 +130,23 @@ def _engine(settings: EvalSettings) -> Iterator[Engine]:
     finally:
         with _engines_lock:
             engine.leases -= 1
+
+
+def start_engine(settings: EvalSettings) -> None:
+    """Start the engine for these settings in the background, so that a job's first
+    evaluations find it up: a fresh Python that imports torch, Triton and torch._dynamo took
+    11-13 s on the H200 host (session 33, benchmarks/engine_start.py), which the job's own
+    setup (its specs, its event log, MLflow) can cover. A start that fails here is tried
+    again, and reported, by the first evaluation."""
+
+    def start() -> None:
+        try:
+            with _engine(settings):
+                pass
+        except Exception:  # noqa: BLE001, S110 - only a head start: the first evaluation says what fails
+            pass
+
+    threading.Thread(target=start, name="kgb-engine-head-start", daemon=True).start()
 
 
 # The harness's steps around the judge (Verdict.harness_s): copying a source's compiled kernels
