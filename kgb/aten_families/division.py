@@ -22,9 +22,10 @@ SPEC_HELPERS = ("layout", "results")
 VERSION = 1
 # div_ alone is at 2: its bench cases divide their own output again at every call, and their
 # version-1 divisors (standard normal draws; the scalar 8.0) took the values out of the
-# floats' normal range within tens of calls, where the GPU's division takes a slow path: on
-# the H200 its attn-scale-bf16 read 131 us in two sweeps and 244 us in six, its div-f32 184 us
-# or 240-246 us, by how many calls had come before (docs/gpu-results.md, session 33)
+# floats' normal range within tens of calls, and the division slowed: on the H200 its
+# attn-scale-bf16 read 131 us in two sweeps and 244 us in six, its div-f32 184 us or 239-246 us,
+# by how many calls had come before, and 300 calls slowed div-f32 1.7x, PyTorch's and the
+# solution's alike (benchmarks/inplace_drift.py; docs/gpu-results.md, session 33)
 INPLACE_VERSION = 2
 
 NO_MODE = "-"  # the plain overloads, which take no rounding_mode
