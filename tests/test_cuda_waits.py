@@ -12,8 +12,12 @@ import torch
 from kgb.evaluate import cuda_waits
 
 
-def test_an_unknown_waiting_mode_is_refused_with_the_choices(monkeypatch):
+def test_an_unknown_waiting_mode_is_refused_with_the_choices_before_any_judge_starts(monkeypatch):
+    from kgb.evaluate import EvalSettings, engine_env
+
     monkeypatch.setenv(cuda_waits.WAIT_ENV, "nap")
+    with pytest.raises(ValueError, match="auto, spin, yield, block"):
+        engine_env(EvalSettings(device="cuda"))
     with pytest.raises(ValueError, match="auto, spin, yield, block"):
         cuda_waits.apply()
 

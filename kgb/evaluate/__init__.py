@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, gpus, workdirs
+from kgb.evaluate import compile_cache, cuda_waits, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
@@ -74,6 +74,7 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
         # end took 0.13 s against 0.48 s. The judge times every call on one stream, so one
         # queue serialises nothing it measures (judge v16).
         env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+        cuda_waits.mode()  # a bad KGB_CUDA_WAIT fails here, not in every judge
     env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
     env["KGB_TORCH_KERNEL_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-torch-kernel-cache")
     # numpy's BLAS (the interpreter's tl.dot) must not want threads: the candidate process may
