@@ -81,3 +81,15 @@ def test_the_gpu_trace_says_how_much_of_each_period_no_section_could_start():
 
     report = gpu_trace.report([turn(0, 4), turn(2, 6), turn(25, 30)])
     assert "each 20 s: 0 s: 30%, 20 s: 25%" in report
+
+
+def test_the_drift_benchmark_says_where_an_in_place_operators_values_went():
+    import inplace_drift
+    import torch
+
+    from kgb import operators
+
+    spec = operators.load("aten::div_")  # writes `self`
+    x = torch.tensor([0.25, 8.0, float("inf"), 0.0])
+    assert inplace_drift.written_range(spec, {"self": x, "other": torch.ones(4)}) == "2^-2..2^3, 25.0% not finite"
+    assert inplace_drift.written_range(spec, {"self": torch.zeros(3, dtype=torch.int64), "other": 1}) == "-"
