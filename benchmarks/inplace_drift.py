@@ -56,9 +56,9 @@ def _timed(call, inputs: dict, entry) -> float:
 def written_range(spec, inputs: dict) -> str:
     """Where the floating values the operator writes ended up: the largest and smallest
     nonzero magnitude as powers of two, and the share that is not finite."""
-    written = [t.detach().float() for name in spec.inout_args for t in tensors_in(inputs.get(name))
+    written = [t.detach().abs().double().flatten() for name in spec.inout_args for t in tensors_in(inputs.get(name))
                if t.is_floating_point() or t.is_complex()]
-    values = torch.cat([(t.abs() if not t.is_complex() else t.abs()).flatten() for t in written]) if written else None
+    values = torch.cat(written) if written else None
     if values is None or values.numel() == 0:
         return "-"
     finite = values[torch.isfinite(values)]
