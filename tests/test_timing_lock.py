@@ -48,6 +48,8 @@ def _section(path: str, log: str, name: str, kind: str, start_after_s: float, ho
     """After a delay, hold a turn or a work section for a while, logging when it was inside."""
     timing_lock.spin_up = lambda: None
     time.sleep(start_after_s)
+    with open(log, "a") as f:
+        f.write(f"{name} asked {time.monotonic()}\n")
     lock = TimingLock(path, Phases())
     lock.gather_s = gather_s
     with lock() if kind == "turn" else lock.work():
@@ -58,7 +60,8 @@ def _section(path: str, log: str, name: str, kind: str, start_after_s: float, ho
             f.write(f"{name} out {time.monotonic()}\n")
 
 
-def _run_sections(tmp_path, *sections) -> dict[str, tuple[float, float]]:
+def _run_sections(tmp_path, *sections) -> dict[str, tuple[float, float, float]]:
+    """Each section's (in, out, asked) times; a loaded host may start one late."""
     lock, log = str(tmp_path / "gpu.lock"), str(tmp_path / "log")
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=_section, args=(lock, log, *s)) for s in sections]
@@ -67,11 +70,11 @@ def _run_sections(tmp_path, *sections) -> dict[str, tuple[float, float]]:
     for p in procs:
         p.join(30)
         assert p.exitcode == 0
-    spans: dict[str, list[float]] = {}
+    spans: dict[str, dict[str, float]] = {}
     for line in open(log):
-        name, _, at = line.split()
-        spans.setdefault(name, []).append(float(at))
-    return {name: (at[0], at[1]) for name, at in spans.items()}
+        name, what, at = line.split()
+        spans.setdefault(name, {})[what] = float(at)
+    return {name: (at["in"], at["out"], at["asked"]) for name, at in spans.items()}
 
 
 def test_a_turn_waits_for_running_work_and_work_waits_for_a_held_turn(tmp_path):
@@ -118,8 +121,9 @@ def test_a_turn_asked_for_alone_waits_for_company_without_holding_up_work(tmp_pa
     in case another judge asks too (then the running sections drain once for both)."""
     spans = _run_sections(tmp_path, ("timing", "turn", 0.0, 0.1, 0.8), ("check", "work", 0.3, 0.1))
     timing, check = spans["timing"], spans["check"]
-    assert check[1] <= timing[0]  # the check asked for while the turn gathered went first
-    assert timing[0] - check[0] >= 0.3  # and the turn waited out its gathering alone
+    if check[2] < timing[2] + 0.6:  # asked for well inside the turn's gathering (a loaded host may start it late)
+        assert check[1] <= timing[0]  # ... it went first
+    assert timing[0] - timing[2] >= 0.8 - 0.05  # and the turn waited out its gathering alone
 
 
 def test_a_gathering_turn_goes_as_soon_as_another_judge_asks(tmp_path):
