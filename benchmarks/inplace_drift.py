@@ -20,7 +20,6 @@ times say nothing about a GPU but whose values say whether a case runs off.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgb import operators  # noqa: E402
+from kgb.evaluate.baseline import routine  # noqa: E402
 from kgb.evaluate.correctness import tensors_in  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
 from kgb.evaluate.timing_lock import spin_up  # noqa: E402
@@ -85,20 +85,6 @@ def drift(spec, case, call, calls: int, budget_s: float, device: str) -> tuple[f
     return before, after, calls, written_range(spec, inputs)
 
 
-def _baseline(spec, entry: str):
-    """The judge's speed baseline: the library routine the spec names, or PyTorch's op."""
-    hook = getattr(spec.module, "speed_baseline", None)
-    found = hook(entry, "cuda") if hook is not None and torch.cuda.is_available() else None
-    return found[1] if found is not None else spec.reference_for(entry)
-
-
-def _solution(spec):
-    loader = importlib.util.spec_from_file_location(f"solution_{spec.name}", spec.solution_path)
-    module = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(module)
-    return module
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", default="", help="operators, comma-separated (default: every in-place one)")
@@ -119,11 +105,11 @@ def main() -> None:
     print("| operator | case | who | calls 2-11 (us) | calls between | after (us) | ratio | written values |\n"
           "|---|---|---|---|---|---|---|---|")
     for spec in specs:
-        solution = _solution(spec) if gpu else None
+        solution = spec.solution_module() if gpu else None
         for case in (c for c in spec.cases if c.tag == "bench"):
             entry = spec.entry_of(case).name
             whose = [("solution", getattr(solution, entry))] if gpu else []
-            for who, call in (*whose, ("baseline", _baseline(spec, entry))):
+            for who, call in (*whose, ("baseline", routine(spec, entry, device)[1])):
                 try:
                     before, after, calls, values = drift(spec, case, call, args.calls, args.budget_s, device)
                 except Exception as exc:  # noqa: BLE001 - one case's failure is a row, not the end

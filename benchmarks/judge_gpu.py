@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import json
 import math
 import os
@@ -122,9 +121,7 @@ def direct(ops: list[str], judged: list[dict], rows: list[dict], save) -> list[d
     by_case = {(r["op"], r["case"]): r for r in judged if "case" in r}
     for op in ops:
         spec = operators.load(op)
-        loaded = importlib.util.spec_from_file_location(f"solution_{op.replace(':', '_')}", spec.solution_path)
-        module = importlib.util.module_from_spec(loaded)
-        loaded.loader.exec_module(module)
+        module = spec.solution_module()
         for case in spec.cases:
             if case.tag != "bench":
                 continue

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import os
 import shutil
@@ -43,19 +42,16 @@ def bench_calls(op: str) -> list[tuple[str, str, object]]:
     """(case name, who, a zero-argument call) for every bench case of `op`, inputs made."""
     import torch  # noqa: F401 - the spec modules need it loaded
 
+    from kgb.evaluate.baseline import routine
     from kgb.evaluate.draws import draw_inputs
     from kgb.operators import CaseTag
 
     spec = operators.load(op)
-    module_spec = importlib.util.spec_from_file_location(f"solution_{spec.folder.name}", spec.solution_path)
-    solution = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(solution)
+    solution = spec.solution_module()
     calls = []
     for case in spec.cases_for({CaseTag.BENCH}):
         entry = spec.entry_of(case)
-        hook = getattr(spec.module, "speed_baseline", None)
-        found = hook(entry.name, "cuda") if hook is not None else None
-        baseline = found[1] if found is not None else spec.reference_for(entry.name)
+        baseline = routine(spec, entry.name, "cuda")[1]
         for who, fn in (("solution", getattr(solution, entry.name)), ("baseline", baseline)):
             args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cuda"))
             calls.append((case.name, who, (lambda fn=fn, a=args, k=kwargs: fn(*a, **k))))

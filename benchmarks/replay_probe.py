@@ -10,7 +10,6 @@ Prints the recording's size, then the replay timed once and 100 times, or the tr
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import traceback
 from pathlib import Path
@@ -36,9 +35,7 @@ def main() -> int:
     entry = spec.entry_of(case)
     timed = draw_inputs(spec, case, case.seed, "cuda")
     check = draw_inputs(spec, case, 12345, "cuda")
-    found = importlib.util.spec_from_file_location("candidate", spec.solution_path)
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
+    module = spec.solution_module()
     # what the judge sent: both sets, storages under ids, and their bytes as sent
     sent = codec.Storages()
     for inputs in (timed, check):

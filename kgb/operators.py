@@ -140,6 +140,11 @@ class Spec:
     def solution_path(self) -> Path:
         return self.folder / "solution.py"
 
+    def solution_module(self) -> ModuleType:
+        """The operator's reference solution, imported into this process: the project's own
+        code, for benchmarks; a candidate's source is never imported so (kgb.evaluate)."""
+        return _import_file(self.solution_path, f"solution_{self.folder.parent.name}_{self.folder.name}")
+
     @property
     def digest(self) -> str:
         """Hash of spec.py's text: recorded in RunStarted so results name the exact spec."""

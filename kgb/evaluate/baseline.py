@@ -16,6 +16,16 @@ import torch
 
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing import Prepared, Timing, measure, prepare
+from kgb.operators import Spec
+
+
+def routine(spec: Spec, entry: str, device: str) -> tuple[str, Callable[..., object]]:
+    """What an entry point's speed is measured against on `device`, and its name: the
+    library routine the spec's `speed_baseline` names (libcublas), or PyTorch's op (the
+    spec's reference) where it names none or that routine cannot run here."""
+    hook = getattr(spec.module, "speed_baseline", None)
+    found = hook(entry, device) if hook is not None else None
+    return found if found is not None else ("torch", spec.reference_for(entry))
 
 
 class BaselineTiming:

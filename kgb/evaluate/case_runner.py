@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from kgb.evaluate import kernel_clock
-from kgb.evaluate.baseline import BaselineTiming
+from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
 from kgb.evaluate.correctness import clone_exact, compare_outputs, same_bits, tensors_in
 from kgb.evaluate.draws import candidate_copy, draw_inputs, timing_draws
@@ -363,12 +363,7 @@ class CaseRunner:
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
-        hook = getattr(self.spec.module, "speed_baseline", None)
-        if hook is not None:
-            found = hook(entry, self.device)
-            if found is not None:
-                return found
-        return "torch", self.spec.reference_for(entry)
+        return routine(self.spec, entry, self.device)
 
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
