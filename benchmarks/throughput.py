@@ -43,6 +43,7 @@ from kgb.evaluate import (  # noqa: E402
 from kgb.evaluate.candidate_process import DRAWN, RECEIVING, SENDING  # noqa: E402
 from kgb.evaluate.case_runner import SENT_NOT_DRAWN  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
+from kgb.trial_order import longest_first  # noqa: E402
 
 # Waiting at a section's end for its GPU work is the kernels' and the reference's time, not the harness's.
 # The crossings of inputs and outputs are (issue 11: a candidate's time less its compile, kernel
@@ -82,7 +83,7 @@ def main() -> int:
                              "name none, and are taken as they are)")
     parser.add_argument("--slowest-first", default=None,
                         help="an earlier sweep's --json file: start the operators slowest first by its wall "
-                             "times (those it lacks last), so that the sweep does not end on a long one")
+                             "times (those it lacks last), not by operators/judging_seconds.json as run.py does")
     parser.add_argument("--trace", default=None,
                         help="keep the judges' trace of turns and work sections here and report what the "
                              "turns waited for (benchmarks/gpu_trace.py)")
@@ -96,7 +97,9 @@ def main() -> int:
         args.jobs = trials_at_once(None, device)
     tags = tuple(args.cases.split(",")) if args.cases else (("smoke",) if device == "cpu" else ("smoke", "check", "bench"))
     named = [o for o in args.ops.split(",") if o]
-    ops = sorted(operators.select(args.source, named or None), key=lambda op: named.index(op) if named else 0)
+    ops = operators.select(args.source, named or None)
+    # in `python run.py`'s order (kgb.trial_order), unless named or told otherwise
+    ops = sorted(ops, key=named.index) if named else longest_first(ops, device)
     if args.slowest_first:
         earlier = {op: entry["wall_s"] for op, entry in json.loads(Path(args.slowest_first).read_text()).items()}
         ops.sort(key=lambda op: -earlier.get(op, 0.0))

@@ -45,6 +45,7 @@ from kgb.trial import (
     machine_error,
     start,
 )
+from kgb.trial_order import longest_first
 
 # Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
 # inputs on the GPU, besides two CUDA contexts (about 0.6 GB each; three until judge v15).
@@ -93,6 +94,8 @@ def run_job(cfg: Config) -> JobSummary:
             key = ident.trial_key(op, spec.version, sample)
             if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
                 todo.append((spec, sample, key))
+    order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
+    todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
     if todo:
         start_engine(settings)  # while the event log, MLflow and the baselines get ready
     started_at = time.perf_counter()
