@@ -87,6 +87,8 @@ def run_job(cfg: Config) -> JobSummary:
     blobs = BlobStore(root / "blobs")
     log = EventLog(path)  # reads what an earlier run of this job left
     earlier = trial_outcomes(log.events())
+    if chip.present and sum(o.finished for o in earlier.values()) < len(ops) * cfg.method.samples:
+        start_engine(settings)  # while the specs, the event log, MLflow and the baselines get ready
     specs = {op: operators.load(op) for op in ops}
     todo = []
     for op, spec in specs.items():
@@ -96,8 +98,6 @@ def run_job(cfg: Config) -> JobSummary:
                 todo.append((spec, sample, key))
     order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
     todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
-    if todo:
-        start_engine(settings)  # while the event log, MLflow and the baselines get ready
     started_at = time.perf_counter()
     log.append(RunStarted(
         job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,

@@ -365,6 +365,24 @@ def test_selective_scan_skips_padding_sequences():
     assert args["delta"].flatten().tolist() == [0.5, 1.0] and args["ssm_states"].flatten().tolist() == [7.0, 7.0]
 
 
+def test_selective_scan_speed_baseline_computes_what_the_reference_does_on_every_checked_case():
+    """The speed baseline batches the sequences (one loop over tokens for all); it must write
+    what the reference writes, padding, groups, ragged lengths and missing extras included."""
+    from kgb.evaluate.correctness import clone_exact
+    from kgb.evaluate.draws import draw_inputs
+
+    scan = operators.load("vllm::selective_scan_fwd")
+    assert scan.module.speed_baseline("selective_scan_fwd", "cuda") == ("torch", scan.module.batched_scan)
+    for case in (c for c in scan.cases if c.tag != "bench"):
+        drawn = draw_inputs(scan, case, case.seed, "cpu")
+        ref, batched = clone_exact(drawn), clone_exact(drawn)
+        scan.module.reference(**ref)
+        scan.module.batched_scan(**batched)
+        for name in scan.inout_args:
+            if ref[name] is not None:
+                torch.testing.assert_close(batched[name], ref[name], rtol=1e-5, atol=1e-5, msg=f"{case.name}: {name}")
+
+
 # ---- sparse attention indexes -----------------------------------------------------------------
 
 
