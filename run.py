@@ -10,17 +10,20 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from kgb.config import register
+from kgb.job import head_start
 from kgb.manual import print_help, wants_help
 from kgb.preflight import main_guard
-from kgb.run import run_job
 
 register()
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> float:
-    summary = run_job(OmegaConf.to_object(cfg))
-    return summary.accuracy
+    job = OmegaConf.to_object(cfg)
+    head_start(job)
+    from kgb.run import run_job  # torch and MLflow: imported while the engine imports its own
+
+    return run_job(job).accuracy
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ import re
 import shutil
 from dataclasses import dataclass
 
-import torch
+# torch is imported where it is asked: `python run.py` starts the judge's engine (which imports
+# its own) before this process imports it (kgb.job.head_start)
 
 
 @dataclass(frozen=True)
@@ -22,10 +23,14 @@ class Presence:
 
 def local_device() -> str:
     """The torch device type that kernels run on here: `cuda`, or `cpu` (interpreter)."""
+    import torch
+
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def device_name() -> str:
+    import torch
+
     if torch.cuda.is_available():
         return torch.cuda.get_device_name()
     return "cpu (Triton interpreter)"
@@ -98,6 +103,8 @@ def _tools_on_path() -> list[Platform]:
 def recognise() -> Recognition:
     """The accelerator platform of this machine from the PyTorch build (its CUDA or ROCm
     build, torch_npu, torch_musa), the device name, and the vendor tools on PATH."""
+    import torch
+
     build = f"torch {torch.__version__}"
     for backend, module in (("npu", "torch_npu"), ("musa", "torch_musa")):
         if importlib.util.find_spec(module) is not None:

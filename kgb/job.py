@@ -46,6 +46,32 @@ def resolve_chip(cfg: ChipConfig) -> Chip:
     return Chip(cfg.name, cfg.backend, cfg.notes, found.present, found.reason)
 
 
+def head_start(cfg: Config) -> None:
+    """Start the judge's engine for the settings this job will most likely judge under, before
+    this process imports torch, MLflow and the specs: the engine imports torch, Triton and
+    torch._dynamo itself (11-13 s on the H200 host, session 33) and the job's first trials
+    wait for it. The device is guessed without torch, from the chip config and the NVIDIA
+    driver's tool; a wrong guess costs a process that nothing uses (the job starts the
+    engine it needs when its first evaluation asks)."""
+    from kgb.evaluate import start_engine
+    from kgb.evaluate.gpus import memory_mib
+
+    backend = cfg.chip.backend
+    if backend == "cpu":
+        device = "cpu"
+    elif backend in ("cuda", "auto"):
+        device = "cuda" if memory_mib() else "cpu" if backend == "auto" else ""
+    else:
+        device = ""  # another vendor's device: no guess
+    if not device:
+        return  # the chip is not here: its trials are skipped, nothing is judged
+    try:
+        settings = eval_settings(cfg.eval, Chip(cfg.chip.name, device, cfg.chip.notes, True, "a guess"))
+    except ConfigError:
+        return  # reported, with the job's own settings, before any trial
+    start_engine(settings)
+
+
 def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
     device = chip.backend if chip.present else "cpu"
     cases = cfg.cases if cfg.cases != "auto" else ("smoke" if device == "cpu" else "all")

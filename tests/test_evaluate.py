@@ -379,3 +379,27 @@ def test_an_engine_started_ahead_serves_the_first_evaluation(monkeypatch):
         with ev._engines_lock:
             ev._engines.pop(key, None)
         started.close()
+
+
+def test_run_py_starts_the_engine_its_job_judges_with_before_it_imports_torch(monkeypatch):
+    """kgb.job.head_start guesses the job's judging settings without torch: a CPU job's engine is
+    the one its evaluations then use; a GPU chip on a machine whose driver lists no GPU gets none."""
+    import json
+    import uuid
+
+    import kgb.evaluate as ev
+    from kgb.config import ChipConfig, Config, EvalConfig
+    from kgb.job import Chip, eval_settings, head_start
+
+    monkeypatch.setenv("KGB_TEST_ENGINE_OF", uuid.uuid4().hex)  # an engine of this test's own
+    asked = []
+    monkeypatch.setattr(ev, "start_engine", asked.append)
+    monkeypatch.setattr("kgb.evaluate.gpus.memory_mib", lambda: [])
+    head_start(Config(chip=ChipConfig(name="nvidia", backend="cuda")))
+    head_start(Config(chip=ChipConfig(name="cpu", backend="cpu"), eval=EvalConfig(cases="smoke")))
+    [guessed] = asked
+    real = eval_settings(EvalConfig(cases="smoke"), Chip("cpu", "cpu", "", True, "here"))
+    assert json.dumps(ev.engine_env(guessed), sort_keys=True) == json.dumps(ev.engine_env(real), sort_keys=True)
+    monkeypatch.setattr("kgb.evaluate.gpus.memory_mib", lambda: [143771])
+    head_start(Config(chip=ChipConfig(name="auto", backend="auto")))
+    assert asked[-1].device == "cuda"

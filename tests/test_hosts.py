@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import store_server
+import torch
 
 from kgb.operators import REPO_ROOT
 from kgb.tracking.events import RunFinished, TrialFinished
@@ -228,9 +229,9 @@ def fake_tools(tmp_path, monkeypatch):
 def test_auto_recognises_a_cuda_style_device_by_its_name(monkeypatch, device, hip, chip, vendor):
     from kgb import chips
 
-    monkeypatch.setattr(chips.torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(chips.torch.cuda, "get_device_name", lambda *a: device)
-    monkeypatch.setattr(chips.torch.version, "hip", hip)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: device)
+    monkeypatch.setattr(torch.version, "hip", hip)
     found = chips.recognise()
     assert (found.platform.vendor, found.usable, chips.detect()) == (vendor, True, chip)
     assert repr(device) in chips.describe(found)
@@ -239,7 +240,7 @@ def test_auto_recognises_a_cuda_style_device_by_its_name(monkeypatch, device, hi
 def test_auto_names_what_it_saw_where_it_cannot_run(monkeypatch, fake_tools, tmp_path):
     from kgb import chips
 
-    monkeypatch.setattr(chips.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     fake_tools()
     nothing = chips.recognise()
     assert (nothing.platform, chips.detect()) == (None, "cpu")

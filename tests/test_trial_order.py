@@ -8,7 +8,15 @@ import json
 import pytest
 
 from kgb import operators, trial_order
-from kgb.config import ChipConfig, Config, EvalConfig, ExpertConfig, ModelConfig, SourceConfig, TrackingConfig
+from kgb.config import (
+    ChipConfig,
+    Config,
+    EvalConfig,
+    ExpertConfig,
+    ModelConfig,
+    SourceConfig,
+    TrackingConfig,
+)
 from kgb.run import run_job
 from kgb.tracking.events import TrialStarted
 from kgb.tracking.log import read_events
