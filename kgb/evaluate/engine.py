@@ -158,7 +158,7 @@ class Engine:
             return max(0, self._pool_size(key) - sum(s.key == key for s in self._spares))
 
     def _pool_size(self, key: str) -> int:
-        return pool_size(self._in_flight[key], ran_out=gpus.memory.lowered)
+        return pool_size(self._in_flight[key], ran_out=gpus.memory.ceiling is not None)
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         """Have a spare judge started in `workdir` for the next evaluations of settings
@@ -231,12 +231,9 @@ class Engine:
 
 def pool_size(in_flight: int, ran_out: bool) -> int:
     """How many spare judges wait for one settings: one for each of their evaluations in
-    flight, SEQUENTIAL_SPARES at least and SPARES_PER_SETTINGS at most, and one only while
-    the memory gate holds fewer in flight than it once let in, as evaluations ran out of GPU
-    memory among others (`ran_out`, kgb.evaluate.gpus.MemoryGate.lowered) and more than one
-    is in flight. (Until session 34 the one spare stayed for the rest of the process, and an
-    evaluation waited longer outside the judge for its own: on the H200 its hand-off summed
-    70-74 s over the sweeps that never ran out and 185-211 s over those that had once.)
+    flight, SEQUENTIAL_SPARES at least and SPARES_PER_SETTINGS at most, and one only once
+    evaluations have run out of GPU memory among others (`ran_out`,
+    kgb.evaluate.gpus.MemoryGate) while more than one is in flight.
 
     Every spare held three CUDA contexts until judge v15, 1.9 GB on the H200 (session 27); it
     holds two now, one judge's and one candidate process's. With a pool of

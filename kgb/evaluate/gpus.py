@@ -104,13 +104,6 @@ class MemoryGate:
     def ceiling(self) -> int | None:
         return self._ceiling
 
-    @property
-    def lowered(self) -> bool:
-        """Whether the gate lets in fewer now than were ever in flight at once: evaluations
-        ran out of memory among others, and not enough have ended since without running out."""
-        with self._cond:
-            return self._ceiling is not None and self._ceiling < self._most
-
     @contextmanager
     def seat(self, again: bool = False) -> Iterator[Seat]:
         """A place among the evaluations in flight, once the ceiling allows; the caller marks
