@@ -63,20 +63,3 @@ def test_a_routine_that_raises_while_warming_up_is_never_timed(steps, error, fie
     b()
     assert b.done and b.us is None and str(error) in getattr(b, field)
     assert not [s for s in steps if s.startswith("measure")]
-
-
-def test_a_staged_case_counts_its_baselines_copy_of_the_inputs_toward_the_turns_batch():
-    """A first run on a chip measures baselines: each staged case then holds the baseline's own
-    copy of its inputs until the turn, and the judge's batch of staged cases must count it
-    (uncounted, the H200's first run peaked at 141.6 GB and ran out of memory)."""
-    from kgb.evaluate.case_runner import TimedCase, _storage_bytes
-    from kgb.operators import Case
-
-    x = torch.zeros(1000)
-    held = {"a": x, "b": x[10:], "c": torch.zeros(24, dtype=torch.float64), "n": 3}
-    assert _storage_bytes(held) == 4000 + 192  # a view shares its storage: counted once
-    base = BaselineTiming(lambda: None, 5, 1, Phases(), nbytes=_storage_bytes(held))
-    case = Case("bench-x", "bench", {})
-    staged = TimedCase(case, reply=None, cand_t={}, check={}, baseline=base, crowded=0, replay="not replayable")
-    assert staged.nbytes == 4192
-    assert TimedCase(case, None, {}, {}, None, 0, "not replayable").nbytes == 0

@@ -34,9 +34,8 @@ class BaselineTiming:
     has no speedup, and no other baseline replaces it), or `broke` says how it left this
     process's CUDA context unusable."""
 
-    def __init__(self, call: Callable[[], object], repeats: int, warmup: int, phase: Phases, nbytes: int = 0):
+    def __init__(self, call: Callable[[], object], repeats: int, warmup: int, phase: Phases):
         self.call, self.repeats, self.warmup, self.phase = call, repeats, warmup, phase
-        self.nbytes = nbytes  # its own copy of the inputs on the GPU, held until it is timed
         self.done = False
         self.prepared: Prepared | None = None
         self.timing: Timing | None = None

@@ -44,9 +44,6 @@ OWN_CLOCK_REPEATS = 3
 # operators took two or three turns; at 2 GB, with 20 judgements in flight on the H200
 # (session 33), a sweep took 249 turns against 428, its sections waited 949 s behind them
 # against 1141 s, and it ended in 183.1 s against 188.6 s, peaking under 100 GB of memory.
-# A case whose baseline the chip has not measured yet holds a second copy of its inputs for
-# it, counted too: uncounted, a first run on the H200 (session 34, `python run.py`) peaked at
-# 141.6 GB, and evaluations ran out of memory among others and ran again.
 TURN_BATCH_BYTES = 2048 * 1024 * 1024
 # What a timing mode says where a candidate process could not draw a bench case's inputs
 # itself (kgb.evaluate.draws) and they were sent to it, with the reason
@@ -99,10 +96,7 @@ class TimedCase:
 
     @property
     def nbytes(self) -> int:
-        """What it holds on the GPU until its turn, roughly: the replay's copies of what was
-        sent and the baseline's of set T."""
-        return ((self.replay.nbytes if isinstance(self.replay, StagedReplay) else 0)
-                + (self.baseline.nbytes if self.baseline is not None else 0))
+        return self.replay.nbytes if isinstance(self.replay, StagedReplay) else 0
 
 
 def secret_seed() -> int:
@@ -281,10 +275,8 @@ class CaseRunner:
         if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
             _, base_fn = self.baseline(entry.name)
             with self.exclusive.work():
-                held = clone_exact(timed)
-                bargs, bkwargs = entry.bind(held)
-            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
-                                      nbytes=_storage_bytes(held))
+                bargs, bkwargs = entry.bind(clone_exact(timed))
+            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase)
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         staged = TimedCase(case, reply, cand_t, check, baseline, crowded)
@@ -372,12 +364,6 @@ class CaseRunner:
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         return routine(self.spec, entry, self.device)
-
-
-def _storage_bytes(value: Any) -> int:
-    """The bytes of the distinct storages of the tensors in `value`."""
-    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors_in(value)}
-    return sum(storages.values())
 
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
