@@ -34,7 +34,7 @@ from kgb import cublas
 from kgb.cublas_families import triangular
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 NAME = 'cublasDtrsmBatched'
 
 SIGNATURES = '''

@@ -29,7 +29,7 @@ from kgb import cublas
 from kgb.cublas_families import triangular
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 NAME = 'cublasStrsv_v2'
 
 SIGNATURES = '''
