@@ -35,6 +35,7 @@ from kgb.progress import Progress, summary_table
 from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
+from kgb.tracking.follower import Opening
 from kgb.tracking.log import EventLog
 from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
 from kgb.trial import (
@@ -106,9 +107,7 @@ def run_job(cfg: Config) -> JobSummary:
         specs={op: f"v{s.version}:{s.digest}" for op, s in specs.items()},
         identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
     ))
-    projection = open_projection(cfg)
-    if projection:
-        projection.project(log.events(), blobs)
+    projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None
     # Timed jobs measure each case's baseline once per chip, for every job under this root.
     book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 

@@ -351,3 +351,35 @@ def test_best_without_a_store_says_so_and_creates_nothing(tmp_path):
     assert message.startswith(f"error: no MLflow store at {tmp_path.resolve() / 'outputs' / 'mlflow.db'} ")
     assert "--tracking-uri sqlite:///" in message and "nothing was created" in message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_projection_opening_beside_the_first_trials_gets_every_call_in_order_and_says_why_it_failed(tmp_path):
+    """run.py opens MLflow in the background (kgb.tracking.follower.Opening) while the first
+    trials run; a call made meanwhile waits for it, and an opening that failed fails the call."""
+    import threading
+
+    from kgb.tracking.follower import Opening
+
+    blobs = BlobStore(tmp_path)
+    opened = threading.Event()
+    seen: list[list[str]] = []
+
+    class Slow:
+        def project(self, events, _blobs):
+            seen.append(list(events))
+
+    def make():
+        opened.wait(5)
+        return Slow()
+
+    opening = Opening(make, lambda: ["RunStarted"], blobs)
+    threading.Timer(0.2, opened.set).start()
+    opening.project(["RunStarted", "TrialStarted"], blobs)  # waits for the opening
+    assert seen == [["RunStarted"], ["RunStarted", "TrialStarted"]]
+
+    def broken():
+        raise RuntimeError("the tracking store refused the connection")
+
+    failed = Opening(broken, lambda: [], blobs)
+    with pytest.raises(RuntimeError, match="refused the connection"):
+        failed.project([], blobs)

@@ -71,3 +71,29 @@ class Follower:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
+
+
+class Opening:
+    """A projection made (MLflow imported, its store created or opened) and brought up to date
+    in a background thread, while the job's first trials run: on the H200 host the job waited
+    6-9 s for it before its first trial (session 34), its judges idle. Each call waits for the
+    opening, and raises what it raised."""
+
+    def __init__(self, make: Callable[[], object], events: Callable[[], Sequence[Event]], blobs: BlobStore):
+        self._projection = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._open, args=(make, events, blobs), name="kgb-projection-open")
+        self._thread.start()
+
+    def _open(self, make, events, blobs) -> None:
+        try:
+            self._projection = make()
+            self._projection.project(events(), blobs)
+        except BaseException as exc:  # noqa: BLE001 - raised again by the next call, in the job's thread
+            self._error = exc
+
+    def project(self, events: Sequence[Event], blobs: BlobStore) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        self._projection.project(events, blobs)
