@@ -54,9 +54,10 @@ from kgb.trial_order import longest_first
 # 58 GB and at most 137 GB; 16 at once ran out among others 7 times in 210, which the memory
 # gate (kgb.evaluate.gpus) absorbed, and judged the sweep in 477 s against 515 s for 12.
 # Under v15 (session 30) 20 at once judged fewer operators in the first 175 s than 16 did;
-# under v16 with one work queue per context (session 33) the sweep peaked under 100 GB at 20
-# and 24, and took 198.8 s at 20 against 207.5-219.9 s at 16 (session 32), and with yielding
-# waits 188.6 s at 20 against 194.0 s at 24.
+# under v16 with one work queue per context (session 33) the sweep took 198.8 s at 20 against
+# 207.5-219.9 s at 16 (session 32), and with yielding waits 188.6 s at 20 against 194.0 s at
+# 24; its GPU memory peaked at 126,522-140,366 MiB at 20 (107,451-142,647 at 16, session 32),
+# and the memory gate ran the few evaluations that ran out among others again.
 GPU_MEMORY_PER_TRIAL_MIB = 7168
 MAX_TRIALS_PER_GPU = 20
 # ... and on a GPU host up to a quarter more trials than cores: a third of a sweep's

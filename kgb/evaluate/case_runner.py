@@ -43,7 +43,8 @@ OWN_CLOCK_REPEATS = 3
 # holding several would not fit in the GPU's memory. At 512 MB (sessions 18-32) most
 # operators took two or three turns; at 2 GB, with 20 judgements in flight on the H200
 # (session 33), a sweep took 249 turns against 428, its sections waited 949 s behind them
-# against 1141 s, and it ended in 183.1 s against 188.6 s, peaking under 100 GB of memory.
+# against 1141 s, and it ended in 183.1 s against 188.6 s (its GPU memory peaked at 140,366
+# MiB, as the 512 MB sweeps' had at 126,522-137,987).
 TURN_BATCH_BYTES = 2048 * 1024 * 1024
 # What a timing mode says where a candidate process could not draw a bench case's inputs
 # itself (kgb.evaluate.draws) and they were sent to it, with the reason
