@@ -152,6 +152,14 @@ def report(records: list[dict]) -> str:
         lines.append("the slowest: " + "; ".join(
             f"{m['tag']} {m['ended'] - m['began']:.2f} s {m['mode']} x{m['repeats']} "
             + " ".join(f"{k} {v:.2f}" for k, v in m["steps"].items()) for m in slowest))
+    held = {}  # each judge's most, by the end of any of its turns (kgb.evaluate.timing_lock._peak_mib)
+    for r in turns:
+        if r.get("peak_mib") is not None and r["peak_mib"] >= held.get(r["pid"], (0, ""))[0]:
+            held[r["pid"]] = (r["peak_mib"], r.get("tag", "?"))
+    if held:
+        most = sorted(held.values(), reverse=True)[:8]
+        lines.append("judges' most GPU memory held (their caching allocator's, by a turn's end): "
+                     + ", ".join(f"{tag} {mib:,} MiB" for mib, tag in most))
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

@@ -81,6 +81,20 @@ def test_the_gpu_trace_says_how_much_of_each_period_no_section_could_start():
 
     report = gpu_trace.report([turn(0, 4), turn(2, 6), turn(25, 30)])
     assert "each 20 s: 0 s: 30%, 20 s: 25%" in report
+    assert "most GPU memory" not in report  # traces before session 34 hold no memory figure
+
+
+def test_the_gpu_trace_names_the_judges_that_held_the_most_gpu_memory():
+    import gpu_trace
+
+    def turn(pid, tag, at, mib):
+        return {"kind": "turn", "pid": pid, "asked": at, "began": at, "drained": at, "measured": at,
+                "ended": at + 1, "crowded": False, "tag": tag, "peak_mib": mib}
+
+    report = gpu_trace.report([turn(1, "aten::add", 0, 900), turn(1, "aten::add", 5, 4200),
+                               turn(2, "aten::t", 2, 300), turn(3, "aten::sort", 3, 12000)])
+    assert "held (their caching allocator's, by a turn's end): aten::sort 12,000 MiB, aten::add 4,200 MiB, " \
+           "aten::t 300 MiB" in report
 
 
 def test_the_drift_benchmark_says_where_an_in_place_operators_values_went():

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -140,7 +141,7 @@ class TimingLock:
             finally:
                 if TRACE_ENV in os.environ:
                     trace("turn", asked, turn, time.monotonic(), drained=drained_at, measured=measured,
-                          crowded=not drained, tag=self.tag)
+                          crowded=not drained, tag=self.tag, peak_mib=_peak_mib())
                 os.utime(self.path)  # when the GPU last timed: the next turn skips the spin-up
                 if drained:
                     fcntl.flock(work, fcntl.LOCK_UN)
@@ -215,6 +216,16 @@ class TimingLock:
         finally:
             self._paused = False
             self._enter(held)
+
+
+def _peak_mib() -> int | None:
+    """The most GPU memory this process's caching allocator has held so far, in MiB, for the
+    trace: a first run on the H200 peaked at the GPU's whole memory (session 34) and which
+    judgements held it was not known. None where CUDA is not started here."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_initialized():
+        return None
+    return int(torch.cuda.max_memory_reserved()) >> 20
 
 
 def spin_up(seconds: float = 0.2) -> None:
