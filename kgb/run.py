@@ -236,8 +236,6 @@ def sandbox_level() -> str:
 
 
 def open_projection(cfg: Config):
-    if not cfg.tracking.mlflow:
-        return None
     from kgb.tracking.mlflow_projection import MlflowProjection
 
     return MlflowProjection(cfg.tracking.tracking_uri(), cfg.tracking.experiment)
