@@ -3,6 +3,7 @@ vectors) and asum, dotu, dotc (reductions into a device scalar)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -22,6 +23,12 @@ from kgb.evaluate.correctness import compare_tensor
 from kgb.operators import ATOL_FACTOR, PUBLISHED_RTOL, Case, Tolerance
 
 VERSION = 1
+# A routine whose cases changed after the family's version took its own, so that the others'
+# baselines and trials stay as they were. Scal 2: its bench cases scale by 1 + 2^-10 in
+# magnitude (1: 0.5, -1.25 and 2.0), the judge calling each a hundred times or more on the same
+# vector, which ran to zero or infinity within some 130 calls (tests/test_cublas_inplace.py).
+VERSIONS = {"cublasSscal_v2": 2}
+BENCH_SCALE = 1.0 + 2.0**-10
 
 
 @dataclass(frozen=True)
@@ -147,7 +154,7 @@ def _cases(v: Variant) -> list[Case]:
         if not one_vector:
             params["incy"] = incy
         if v.kind in ("axpy", "scal"):
-            params["alpha"] = alpha
+            params["alpha"] = math.copysign(BENCH_SCALE, alpha) if v.kind == "scal" and tag == "bench" else alpha
         if v.kind in REDUCTIONS:
             params["mean"] = mean
         return case(name, tag, reduction=n if v.kind in REDUCTIONS else 1, seed=seed, **params)
@@ -248,7 +255,7 @@ def routines() -> list[Routine]:
         written = {"swap": ("x", "y"), "scal": ("x",)}.get(v.kind, ("y",))
         reduction = v.kind in REDUCTIONS
         out.append(Routine(
-            name=name, family="vector", version=VERSION, task=_task(name, v),
+            name=name, family="vector", version=VERSIONS.get(name, VERSION), task=_task(name, v),
             signature=text.stub(name, py, c), cases=_cases(v), reference=v.kind,
             solution=_solution(name, v, py),
             inout=() if reduction else written, outputs=("result",) if reduction else (),

@@ -24,7 +24,7 @@ from kgb import cublas
 from kgb.cublas_families import vector
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 NAME = 'cublasSscal_v2'
 
 SIGNATURES = '''
@@ -45,9 +45,9 @@ CASES = [
     Case('wide-stride', 'check', {'n': 999, 'incx': 7, 'alpha': 3.25}, seed=0, reduction=1),
     Case('one', 'check', {'n': 1, 'incx': 5, 'alpha': -4.0}, seed=0, reduction=1),
     Case('zero-length', 'check', {'n': 0, 'incx': 2, 'alpha': 0.75}, seed=0, reduction=1),
-    Case('bench-64m', 'bench', {'n': 67108864, 'incx': 1, 'alpha': 0.5}, seed=0, reduction=1),
-    Case('bench-16m', 'bench', {'n': 16777216, 'incx': 1, 'alpha': -1.25}, seed=0, reduction=1),
-    Case('bench-strided', 'bench', {'n': 16777216, 'incx': 2, 'alpha': 2.0}, seed=0, reduction=1),
+    Case('bench-64m', 'bench', {'n': 67108864, 'incx': 1, 'alpha': 1.0009765625}, seed=0, reduction=1),
+    Case('bench-16m', 'bench', {'n': 16777216, 'incx': 1, 'alpha': -1.0009765625}, seed=0, reduction=1),
+    Case('bench-strided', 'bench', {'n': 16777216, 'incx': 2, 'alpha': 1.0009765625}, seed=0, reduction=1),
 ]
 
 

@@ -28,7 +28,7 @@ from kgb import cublas
 from kgb.cublas_families import matvec
 from kgb.operators import Case
 
-VERSION = 1
+VERSION = 2
 NAME = 'cublasStbmv_v2'
 
 SIGNATURES = '''
