@@ -107,3 +107,31 @@ def test_the_drift_benchmark_says_where_an_in_place_operators_values_went():
     x = torch.tensor([0.25, 8.0, float("inf"), 0.0])
     assert inplace_drift.written_range(spec, {"self": x, "other": torch.ones(4)}) == "2^-2..2^3, 25.0% not finite"
     assert inplace_drift.written_range(spec, {"self": torch.zeros(3, dtype=torch.int64), "other": 1}) == "-"
+
+
+def test_the_first_run_benchmark_reads_gpu_memory_as_numbers_and_an_event_log_as_its_figures():
+    """benchmarks/first_run.py: sessions 31-33 compared nvidia-smi's lines as text, and "99887"
+    came out above "142373"."""
+    import first_run
+
+    assert first_run.parse_mib("99887\n142373\n") == 242260  # two GPUs: their sum
+    assert max(first_run.parse_mib(line) for line in ("99887", "142373")) == 142373
+    assert first_run.parse_mib("[N/A]\n") is None
+
+    def evaluated(ts, status, ran_out=0.0, engine=10.0, judge=9.0):
+        return {"kind": "CandidateEvaluated", "ts": ts, "verdict": {
+            "status": status, "eval_s": 12.0, "ran_out_s": ran_out, "gate_s": 1.0,
+            "harness_s": {"engine": engine}, "judge_s": judge, "phase_s": {"candidate compile": 5.0, "draw": 1.0}}}
+
+    events = [{"kind": "RunStarted", "ts": 107.5}, {"kind": "TrialStarted", "ts": 107.7},
+              {"kind": "BaselineMeasured", "ts": 110.0}, evaluated(117.0, "correct"),
+              {"kind": "TrialFinished", "ts": 117.0}, {"kind": "TrialStarted", "ts": 107.8},
+              evaluated(130.0, "wrong_output", ran_out=4.0), {"kind": "TrialFinished", "ts": 130.0}]
+    figures = first_run.summarise(events, launched=100.0)
+    assert figures["launch to RunStarted (s)"] == 7.5
+    assert abs(figures["launch to the first trial (s)"] - 7.7) < 1e-9
+    assert figures["launch to the last trial's end (s)"] == 30.0
+    assert (figures["trials"], figures["correct"], figures["baselines measured"]) == (2, 1, 1)
+    assert figures["evaluations run again after running out of GPU memory"] == 1
+    assert figures["... their first runs (s)"] == 4.0 and figures["the engine's hand-off (s)"] == 2.0
+    assert first_run.phases(events) == [("candidate compile", 10.0), ("draw", 2.0)]
