@@ -59,12 +59,14 @@ def head_start(cfg: Config) -> None:
     backend = cfg.chip.backend
     if backend == "cpu":
         device = "cpu"
-    elif backend in ("cuda", "auto"):
-        device = "cuda" if memory_mib() else "cpu" if backend == "auto" else ""
+    elif backend not in ("cuda", "auto"):
+        return  # another vendor's device: no guess
+    elif memory_mib():
+        device = "cuda"
+    elif backend == "auto":
+        device = "cpu"
     else:
-        device = ""  # another vendor's device: no guess
-    if not device:
-        return  # the chip is not here: its trials are skipped, nothing is judged
+        return  # a CUDA chip that is not here: its trials are skipped, nothing is judged
     try:
         settings = eval_settings(cfg.eval, Chip(cfg.chip.name, device, cfg.chip.notes, True, "a guess"))
     except ConfigError:

@@ -26,10 +26,6 @@ from kgb.operators import OPERATORS_DIR
 TABLE = OPERATORS_DIR / "judging_seconds.json"
 
 
-def _table(path: Path | None) -> dict:
-    return _read(path or TABLE)
-
-
 @functools.cache
 def _read(path: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
@@ -38,7 +34,7 @@ def _read(path: Path) -> dict:
 def judging_seconds(device: str, path: Path | None = None) -> dict[str, float]:
     """Seconds each operator's solution took to judge on this device type (a GPU that the
     table does not name takes the CUDA figures: the order, not the times, is what counts)."""
-    table = _table(path)
+    table = _read(path or TABLE)
     entry = table.get(device) or (table.get("cuda") if device != "cpu" else None) or {}
     return dict(entry.get("seconds", {}))
 
@@ -53,7 +49,7 @@ def longest_first(ops: list[str], device: str, path: Path | None = None) -> list
 def refreshed(sweep: dict[str, dict], device: str, measured: str, path: Path | None = None) -> dict:
     """The table with `device`'s figures replaced by a sweep's (only its correct verdicts:
     a failed one ends early and says nothing of how long judging the operator takes)."""
-    table = dict(_table(path))
+    table = dict(_read(path or TABLE))
     seconds = {op: round(e["wall_s"], 1) for op, e in sorted(sweep.items()) if e.get("status") == "correct"}
     if not seconds:
         raise ValueError("the sweep has no correct verdict to take times from")
