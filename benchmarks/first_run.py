@@ -1,6 +1,6 @@
 """The README's main command as a newcomer meets it, timed and taken apart; prints a table.
 
-    python benchmarks/first_run.py [--json F] [--warm] [-- run.py overrides, e.g. chip=nvidia 'ops=[aten::t]']
+    python benchmarks/first_run.py [--json F] [--warm] [--second] [-- run.py overrides, e.g. chip=nvidia 'ops=[aten::t]']
 
 Runs `python run.py` into a fresh tracking root (so every baseline of the chip is measured,
 as on a new machine) with an empty compile store and temp folder unless --warm, samples the
@@ -8,6 +8,9 @@ GPUs' memory each second where `nvidia-smi` answers, and reads the job's event l
 how long from the launch to `RunStarted`, to the first trial and to the end; how many
 evaluations ran out of GPU memory among others and ran again, and what that cost; what the
 judges waited for. Issue 11's first goal is this command on one H200 in three minutes.
+With --second it then runs a chip's later job (the chip's baselines known, new compiles), as
+an agent's calls of the judge meet it; with KGB_GPU_TRACE set, it says which operators held
+the GPU's memory (nvidia-smi's processes, put down to the judge whose operator the trace names).
 
 Until session 34 every H200 figure for that goal came from benchmarks/throughput.py, which
 is given the chip's baselines and an order by earlier sweeps; and the GPU memory peaks of
@@ -18,6 +21,7 @@ Here memory is read as numbers.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -31,13 +35,18 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PHASES_SHOWN = 8
+TRACE_ENV = "KGB_GPU_TRACE"  # kgb.evaluate.timing_lock's: the judges' trace, which names each judge's operator
 
 
 class MemorySampler:
-    """The GPUs' used memory in MiB each second, summed over the GPUs, while it runs."""
+    """The GPUs' used memory in MiB each second, summed over the GPUs, while it runs; and
+    each process's, with its ancestors' pids, so that a judge's and its candidate
+    process's memory can be put down to the operator it judged (`by_operator`)."""
 
     def __init__(self) -> None:
         self.samples: list[int] = []
+        self.processes: list[dict[int, int]] = []  # each second: MiB by pid
+        self.ancestors: dict[int, list[int]] = {}  # pid -> its parent, grandparent, ...
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -58,6 +67,73 @@ class MemorySampler:
             used = parse_mib(out)
             if used is not None:
                 self.samples.append(used)
+            out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                                 capture_output=True, text=True, check=False).stdout
+            held = parse_processes(out)
+            for pid in held:
+                if pid not in self.ancestors:
+                    self.ancestors[pid] = ancestors(pid)
+            self.processes.append(held)
+
+
+def parse_processes(text: str) -> dict[int, int]:
+    """`nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits` as MiB by pid."""
+    held: dict[int, int] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            held[int(parts[0])] = held.get(int(parts[0]), 0) + int(parts[1])
+    return held
+
+
+def ancestors(pid: int) -> list[int]:
+    """The process's parent, its parent's, ... as /proc says while they live (empty where
+    this process cannot see it: another PID namespace)."""
+    chain = []
+    while pid > 1 and len(chain) < 16:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+        chain.append(pid)
+    return chain
+
+
+def by_operator(processes: list[dict[int, int]], ancestry: dict[int, list[int]],
+                judged: dict[int, str]) -> tuple[dict[str, int], dict[str, int]]:
+    """Each operator's most GPU memory in one sample (its judge and the judge's descendants,
+    the candidate process among them), and what held the sample with the most in all.
+    `judged`: the operator of each judge's pid, from the judges' trace; what belongs to no
+    judge that judged is "the harness and spare judges"."""
+    def owner(pid: int) -> str:
+        for p in (pid, *ancestry.get(pid, [])):
+            if p in judged:
+                return judged[p]
+        return "the harness and spare judges"
+
+    most: dict[str, int] = {}
+    busiest: dict[str, int] = {}
+    for held in processes:
+        sample: dict[str, int] = {}
+        for pid, mib in held.items():
+            sample[owner(pid)] = sample.get(owner(pid), 0) + mib
+        for name, mib in sample.items():
+            most[name] = max(most.get(name, 0), mib)
+        if sum(sample.values()) > sum(busiest.values()):
+            busiest = sample
+    return most, busiest
+
+
+def judged_operators(trace: Path) -> dict[int, str]:
+    """Each judge's pid and the operator it judged, from the judges' trace (KGB_GPU_TRACE)."""
+    judged: dict[int, str] = {}
+    if trace.is_file():
+        for line in trace.read_text().splitlines():
+            record = json.loads(line)
+            if record.get("tag") and record["kind"] in ("turn", "section"):
+                judged[record["pid"]] = record["tag"]
+    return judged
 
 
 def parse_mib(text: str) -> int | None:
@@ -100,44 +176,92 @@ def phases(events: list[dict]) -> list[tuple[str, float]]:
     return sorted(total.items(), key=lambda kv: -kv[1])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", default=None, help="also write the figures here")
-    parser.add_argument("--warm", action="store_true", help="keep this user's compile store and temp folder")
-    parser.add_argument("overrides", nargs="*", help="run.py's overrides, after --")
-    args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="kgb-first-run-"))
-    env = dict(os.environ)
-    if not args.warm:
-        for name in ("XDG_CACHE_HOME", "TMPDIR"):
-            env[name] = str(scratch / name.lower())
-            Path(env[name]).mkdir()
-    root = scratch / "outputs"
-    command = [sys.executable, "run.py", f"tracking.root={root}", *args.overrides]
-    log = scratch / "run.log"
+def run_job(command: list[str], env: dict[str, str], log: Path, root: Path) -> tuple[int, float, list[dict], MemorySampler, float]:
+    """One run of run.py into `root`: its exit code, wall time, the events it wrote and the
+    memory sampled meanwhile."""
+    before = {p: len(p.read_text().splitlines()) for p in root.glob("jobs/*/events.jsonl")}
     print(f"running {' '.join(command[1:])} (log: {log})", file=sys.stderr, flush=True)
     with MemorySampler() as memory, open(log, "w") as out:
         launched = time.time()
         code = subprocess.run(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
         wall = time.time() - launched
-    logs = sorted(root.glob("jobs/*/events.jsonl"))
-    if code != 0 or not logs:
-        print(f"run.py ended with exit code {code}; its output: {log}", file=sys.stderr)
-        return code or 1
-    events = [json.loads(line) for p in logs for line in p.read_text().splitlines() if line.strip()]
-    figures = {"wall, launch to exit (s)": wall, **summarise(events, launched),
-               "GPU memory peak (MiB, all GPUs)": max(memory.samples) if memory.samples else None,
-               "GPU memory median (MiB)": statistics.median(memory.samples) if memory.samples else None}
-    print(f"`python {' '.join(command[1:2] + args.overrides)}` from a fresh tracking root"
-          f"{'' if args.warm else ' and an empty compile store'}\n")
-    print("| figure | value |\n|---|---|")
+    events = [json.loads(line) for p in sorted(root.glob("jobs/*/events.jsonl"))
+              for line in p.read_text().splitlines()[before.get(p, 0):] if line.strip()]
+    return code, wall, events, memory, launched
+
+
+def figures_of(wall: float, events: list[dict], launched: float, memory: MemorySampler) -> dict:
+    return {"wall, launch to exit (s)": wall, **summarise(events, launched),
+            "GPU memory peak (MiB, all GPUs)": max(memory.samples) if memory.samples else None,
+            "GPU memory median (MiB)": statistics.median(memory.samples) if memory.samples else None}
+
+
+def print_table(title: str, figures: dict, events: list[dict]) -> None:
+    print(f"{title}\n\n| figure | value |\n|---|---|")
     for name, value in figures.items():
         print(f"| {name} | {'-' if value is None else f'{value:.1f}' if isinstance(value, float) else value} |")
     print("\n| the judges' phase, summed | seconds |\n|---|---|")
     for name, seconds in phases(events)[:PHASES_SHOWN]:
         print(f"| {name} | {seconds:.1f} |")
+
+
+def print_memory(memory: MemorySampler, trace: Path | None) -> dict[str, int]:
+    """The operators that held the most GPU memory, where nvidia-smi names the processes and
+    the judges' trace names their operators."""
+    if trace is None or not memory.processes:
+        return {}
+    most, busiest = by_operator(memory.processes, memory.ancestors, judged_operators(trace))
+    if not most:
+        print("\nnvidia-smi named no process this one can see (another PID namespace?)")
+        return {}
+    print("\nthe most GPU memory held at once (MiB), judge and candidate process together: "
+          + ", ".join(f"{name} {mib:,}" for name, mib in sorted(most.items(), key=lambda kv: -kv[1])[:12]))
+    print(f"the busiest second ({sum(busiest.values()):,} MiB by process): "
+          + ", ".join(f"{name} {mib:,}" for name, mib in sorted(busiest.items(), key=lambda kv: -kv[1])))
+    return most
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument("--warm", action="store_true", help="keep this user's compile store and temp folder")
+    parser.add_argument("--second", action="store_true",
+                        help="then a chip's later job: run.py again into the same tracking root (its baselines known) "
+                             "as sample 1 (method.samples=2), its compile store emptied again unless --warm")
+    parser.add_argument("--events", default=None, type=Path,
+                        help="keep each job's event log here, gzipped (first-events.jsonl.gz, second-...)")
+    parser.add_argument("overrides", nargs="*", help="run.py's overrides, after --")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="kgb-first-run-"))
+    root = scratch / "outputs"
+    trace = Path(os.environ[TRACE_ENV]) if os.environ.get(TRACE_ENV) else None
+    report: dict = {}
+    for run in ("first", "second") if args.second else ("first",):
+        env = dict(os.environ)
+        if not args.warm:
+            for name in ("XDG_CACHE_HOME", "TMPDIR"):
+                env[name] = str(scratch / run / name.lower())
+                Path(env[name]).mkdir(parents=True)
+        if trace is not None:
+            env[TRACE_ENV] = str(trace.with_name(f"{trace.name}.{run}"))
+        extra = ["method.samples=2"] if run == "second" else []
+        command = [sys.executable, "run.py", f"tracking.root={root}", *args.overrides, *extra]
+        code, wall, events, memory, launched = run_job(command, env, scratch / f"{run}.log", root)
+        if code != 0 or not events:
+            print(f"run.py ended with exit code {code}; its output: {scratch / f'{run}.log'}", file=sys.stderr)
+            return code or 1
+        if args.events is not None:
+            args.events.mkdir(parents=True, exist_ok=True)
+            with gzip.open(args.events / f"{run}-events.jsonl.gz", "wt") as kept:
+                kept.writelines(json.dumps(e) + "\n" for e in events)
+        figures = figures_of(wall, events, launched, memory)
+        into = "a fresh tracking root" if run == "first" else "the same tracking root, the chip's baselines known"
+        print_table(f"\n`python {' '.join(command[1:2] + args.overrides + extra)}`, the {run} job into {into}"
+                    f"{'' if args.warm else ', its compile store empty'}", figures, events)
+        held = print_memory(memory, Path(env[TRACE_ENV]) if trace is not None else None)
+        report[run] = {"figures": figures, "phases": dict(phases(events)), "gpu_mib_by_operator": held}
     if args.json:
-        Path(args.json).write_text(json.dumps({"figures": figures, "phases": dict(phases(events))}, indent=1))
+        Path(args.json).write_text(json.dumps(report, indent=1))
     shutil.rmtree(scratch, ignore_errors=True)
     return 0
 

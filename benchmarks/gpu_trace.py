@@ -148,9 +148,15 @@ def report(records: list[dict]) -> str:
             spans = [m["steps"][k] for m in measures if k in m["steps"]]
             lines.append(f"| {k} | {sum(spans):.1f} | {statistics.median(spans):.3f} | {_quantile(spans, 0.9):.3f} "
                          f"| {max(spans):.2f} |")
+        whose: dict[str, list[dict]] = defaultdict(list)  # the judge's replays, and a chip's first baselines
+        for m in measures:
+            whose[m.get("who", "replay")].append(m)
+        lines.append("measurements by whose call: " + "; ".join(
+            f"{who} {len(ms)} ({sum(m['ended'] - m['began'] for m in ms):.1f} s, "
+            f"{sum(m['mode'] == 'graph' for m in ms)} on graphs)" for who, ms in sorted(whose.items())))
         slowest = sorted(measures, key=lambda m: m["began"] - m["ended"])[:8]
         lines.append("the slowest: " + "; ".join(
-            f"{m['tag']} {m['ended'] - m['began']:.2f} s {m['mode']} x{m['repeats']} "
+            f"{m.get('who', 'replay')} {m['tag']} {m['ended'] - m['began']:.2f} s {m['mode']} x{m['repeats']} "
             + " ".join(f"{k} {v:.2f}" for k, v in m["steps"].items()) for m in slowest))
     held = {}  # each judge's most, by the end of any of its turns (kgb.evaluate.timing_lock._peak_mib)
     for r in turns:

@@ -135,3 +135,26 @@ def test_the_first_run_benchmark_reads_gpu_memory_as_numbers_and_an_event_log_as
     assert figures["evaluations run again after running out of GPU memory"] == 1
     assert figures["... their first runs (s)"] == 4.0 and figures["the engine's hand-off (s)"] == 2.0
     assert first_run.phases(events) == [("candidate compile", 10.0), ("draw", 2.0)]
+
+
+def test_the_first_run_benchmark_puts_each_process_memory_down_to_the_operator_its_judge_judged(tmp_path):
+    """A first run on the H200 peaked at the GPU's whole memory (session 34) and which
+    judgements held it was not known: nvidia-smi names processes, the judges' trace names
+    each judge's operator, and a candidate process counts to the judge above it."""
+    import json
+
+    import first_run
+
+    assert first_run.parse_processes("4242, 612\n77, 9000\n[N/A], 1\n") == {4242: 612, 77: 9000}
+    trace = tmp_path / "trace"
+    trace.write_text("\n".join(json.dumps(r) for r in (
+        {"kind": "turn", "pid": 10, "tag": "aten::sort"}, {"kind": "section", "pid": 20, "tag": "aten::t"},
+        {"kind": "start", "pid": 30})) + "\n")
+    judged = first_run.judged_operators(trace)
+    assert judged == {10: "aten::sort", 20: "aten::t"}
+    ancestry = {11: [12, 10, 1], 21: [20, 1], 99: [1]}  # 11: sort's candidate under its sandbox's init
+    samples = [{10: 600, 11: 5000, 20: 600, 99: 700}, {10: 600, 11: 9000, 21: 400}]
+    most, busiest = first_run.by_operator(samples, ancestry, judged)
+    assert most == {"aten::sort": 9600, "aten::t": 600, "the harness and spare judges": 700}
+    assert busiest == {"aten::sort": 9600, "aten::t": 400}
+    assert first_run.ancestors(1) == []

@@ -9,6 +9,7 @@ It is timed on its own clone of the case's timed inputs, with the protocol the r
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -16,6 +17,7 @@ import torch
 
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing import Prepared, Timing, measure, prepare
+from kgb.evaluate.timing_lock import trace
 from kgb.operators import Spec
 
 
@@ -34,8 +36,9 @@ class BaselineTiming:
     has no speedup, and no other baseline replaces it), or `broke` says how it left this
     process's CUDA context unusable."""
 
-    def __init__(self, call: Callable[[], object], repeats: int, warmup: int, phase: Phases):
+    def __init__(self, call: Callable[[], object], repeats: int, warmup: int, phase: Phases, tag: str = ""):
         self.call, self.repeats, self.warmup, self.phase = call, repeats, warmup, phase
+        self.tag = tag  # the operator and case, for the judges' trace
         self.done = False
         self.prepared: Prepared | None = None
         self.timing: Timing | None = None
@@ -53,9 +56,14 @@ class BaselineTiming:
         self.prepare()
         self.done = True
         if self.prepared is not None:
+            began = time.monotonic()
             with self._failing(), self.phase("baseline timing"):
                 self.timing = measure(self.prepared, self.repeats)
             self.prepared = None
+            if self.timing is not None:  # a chip's first run measures ~590 of these in the turns (session 34: 44-60 s)
+                t = self.timing
+                trace("measure", began, began, time.monotonic(), tag=self.tag, who="baseline", mode=t.mode,
+                      repeats=t.repeats, steps={k: round(v, 4) for k, v in t.steps.items()})
 
     @property
     def us(self) -> float | None:

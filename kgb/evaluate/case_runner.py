@@ -277,7 +277,8 @@ class CaseRunner:
             _, base_fn = self.baseline(entry.name)
             with self.exclusive.work():
                 bargs, bkwargs = entry.bind(clone_exact(timed))
-            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase)
+            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
+                                      tag=f"{spec.id} {case.name}")
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
         staged = TimedCase(case, reply, cand_t, check, baseline, crowded)

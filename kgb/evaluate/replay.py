@@ -322,7 +322,7 @@ class StagedReplay:
             self.timing = measure(self.prepared, self.repeats, keep_graph=True)
         self.prepared = None
         t = self.timing
-        trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, mode=t.mode, repeats=t.repeats,
+        trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
               steps={k: round(v, 4) for k, v in t.steps.items()})
 
     def finish(self) -> Replayed:
