@@ -476,7 +476,13 @@ def test_the_trace_report_sums_each_step_of_the_measurements():
     report = gpu_trace.report(records)
     rows = [line for line in report.splitlines() if line.startswith("| repetitions") or line.startswith("| synchronize")]
     assert rows == ["| repetitions | 2.0 | 1.000 | 1.900 | 1.90 |", "| synchronize | 0.5 | 0.250 | 0.400 | 0.40 |"]
-    assert "the slowest: a::x 2.00 s eager x100" in report
+    assert "the slowest: replay a::x 2.00 s eager x100" in report
+    # a chip's first run also measures baselines in the turns; the report sets them apart
+    records.append({"kind": "measure", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 3.0, "tag": "a::z big",
+                    "who": "baseline", "mode": "graph", "repeats": 40, "steps": {"repetitions": 3.0}})
+    report = gpu_trace.report(records)
+    assert "measurements by whose call: baseline 1 (3.0 s, 1 on graphs); replay 2 (2.5 s, 0 on graphs)" in report
+    assert "the slowest: baseline a::z big 3.00 s graph x40" in report
 
 
 def test_the_trace_report_sets_the_sweeps_first_starts_apart_from_the_later_ones():
