@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, cuda_waits, gpus, workdirs
+from kgb.evaluate import compile_cache, cuda_waits, gpus, held_memory, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
@@ -173,9 +173,10 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     crowded = []  # for each run that ran out of GPU memory among others: how many were in flight
     gate_s = ran_out_s = 0.0
+    mib = held_memory.expected_mib(spec.id, settings.device)
     while True:
         asked = time.perf_counter()
-        with gpus.memory.seat(again=bool(crowded)) as seat:
+        with gpus.memory.seat(again=bool(crowded), mib=mib) as seat:
             seated = time.perf_counter()
             gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
@@ -355,6 +356,7 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             torch_ops=tuple(final.get("torch_ops", ())),
             sandbox=final.get("sandbox"),
             phase_s=final.get("phase_s", {}),
+            gpu_mib=final.get("gpu_mib", {}),
             judge_s=float(final.get("eval_s", 0.0)),
         )
     done = f" after {len(cases)} passing case(s)" if cases else ""

@@ -3,8 +3,9 @@ the judge in the same timing turn as its replay of the candidate's call when it 
 turn waits for every running work section of the GPU to end, and once is enough for both.
 It is prepared (warmed up, captured) before, in a work section, like the replay.
 
-It is timed on its own clone of the case's timed inputs, with the protocol the replay uses
-(kgb.evaluate.timing.measure), so that their ratio is fair.
+It is timed on the judge's own draw of the case's timed inputs (set T, which nothing else
+reads), with the protocol the replay uses (kgb.evaluate.timing.measure), so that their
+ratio is fair.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ class _Server:
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
                        unchanged=_unchanged(known, before),
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
-                       hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
+                       hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device))
         except codec.WireError as exc:
             self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
 
@@ -241,7 +241,7 @@ class _Server:
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
                    unchanged=frozenset(known.by_id) - wanted, median_us=statistics.median(samples),
-                   repeats=len(samples), mode="eager")
+                   repeats=len(samples), mode="eager", gpu_mib=_held_mib(self.device))
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of
@@ -306,6 +306,13 @@ class _Server:
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)
+
+
+def _held_mib(device: str) -> int | None:
+    """The most GPU memory this process's allocator has held so far (MiB), for the judge's
+    record of what an evaluation holds (Verdict.gpu_mib): said by the candidate's own
+    process, so a hint for scheduling, never a measurement anything is judged on."""
+    return int(torch.cuda.max_memory_reserved()) >> 20 if device == "cuda" else None
 
 
 def snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:

@@ -93,6 +93,7 @@ class CandidateProcess:
         self.pid, self.conn = pid, Conn(ours.detach())
         self.sandbox, self.notes = "", []
         self.has_spec = False  # given the spec (`give_spec`): it draws bench inputs itself
+        self.held_mib = 0  # the most GPU memory its allocator said it held, in any reply (a hint)
         # the judge's work sections, let go of while the candidate compiles and while inputs and
         # outputs cross (set by the judge)
         self.exclusive: TimingLock | None = None
@@ -123,6 +124,9 @@ class CandidateProcess:
             while msg.kind == "compiling":
                 self._while_compiling()
                 msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work)
+            said = msg.fields.get("gpu_mib")
+            if isinstance(said, int) and not isinstance(said, bool):
+                self.held_mib = max(self.held_mib, said)
             return msg
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc

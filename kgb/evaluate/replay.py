@@ -279,8 +279,12 @@ class StagedReplay:
     (`finish`). Every turn waits for all running work sections of the GPU to end; a turn
     per operator rather than per case drains them once for all its cases.
 
-    The replay runs on the judge's own copies of what was sent (`before`: the bytes as
-    sent), with set V's values loaded into set T's buffers, as the candidate process did."""
+    The replay runs on the judge's own copies of set T's storages as sent (`before`: the
+    bytes as sent), with set V's values loaded into them from `before` itself, as the
+    candidate process did. Set V's storages are read, never replayed on: a recorded call
+    that names one is not replayed (the candidate process records its call on T's buffers),
+    and the judge holds no second copy of them (one copy of a bench case's inputs fewer at
+    its peak, session 35)."""
 
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
@@ -290,10 +294,13 @@ class StagedReplay:
         self.before, self.bind, self.outputs, self.repeats = before, bind, outputs, repeats
         self.exclusive = exclusive
         self.timing: Any = None
+        t_ids = {sid for t in tree_flatten(timed)[0] if isinstance(t, torch.Tensor)
+                 and (sid := sent.id_of(t.untyped_storage())) is not None}
         with exclusive.work():
             self.storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
-                             .untyped_storage() for sid, b in before.items()}
-            self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, self.storages)
+                             .untyped_storage() for sid, b in before.items() if sid in t_ids}
+            as_sent = {sid: b.untyped_storage() for sid, b in before.items() if sid not in t_ids}
+            self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, as_sent)
             self.replay = Replay(recording, self.storages, ops)
             self._reset()
         self.replay.build_launchers()
@@ -309,8 +316,8 @@ class StagedReplay:
     def _reset(self) -> None:
         from kgb.evaluate.correctness import load_values
 
-        for sid, data in self.before.items():
-            codec.overwrite(self.storages[sid], data)
+        for sid, storage in self.storages.items():
+            codec.overwrite(storage, self.before[sid])
         load_values(self.bind(self.t_in), self.bind(self.v_in))
 
     def measure(self) -> None:

@@ -1,0 +1,110 @@
+"""How much GPU memory judging each operator holds, as last measured: the memory gate seats
+an evaluation by it (kgb.evaluate.gpus.MemoryGate), so that the few operators whose
+judgements hold tens of GB do not run together and run out.
+
+On the H200 a first run of the 210 operators peaked at the GPU's whole memory and 4-14
+evaluations a run ran out among others and ran again (sessions 34-35): the gate learnt of a
+crowd only by an evaluation failing in it. Most judgements hold 1-6 GB; a few hold 20-41 GB
+(aten::reflection_pad1d_backward, cuBLAS's complex swap and dot, vLLM's MoE repacks), by the
+sizes of their bench cases, which do not change from run to run. So the table records, per
+operator, what its judge's allocator and its candidate process's held at most
+(`Verdict.gpu_mib`), from the operators' own solutions; a candidate of another method may
+hold more or less, and an evaluation that runs out among others still runs again.
+
+Refresh it from a job's event log on a GPU host (gzipped or not):
+
+    python -m kgb.evaluate.held_memory outputs/jobs/JOB/events.jsonl --measured "what ran it, where"
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gzip
+import json
+import statistics
+from pathlib import Path
+
+from kgb.operators import OPERATORS_DIR
+
+TABLE = OPERATORS_DIR / "judging_memory.json"
+# Two CUDA contexts, the judge's and its candidate process's, which no allocator counts: the
+# least an evaluation's processes held on the H200 by nvidia-smi, 1,248 MiB (session 35)
+CONTEXTS_MIB = 1248
+
+
+@functools.cache
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def measured_mib(device: str, path: Path | None = None) -> dict[str, int]:
+    """Each measured operator's judgement's allocators' MiB on this device type (a GPU the
+    table does not name takes the CUDA figures; the CPU has none)."""
+    if device == "cpu":
+        return {}
+    table = _read(path or TABLE)
+    entry = table.get(device) or table.get("cuda") or {}
+    return {op: int(mib) for op, mib in dict(entry.get("mib", {})).items()}
+
+
+def expected_mib(op: str, device: str, path: Path | None = None) -> int | None:
+    """What judging `op` is expected to hold on the GPU, its processes' contexts included;
+    for an operator the table lacks, the median operator's; None on the CPU or with no table."""
+    table = measured_mib(device, path)
+    if not table:
+        return None
+    held = table.get(op)
+    if held is None:
+        held = int(statistics.median(table.values()))
+    return held + CONTEXTS_MIB
+
+
+def from_events(lines: list[str]) -> dict[str, int]:
+    """Each operator's most held memory over a job's correct verdicts (judge and candidate
+    process together): a failed evaluation may end before its bench cases."""
+    held: dict[str, int] = {}
+    trial_op: dict[str, str] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        if event.get("kind") == "TrialStarted":
+            trial_op[event["trial"]] = event["op"]
+        elif event.get("kind") == "CandidateEvaluated" and event["verdict"].get("status") == "correct":
+            op = trial_op.get(event.get("trial") or "")
+            mib = event["verdict"].get("gpu_mib") or {}
+            if op is not None and mib:
+                held[op] = max(held.get(op, 0), sum(int(v) for v in mib.values()))
+    return dict(sorted(held.items()))
+
+
+def refreshed(held: dict[str, int], device: str, measured: str, path: Path | None = None) -> dict:
+    """The table with `device`'s figures replaced."""
+    if not held:
+        raise ValueError("the event log has no correct verdict that says what GPU memory it held "
+                         "(Verdict.gpu_mib: a job on a GPU, by kgb of session 35 or later)")
+    table = dict(_read(path or TABLE))
+    table[device] = {"measured": measured, "mib": held}
+    return table
+
+
+def read_lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return f.read().splitlines()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("events", type=Path, help="a job's events.jsonl (or .jsonl.gz)")
+    parser.add_argument("--device", default="cuda", help="the device type it ran on")
+    parser.add_argument("--measured", required=True, help="what ran the job and where, for the table's reader")
+    args = parser.parse_args(argv)
+    table = refreshed(from_events(read_lines(args.events)), args.device, args.measured)
+    TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+    print(f"{TABLE}: {len(table[args.device]['mib'])} operators for {args.device}")
+
+
+if __name__ == "__main__":
+    main()
