@@ -1,21 +1,19 @@
-"""The memory gate seats evaluations by what their operators' judgements held when last
-measured (kgb.evaluate.held_memory), so that the few that hold tens of GB do not run
-together and run out (on the H200, session 35: 8 evaluations of a run ran again after
-running out among others)."""
+"""Judges reserve GPU memory for their bench cases by what their operators' judgements held
+when last measured (kgb.evaluate.held_memory, kgb.evaluate.memory_ledger), so that the few
+that hold tens of GB do not time together and run out (on the H200, sessions 34-35: 4-14
+evaluations of a first run ran again after running out among others)."""
 
 from __future__ import annotations
 
 import gzip
 import json
-import threading
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 
 import pytest
 
-from kgb.evaluate import held_memory
-from kgb.evaluate.gpus import MemoryGate
+from kgb.evaluate import held_memory, memory_ledger
 
 
 def table(tmp_path, mib: dict[str, int]):
@@ -24,11 +22,11 @@ def table(tmp_path, mib: dict[str, int]):
     return path
 
 
-def test_an_operator_is_expected_to_hold_its_measured_memory_and_its_contexts(tmp_path):
+def test_an_operator_is_expected_to_hold_its_measured_memory(tmp_path):
     path = table(tmp_path, {"a::small": 100, "a::mid": 300, "a::huge": 40_000})
-    assert held_memory.expected_mib("a::huge", "cuda", path) == 40_000 + held_memory.CONTEXTS_MIB
-    assert held_memory.expected_mib("a::new", "cuda", path) == 300 + held_memory.CONTEXTS_MIB, "the median"
-    assert held_memory.expected_mib("a::small", "rocm", path) == 100 + held_memory.CONTEXTS_MIB
+    assert held_memory.expected_mib("a::huge", "cuda", path) == 40_000
+    assert held_memory.expected_mib("a::new", "cuda", path) == 300, "the median"
+    assert held_memory.expected_mib("a::small", "rocm", path) == 100
     assert held_memory.expected_mib("a::huge", "cpu", path) is None
     assert held_memory.expected_mib("a::huge", "cuda", tmp_path / "absent.json") is None
 
@@ -57,88 +55,107 @@ def test_the_table_is_refreshed_from_a_jobs_correct_verdicts_at_their_most(tmp_p
         held_memory.refreshed({}, "cuda", "an H200", tmp_path / "t.json")
 
 
+
+
+@pytest.fixture
+def processes():
+    """Live processes whose identities ledgers take (one per judge, as in a sweep)."""
+    started: list[subprocess.Popen] = []
+
+    def key() -> str:
+        p = subprocess.Popen(["sleep", "120"])
+        started.append(p)
+        return f"{p.pid}:{memory_ledger._start_time(p.pid)}"
+
+    yield key
+    for p in started:
+        p.kill()
+        p.wait()
+
+
+def _ledger(path, budget: int, key: str) -> memory_ledger.Ledger:
+    ledger = memory_ledger.Ledger(path, budget)
+    ledger.key = key
+    return ledger
+
+
 def _wait_until(condition, limit_s: float = 30.0) -> None:
     deadline = time.monotonic() + limit_s
     while not condition() and time.monotonic() < deadline:
-        threading.Event().wait(0.01)
+        time.sleep(0.01)
 
 
-def test_a_seat_waits_until_it_fits_beside_what_the_others_hold_and_seats_go_in_order():
-    gate = MemoryGate(budget_mib=100)
+def _book(path) -> dict:
+    return json.loads(path.read_text()) if path.exists() and path.read_text() else {}
+
+
+def test_bench_reservations_wait_for_room_on_the_gpu_and_are_given_back(tmp_path, processes):
+    path = tmp_path / "kgb-timing-0.lock.memory"
+    a, b, c = (_ledger(path, 100, processes()) for _ in range(3))
     order: list[str] = []
-    large = gate.seat(mib=70)
-    large.__enter__()
-    with gate.seat(mib=20):  # fits beside it: 90 of 100
-        pass
+    first = a.reserved(60)
+    first.__enter__()
+    with b.reserved(30), ThreadPoolExecutor(1) as pool:  # 90 of 100
 
-    def take(name: str, mib: int) -> None:
-        with gate.seat(mib=mib):
-            order.append(name)
+        def third() -> None:
+            with c.reserved(20):
+                order.append("c")
 
+        waiting = pool.submit(third)
+        _wait_until(lambda: c.key in _book(path))
+        time.sleep(3 * memory_ledger.POLL_S)
+        assert order == [] and _book(path)[c.key]["held"] is False
+        order.append("a gives back")
+        first.__exit__(None, None, None)
+        waiting.result(timeout=10)
+    assert order == ["a gives back", "c"]
+    assert _book(path) == {}, "every reservation given back"
+
+
+def test_a_judge_alone_is_never_kept_waiting_and_a_dead_judges_reservation_is_dropped(tmp_path, processes):
+    path = tmp_path / "ledger"
+    with _ledger(path, 100, processes()).reserved(500):
+        assert len(_book(path)) == 1
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    path.write_text(json.dumps({f"{dead.pid}:1": {"mib": 100, "asked": 0.0, "held": True}}))
+    began = time.monotonic()
+    with _ledger(path, 100, processes()).reserved(80):
+        assert time.monotonic() - began < 5 and f"{dead.pid}:1" not in _book(path)
+
+
+def test_reservations_are_held_in_the_order_asked_for(tmp_path, processes):
+    """A small one asked after a large one that waits for room waits behind it, rather than
+    pass it again and again."""
+    path = tmp_path / "ledger"
+    holder, large, small = (_ledger(path, 100, processes()) for _ in range(3))
+    held_by: list[str] = []
+
+    def take(ledger, mib: int, name: str) -> None:
+        with ledger.reserved(mib):
+            held_by.append(name)
+
+    holding = holder.reserved(50)
+    holding.__enter__()
     with ThreadPoolExecutor(2) as pool:
-        second_large = pool.submit(take, "second large", 60)
-        _wait_until(lambda: len(gate._line) == 1)
-        small = pool.submit(take, "small", 10)  # it would fit, but the large one asked first
-        _wait_until(lambda: len(gate._line) == 2)
-        assert order == []
-        large.__exit__(None, None, None)
-        second_large.result(timeout=10), small.result(timeout=10)
-    assert order[0] == "second large"
+        first = pool.submit(take, large, 60, "large")  # 110 of 100: it waits
+        _wait_until(lambda: large.key in _book(path))
+        later = pool.submit(take, small, 5, "small")  # it would fit, but asked later
+        _wait_until(lambda: small.key in _book(path))
+        time.sleep(3 * memory_ledger.POLL_S)
+        assert held_by == []
+        holding.__exit__(None, None, None)
+        first.result(timeout=10), later.result(timeout=10)
+    assert held_by == ["large", "small"]
 
 
-def test_one_evaluation_alone_is_seated_however_much_it_is_expected_to_hold():
-    gate = MemoryGate(budget_mib=100)
-    with gate.seat(mib=500) as seat:
-        assert seat.among == 1
-    with gate.seat(mib=None), gate.seat(mib=None) as unknown:  # no figure: the count alone decides
-        assert unknown.among == 2
+def test_a_judge_reserves_for_its_bench_cases_only_on_a_gpu_with_a_figure():
+    assert memory_ledger.for_request({"device": "cpu", "timing_lock": None, "gpu_mib": 100}) is None
+    assert memory_ledger.for_request({"device": "cuda", "timing_lock": "/tmp/x.lock", "gpu_mib": None}) is None
 
 
-def test_a_gate_with_no_budget_seats_by_count_alone(monkeypatch):
-    gate = MemoryGate()
-    monkeypatch.setattr("kgb.evaluate.gpus.memory_mib", lambda: [])  # nvidia-smi cannot say
-    with gate.seat(mib=10**9), gate.seat(mib=10**9) as second:
-        assert second.among == 2 and gate.budget_mib is None
-
-
-def test_the_budget_is_a_share_of_every_gpus_memory(monkeypatch):
-    from kgb.evaluate import gpus
-
-    monkeypatch.setattr(gpus, "memory_mib", lambda: [143_771, 143_771])
-    assert MemoryGate().budget_mib == int(2 * 143_771 * gpus.FILL)
-
-
-def test_an_evaluation_asks_the_gate_for_its_operators_measured_memory(tmp_path, monkeypatch):
-    import kgb.evaluate as evaluation
+def test_the_shipped_table_covers_every_operator():
     from kgb import operators
-    from kgb.evaluate import EvalSettings, evaluate
 
-    asked: list[int | None] = []
-
-    class Noting(MemoryGate):
-        def seat(self, again=False, mib=None):
-            asked.append(mib)
-            return super().seat(again, mib)
-
-    class Answering:  # a judge that writes no verdict: only the seat is looked at
-        @contextmanager
-        def evaluating(self, key):
-            yield None
-
-        def spares_wanted(self, key) -> int:
-            return 0
-
-        def run(self, request, log, env, timeout_s, spare=None) -> str:
-            return "ok"
-
-    @contextmanager
-    def engine(settings):
-        yield Answering()
-
-    monkeypatch.setattr(evaluation, "_engine", engine)
-    monkeypatch.setattr(evaluation.gpus, "memory", Noting(budget_mib=100_000))
-    monkeypatch.setattr(held_memory, "TABLE", table(tmp_path, {"aten::add": 4321}))
-    spec = operators.load("aten::add")
-    evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cuda", case_tags=("smoke",)))
-    evaluate(spec.solution_path.read_text(), spec, EvalSettings(device="cpu", case_tags=("smoke",)))
-    assert asked == [4321 + held_memory.CONTEXTS_MIB, None]
+    missing = set(operators.select("all")) - set(held_memory.measured_mib("cuda"))
+    assert not missing, sorted(missing)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, cuda_waits, gpus, held_memory, workdirs
+from kgb.evaluate import compile_cache, cuda_waits, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
@@ -173,10 +173,9 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
         return Verdict(Status.REJECTED, "; ".join(reasons), device=settings.device)
     crowded = []  # for each run that ran out of GPU memory among others: how many were in flight
     gate_s = ran_out_s = 0.0
-    mib = held_memory.expected_mib(spec.id, settings.device)
     while True:
         asked = time.perf_counter()
-        with gpus.memory.seat(again=bool(crowded), mib=mib) as seat:
+        with gpus.memory.seat(again=bool(crowded)) as seat:
             seated = time.perf_counter()
             gate_s += seated - asked
             verdict = _judged(source, spec, settings, baselines or {})
@@ -209,6 +208,8 @@ def _ran_out(verdict: Verdict) -> bool:
 
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
     """One run of the judge on the candidate."""
+    from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
+
     store = compile_cache.root(settings.compile_cache)
     entry = compile_cache.Entry(store, compile_cache.key(source, settings.device)) if store else None
     steps = Phases()  # the harness's own steps outside the judge (Verdict.harness_s)
@@ -233,6 +234,8 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             "repeats": settings.repeats,
             "warmup": settings.warmup,
             "baselines": {str(k): float(v) for k, v in baselines.items()},
+            # what its bench cases are expected to hold on the GPU (kgb.evaluate.memory_ledger)
+            "gpu_mib": expected_mib(spec.id, settings.device),
             "result": str(result),
         }
         (workdir / "request.json").write_text(json.dumps(request))

@@ -15,11 +15,6 @@ from dataclasses import dataclass
 from kgb.evaluate.timing_lock import trace
 
 
-# The share of the GPUs' memory that the evaluations in flight may be expected to hold: the
-# harness's spare judges and the allocators' fragments hold the rest.
-FILL = 0.95
-
-
 def visible_gpus() -> list[str]:
     """This process's GPUs, as CUDA_VISIBLE_DEVICES names them (or their ordinals)."""
     listed = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -80,25 +75,14 @@ def slots() -> GpuSlots:
 
 
 class MemoryGate:
-    """How many of this process's evaluations share their GPUs' memory at once, and which.
-
-    By measure: an evaluation may say what it is expected to hold (`mib`, from the
-    operator's last measured judgement: kgb.evaluate.held_memory), and it waits while the
-    evaluations in flight are expected to hold so much that it would not fit in the GPUs'
-    memory (`budget_mib`: FILL of what nvidia-smi reports), unless none is in flight. Seats
-    are given in the order asked for, so that a large one is not passed for ever by small
-    ones. (On the H200 a first run of the 210 operators peaked at the GPU's whole memory, and
-    the evaluations that ran out were those of the few operators that hold 20-41 GB, run
-    together: session 35.)
-
-    By experience: at first as many as the callers run; when one runs out of memory among
-    others, the gate lets in a quarter fewer than were in flight with it (one fewer at least)
-    and that evaluation runs again under the new ceiling, as often as it runs out among
-    others. One that runs out with no other in flight keeps its verdict: then it is the
-    candidate's own failure. Evaluations that end without running out raise the ceiling
-    again, one for each quarter of a ceiling's worth of them, up to the most that were ever
-    in flight, so a sweep returns to full concurrency soon after its memory-hungry operators
-    are past.
+    """How many of this process's evaluations share their GPUs' memory at once. At first as
+    many as the callers run; when one runs out of memory among others, the gate lets in a
+    quarter fewer than were in flight with it (one fewer at least) and that evaluation runs
+    again under the new ceiling, as often as it runs out among others. One that runs out with
+    no other in flight keeps its verdict: then it is the candidate's own failure. Evaluations
+    that end without running out raise the ceiling again, one for each quarter of a ceiling's
+    worth of them, up to the most that were ever in flight, so a sweep returns to full
+    concurrency soon after its memory-hungry operators are past.
 
     (Until session 21 such an evaluation ran again only once no other was in flight, and none
     started meanwhile: on the H200 a sweep of 12 in flight judged 95 operators in 380 s where
@@ -107,63 +91,40 @@ class MemoryGate:
     of them ran out together, and the sweep then ran below 16 for some 90 evaluations, 2412 s
     of waits and reruns outside the judge against 219 s at 12.)"""
 
-    def __init__(self, budget_mib: int | None = None) -> None:
+    def __init__(self) -> None:
         self._cond = threading.Condition()
         self._in_flight = 0
         self._ceiling: int | None = None  # None: no ceiling of the gate's own
         self._fitted = 0  # evaluations that ended without running out, since the ceiling last moved
         self._most = 0  # the most evaluations ever in flight at once: the ceiling never rises past it
         self._seats: set[Seat] = set()
-        self._line: list[Seat] = []  # those waiting, in the order they are served: again first
-        self._budget = budget_mib  # None: found from nvidia-smi at the first seat that says its size
-        self._budget_known = budget_mib is not None
-        self._held = 0  # MiB the evaluations in flight are expected to hold
+        self._again = 0  # evaluations waiting to run again: they go before new ones
 
     @property
     def ceiling(self) -> int | None:
         return self._ceiling
 
-    @property
-    def budget_mib(self) -> int | None:
-        """FILL of the GPUs' memory together, or None where nvidia-smi cannot say."""
-        if not self._budget_known:
-            total = sum(memory_mib())
-            self._budget, self._budget_known = (int(total * FILL) if total else None), True
-        return self._budget
-
-    def _fits(self, seat: Seat) -> bool:
-        if self._ceiling is not None and self._in_flight >= self._ceiling:
-            return False
-        if seat.mib is None or self._in_flight == 0:
-            return True
-        budget = self.budget_mib
-        return budget is None or self._held + seat.mib <= budget
-
     @contextmanager
-    def seat(self, again: bool = False, mib: int | None = None) -> Iterator[Seat]:
-        """A place among the evaluations in flight, once the ceiling and the memory allow; the
-        caller marks `ran_out` on it before leaving when the evaluation ran out of GPU memory.
-        `again`: for an evaluation that ran out before; it goes before those waiting. `mib`:
-        what it is expected to hold on the GPU, if known."""
-        seat = Seat(among=0, mib=mib, again=again)
+    def seat(self, again: bool = False) -> Iterator[Seat]:
+        """A place among the evaluations in flight, once the ceiling allows; the caller marks
+        `ran_out` on it before leaving when the evaluation ran out of GPU memory. `again`: for
+        an evaluation that ran out before; new ones wait until it has its place."""
         with self._cond:
-            self._line.insert(sum(s.again for s in self._line) if again else len(self._line), seat)
-            self._cond.wait_for(lambda: self._line[0] is seat and self._fits(seat))
-            self._line.pop(0)
+            self._again += again
+            self._cond.wait_for(lambda: (self._ceiling is None or self._in_flight < self._ceiling)
+                                and (again or not self._again))
+            self._again -= again
             self._in_flight += 1
-            self._held += mib or 0
             self._most = max(self._most, self._in_flight)
-            seat.among = self._in_flight
+            seat = Seat(among=self._in_flight)
             for other in self._seats:
                 other.among = max(other.among, self._in_flight)
             self._seats.add(seat)
-            self._cond.notify_all()  # the next in line may fit too
         try:
             yield seat
         finally:
             with self._cond:
                 self._in_flight -= 1
-                self._held -= mib or 0
                 self._seats.discard(seat)
                 was = self._ceiling
                 if seat.ran_out and seat.among > 1:
@@ -187,11 +148,9 @@ def _quarter(n: int) -> int:
 @dataclass(eq=False)
 class Seat:
     """One evaluation's place at the gate: the most evaluations in flight while it was, itself
-    included, what it was expected to hold, and whether it ran out of GPU memory."""
+    included, and whether it ran out of GPU memory."""
 
     among: int
-    mib: int | None = None
-    again: bool = False
     ran_out: bool = False
 
 

@@ -1,11 +1,13 @@
-"""How much GPU memory judging each operator holds, as last measured: the memory gate seats
-an evaluation by it (kgb.evaluate.gpus.MemoryGate), so that the few operators whose
-judgements hold tens of GB do not run together and run out.
+"""How much GPU memory judging each operator holds, as last measured: before its bench cases
+a judge reserves that much of its GPU's memory (kgb.evaluate.memory_ledger), so that the
+few operators whose judgements hold tens of GB do not time their bench cases together
+and run out.
 
 On the H200 a first run of the 210 operators peaked at the GPU's whole memory and 4-14
-evaluations a run ran out among others and ran again (sessions 34-35): the gate learnt of a
-crowd only by an evaluation failing in it. Most judgements hold 1-6 GB; a few hold 20-41 GB
-(aten::reflection_pad1d_backward, cuBLAS's complex swap and dot, vLLM's MoE repacks), by the
+evaluations a run ran out among others and ran again (sessions 34-35): the memory gate
+(kgb.evaluate.gpus) learns of a crowd only by an evaluation failing in it. The median
+judgement's processes held 9 GB at most; a few held 25-47 GB (cuBLAS's Csymv, complex swap
+and dot; aten::reflection_pad1d_backward, bitwise_not, scatter; vLLM's MoE repacks), by the
 sizes of their bench cases, which do not change from run to run. So the table records, per
 operator, what its judge's allocator and its candidate process's held at most
 (`Verdict.gpu_mib`), from the operators' own solutions; a candidate of another method may
@@ -28,9 +30,6 @@ from pathlib import Path
 from kgb.operators import OPERATORS_DIR
 
 TABLE = OPERATORS_DIR / "judging_memory.json"
-# Two CUDA contexts, the judge's and its candidate process's, which no allocator counts: the
-# least an evaluation's processes held on the H200 by nvidia-smi, 1,248 MiB (session 35)
-CONTEXTS_MIB = 1248
 
 
 @functools.cache
@@ -49,15 +48,14 @@ def measured_mib(device: str, path: Path | None = None) -> dict[str, int]:
 
 
 def expected_mib(op: str, device: str, path: Path | None = None) -> int | None:
-    """What judging `op` is expected to hold on the GPU, its processes' contexts included;
-    for an operator the table lacks, the median operator's; None on the CPU or with no table."""
+    """What judging `op` is expected to hold on the GPU at most, its processes' allocators
+    together; for an operator the table lacks, the median operator's; None on the CPU or
+    with no table."""
     table = measured_mib(device, path)
     if not table:
         return None
     held = table.get(op)
-    if held is None:
-        held = int(statistics.median(table.values()))
-    return held + CONTEXTS_MIB
+    return held if held is not None else int(statistics.median(table.values()))
 
 
 def from_events(lines: list[str]) -> dict[str, int]:

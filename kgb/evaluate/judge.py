@@ -21,11 +21,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import torch
 
-from kgb.evaluate import cuda_waits, kernel_clock
+from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import (
     TURN_BATCH_BYTES,
@@ -43,6 +44,7 @@ from kgb.evaluate.verdict import CaseResult, Status
 from kgb.operators import Spec, load_spec
 
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance
+WAIT_FOR_MEMORY = "waiting for the GPU's memory"  # the phase of a wait for the bench cases' reservation
 
 
 def draws_bench_inputs(device: str) -> bool:
@@ -136,6 +138,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     runner.exclusive.tag = spec.id
     candidate.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
+    bench_memory = ExitStack()  # the GPU memory reserved for the bench cases (kgb.evaluate.memory_ledger)
     try:
         with runner.phase("import"), runner.exclusive.work():  # its import may launch GPU work
             loaded = candidate.load(request["source"])
@@ -164,6 +167,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
             again = runner.check(case, secret_seed())
             if again.status != Status.CORRECT:
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
+        ledger = memory_ledger.for_request(request) if benched or timed else None
+        if ledger is not None:
+            bench_memory.enter_context(ledger.reserved(request["gpu_mib"], lambda: runner.phase(WAIT_FOR_MEMORY)))
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)
@@ -196,11 +202,14 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
             staged = []
             with runner.phase("memory release"):
                 release_cached_memory(device)
+        bench_memory.close()
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
     except CandidateDied as exc:
         done = f" after {len(results)} passing case(s)" if results else ""
         return _final(Status.RUNTIME_ERROR, f"the candidate process died ({exc}){done}", results, runner, **emit_sandbox)
+    finally:
+        bench_memory.close()
     if spec.kernel_required and runner.produced_elements and not runner.kernels:
         # Judged over the whole evaluation, not per case: a case with nothing to compute
         # (k == 0) may rightly return zeros without a launch.

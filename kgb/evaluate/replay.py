@@ -279,27 +279,32 @@ class StagedReplay:
     (`finish`). Every turn waits for all running work sections of the GPU to end; a turn
     per operator rather than per case drains them once for all its cases.
 
-    The replay runs on the judge's own copies of set T's storages as sent (`before`: the
-    bytes as sent), with set V's values loaded into them from `before` itself, as the
-    candidate process did. Set V's storages are read, never replayed on: a recorded call
-    that names one is not replayed (the candidate process records its call on T's buffers),
-    and the judge holds no second copy of them (one copy of a bench case's inputs fewer at
-    its peak, session 35)."""
+    The replay runs on the judge's own copies of set T's storages as sent, with set V's
+    values loaded into them, as the candidate process did: from `before` (the bytes as
+    sent), of which it keeps set V's part only. Loading V's values overwrites every storage
+    of T's arguments whole (T's and V's are drawn alike), so T's own bytes are never needed
+    again; and set V's storages are read, never replayed on: a recorded call that names one
+    is not replayed (the candidate process records its call on T's buffers). Two copies of a
+    bench case's inputs fewer, each held from staging to the end of the turn (session 35)."""
 
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                  exclusive: TimingLock):
         from kgb.evaluate.timing import prepare
 
-        self.before, self.bind, self.outputs, self.repeats = before, bind, outputs, repeats
+        self.bind, self.outputs, self.repeats = bind, outputs, repeats
         self.exclusive = exclusive
         self.timing: Any = None
+        # What the staged call holds on the GPU, roughly, for the judge's turn batches: its
+        # copies of what was sent, counted as they were when it kept both sets' bytes.
+        self.nbytes = sum(b.numel() for b in before.values())
         t_ids = {sid for t in tree_flatten(timed)[0] if isinstance(t, torch.Tensor)
                  and (sid := sent.id_of(t.untyped_storage())) is not None}
+        self.v_bytes = {sid: b for sid, b in before.items() if sid not in t_ids}
         with exclusive.work():
             self.storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
                              .untyped_storage() for sid, b in before.items() if sid in t_ids}
-            as_sent = {sid: b.untyped_storage() for sid, b in before.items() if sid not in t_ids}
+            as_sent = {sid: b.untyped_storage() for sid, b in self.v_bytes.items()}
             self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, as_sent)
             self.replay = Replay(recording, self.storages, ops)
             self._reset()
@@ -308,16 +313,9 @@ class StagedReplay:
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work)
 
-    @property
-    def nbytes(self) -> int:
-        """What the staged call holds on the GPU, roughly: its copies of what was sent."""
-        return sum(b.numel() for b in self.before.values())
-
     def _reset(self) -> None:
         from kgb.evaluate.correctness import load_values
 
-        for sid, storage in self.storages.items():
-            codec.overwrite(storage, self.before[sid])
         load_values(self.bind(self.t_in), self.bind(self.v_in))
 
     def measure(self) -> None:
