@@ -166,6 +166,12 @@ def report(records: list[dict]) -> str:
         most = sorted(held.values(), reverse=True)[:8]
         lines.append("judges' most GPU memory held (their caching allocator's, by a turn's end): "
                      + ", ".join(f"{tag} {mib:,} MiB" for mib, tag in most))
+    reserved = [r for r in records if r["kind"] == "memory"]
+    if reserved:  # judges' bench phases, each under a reservation of GPU memory (kgb.evaluate.memory_ledger)
+        waits = sorted(((r["began"] - r["asked"], r.get("tag", "?")) for r in reserved), reverse=True)
+        lines.append(f"bench memory reserved {len(reserved)} times, waited {sum(w for w, _ in waits):.1f} s "
+                     f"({sum(w > 0.1 for w, _ in waits)} over 0.1 s); the longest waits: "
+                     + ", ".join(f"{tag} {w:.1f} s" for w, tag in waits[:5]))
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

@@ -159,3 +159,20 @@ def test_the_shipped_table_covers_every_operator():
 
     missing = set(operators.select("all")) - set(held_memory.measured_mib("cuda"))
     assert not missing, sorted(missing)
+
+
+def test_the_judges_trace_reports_the_waits_for_bench_memory(tmp_path, processes, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    from kgb.evaluate import timing_lock
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(timing_lock.TRACE_ENV, str(trace))
+    with _ledger(tmp_path / "ledger", 100, processes()).reserved(40, tag="a::x"):
+        pass
+    report = gpu_trace.report(gpu_trace.read(trace))
+    assert "bench memory reserved 1 times" in report and "a::x" in report

@@ -169,7 +169,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
                 return _final(Status.WRONG_OUTPUT, f"on fresh inputs: {again.message}", results, runner, **emit_sandbox)
         ledger = memory_ledger.for_request(request) if benched or timed else None
         if ledger is not None:
-            bench_memory.enter_context(ledger.reserved(request["gpu_mib"], lambda: runner.phase(WAIT_FOR_MEMORY)))
+            bench_memory.enter_context(ledger.reserved(request["gpu_mib"], lambda: runner.phase(WAIT_FOR_MEMORY),
+                                                       tag=spec.id))
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)

@@ -102,9 +102,10 @@ class Ledger:
                        for k, r in book.items() if k != self.key)
 
     @contextmanager
-    def reserved(self, mib: int, waiting: Callable[[], AbstractContextManager] = nullcontext) -> Iterator[None]:
+    def reserved(self, mib: int, waiting: Callable[[], AbstractContextManager] = nullcontext,
+                 tag: str = "") -> Iterator[None]:
         """Hold `mib` of the GPU's memory in the ledger, once there is room; `waiting`: the
-        phase the wait is counted in."""
+        phase the wait is counted in; `tag`: the operator, for the judges' trace."""
         asked = time.monotonic()
         mine = {"mib": int(mib), "asked": time.time(), "held": False}
         try:
@@ -122,7 +123,7 @@ class Ledger:
             with self._book() as book:
                 book.pop(self.key, None)
         if mine["held"]:
-            trace("memory", asked, began, time.monotonic(), mib=int(mib))
+            trace("memory", asked, began, time.monotonic(), mib=int(mib), tag=tag)
 
 
 def for_request(request: dict) -> Ledger | None:
