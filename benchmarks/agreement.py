@@ -5,12 +5,16 @@ median ratio, and the cases furthest apart.
 
     python benchmarks/agreement.py NEW.json OLD.json [--worst 8]
 
+Either may be a job's event log instead (events.jsonl, or .jsonl.gz as docs/results keeps
+them): `run.py`'s own sweeps, as benchmarks/first_run.py --events keeps them.
+
 Verdicts are compared too: an operator judged in both whose status differs is listed.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 from dataclasses import dataclass
@@ -52,13 +56,30 @@ def verdicts_that_differ(new: dict, old: dict) -> list[tuple[str, str, str]]:
             if op in old and new[op]["status"] != old[op]["status"]]
 
 
+def sweep_of(path: Path) -> dict:
+    """A sweep as throughput.py's --json has it: {op: {"status", "cases": {case: [latency_us]}}};
+    from an event log, each operator's last verdict."""
+    if not path.name.endswith((".jsonl", ".jsonl.gz")):
+        return json.loads(path.read_text())
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+        events = [json.loads(line) for line in f if line.strip()]
+    op_of = {e["trial"]: e["op"] for e in events if e["kind"] == "TrialStarted"}
+    sweep = {}
+    for e in events:
+        if e["kind"] == "CandidateEvaluated" and e.get("trial") in op_of:
+            verdict = e["verdict"]
+            sweep[op_of[e["trial"]]] = {"status": verdict["status"], "cases": {
+                c["name"]: [c.get("latency_us")] for c in verdict.get("cases", []) if c.get("tag") == "bench"}}
+    return sweep
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("new", type=Path)
     parser.add_argument("old", type=Path)
     parser.add_argument("--worst", type=int, default=8, help="list this many of the cases furthest apart")
     args = parser.parse_args()
-    new, old = json.loads(args.new.read_text()), json.loads(args.old.read_text())
+    new, old = sweep_of(args.new), sweep_of(args.old)
     found = pairs(new, old)
     if not found:
         print("no bench case was timed in both sweeps")

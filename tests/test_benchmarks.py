@@ -28,6 +28,25 @@ def test_two_sweeps_agree_within_two_percent_over_10_us_and_half_a_microsecond_u
     assert not pairs["slow"].within(0.05)
 
 
+def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(tmp_path):
+    """run.py's own sweeps (benchmarks/first_run.py --events) against each other or a throughput sweep."""
+    import gzip
+
+    def evaluated(trial: str, status: str, latency: float | None) -> dict:
+        return {"kind": "CandidateEvaluated", "trial": trial, "verdict": {"status": status, "cases": [
+            {"name": "bench-1", "tag": "bench", "latency_us": latency}, {"name": "small", "tag": "check"}]}}
+
+    events = [{"kind": "TrialStarted", "trial": "t1", "op": "aten::add"}, evaluated("t1", "correct", 101.0),
+              {"kind": "TrialStarted", "trial": "t2", "op": "aten::neg"}, evaluated("t2", "wrong_output", None)]
+    log = tmp_path / "events.jsonl.gz"
+    log.write_bytes(gzip.compress("".join(json.dumps(e) + "\n" for e in events).encode()))
+    sweep = agreement.sweep_of(log)
+    assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}},
+                     "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}}}
+    [pair] = agreement.pairs(sweep, _sweep(**{"bench-1": [100.0, 50.0, "eager"]}))
+    assert pair.within(0.02)
+
+
 def test_an_earlier_sweeps_baseline_is_given_only_for_the_same_spec_version(tmp_path):
     earlier = {"vllm::paged_attention_v2": {"spec_version": 2, "cases": {"b": [1.0, 400.0, "eager"]}},
                "aten::add": {"spec_version": 1, "cases": {"b": [1.0, 180.0, "eager"]}},
