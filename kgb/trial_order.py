@@ -9,9 +9,10 @@ longest first ends at 183 s. So the job starts them by how long each took to jud
 type. Only the order depends on it; a trial's verdict and timing never do. Operators it
 does not name (a new one) start first, as they may be long.
 
-Refresh the table from a sweep's figures (benchmarks/throughput.py --json) with
+Refresh the table from a job's event log (its CandidateEvaluated verdicts; .jsonl or
+.jsonl.gz), or from a sweep's figures (benchmarks/throughput.py --json), with
 
-    python -m kgb.trial_order SWEEP.json --device cuda --measured "what ran it, where"
+    python -m kgb.trial_order outputs/jobs/JOB/events.jsonl --device cuda --measured "what ran it, where"
 """
 
 from __future__ import annotations
@@ -57,13 +58,29 @@ def refreshed(sweep: dict[str, dict], device: str, measured: str, path: Path | N
     return table
 
 
+def sweep_of(path: Path) -> dict[str, dict]:
+    """A sweep as benchmarks/throughput.py's --json has it ({op: {"wall_s", "status"}}); from
+    a job's event log, each operator's last verdict, its judging time without its waits at
+    the memory gate and its runs that ran out of memory among others."""
+    if not path.name.endswith((".jsonl", ".jsonl.gz")):
+        return json.loads(path.read_text())
+    from kgb.tracking.events import CandidateEvaluated, TrialStarted
+    from kgb.tracking.log import read_events
+
+    events = read_events(path)
+    op_of = {e.trial: e.op for e in events if isinstance(e, TrialStarted)}
+    return {op_of[e.trial]: {"wall_s": e.verdict.eval_s - e.verdict.gate_s - e.verdict.ran_out_s,
+                             "status": str(e.verdict.status)}
+            for e in events if isinstance(e, CandidateEvaluated) and e.trial in op_of}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("sweep", help="benchmarks/throughput.py's --json file")
+    parser.add_argument("sweep", type=Path, help="a job's events.jsonl(.gz), or benchmarks/throughput.py's --json file")
     parser.add_argument("--device", required=True, help="the device type it ran on: cuda, cpu")
     parser.add_argument("--measured", required=True, help="what ran the sweep and where, for the table's reader")
     args = parser.parse_args(argv)
-    table = refreshed(json.loads(Path(args.sweep).read_text()), args.device, args.measured)
+    table = refreshed(sweep_of(args.sweep), args.device, args.measured)
     TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"{TABLE}: {len(table[args.device]['seconds'])} operators for {args.device}")
 

@@ -3,6 +3,7 @@ on a long one running alone."""
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
@@ -66,3 +67,10 @@ def test_a_job_starts_its_trials_longest_first(tmp_path, monkeypatch):
     assert run_job(cfg).correct == 3
     [log] = (tmp_path / "out").glob("jobs/*/events.jsonl")
     assert [e.op for e in read_events(log) if isinstance(e, TrialStarted)] == ["aten::neg", "aten::t", "aten::asin"]
+    # the job's own log refreshes the table, gzipped as docs/results keeps logs or not
+    kept = tmp_path / "events.jsonl.gz"
+    kept.write_bytes(gzip.compress(log.read_bytes()))
+    sweep = trial_order.sweep_of(kept)
+    assert sweep == trial_order.sweep_of(log) and set(sweep) == set(ops)
+    assert all(e["status"] == "correct" and 0 < e["wall_s"] < 300 for e in sweep.values())
+    assert set(trial_order.refreshed(sweep, "cpu", "a test")["cpu"]["seconds"]) == set(ops)

@@ -8,6 +8,7 @@ last line, upgrade older schema versions and refuse newer ones.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import itertools
 import json
 import os
@@ -147,9 +148,11 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_events(path: Path) -> list[Event]:
-    """All events of a log, in order. A torn last line is skipped; a torn line
-    anywhere else is corruption and raises."""
-    lines = Path(path).read_text().split("\n")
+    """All events of a log, in order (gzipped where its name ends in .gz, as docs/results
+    keeps them). A torn last line is skipped; a torn line anywhere else is corruption and
+    raises."""
+    path = Path(path)
+    lines = (gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()).split("\n")
     events = []
     for i, line in enumerate(lines):
         if not line.strip():
