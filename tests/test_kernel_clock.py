@@ -112,19 +112,39 @@ def test_a_profile_that_misses_a_call_gives_no_samples():
     assert reading.samples() is None and "no device activity" in reading.error
 
 
-def test_a_call_that_lost_an_activity_record_leaves_the_events_time():
+def test_only_the_calls_recorded_whole_count_where_they_are_most_of_them():
     """Every repetition launches the same work; one with a kernel fewer than the others
     lost a record (on the H200, session 24, one sweep timed a two-kernel attention at 264 us
-    where two others and its own clock said 420-436 us), and its time would be too short."""
+    where two others and its own clock said 420-436 us), and its time would be too short. The
+    others still count (session 35: vLLM's copy_blocks lost one of 160 records in two sweeps of
+    nine, and its events' time read 3.8 ms against the GPU's 0.41 ms); with fewer than half
+    whole, the events' time."""
     clock = KernelClock()
-    clock.repetitions = 2
-    first, second = op(MARK, 0, 10), op(MARK, 20, 30)
-    both = [kernel(first, 100, 200), kernel(first, 200, 400), kernel(second, 500, 600), kernel(second, 600, 800)]
-    clock._events = [first, second, *both]
-    assert whole(clock).samples() == [0.3, 0.3]
-    clock._events = [first, second, *both[:3]]
+    clock.repetitions = 3
+    marks = [op(MARK, 0, 10), op(MARK, 20, 30), op(MARK, 40, 50)]
+    work = [kernel(marks[0], 100, 200), kernel(marks[0], 200, 400), kernel(marks[1], 500, 600),
+            kernel(marks[1], 600, 900), kernel(marks[2], 1000, 1100), kernel(marks[2], 1100, 1200)]
+    clock._events = [*marks, *work]
+    assert whole(clock).samples() == [0.3, 0.4, 0.2]
+    clock._events = [*marks, *work[:3], *work[4:]]  # the second call lost its second kernel
     reading = whole(clock)
-    assert reading.samples() is None and "2 to 1" not in reading.error and "1 to 2 device activities" in reading.error
+    assert reading.samples() == [0.3, 0.2] and reading.activities == 2
+    clock._events = [*marks, work[0], work[2], *work[4:]]  # only the third is whole
+    reading = whole(clock)
+    assert reading.samples() is None and "1 to 2 device activities each, and only 1 of 3 all 2" in reading.error
+
+
+def test_a_timing_says_over_how_many_calls_the_gpu_counted():
+    from kgb.evaluate.timing import Timing
+
+    clock = KernelClock()
+    clock.repetitions = 3
+    marks = [op(MARK, 0, 10), op(MARK, 20, 30), op(MARK, 40, 50)]
+    clock._events = [*marks, kernel(marks[0], 100, 300), kernel(marks[1], 400, 500), kernel(marks[1], 500, 700),
+                     kernel(marks[2], 800, 900), kernel(marks[2], 900, 1100)]
+    timing = Timing(median_us=9.0, spread=0.0, repeats=3, mode="eager", reading=whole(clock)).counted()
+    assert timing.median_us == 0.3 and timing.repeats == 2
+    assert "the GPU's count of 2 device activities a call, over the 2 of 3 calls the profile recorded whole" in timing.note
 
 
 def test_without_a_gpu_the_clock_says_why_and_the_calls_still_run():

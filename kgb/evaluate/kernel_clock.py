@@ -104,8 +104,8 @@ class KernelClock:
         self._profile = None
 
     def share(self, first: int, count: int) -> tuple[list[float] | None, str, int]:
-        """Microseconds of repetitions first .. first + count - 1, or None and why not; and
-        how many device activities each held."""
+        """Microseconds of repetitions first .. first + count - 1 that the profile recorded
+        whole, or None and why not; and how many device activities each held."""
         if self.running:
             raise RuntimeError("the kernel clock is read while its session still runs")
         if self._events is None:
@@ -119,14 +119,25 @@ class KernelClock:
         if len(every) != self.repetitions:
             return None, f"the profile holds {len(every)} timed calls, not the {self.repetitions} run", 0
         spans = every[first:first + count]
-        counts = sorted({len(s) for s in spans})
-        if not counts or counts[0] == 0:
+        most = max((len(s) for s in spans), default=0)
+        if most == 0:
             return None, "the profile holds a timed call with no device activity", 0
-        if len(counts) > 1:
-            # Every repetition launches the same work: a call with fewer activities than the
-            # others lost a record, and a time summed without it would be too short.
-            return None, f"the timed calls hold {counts[0]} to {counts[-1]} device activities each, not one number", 0
-        return [_union_ns(s) / 1000.0 for s in spans], "", counts[0]
+        # Every repetition launches the same work: one with fewer activities than the others
+        # lost a record, and a time summed without it would be too short (session 24: a
+        # two-kernel attention read 264 us against 420-436 us). So only the repetitions
+        # recorded whole count, where they are most of them. Until judge v17 any loss left
+        # the events' time, which counts the host's launch gaps on a loaded host: vLLM's
+        # copy_blocks over 80 layers (160 copies a call) lost one record in two of nine
+        # sweeps of the H200, its candidate then read 3.8 ms against 0.41 ms by the GPU's
+        # count, and its baseline read 2.25-2.27 ms in two first runs, 5.6-10.3 ms in five
+        # (sessions 34-35; the baseline's timing mode is not recorded, so the cause there is
+        # likely, not shown).
+        whole = [s for s in spans if len(s) == most]
+        if 2 * len(whole) < len(spans):
+            fewest = min(len(s) for s in spans)
+            return None, (f"the timed calls hold {fewest} to {most} device activities each, and only "
+                          f"{len(whole)} of {len(spans)} all {most}"), 0
+        return [_union_ns(s) / 1000.0 for s in whole], "", most
 
 
 class Reading:

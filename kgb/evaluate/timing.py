@@ -162,6 +162,8 @@ class Timing:
         # in two sweeps and 436-446 us in two others, session 25, not explained)
         n = self.reading.activities
         counted = f"the GPU's count of {n} device {'activity' if n == 1 else 'activities'} a call"
+        if len(on_device) < self.reading.count:  # the others lost a record (kernel_clock.KernelClock.share)
+            counted += f", over the {len(on_device)} of {self.reading.count} calls the profile recorded whole"
         return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None,
                        note="; ".join(filter(None, [self.note, counted])))
 

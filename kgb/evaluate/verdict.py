@@ -39,7 +39,12 @@ from enum import StrEnum
 # judge's and candidate's CUDA contexts have one hardware work queue, not eight
 # (kgb.evaluate.engine_env); the replay's launchers are built before its warm-up, which the
 # first warm-up call's launcher build had cut to one call.
-JUDGE_VERSION = 16
+# v17: a timed call whose profile lost a device activity's record in some repetitions is timed
+# by the GPU's count of those recorded whole, where they are most of them, not by events
+# (kernel_clock.KernelClock.share); the replay keeps no copy of set V's storages and does not
+# replay a recorded call that names one (replay.StagedReplay); the baseline is timed on set T
+# as drawn, not a clone of it.
+JUDGE_VERSION = 17
 
 
 class Status(StrEnum):
