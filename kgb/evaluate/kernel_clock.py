@@ -37,6 +37,9 @@ MARK = "kgb::timed-call"
 DEVICE_WORK = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 # the host's calls that launch device work, as the profiler names their kind
 LAUNCHES = frozenset({"cuda_runtime", "cuda_driver"})
+# why a measurement has no GPU count: the call did no work on the GPU (a view), or the profile
+# lost every record of what it did
+NO_DEVICE_WORK = "the profile holds a timed call with no device activity"
 
 
 class KernelClock:
@@ -121,7 +124,7 @@ class KernelClock:
         spans = every[first:first + count]
         most = max((len(s) for s in spans), default=0)
         if most == 0:
-            return None, "the profile holds a timed call with no device activity", 0
+            return None, NO_DEVICE_WORK, 0
         # Every repetition launches the same work: one with fewer activities than the others
         # lost a record, and a time summed without it would be too short (session 24: a
         # two-kernel attention read 264 us against 420-436 us). So only the repetitions

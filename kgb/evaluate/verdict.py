@@ -41,9 +41,10 @@ from enum import StrEnum
 # first warm-up call's launcher build had cut to one call.
 # v17: a timed call whose profile lost a device activity's record in some repetitions is timed
 # by the GPU's count of those recorded whole, where they are most of them, not by events
-# (kernel_clock.KernelClock.share); the replay keeps no copy of set V's storages and does not
-# replay a recorded call that names one (replay.StagedReplay); the baseline is timed on set T
-# as drawn, not a clone of it.
+# (kernel_clock.KernelClock.share); a call with no device work (a view) is timed by its
+# fastest call by events, not their median (timing.Timing.counted); the replay keeps no copy
+# of set V's storages and does not replay a recorded call that names one
+# (replay.StagedReplay); the baseline is timed on set T as drawn, not a clone of it.
 JUDGE_VERSION = 17
 
 
