@@ -5,6 +5,7 @@ evaluations of a first run ran again after running out among others)."""
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import subprocess
@@ -86,7 +87,13 @@ def _wait_until(condition, limit_s: float = 30.0) -> None:
 
 
 def _book(path) -> dict:
-    return json.loads(path.read_text()) if path.exists() and path.read_text() else {}
+    """The ledger as its judges read it: under its lock, never half written."""
+    if not path.exists():
+        return {}
+    with open(path) as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        text = f.read()
+    return json.loads(text) if text else {}
 
 
 def test_bench_reservations_wait_for_room_on_the_gpu_and_are_given_back(tmp_path, processes):
@@ -95,19 +102,25 @@ def test_bench_reservations_wait_for_room_on_the_gpu_and_are_given_back(tmp_path
     order: list[str] = []
     first = a.reserved(60)
     first.__enter__()
-    with b.reserved(30), ThreadPoolExecutor(1) as pool:  # 90 of 100
+    try:
+        with b.reserved(30), ThreadPoolExecutor(1) as pool:  # 90 of 100
 
-        def third() -> None:
-            with c.reserved(20):
-                order.append("c")
+            def third() -> None:
+                with c.reserved(20):
+                    order.append("c")
 
-        waiting = pool.submit(third)
-        _wait_until(lambda: c.key in _book(path))
-        time.sleep(3 * memory_ledger.POLL_S)
-        assert order == [] and _book(path)[c.key]["held"] is False
-        order.append("a gives back")
-        first.__exit__(None, None, None)
-        waiting.result(timeout=10)
+            waiting = pool.submit(third)
+            try:
+                _wait_until(lambda: c.key in _book(path))
+                time.sleep(3 * memory_ledger.POLL_S)
+                seen, book = list(order), _book(path)
+            finally:
+                order.append("a gives back")
+                first.__exit__(None, None, None)  # the waiting one gets in, whatever failed
+            waiting.result(timeout=10)
+    finally:
+        first.__exit__(None, None, None)  # a no-op if given back already
+    assert seen == [] and book[c.key]["held"] is False
     assert order == ["a gives back", "c"]
     assert _book(path) == {}, "every reservation given back"
 
@@ -138,14 +151,17 @@ def test_reservations_are_held_in_the_order_asked_for(tmp_path, processes):
     holding = holder.reserved(50)
     holding.__enter__()
     with ThreadPoolExecutor(2) as pool:
-        first = pool.submit(take, large, 60, "large")  # 110 of 100: it waits
-        _wait_until(lambda: large.key in _book(path))
-        later = pool.submit(take, small, 5, "small")  # it would fit, but asked later
-        _wait_until(lambda: small.key in _book(path))
-        time.sleep(3 * memory_ledger.POLL_S)
-        assert held_by == []
-        holding.__exit__(None, None, None)
+        try:
+            first = pool.submit(take, large, 60, "large")  # 110 of 100: it waits
+            _wait_until(lambda: large.key in _book(path))
+            later = pool.submit(take, small, 5, "small")  # it would fit, but asked later
+            _wait_until(lambda: small.key in _book(path))
+            time.sleep(3 * memory_ledger.POLL_S)
+            seen = list(held_by)
+        finally:
+            holding.__exit__(None, None, None)  # the waiting ones get in, whatever failed
         first.result(timeout=10), later.result(timeout=10)
+    assert seen == []
     assert held_by == ["large", "small"]
 
 
