@@ -14,11 +14,16 @@ Verdicts are compared too: an operator judged in both whose status differs is li
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgb.tracking.log import read_events  # noqa: E402
+from kgb.tracking.projections import trial_outcomes  # noqa: E402
 
 SMALL_US = 10.0  # under this, the bound is absolute
 SMALL_BOUND_US = 0.5
@@ -61,16 +66,10 @@ def sweep_of(path: Path) -> dict:
     from an event log, each operator's last verdict."""
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
-    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
-        events = [json.loads(line) for line in f if line.strip()]
-    op_of = {e["trial"]: e["op"] for e in events if e["kind"] == "TrialStarted"}
-    sweep = {}
-    for e in events:
-        if e["kind"] == "CandidateEvaluated" and e.get("trial") in op_of:
-            verdict = e["verdict"]
-            sweep[op_of[e["trial"]]] = {"status": verdict["status"], "cases": {
-                c["name"]: [c.get("latency_us")] for c in verdict.get("cases", []) if c.get("tag") == "bench"}}
-    return sweep
+    trials = trial_outcomes(read_events(path)).values()
+    return {t.op: {"status": str(c.verdict.status), "cases": {
+        case.name: [case.latency_us] for case in c.verdict.cases if case.tag == "bench"}}
+        for t in trials for c in t.candidates if c.verdict is not None}
 
 
 def main() -> int:

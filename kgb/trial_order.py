@@ -64,14 +64,11 @@ def sweep_of(path: Path) -> dict[str, dict]:
     the memory gate and its runs that ran out of memory among others."""
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
-    from kgb.tracking.events import CandidateEvaluated, TrialStarted
     from kgb.tracking.log import read_events
+    from kgb.tracking.projections import trial_outcomes
 
-    events = read_events(path)
-    op_of = {e.trial: e.op for e in events if isinstance(e, TrialStarted)}
-    return {op_of[e.trial]: {"wall_s": e.verdict.eval_s - e.verdict.gate_s - e.verdict.ran_out_s,
-                             "status": str(e.verdict.status)}
-            for e in events if isinstance(e, CandidateEvaluated) and e.trial in op_of}
+    return {t.op: {"wall_s": c.verdict.eval_s - c.verdict.gate_s - c.verdict.ran_out_s, "status": str(c.verdict.status)}
+            for t in trial_outcomes(read_events(path)).values() for c in t.candidates if c.verdict is not None}
 
 
 def main(argv: list[str] | None = None) -> None:

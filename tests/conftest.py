@@ -111,3 +111,27 @@ def _each_test_checks_its_own_model_endpoints():
     from kgb import models
 
     models._checked.clear()
+
+
+@pytest.fixture
+def job_log(tmp_path):
+    """Writes a job's event log, gzipped as docs/results keeps them, of one trial per
+    (operator, verdict) given: what the tools that read a job's log (the tables of
+    operators/, benchmarks/agreement.py) are given."""
+    import gzip
+    import json
+
+    from kgb.tracking.events import CandidateEvaluated, CandidateProposed, TrialStarted, to_json
+
+    def write(judged: list) -> Path:
+        events = []
+        for n, (op, verdict) in enumerate(judged):
+            trial = f"t{n}"
+            events += [TrialStarted(job="j", trial=trial, op=op, spec_version=1, sample=0),
+                       CandidateProposed(job="j", trial=trial, candidate="c1", source_blob="b"),
+                       CandidateEvaluated(job="j", trial=trial, candidate="c1", verdict=verdict)]
+        path = tmp_path / "events.jsonl.gz"
+        path.write_bytes(gzip.compress("".join(json.dumps(to_json(e)) + "\n" for e in events).encode()))
+        return path
+
+    return write

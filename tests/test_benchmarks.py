@@ -28,18 +28,15 @@ def test_two_sweeps_agree_within_two_percent_over_10_us_and_half_a_microsecond_u
     assert not pairs["slow"].within(0.05)
 
 
-def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(tmp_path):
+def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(job_log):
     """run.py's own sweeps (benchmarks/first_run.py --events) against each other or a throughput sweep."""
-    import gzip
+    from kgb.evaluate import CaseResult, Status, Verdict
 
-    def evaluated(trial: str, status: str, latency: float | None) -> dict:
-        return {"kind": "CandidateEvaluated", "trial": trial, "verdict": {"status": status, "cases": [
-            {"name": "bench-1", "tag": "bench", "latency_us": latency}, {"name": "small", "tag": "check"}]}}
+    def evaluated(status: str, latency: float | None) -> Verdict:
+        return Verdict(Status(status), "", cases=(CaseResult("bench-1", "bench", Status(status), latency_us=latency),
+                                                  CaseResult("small", "check", Status(status))))
 
-    events = [{"kind": "TrialStarted", "trial": "t1", "op": "aten::add"}, evaluated("t1", "correct", 101.0),
-              {"kind": "TrialStarted", "trial": "t2", "op": "aten::neg"}, evaluated("t2", "wrong_output", None)]
-    log = tmp_path / "events.jsonl.gz"
-    log.write_bytes(gzip.compress("".join(json.dumps(e) + "\n" for e in events).encode()))
+    log = job_log([("aten::add", evaluated("correct", 101.0)), ("aten::neg", evaluated("wrong_output", None))])
     sweep = agreement.sweep_of(log)
     assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}},
                      "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}}}

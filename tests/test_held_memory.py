@@ -6,7 +6,6 @@ evaluations of a first run ran again after running out among others)."""
 from __future__ import annotations
 
 import fcntl
-import gzip
 import json
 import subprocess
 import time
@@ -32,30 +31,24 @@ def test_an_operator_is_expected_to_hold_its_measured_memory(tmp_path):
     assert held_memory.expected_mib("a::huge", "cuda", tmp_path / "absent.json") is None
 
 
-def _events(trials: list[tuple[str, str, str, dict]]) -> list[str]:
-    lines = []
-    for trial, op, status, mib in trials:
-        lines.append(json.dumps({"kind": "TrialStarted", "trial": trial, "op": op}))
-        lines.append(json.dumps({"kind": "CandidateEvaluated", "trial": trial,
-                                 "verdict": {"status": status, "gpu_mib": mib}}))
-    return lines
+def test_the_table_is_refreshed_from_a_jobs_correct_verdicts_at_their_most(tmp_path, job_log, monkeypatch):
+    from kgb.evaluate import Status, Verdict
 
+    def judged(status: str, mib: dict) -> Verdict:
+        return Verdict(Status(status), "", device="cuda", gpu_mib=mib)
 
-def test_the_table_is_refreshed_from_a_jobs_correct_verdicts_at_their_most(tmp_path):
-    lines = _events([("t1", "a::x", "correct", {"judge": 900, "candidate": 600}),
-                     ("t2", "a::x", "correct", {"judge": 1000, "candidate": 700}),
-                     ("t3", "a::y", "wrong_output", {"judge": 50_000, "candidate": 10}),
-                     ("t4", "a::z", "correct", {})])
-    events = tmp_path / "events.jsonl.gz"
-    events.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
-    held = held_memory.from_events(held_memory.read_lines(events))
-    assert held == {"a::x": 1700}, "a failed verdict may end before its bench cases; a CPU one says nothing"
-    refreshed = held_memory.refreshed(held, "cuda", "an H200", table(tmp_path, {"a::old": 1}))
+    log = job_log([("a::x", judged("correct", {"judge": 900, "candidate": 600})),
+                   ("a::x", judged("correct", {"judge": 1000, "candidate": 700})),
+                   ("a::y", judged("wrong_output", {"judge": 50_000, "candidate": 10})),
+                   ("a::z", judged("correct", {}))])
+    monkeypatch.setattr(held_memory, "TABLE", table(tmp_path, {"a::old": 1}))
+    held_memory.main([str(log), "--measured", "an H200"])
+    written = json.loads(held_memory.TABLE.read_text())
+    assert written["cuda"]["mib"] == {"a::x": 1700}, "a failed verdict may end before its bench cases; a CPU one says nothing"
+    refreshed = held_memory.refreshed({"a::x": 1700}, "cuda", "an H200", table(tmp_path, {"a::old": 1}))
     assert refreshed["cuda"] == {"measured": "an H200", "mib": {"a::x": 1700}}
     with pytest.raises(ValueError, match="no correct verdict"):
         held_memory.refreshed({}, "cuda", "an H200", tmp_path / "t.json")
-
-
 
 
 @pytest.fixture

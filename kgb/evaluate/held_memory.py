@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gzip
 import json
 import statistics
+from collections.abc import Iterable
 from pathlib import Path
 
+from kgb.evaluate.verdict import Verdict
 from kgb.operators import OPERATORS_DIR
 
 TABLE = OPERATORS_DIR / "judging_memory.json"
@@ -58,22 +59,14 @@ def expected_mib(op: str, device: str, path: Path | None = None) -> int | None:
     return held if held is not None else int(statistics.median(table.values()))
 
 
-def from_events(lines: list[str]) -> dict[str, int]:
-    """Each operator's most held memory over a job's correct verdicts (judge and candidate
-    process together): a failed evaluation may end before its bench cases."""
+def most_held(judged: Iterable[tuple[str, Verdict]]) -> dict[str, int]:
+    """Each operator's most held memory over its correct verdicts (judge and candidate
+    process together), from (operator, verdict) pairs: a failed evaluation may end before
+    its bench cases."""
     held: dict[str, int] = {}
-    trial_op: dict[str, str] = {}
-    for line in lines:
-        if not line.strip():
-            continue
-        event = json.loads(line)
-        if event.get("kind") == "TrialStarted":
-            trial_op[event["trial"]] = event["op"]
-        elif event.get("kind") == "CandidateEvaluated" and event["verdict"].get("status") == "correct":
-            op = trial_op.get(event.get("trial") or "")
-            mib = event["verdict"].get("gpu_mib") or {}
-            if op is not None and mib:
-                held[op] = max(held.get(op, 0), sum(int(v) for v in mib.values()))
+    for op, verdict in judged:
+        if verdict.correct and verdict.gpu_mib:
+            held[op] = max(held.get(op, 0), sum(int(v) for v in verdict.gpu_mib.values()))
     return dict(sorted(held.items()))
 
 
@@ -87,19 +80,20 @@ def refreshed(held: dict[str, int], device: str, measured: str, path: Path | Non
     return table
 
 
-def read_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        return f.read().splitlines()
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("events", type=Path, help="a job's events.jsonl (or .jsonl.gz)")
     parser.add_argument("--device", default="cuda", help="the device type it ran on")
     parser.add_argument("--measured", required=True, help="what ran the job and where, for the table's reader")
     args = parser.parse_args(argv)
-    table = refreshed(from_events(read_lines(args.events)), args.device, args.measured)
+    # the job's log read as every other reader of it does; only this command leaves the
+    # evaluate layer for it
+    from kgb.tracking.log import read_events
+    from kgb.tracking.projections import trial_outcomes
+
+    trials = trial_outcomes(read_events(args.events)).values()
+    judged = [(t.op, c.verdict) for t in trials for c in t.candidates if c.verdict is not None]
+    table = refreshed(most_held(judged), args.device, args.measured)
     TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"{TABLE}: {len(table[args.device]['mib'])} operators for {args.device}")
 
