@@ -126,6 +126,22 @@ def test_a_turn_asked_for_alone_waits_for_company_without_holding_up_work(tmp_pa
     assert timing[0] - timing[2] >= 0.8 - 0.05  # and the turn waited out its gathering alone
 
 
+def test_a_section_passing_does_not_end_a_lone_turns_gathering(tmp_path):
+    """A section holds `.want` whole while it passes; a host that stops it there must not look
+    like another judge asking (CI saw a lone turn stop gathering after 0.46 of its 0.8 s)."""
+    path = str(tmp_path / "gpu.lock")
+    lock = TimingLock(path, Phases())
+    lock.gather_s = 0.4
+    timing_lock.spin_up = lambda: None
+    lock._create()
+    with open(path + timing_lock.WANT_SUFFIX, "a") as want:
+        fcntl.flock(want, fcntl.LOCK_EX)  # a section stopped while passing
+        threading.Timer(0.2, lambda: fcntl.flock(want, fcntl.LOCK_UN)).start()
+        with lock():
+            pass
+    assert lock.phase.seconds[timing_lock.WAIT_FOR_COMPANY] >= 0.4  # it gathered its whole while
+
+
 def test_a_gathering_turn_goes_as_soon_as_another_judge_asks(tmp_path):
     spans = _run_sections(tmp_path, ("check-a", "work", 0.0, 0.5), ("timing-1", "turn", 0.1, 0.1, 5.0),
                           ("timing-2", "turn", 0.3, 0.1), ("check-b", "work", 0.35, 0.1))

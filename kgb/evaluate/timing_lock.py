@@ -9,7 +9,7 @@ which a turn waits to drain and which wait while any turn is held or asked for: 
 judge's check running beside a timing slowed it up to 12x on the H200 (session 15:
 grouped_topk 12 us alone, 77 us in a sweep). Turns asked for while others are held are
 served together, so that the running sections drain once for them all rather than once
-each. Three lock files per GPU (kgb.evaluate._timing_lock names the first; the others add
+each. Four lock files per GPU (kgb.evaluate._timing_lock names the first; the others add
 a suffix) carry this between judges forked by different engines, or by different jobs of
 one multirun.
 """
@@ -28,6 +28,9 @@ from kgb.evaluate.phases import Phases
 
 WORK_SUFFIX = ".work"  # shared by running work sections; a turn takes it whole
 WANT_SUFFIX = ".want"  # shared by every turn asked for or held; a section passes it whole
+# shared by every turn asked for or held, never touched by sections: a gathering turn reads it,
+# since a section passing `.want` would look like a turn asked for (CI, stop 43)
+ASKED_SUFFIX = ".asked"
 # Where a judge waits, as phases of its verdict (benchmarks/throughput.py sums them): a turn
 # behind other turns, a turn for the running sections to end, a section behind the turns.
 WAIT_FOR_TURN = "waiting for the GPU: a turn behind turns"
@@ -58,16 +61,16 @@ def trace(kind: str, asked: float, began: float, ended: float, **fields: object)
         os.close(fd)
 
 
-def _until_another_asks(want, limit_s: float) -> None:
-    """Wait until some other judge has asked for a turn (its shared lock on `want`), at most
+def _until_another_asks(asked, limit_s: float) -> None:
+    """Wait until some other judge has asked for a turn (its shared lock on `asked`), at most
     limit_s. Work sections go on meanwhile: nothing is held."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         try:
-            fcntl.flock(want, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(asked, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            return  # a turn is asked for or held (or a section is passing it this instant)
-        fcntl.flock(want, fcntl.LOCK_UN)
+            return  # a turn is asked for or held
+        fcntl.flock(asked, fcntl.LOCK_UN)
         time.sleep(0.005)
 
 
@@ -111,12 +114,13 @@ class TimingLock:
             return
         self._create()
         with open(self.path + WANT_SUFFIX, "a") as want, open(self.path, "a") as f, \
-                open(self.path + WORK_SUFFIX, "a") as work:
+                open(self.path + WORK_SUFFIX, "a") as work, open(self.path + ASKED_SUFFIX, "a") as others:
             asked = time.monotonic()
             if self.gather_s > 0:
                 with self.phase(WAIT_FOR_COMPANY):
-                    _until_another_asks(want, self.gather_s)
+                    _until_another_asks(others, self.gather_s)
             with self.phase(WAIT_FOR_TURN):
+                fcntl.flock(others, fcntl.LOCK_SH)  # a gathering turn goes now
                 fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
                 fcntl.flock(f, fcntl.LOCK_EX)
             turn = time.monotonic()
@@ -147,6 +151,7 @@ class TimingLock:
                     fcntl.flock(work, fcntl.LOCK_UN)
                 fcntl.flock(f, fcntl.LOCK_UN)
                 fcntl.flock(want, fcntl.LOCK_UN)
+                fcntl.flock(others, fcntl.LOCK_UN)
 
     @contextmanager
     def work(self) -> Iterator[None]:
