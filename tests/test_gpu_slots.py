@@ -258,6 +258,7 @@ def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
 
 def test_the_gate_lowers_its_ceiling_by_a_quarter_down_to_one_and_raises_it_as_evaluations_fit():
     gate = MemoryGate()
+    assert not gate.lowered
     seats = [gate.seat() for _ in range(8)]
     held = [s.__enter__() for s in seats]
     held[0].ran_out = True
@@ -272,11 +273,11 @@ def test_the_gate_lowers_its_ceiling_by_a_quarter_down_to_one_and_raises_it_as_e
     assert gate.ceiling == 1
     with gate.seat() as alone:
         alone.ran_out = True  # among 1: the candidate's own failure, the ceiling stays
-    assert alone.among == 1 and gate.ceiling == 1
+    assert alone.among == 1 and gate.ceiling == 1 and gate.lowered
     for _ in range(7):  # below eight, each evaluation that fits raises the ceiling by one
         with gate.seat():
             pass
-    assert gate.ceiling == 8
+    assert gate.ceiling == 8 and not gate.lowered  # back where it was: the engine's spares come back
     for _ in range(4):  # never past the most that were ever in flight at once
         with gate.seat():
             pass

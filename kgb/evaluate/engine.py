@@ -158,7 +158,7 @@ class Engine:
             return max(0, self._pool_size(key) - sum(s.key == key for s in self._spares))
 
     def _pool_size(self, key: str) -> int:
-        return pool_size(self._in_flight[key], ran_out=gpus.memory.ceiling is not None)
+        return pool_size(self._in_flight[key], ran_out=gpus.memory.lowered)
 
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         """Have a spare judge started in `workdir` for the next evaluations of settings
@@ -231,9 +231,9 @@ class Engine:
 
 def pool_size(in_flight: int, ran_out: bool) -> int:
     """How many spare judges wait for one settings: one for each of their evaluations in
-    flight, SEQUENTIAL_SPARES at least and SPARES_PER_SETTINGS at most, and one only once
-    evaluations have run out of GPU memory among others (`ran_out`,
-    kgb.evaluate.gpus.MemoryGate) while more than one is in flight.
+    flight, SEQUENTIAL_SPARES at least and SPARES_PER_SETTINGS at most, and one only while
+    evaluations that ran out of GPU memory among others hold the memory gate's ceiling down
+    (`ran_out`, kgb.evaluate.gpus.MemoryGate.lowered) and more than one is in flight.
 
     Every spare held three CUDA contexts until judge v15, 1.9 GB on the H200 (session 27); it
     holds two now, one judge's and one candidate process's. With a pool of
@@ -244,7 +244,10 @@ def pool_size(in_flight: int, ran_out: bool) -> int:
     while process starts took 8.0 s where they had taken 4.9-6.0 s, and the sweep got through
     150 operators in 407 s where one spare's had got through 185 (session 28). A lone caller
     keeps its two: after a sweep had run out, the view operators judged one at a time waited
-    0.70-0.77 s outside the judge every other time for the one spare (session 26)."""
+    0.70-0.77 s outside the judge every other time for the one spare (session 26). Until
+    session 36 one run-out left a job one spare to its end: on the H200 the hand-off outside
+    the judge took 244 s and 202 s summed in the two jobs of session 35 whose evaluations had
+    run out early, against 57-78 s in those where none had."""
     if ran_out and in_flight > 1:
         return 1
     return min(max(in_flight, SEQUENTIAL_SPARES), SPARES_PER_SETTINGS)

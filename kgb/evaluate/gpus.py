@@ -104,6 +104,12 @@ class MemoryGate:
     def ceiling(self) -> int | None:
         return self._ceiling
 
+    @property
+    def lowered(self) -> bool:
+        """Whether the ceiling holds evaluations below the most that were ever in flight: from
+        running out until as many have fitted again."""
+        return self._ceiling is not None and self._ceiling < self._most
+
     @contextmanager
     def seat(self, again: bool = False) -> Iterator[Seat]:
         """A place among the evaluations in flight, once the ceiling allows; the caller marks
