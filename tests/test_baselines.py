@@ -30,12 +30,13 @@ class MeasuringJudge:
         self.given.append(dict(baselines or {}))
         cases = []
         for name in ("bench-a", "bench-b"):
+            mode = None
             if name in (baselines or {}):
                 base = baselines[name]
             else:
                 self.measured += 1
-                base = self.measured
-            cases.append(CaseResult(name, "bench", Status.CORRECT, latency_us=5.0, baseline_us=base))
+                base, mode = self.measured, f"eager (the GPU's count over 3 of {int(self.measured)} calls)"
+            cases.append(CaseResult(name, "bench", Status.CORRECT, latency_us=5.0, baseline_us=base, baseline_mode=mode))
         cases.append(CaseResult("smoke-1", "smoke", Status.CORRECT))
         return Verdict(Status.CORRECT, "ok", cases=tuple(cases), baseline="torch", device="cuda")
 
@@ -61,6 +62,8 @@ def test_a_case_baseline_is_measured_once_and_every_later_speedup_names_it(tmp_p
     second = ctx.evaluate("source two").verdict
     events = [e for e in ctx.log.events() if isinstance(e, BaselineMeasured)]
     assert [(e.case, e.latency_us, e.fingerprint) for e in events] == [("bench-a", 11.0, "h200-a"), ("bench-b", 12.0, "h200-a")]
+    # how each was timed stays with it: a reader can tell a baseline read from a partial count
+    assert [e.timing_mode for e in events] == [f"eager (the GPU's count over 3 of {n} calls)" for n in (11, 12)]
     assert judge.given == [{}, {"bench-a": 11.0, "bench-b": 12.0}]  # the second judgement times no baseline
     refs = {c.name: c.baseline_from for c in first.cases}
     assert refs["bench-a"] == f"job1#{events[0].seq}" and refs["smoke-1"] is None

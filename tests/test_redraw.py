@@ -255,6 +255,8 @@ def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_candidate_proc
     assert verdict.correct, verdict.message
     timed = [c for c in verdict.cases if c.latency_us is not None]
     assert timed and not [c.timing_mode for c in timed if SENT_NOT_DRAWN in (c.timing_mode or "")]
+    # the judge timed the baselines (none was given) and says how, as it does the candidate's
+    assert all(c.baseline_mode and c.baseline_mode.split()[0] in ("eager", "graph") for c in timed), timed
     assert verdict.phase_s.get(DRAWN, 0) > 0
     # both processes held a bench case's inputs, and say so for the memory gate's table
     assert verdict.gpu_mib["judge"] > 0 and verdict.gpu_mib["candidate"] > 0, verdict.gpu_mib

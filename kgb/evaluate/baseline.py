@@ -73,6 +73,15 @@ class BaselineTiming:
             self.timing = self.timing.counted()
         return self.timing.median_us if self.timing is not None else None
 
+    @property
+    def mode(self) -> str | None:
+        """How it was timed, as the candidate's timing_mode says it: "eager" or "graph", and
+        the timing's note (e.g. repetitions whose profiler records were lost)."""
+        if self.us is None:
+            return None
+        t = self.timing
+        return t.mode + (f" ({t.note})" if t.note else "")
+
     @contextmanager
     def _failing(self) -> Iterator[None]:
         """Whatever the routine raises is this baseline's, not the judgement's."""

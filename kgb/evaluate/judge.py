@@ -194,7 +194,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
                     i = next(i for i, r in enumerate(results) if r.name == s.case.name)
                     results[i] = dataclasses.replace(
                         results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread,
-                        timed_by=by)
+                        timed_by=by, baseline_mode=s.baseline.mode if s.baseline is not None else None)
             except InstrumentFailed as exc:
                 # Correct, as checked; the cases of this turn and the ones after it untimed,
                 # and the message says why.

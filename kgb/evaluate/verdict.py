@@ -93,6 +93,9 @@ class CaseResult:
     timing_mode: str | None = None  # "eager" or "graph", and why the candidate timed itself if it did
     timed_by: TimedBy | None = None
     baseline_from: str | None = None  # the BaselineMeasured event ("<job>#<seq>") the baseline is from
+    # how the judge timed the baseline ("eager" or "graph", and the timing's note); None where
+    # it was given a known one
+    baseline_mode: str | None = None
 
 
 @dataclass(frozen=True)

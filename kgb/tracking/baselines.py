@@ -76,7 +76,7 @@ class BaselineBook:
                 if known is None:
                     event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=c.name,
                                                   baseline=verdict.baseline or "", latency_us=c.baseline_us,
-                                                  fingerprint=self.fingerprint))
+                                                  fingerprint=self.fingerprint, timing_mode=c.baseline_mode or ""))
                     known = self._known[key] = Baseline(c.baseline_us, verdict.baseline or "", f"{event.job}#{event.seq}")
             cases.append(dataclasses.replace(c, baseline_from=known.ref))
         return dataclasses.replace(verdict, cases=tuple(cases))

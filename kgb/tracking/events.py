@@ -87,6 +87,7 @@ class BaselineMeasured(Event):
     latency_us: float
     spec_version: int = 0
     fingerprint: str = ""  # device, judge settings, torch/Triton versions (baselines.fingerprint)
+    timing_mode: str = ""  # how the judge timed it (CaseResult.baseline_mode); empty in older logs
 
 
 @dataclass(frozen=True, kw_only=True)
