@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# kgb's check of a GPU host in one command: the GPU tests, then the README's main command as a
+# newcomer meets it (a fresh tracking root and an empty compile store) and a chip's later job,
+# with the judges' trace, and, given an earlier job's event log, how their timings agree.
+#
+# usage, from the repository root of a GPU host with kgb installed (docs/gpu.md):
+#   benchmarks/gpu_check.sh OUT [EARLIER_EVENTS.jsonl.gz]
+# e.g. benchmarks/gpu_check.sh /tmp/check docs/results/h200-s35-call3-first-events.jsonl.gz
+#
+# OUT receives eight files, a few MB in all: summary.txt (one line per step, its exit code
+# and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables),
+# first-events.jsonl.gz and second-events.jsonl.gz (the two jobs' event logs), trace.txt
+# (benchmarks/gpu_trace.py on both jobs' traces) and agreement.txt (benchmarks/agreement.py
+# of the first job against the earlier log, and against the second job). A step that fails
+# is written down and the next one runs.
+set -uo pipefail
+if [ $# -lt 1 ]; then
+  echo "usage: benchmarks/gpu_check.sh OUT [EARLIER_EVENTS.jsonl.gz]" >&2
+  exit 2
+fi
+out=$1
+earlier=${2:-}
+if [ -n "$earlier" ] && [ ! -f "$earlier" ]; then
+  echo "no such event log: $earlier" >&2
+  exit 2
+fi
+if ! python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+  echo "no CUDA GPU visible to torch here: this script checks a GPU host" >&2
+  exit 2
+fi
+mkdir -p "$out"
+: >"$out/summary.txt"
+trace=$(mktemp -d)/trace.jsonl
+began=$SECONDS
+failed=0
+
+step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exit code and seconds to the summary
+  local name=$1 file=$2 at=$SECONDS code
+  shift 2
+  "$@" >>"$file" 2>&1
+  code=$?
+  [ "$code" -eq 0 ] || failed=$((failed + 1))
+  echo "$name rc=$code $((SECONDS - at)) s" | tee -a "$out/summary.txt"
+}
+
+# The tests that need a GPU (each skips on a CPU, so CI never runs them): the judge's waits and
+# clock, the red team's GPU and sandbox attacks, the candidate process's own draws, float8 and
+# chunked comparisons.
+step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
+  tests/test_cuda_waits.py tests/test_timing_gpu.py tests/test_redteam.py tests/test_redraw.py \
+  tests/test_correctness.py -k "gpu or cuda or sandbox or float8 or chunk"
+
+step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py --second \
+  --events "$out" --json "$out/first-run.json" -- chip=nvidia
+
+for run in first second; do
+  echo "## the $run job's trace" >>"$out/trace.txt"
+  step "trace-$run" "$out/trace.txt" python3 benchmarks/gpu_trace.py "$trace.$run"
+done
+
+if [ -f "$out/second-events.jsonl.gz" ]; then
+  echo "## the first job against the second" >>"$out/agreement.txt"
+  step agreement-second "$out/agreement.txt" python3 benchmarks/agreement.py "$out/first-events.jsonl.gz" \
+    "$out/second-events.jsonl.gz"
+fi
+if [ -n "$earlier" ]; then
+  echo "## the first job against $earlier" >>"$out/agreement.txt"
+  step agreement-earlier "$out/agreement.txt" python3 benchmarks/agreement.py "$out/first-events.jsonl.gz" \
+    "$earlier"
+fi
+echo "steps failed: $failed, $((SECONDS - began)) s in all" | tee -a "$out/summary.txt"
+[ "$failed" -eq 0 ]
