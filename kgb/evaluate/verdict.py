@@ -114,7 +114,7 @@ class Verdict:
     sandbox: str | None = None  # the candidate process's confinement (kgb.evaluate.sandbox.SandboxLevel)
     phase_s: dict[str, float] = field(default_factory=dict)  # the judge's wall seconds per phase (draw, candidate...)
     # the most GPU memory the judge's allocator held, and the candidate process's by its own
-    # account, in MiB ("judge", "candidate"); empty on the CPU (kgb.judging_costs reads it)
+    # account, in MiB ("judge", "candidate"); empty on the CPU (kgb.evaluate.held_memory makes the memory table of it)
     gpu_mib: dict[str, int] = field(default_factory=dict)
     judge_s: float = 0.0  # the judge process's wall seconds (eval_s less the harness's and engine's share)
     gate_s: float = 0.0  # seconds waited for a place among the evaluations sharing the GPU's memory (gpus.MemoryGate)
