@@ -178,7 +178,7 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
 def storages_in(value: Any) -> Storages:
     """The storages and tensors that `encode` would send of `value` by value, numbered as it
     numbers them, without copying a byte: a candidate process that draws its inputs itself
-    (kgb.evaluate.draws.sets) and the judge that drew the same know them alike."""
+    (kgb.evaluate.draws.redraw) and the judge that drew the same know them alike."""
     found = Storages()
     ids: dict[int, int] = {}
 
