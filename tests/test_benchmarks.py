@@ -100,6 +100,23 @@ def test_the_gpu_trace_says_how_much_of_each_period_no_section_could_start():
     assert "most GPU memory" not in report  # traces before session 34 hold no memory figure
 
 
+def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_use():
+    import gpu_trace
+
+    turn = {"kind": "turn", "pid": 1, "asked": 1.0, "began": 2.0, "drained": 3.0, "measured": 3.5, "ended": 4.0,
+            "crowded": False, "tag": "t"}
+    behind = {**turn, "pid": 2, "asked": 3.0, "began": 4.0, "drained": 4.0, "measured": 4.0, "ended": 5.0}
+    sections = [{"kind": "section", "pid": 3, "asked": 0.0, "began": 0.0, "ended": 2.5, "what": "reference"},
+                {"kind": "section", "pid": 4, "asked": 5.0, "began": 6.0, "ended": 7.0, "what": "compare"}]
+    spent = gpu_trace.gpu_time([turn, behind], sections)
+    # 0-1 sections; 1-2 the turn asked (behind none, beside a section: that section's time);
+    # 2-3 draining; 3-3.5 the spin-up, counted as measuring; 3.5-5 measuring (the second turn
+    # waited behind the first meanwhile); 5-6 nothing; 6-7 sections
+    assert spent == {"a turn measuring (or spinning the GPU up)": 2.0, "a turn draining the sections": 1.0, "a turn behind another turn": 1.0,
+                     "work sections only": 2.0, "nothing (no section, no turn)": 1.0}
+    assert "the GPU's time: a turn measuring (or spinning the GPU up) 2.0 s (29%)" in gpu_trace.report([turn, behind, *sections])
+
+
 def test_the_gpu_trace_names_the_judges_that_held_the_most_gpu_memory():
     import gpu_trace
 
