@@ -38,7 +38,7 @@ from kgb.config import (
     ReplayConfig,
     choices,
 )
-from kgb.evaluate import compile_cache
+from kgb.evaluate import compile_cache, cuda_waits, timing_lock
 
 # Hydra's own word for "trace this error", honoured here too.
 FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -91,6 +91,8 @@ def check_settings(cfg: Config) -> None:
     require(e.compile_for is None or 50 <= e.compile_for <= 130, "eval.compile_for", e.compile_for,
             "an NVIDIA compute capability as a number, e.g. 90 for H100/H200 (or leave it unset)")
     compile_cache.root(e.compile_cache)  # a folder candidates could read is refused
+    cuda_waits.mode()  # the judges' environment knobs (docs/gpu.md): a bad one is named here
+    timing_lock.gather_s()
     require(m.samples >= 1, "method.samples", m.samples, "trials per operator: give 1 or more")
     require(m.concurrency is None or m.concurrency >= 1, "method.concurrency", m.concurrency,
             "trials at once: give 1 or more, or null for one per CPU core")

@@ -67,6 +67,15 @@ def test_a_negative_timeout(tmp_path):
     assert "eval.timeout_s=-1.0" in line and "positive number" in line
 
 
+@pytest.mark.parametrize(("name", "value", "says"), [("KGB_GATHER_S", "-1", "0 to 5"),
+                                                     ("KGB_CUDA_WAIT", "nap", "auto, spin, yield, block")])
+def test_a_bad_judge_knob_in_the_environment(tmp_path, name, value, says):
+    """The judges' environment knobs (docs/gpu.md) are checked before anything runs, not
+    in every judge."""
+    line = refused(tmp_path, env={name: value})
+    assert f"{name}={value!r}" in line and says in line
+
+
 def test_a_missing_api_key(tmp_path):
     line = refused(tmp_path, "method=oneshot", "model=claude-opus-4-6")
     assert "ANTHROPIC_API_KEY is not set" in line and "export ANTHROPIC_API_KEY=" in line

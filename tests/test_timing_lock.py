@@ -160,6 +160,17 @@ def test_a_section_passing_does_not_end_a_lone_turns_gathering(tmp_path):
     assert lock.phase.seconds[timing_lock.WAIT_FOR_COMPANY] >= 0.4  # it gathered its whole while
 
 
+def test_a_lone_turns_wait_for_company_comes_from_the_environment(monkeypatch):
+    monkeypatch.delenv(timing_lock.GATHER_ENV, raising=False)
+    assert TimingLock(None, Phases()).gather_s == timing_lock.GATHER_S == 0.0  # off unless asked for
+    monkeypatch.setenv(timing_lock.GATHER_ENV, "0.25")
+    assert TimingLock(None, Phases()).gather_s == 0.25
+    for bad in ("soon", "-0.1", "6"):
+        monkeypatch.setenv(timing_lock.GATHER_ENV, bad)
+        with pytest.raises(ValueError, match="0 to 5"):
+            TimingLock(None, Phases())
+
+
 def test_a_gathering_turn_goes_as_soon_as_another_judge_asks(tmp_path):
     spans = _run_sections(tmp_path, ("check-a", "work", 0.0, 0.5), ("timing-1", "turn", 0.1, 0.1, 5.0),
                           ("timing-2", "turn", 0.3, 0.1), ("check-b", "work", 0.35, 0.1))

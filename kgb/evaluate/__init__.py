@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, cuda_waits, gpus, workdirs
+from kgb.evaluate import compile_cache, cuda_waits, gpus, timing_lock, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
@@ -75,6 +75,7 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
         # queue serialises nothing it measures (judge v16).
         env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
         cuda_waits.mode()  # a bad KGB_CUDA_WAIT fails here, not in every judge
+        timing_lock.gather_s()  # and a bad KGB_GATHER_S
     env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
     env["KGB_TORCH_KERNEL_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-torch-kernel-cache")
     # numpy's BLAS (the interpreter's tl.dot) must not want threads: the candidate process may

@@ -41,8 +41,13 @@ SETTLE = "waiting for the section's GPU work to end"
 IDLE_S = 1.0  # a GPU left without timings or work sections this long may have lowered its clocks
 DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before timing beside them
 # How long a turn asked for while no other is waits for another judge to ask too, before it
-# stops new sections: turns asked for together drain the running sections once.
+# stops new sections: turns asked for together drain the running sections once. Off by
+# default; GATHER_ENV sets it for a job (the engine passes the harness's environment on):
+# benchmarks/lock_model.py --profile s23 modelled nothing gained at 12 judges and 4-6% at 20
+# with 0.25-0.5 s (session 36), not yet measured on a GPU.
 GATHER_S = 0.0
+GATHER_ENV = "KGB_GATHER_S"
+GATHER_MOST_S = 5.0
 # A file that every judge appends its turns, work sections and process starts to, one JSON
 # line each, when this names one: what a sweep's turns waited for (benchmarks/gpu_trace.py)
 TRACE_ENV = "KGB_GPU_TRACE"
@@ -59,6 +64,21 @@ def trace(kind: str, asked: float, began: float, ended: float, **fields: object)
         os.write(fd, (line + "\n").encode())  # one write with O_APPEND: lines of many judges never interleave
     finally:
         os.close(fd)
+
+
+def gather_s() -> float:
+    """A lone turn's wait for company, in seconds: GATHER_ENV's, else GATHER_S."""
+    raw = os.environ.get(GATHER_ENV, "")
+    if not raw:
+        return GATHER_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= GATHER_MOST_S:
+        raise ValueError(f"{GATHER_ENV}={raw!r}: give a lone timing turn's wait for company in seconds, "
+                         f"0 to {GATHER_MOST_S:g}")
+    return value
 
 
 def _until_another_asks(asked, limit_s: float) -> None:
@@ -97,7 +117,7 @@ class TimingLock:
         self.tag = ""  # what the trace says this judge judges (TRACE_ENV)
         self._held: list = []  # the open work-section files whose shared lock this judge holds
         self._paused = False  # their locks let go of for now (`paused`)
-        self.gather_s = GATHER_S
+        self.gather_s = gather_s()
         # a held section's stretch: asked, entered, the phases' seconds and the innermost phase then
         self._since: dict[int, tuple[float, float, dict[str, float], str]] = {}
 
