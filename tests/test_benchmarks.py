@@ -191,3 +191,22 @@ def test_the_first_run_benchmark_puts_each_process_memory_down_to_the_operator_i
     assert most == {"aten::sort": 9600, "aten::t": 600, "the harness and spare judges": 700}
     assert busiest == {"aten::sort": 9600, "aten::t": 400}
     assert first_run.ancestors(1) == []
+
+
+def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path):
+    """benchmarks/gpu_check.sh runs the GPU tests and two whole jobs: on a CPU host it says
+    so at once rather than report a CPU run as a GPU host's check."""
+    import subprocess
+
+    import pytest
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU host would run the whole check")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["bash", str(root / "benchmarks" / "gpu_check.sh"), str(tmp_path / "out")], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no CUDA GPU" in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
+    usage = subprocess.run(["bash", str(root / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True)
+    assert usage.returncode == 2 and usage.stderr.startswith("usage:")
