@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb.tracking.log import read_events  # noqa: E402
-from kgb.tracking.projections import trial_outcomes  # noqa: E402
+from kgb.tracking.projections import judged  # noqa: E402
 
 SMALL_US = 10.0  # under this, the bound is absolute
 SMALL_BOUND_US = 0.5
@@ -66,10 +66,8 @@ def sweep_of(path: Path) -> dict:
     from an event log, each operator's last verdict."""
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
-    trials = trial_outcomes(read_events(path)).values()
-    return {t.op: {"status": str(c.verdict.status), "cases": {
-        case.name: [case.latency_us] for case in c.verdict.cases if case.tag == "bench"}}
-        for t in trials for c in t.candidates if c.verdict is not None}
+    return {op: {"status": str(v.status), "cases": {case.name: [case.latency_us] for case in v.cases if case.tag == "bench"}}
+            for op, v in judged(read_events(path))}
 
 
 def main() -> int:

@@ -65,10 +65,10 @@ def sweep_of(path: Path) -> dict[str, dict]:
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
     from kgb.tracking.log import read_events
-    from kgb.tracking.projections import trial_outcomes
+    from kgb.tracking.projections import judged
 
-    return {t.op: {"wall_s": c.verdict.eval_s - c.verdict.gate_s - c.verdict.ran_out_s, "status": str(c.verdict.status)}
-            for t in trial_outcomes(read_events(path)).values() for c in t.candidates if c.verdict is not None}
+    return {op: {"wall_s": v.eval_s - v.gate_s - v.ran_out_s, "status": str(v.status)}
+            for op, v in judged(read_events(path))}
 
 
 def main(argv: list[str] | None = None) -> None:

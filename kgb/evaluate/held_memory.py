@@ -89,11 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     # the job's log read as every other reader of it does; only this command leaves the
     # evaluate layer for it
     from kgb.tracking.log import read_events
-    from kgb.tracking.projections import trial_outcomes
+    from kgb.tracking.projections import judged
 
-    trials = trial_outcomes(read_events(args.events)).values()
-    judged = [(t.op, c.verdict) for t in trials for c in t.candidates if c.verdict is not None]
-    table = refreshed(most_held(judged), args.device, args.measured)
+    table = refreshed(most_held(judged(read_events(args.events))), args.device, args.measured)
     TABLE.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     print(f"{TABLE}: {len(table[args.device]['mib'])} operators for {args.device}")
 

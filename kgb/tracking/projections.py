@@ -209,6 +209,12 @@ def trial_outcomes(events: Iterable[Event]) -> dict[str, TrialOutcome]:
     return fold.trials
 
 
+def judged(events: Iterable[Event]) -> list[tuple[str, Verdict]]:
+    """Each judged candidate's (operator, verdict), trial by trial: what the tables of
+    operators/ and the benchmarks that compare jobs read from a job's log."""
+    return [(t.op, c.verdict) for t in trial_outcomes(events).values() for c in t.candidates if c.verdict is not None]
+
+
 @dataclass(frozen=True)
 class JobSummary:
     """A job's aggregate metrics (the published definitions: docs/operators.md)."""
