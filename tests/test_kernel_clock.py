@@ -221,4 +221,3 @@ def test_a_call_with_no_work_on_the_gpu_is_timed_by_its_fastest_call():
     counted = view.counted()
     assert counted.median_us == 1.28 and counted.reading is None
     assert "no device activity; the fastest of 3 calls" in counted.note
-

@@ -144,13 +144,13 @@ def test_a_turn_asked_for_alone_waits_for_company_without_holding_up_work(tmp_pa
     assert timing[0] - timing[2] >= 0.8 - 0.05  # and the turn waited out its gathering alone
 
 
-def test_a_section_passing_does_not_end_a_lone_turns_gathering(tmp_path):
+def test_a_section_passing_does_not_end_a_lone_turns_gathering(tmp_path, monkeypatch):
     """A section holds `.want` whole while it passes; a host that stops it there must not look
     like another judge asking (CI saw a lone turn stop gathering after 0.46 of its 0.8 s)."""
     path = str(tmp_path / "gpu.lock")
     lock = TimingLock(path, Phases())
     lock.gather_s = 0.4
-    timing_lock.spin_up = lambda: None
+    monkeypatch.setattr(timing_lock, "spin_up", lambda: None)  # no GPU here
     lock._create()
     with open(path + timing_lock.WANT_SUFFIX, "a") as want:
         fcntl.flock(want, fcntl.LOCK_EX)  # a section stopped while passing
