@@ -4,8 +4,9 @@
 # with the judges' trace, and, given an earlier job's event log, how their timings agree.
 #
 # usage, from the repository root of a GPU host with kgb installed (docs/gpu.md):
-#   benchmarks/gpu_check.sh OUT [EARLIER_EVENTS.jsonl.gz]
-# e.g. benchmarks/gpu_check.sh /tmp/check docs/results/h200-s35-call3-first-events.jsonl.gz
+#   benchmarks/gpu_check.sh [--no-tests] [--one-job] OUT [EARLIER_EVENTS.jsonl.gz]
+# --no-tests skips the GPU tests and --one-job the later job, to fit a lent machine's minutes
+# (the whole check takes about nine on an H200). e.g. benchmarks/gpu_check.sh /tmp/check docs/results/h200-s35-call3-first-events.jsonl.gz
 #
 # OUT receives eight files, a few MB in all: summary.txt (one line per step, its exit code
 # and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables),
@@ -14,8 +15,18 @@
 # of the first job against the earlier log, and against the second job). A step that fails
 # is written down and the next one runs.
 set -uo pipefail
+tests=1
+second=--second
+while [ $# -gt 0 ]; do
+  case $1 in
+    --no-tests) tests=0; shift ;;
+    --one-job) second=; shift ;;
+    -*) echo "unknown option: $1" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
 if [ $# -lt 1 ]; then
-  echo "usage: benchmarks/gpu_check.sh OUT [EARLIER_EVENTS.jsonl.gz]" >&2
+  echo "usage: benchmarks/gpu_check.sh [--no-tests] [--one-job] OUT [EARLIER_EVENTS.jsonl.gz]" >&2
   exit 2
 fi
 out=$1
@@ -46,14 +57,14 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
 # The tests that need a GPU (each skips on a CPU, so CI never runs them): the judge's waits and
 # clock, the red team's GPU and sandbox attacks, the candidate process's own draws, float8 and
 # chunked comparisons.
-step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
+[ "$tests" -eq 0 ] || step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
   tests/test_cuda_waits.py tests/test_timing_gpu.py tests/test_redteam.py tests/test_redraw.py \
   tests/test_correctness.py -k "gpu or cuda or sandbox or float8 or chunk"
 
-step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py --second \
+step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py $second \
   --events "$out" --json "$out/first-run.json" -- chip=nvidia
 
-for run in first second; do
+for run in first ${second:+second}; do
   echo "## the $run job's trace" >>"$out/trace.txt"
   step "trace-$run" "$out/trace.txt" python3 benchmarks/gpu_trace.py "$trace.$run"
 done

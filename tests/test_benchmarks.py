@@ -210,3 +210,7 @@ def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path)
     assert not (tmp_path / "out").exists()
     usage = subprocess.run(["bash", str(root / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True)
     assert usage.returncode == 2 and usage.stderr.startswith("usage:")
+    unknown = subprocess.run(["bash", str(root / "benchmarks" / "gpu_check.sh"), "--no-test", str(tmp_path / "out")],
+                             capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown option: --no-test" in unknown.stderr
+    assert not (tmp_path / "out").exists()
