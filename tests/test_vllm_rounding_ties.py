@@ -4,6 +4,7 @@ rounded reciprocal), and still reject codes and outputs that no such scale expla
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kgb import operators
@@ -120,10 +121,17 @@ def test_scaled_int8_quant_admits_a_zero_point_moved_by_a_scale_ulp():
     assert spec.compare({"return": ((codes.int() + 1).clamp(-128, 127).to(torch.int8), s, zp)}, expected, case, inputs)
 
 
-def test_ggml_moe_a8_admits_codes_moved_on_halves_by_a_scale_ulp(monkeypatch):
-    spec = _spec("ggml_moe_a8")
-    case = Case("t", "smoke", dict(type=2, tokens=4, experts=3, top_k=2, row=16, col=64, dtype="float32"),
-                reduction=64)
+_MOE = dict(type=2, tokens=4, experts=3, top_k=2, row=16, col=64, dtype="float32")
+_MUL_MAT = dict(type=2, batch=4, row=16, col=64, dtype="float32")
+
+
+@pytest.mark.parametrize("name,params", [("ggml_moe_a8", _MOE), ("ggml_moe_a8_vec", _MOE),
+                                         ("ggml_mul_mat_a8", _MUL_MAT), ("ggml_mul_mat_vec_a8", _MUL_MAT)])
+def test_ggml_a8_ops_admit_codes_moved_on_halves_by_a_scale_ulp(monkeypatch, name, params):
+    """Found on an H200: ggml_moe_a8_vec's correct solution failed one of 49152 outputs on
+    fresh inputs, a code on a half moved (the other three share its activations' arithmetic)."""
+    spec = _spec(name)
+    case = Case("t", "smoke", params, reduction=64)
     inputs = spec.make_inputs(case, torch.Generator().manual_seed(0), "cpu")
     # amax 127 * 2**-6 makes d = 2**-6 exact; the other values (k + 0.5) * 2**-6 lie on halves
     x = (torch.randint(-120, 120, (4, 64), generator=torch.Generator().manual_seed(1)) + 0.5) * 2**-6
@@ -149,6 +157,22 @@ def test_ggml_moe_a8_admits_codes_moved_on_halves_by_a_scale_ulp(monkeypatch):
     inputs["X"] = x + 0.25 * 2**-6 * torch.sign(x)
     inputs["X"][:, ::32] = 127 * 2**-6
     assert spec.compare(moved, {"return": spec.reference(**inputs)}, case, inputs)
+
+
+def test_the_q8_1_reference_divides_exactly():
+    """The specs say d = amax / 127 exactly rounded; CUDA PyTorch's `amax / 127` multiplies
+    by float32(1 / 127) instead, which is what let the reference's codes move on a GPU."""
+    amax = torch.arange(1, 20001, dtype=torch.float32) * 2**-10
+    exact = (amax.double() / 127).float()
+    by_reciprocal = amax * torch.tensor(1 / 127, dtype=torch.float32)
+    assert bool((exact != by_reciprocal).any())  # such amax exist
+    x = torch.zeros(len(amax), 32)
+    x[:, 0] = amax
+    x[:, 1] = exact * 63.5  # a half under the exact d; near one under the reciprocal
+    q, _, _ = ggml.quantize_q8_1(x)
+    assert torch.equal(q[:, 0, 1], ggml.round_half_away(x[:, 1] / exact).long())
+    # and these inputs tell the two apart (the GPU's old reference failed here)
+    assert not torch.equal(q[:, 0, 1], ggml.round_half_away(x[:, 1] / by_reciprocal).long())
 
 
 def test_ggml_moe_a8_rejects_a_dropped_block():
