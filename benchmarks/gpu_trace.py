@@ -16,7 +16,7 @@ import argparse
 import gzip
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 
@@ -127,6 +127,20 @@ def gpu_time(turns: list[dict], sections: list[dict]) -> dict[str, float]:
     return seconds
 
 
+def clocks_line(measures: list[dict]) -> str:
+    """The SM clock as each measurement started, by whose call: its median and lowest, and how
+    many started 5% or more below the clock's most, with what held it down (NVML's reasons)."""
+    parts = []
+    for who in sorted({m.get("who", "replay") for m in measures}):
+        ms = [m for m in measures if m.get("who", "replay") == who]
+        low = [m for m in ms if m["sm_mhz"] < 0.95 * m["max_sm_mhz"]]
+        why = Counter(r for m in low for r in m.get("held_by", []))
+        parts.append(f"{who} {len(ms)}: median {statistics.median(m['sm_mhz'] for m in ms):.0f} MHz, lowest "
+                     f"{min(m['sm_mhz'] for m in ms)}, {len(low)} at 5% or more below {ms[0]['max_sm_mhz']}"
+                     + (f" (held down by {', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else ""))
+    return "the SM clock as a measurement started: " + "; ".join(parts)
+
+
 def report(records: list[dict]) -> str:
     turns = [r for r in records if r["kind"] == "turn"]
     sections = [r for r in records if r["kind"] == "section"]
@@ -193,6 +207,9 @@ def report(records: list[dict]) -> str:
         lines.append("measurements by whose call: " + "; ".join(
             f"{who} {len(ms)} ({sum(m['ended'] - m['began'] for m in ms):.1f} s, "
             f"{sum(m['mode'] == 'graph' for m in ms)} on graphs)" for who, ms in sorted(whose.items())))
+        clocked = [m for m in measures if m.get("sm_mhz")]
+        if clocked:  # the SM clock as each started (kgb.evaluate.nvml): a replay, timed first in its turn, slower?
+            lines.append(clocks_line(clocked))
         slowest = sorted(measures, key=lambda m: m["began"] - m["ended"])[:8]
         lines.append("the slowest: " + "; ".join(
             f"{m.get('who', 'replay')} {m['tag']} {m['ended'] - m['began']:.2f} s {m['mode']} x{m['repeats']} "

@@ -214,3 +214,40 @@ def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path)
                              capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown option: --no-test" in unknown.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_the_clock_benchmark_refuses_a_host_without_a_gpu_and_the_clocks_say_none(tmp_path):
+    """benchmarks/clock_recovery.py measures a GPU's clocks after load: on a CPU host it says
+    so; and kgb.evaluate.nvml answers None where NVML is missing rather than raise."""
+    import subprocess
+
+    import pytest
+    import torch
+
+    from kgb.evaluate.nvml import Clocks
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU host would run the benchmark")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "clock_recovery.py")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "no CUDA GPU" in done.stderr, done.stderr
+    clocks = Clocks()
+    assert not clocks.available and clocks.read() is None
+
+
+def test_the_gpu_trace_says_at_what_clock_the_measurements_started():
+    """Session 37: a replay, timed first in its turn, came out 15-25% slower now and then
+    while its baseline did not; the trace's clock readings say whether the GPU's clock was down."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    def measure(who, mhz, held_by=()):
+        return {"kind": "measure", "who": who, "tag": "aten::mm", "began": 0.0, "ended": 0.1, "mode": "eager",
+                "repeats": 5, "steps": {}, "sm_mhz": mhz, "max_sm_mhz": 1980, "held_by": list(held_by)}
+
+    line = gpu_trace.clocks_line([measure("replay", 1980), measure("replay", 1650, ["power cap"]),
+                                  measure("replay", 1500, ["power cap"]), measure("baseline", 1980)])
+    assert line == ("the SM clock as a measurement started: baseline 1: median 1980 MHz, lowest 1980, 0 at 5% or "
+                    "more below 1980; replay 3: median 1650 MHz, lowest 1500, 2 at 5% or more below 1980 "
+                    "(held down by power cap 2)")

@@ -1,0 +1,114 @@
+"""How fast a short GEMM runs right after the GPU was busy, against a quiet GPU; prints a table.
+
+    python benchmarks/clock_recovery.py [--load-s 5] [--cycles 3] [--after-s 1.5]
+
+On the H200 (session 37) a candidate's timing came out 15-25% slower now and then, a whole
+measurement at once, while its baseline, timed right after it in the same turn of the GPU,
+did not. A timing turn starts as soon as the other judges' work sections have drained; if
+their load had lowered the GPU's clocks (power cap, heat), the turn's first measurement, the
+candidate's, would run before they came back up. This measures that: a quiet reference
+(the GPU idle, then spun up), then each cycle loads the GPU with large GEMMs for --load-s,
+stops, and times a probe GEMM back to back for --after-s, reading the SM clock (NVML) after
+each probe. The table gives, by time since the load stopped, the probe's median time over
+the quiet one and the SM clock. Needs a CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from kgb.evaluate.nvml import Clocks  # noqa: E402
+from kgb.evaluate.timing_lock import spin_up  # noqa: E402
+
+WINDOWS_MS = (0, 10, 25, 50, 100, 200, 400, 800, 1600)
+
+
+def probe_times(probe, seconds: float, clocks: Clocks) -> list[tuple[float, float, int | None, tuple]]:
+    """(ms since the start, probe us, SM MHz, reasons) for back-to-back probes over `seconds`."""
+    out = []
+    start_event, end_event = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    began = time.perf_counter()
+    while (now := time.perf_counter() - began) < seconds:
+        start_event.record()
+        probe()
+        end_event.record()
+        end_event.synchronize()
+        reading = clocks.read()
+        out.append((now * 1000.0, start_event.elapsed_time(end_event) * 1000.0,
+                    reading.sm_mhz if reading else None, reading.reasons if reading else ()))
+    return out
+
+
+def load(seconds: float, big: torch.Tensor, streams: list[torch.cuda.Stream]) -> None:
+    """Large GEMMs on every stream for `seconds`."""
+    ended = time.perf_counter() + seconds
+    while time.perf_counter() < ended:
+        for s in streams:
+            with torch.cuda.stream(s):
+                for _ in range(4):
+                    big @ big
+        torch.cuda.synchronize()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--load-s", type=float, default=5.0)
+    ap.add_argument("--cycles", type=int, default=3)
+    ap.add_argument("--after-s", type=float, default=1.5)
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA GPU visible to torch here: this benchmark measures one", file=sys.stderr)
+        return 2
+    clocks = Clocks.of_cuda_device()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16, generator=gen)
+    big = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16, generator=gen)
+    streams = [torch.cuda.Stream() for _ in range(2)]
+
+    def probe():
+        return a @ a
+
+    for _ in range(5):
+        probe()
+    time.sleep(2.0)
+    spin_up(0.3)
+    quiet = probe_times(probe, 0.5, clocks)
+    quiet_us = statistics.median(t for _, t, _, _ in quiet)
+    quiet_mhz = statistics.median(m for _, _, m, _ in quiet if m is not None) if clocks.available else None
+    print(f"device: {torch.cuda.get_device_name()}; NVML: {'yes' if clocks.available else 'no'}")
+    print(f"quiet probe (4096^3 bf16 GEMM): {quiet_us:.1f} us at {quiet_mhz} MHz\n")
+    rows = []
+    for cycle in range(args.cycles):
+        load(args.load_s - 0.2, big, streams)
+        during = clocks.read()  # near the end of the load
+        load(0.2, big, streams)
+        after = probe_times(probe, args.after_s, clocks)
+        rows.append((cycle, during, after))
+    print("| since the load stopped (ms) | probes | probe / quiet (median) | slowest | SM MHz (median) | why held down |")
+    print("|---|---|---|---|---|---|")
+    for lo, hi in zip(WINDOWS_MS, WINDOWS_MS[1:], strict=False):
+        got = [p for _, _, after in rows for p in after if lo <= p[0] < hi]
+        if not got:
+            continue
+        ratios = [t / quiet_us for _, t, _, _ in got]
+        mhz = [m for _, _, m, _ in got if m is not None]
+        reasons = sorted({r for *_, rs in got for r in rs})
+        print(f"| {lo}-{hi} | {len(got)} | {statistics.median(ratios):.3f} | {max(ratios):.3f} | "
+              f"{statistics.median(mhz) if mhz else '-'} | {', '.join(reasons) or '-'} |")
+    for cycle, during, _ in rows:
+        if during:
+            print(f"cycle {cycle}, the load's last moments: {during.sm_mhz} MHz of {during.max_sm_mhz}, "
+                  f"{during.power_w:.0f} W, {during.temperature_c} C, held down by: {', '.join(during.reasons) or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

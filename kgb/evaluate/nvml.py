@@ -1,0 +1,114 @@
+"""The GPU's clocks as its driver reports them (NVIDIA's management library, NVML, through
+ctypes: the GPU host has the driver's libnvidia-ml but not its Python binding).
+
+Why: on the H200 (session 37) a candidate's timing came out 15-25% slower now and then, a
+whole measurement at once, where its baseline, timed right after it in the same turn, did
+not; a GPU whose clocks were lowered while other judges' work ran could be why. `Clocks.read`
+says what the SM clock is and why it is held down, so that a trace or a benchmark can tell.
+Everything here answers None where NVML is missing (a CPU host, another vendor's GPU).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+NVML_CLOCK_SM = 1
+NVML_TEMPERATURE_GPU = 0
+# nvmlClocksEventReasons bits (nvml.h): why the clocks are below their most
+REASONS = {
+    0x1: "idle",
+    0x2: "application clocks",
+    0x4: "power cap",
+    0x8: "hardware slowdown",
+    0x10: "sync boost",
+    0x20: "thermal (software)",
+    0x40: "thermal (hardware)",
+    0x80: "power brake",
+    0x100: "display clocks",
+}
+
+
+@dataclass(frozen=True)
+class Reading:
+    sm_mhz: int
+    max_sm_mhz: int
+    reasons: tuple[str, ...]  # why the clock is held down; () when nothing holds it
+    power_w: float
+    temperature_c: int
+
+
+class Clocks:
+    """One GPU's clocks, read through NVML; `read()` is None where NVML cannot answer."""
+
+    def __init__(self, pci_bus_id: str | None = None, index: int = 0):
+        self._lib = self._device = None
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+        except OSError:
+            return
+        if lib.nvmlInit_v2() != 0:
+            return
+        device = ctypes.c_void_p()
+        if pci_bus_id:
+            found = lib.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(device))
+        else:
+            found = lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(device))
+        if found == 0:
+            self._lib, self._device = lib, device
+
+    @classmethod
+    def of_cuda_device(cls, index: int = 0) -> Clocks:
+        """The clocks of torch's CUDA device `index` (found by its PCI address: NVML numbers
+        the GPUs its own way, whatever CUDA_VISIBLE_DEVICES says)."""
+        import torch
+
+        p = torch.cuda.get_device_properties(index)
+        bus = getattr(p, "pci_bus_id", None)
+        address = None
+        if bus is not None:
+            address = f"{getattr(p, 'pci_domain_id', 0):08x}:{bus:02x}:{getattr(p, 'pci_device_id', 0):02x}.0"
+        clocks = cls(address)
+        return clocks if clocks.available else cls(index=index)
+
+    @property
+    def available(self) -> bool:
+        return self._device is not None
+
+    def _uint(self, fn: str, *args: object) -> int | None:
+        out = ctypes.c_uint()
+        return out.value if getattr(self._lib, fn)(self._device, *args, ctypes.byref(out)) == 0 else None
+
+    def read(self) -> Reading | None:
+        if self._device is None:
+            return None
+        sm = self._uint("nvmlDeviceGetClockInfo", ctypes.c_int(NVML_CLOCK_SM))
+        most = self._uint("nvmlDeviceGetMaxClockInfo", ctypes.c_int(NVML_CLOCK_SM))
+        milliwatts = self._uint("nvmlDeviceGetPowerUsage")
+        temperature = self._uint("nvmlDeviceGetTemperature", ctypes.c_int(NVML_TEMPERATURE_GPU))
+        bits = ctypes.c_ulonglong()
+        if self._lib.nvmlDeviceGetCurrentClocksThrottleReasons(self._device, ctypes.byref(bits)) != 0:
+            bits.value = 0
+        if sm is None or most is None:
+            return None
+        reasons = tuple(name for bit, name in REASONS.items() if bits.value & bit)
+        return Reading(sm, most, reasons, (milliwatts or 0) / 1000.0, temperature or 0)
+
+
+_traced: Clocks | None = None
+
+
+def trace_fields() -> dict[str, object]:
+    """The current CUDA device's clocks for a line of the judges' trace (kgb.evaluate.timing_lock.
+    trace): the SM clock, its most, what holds it down and the power drawn; {} without NVML."""
+    global _traced
+    if _traced is None:
+        import torch
+
+        if not torch.cuda.is_available():
+            return {}
+        _traced = Clocks.of_cuda_device(torch.cuda.current_device())
+    r = _traced.read()
+    if r is None:
+        return {}
+    return {"sm_mhz": r.sm_mhz, "max_sm_mhz": r.max_sm_mhz, "held_by": list(r.reasons), "power_w": round(r.power_w)}
