@@ -10,7 +10,10 @@ candidate's, would run before they came back up. This measures that: a quiet ref
 (the GPU idle, then spun up), then each cycle loads the GPU with large GEMMs for --load-s,
 stops, and times a probe GEMM back to back for --after-s, reading the SM clock (NVML) after
 each probe. The table gives, by time since the load stopped, the probe's median time over
-the quiet one and the SM clock. Needs a CUDA GPU.
+the quiet one and the SM clock. A second table times a long GEMM as a turn's measurement
+does (the L2 flushed by reading before each of 100 repetitions), from a GPU at rest: whether
+its own repetitions bring the power cap down on it, which would split its samples in two
+and let the median fall on either side. Needs a CUDA GPU.
 """
 
 from __future__ import annotations
@@ -26,9 +29,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgb.evaluate.nvml import Clocks  # noqa: E402
+from kgb.evaluate.timing import L2Flush  # noqa: E402
 from kgb.evaluate.timing_lock import spin_up  # noqa: E402
 
 WINDOWS_MS = (0, 10, 25, 50, 100, 200, 400, 800, 1600)
+REPETITION_GROUPS = ((1, 5), (6, 20), (21, 50), (51, 100))
+
+
+def repetitions(call, clocks: Clocks, n: int = 100) -> list[tuple[float, int | None]]:
+    """(us, SM MHz after it) of n calls, each after an L2 flush that reads, as a turn times them."""
+    flush = L2Flush(reading=True)
+    start_event, end_event = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(n):
+        flush()
+        start_event.record()
+        call()
+        end_event.record()
+        end_event.synchronize()
+        reading = clocks.read()
+        out.append((start_event.elapsed_time(end_event) * 1000.0, reading.sm_mhz if reading else None))
+    return out
 
 
 def probe_times(probe, seconds: float, clocks: Clocks) -> list[tuple[float, float, int | None, tuple]]:
@@ -103,6 +124,21 @@ def main() -> int:
         reasons = sorted({r for *_, rs in got for r in rs})
         print(f"| {lo}-{hi} | {len(got)} | {statistics.median(ratios):.3f} | {max(ratios):.3f} | "
               f"{statistics.median(mhz) if mhz else '-'} | {', '.join(reasons) or '-'} |")
+    print("\n| a long GEMM's repetitions, from rest (8192^3 bf16) | repetitions | time / the first repetition (median) "
+          "| SM MHz (median) |")
+    print("|---|---|---|---|")
+    timed = []
+    for _ in range(args.cycles):
+        # a drain's rest (their median 0.15 s on the H200): a turn's measurements started at
+        # 120-650 W there (session 37); a second of idling would lower the clocks instead
+        time.sleep(0.3)
+        timed.append(repetitions(lambda: big @ big, clocks))
+    for lo, hi in REPETITION_GROUPS:
+        ratios = [t / reps[0][0] for reps in timed for t, _ in reps[lo - 1:hi]]
+        mhz = [m for reps in timed for _, m in reps[lo - 1:hi] if m is not None]
+        print(f"| {lo}-{hi} | {hi - lo + 1} | {statistics.median(ratios):.3f} | {statistics.median(mhz) if mhz else '-'} |")
+    medians = [statistics.median(t for t, _ in reps) for reps in timed]
+    print("each cycle's median: " + ", ".join(f"{m:.1f} us" for m in medians))
     for cycle, during, _ in rows:
         if during:
             print(f"cycle {cycle}, the load's last moments: {during.sm_mhz} MHz of {during.max_sm_mhz}, "

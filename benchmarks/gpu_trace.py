@@ -128,16 +128,20 @@ def gpu_time(turns: list[dict], sections: list[dict]) -> dict[str, float]:
 
 
 def clocks_line(measures: list[dict]) -> str:
-    """The SM clock as each measurement started, by whose call: its median and lowest, and how
-    many started 5% or more below the clock's most, with what held it down (NVML's reasons)."""
+    """The SM clock as each measurement started, by whose call: its median and lowest, how many
+    started 5% or more below the clock's most, with what held it down (NVML's reasons), and
+    how many ended there (a long call's repetitions may bring the power cap down on it)."""
     parts = []
     for who in sorted({m.get("who", "replay") for m in measures}):
         ms = [m for m in measures if m.get("who", "replay") == who]
         low = [m for m in ms if m["sm_mhz"] < 0.95 * m["max_sm_mhz"]]
         why = Counter(r for m in low for r in m.get("held_by", []))
+        ended = [m for m in ms if m.get("end_sm_mhz")]
+        ended_low = [m for m in ended if m["end_sm_mhz"] < 0.95 * m["max_sm_mhz"]]
         parts.append(f"{who} {len(ms)}: median {statistics.median(m['sm_mhz'] for m in ms):.0f} MHz, lowest "
                      f"{min(m['sm_mhz'] for m in ms)}, {len(low)} at 5% or more below {ms[0]['max_sm_mhz']}"
-                     + (f" (held down by {', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else ""))
+                     + (f" (held down by {', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else "")
+                     + (f", {len(ended_low)} of {len(ended)} ended there" if ended else ""))
     return "the SM clock as a measurement started: " + "; ".join(parts)
 
 

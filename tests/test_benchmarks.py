@@ -246,8 +246,9 @@ def test_the_gpu_trace_says_at_what_clock_the_measurements_started():
         return {"kind": "measure", "who": who, "tag": "aten::mm", "began": 0.0, "ended": 0.1, "mode": "eager",
                 "repeats": 5, "steps": {}, "sm_mhz": mhz, "max_sm_mhz": 1980, "held_by": list(held_by)}
 
+    capped = dict(measure("baseline", 1980), end_sm_mhz=1440)
     line = gpu_trace.clocks_line([measure("replay", 1980), measure("replay", 1650, ["power cap"]),
-                                  measure("replay", 1500, ["power cap"]), measure("baseline", 1980)])
+                                  measure("replay", 1500, ["power cap"]), capped])
     assert line == ("the SM clock as a measurement started: baseline 1: median 1980 MHz, lowest 1980, 0 at 5% or "
-                    "more below 1980; replay 3: median 1650 MHz, lowest 1500, 2 at 5% or more below 1980 "
-                    "(held down by power cap 2)")
+                    "more below 1980, 1 of 1 ended there; replay 3: median 1650 MHz, lowest 1500, 2 at 5% or more "
+                    "below 1980 (held down by power cap 2)")

@@ -64,6 +64,8 @@ class BaselineTiming:
             with self._failing(), self.phase("baseline timing"):
                 self.timing = measure(self.prepared, self.repeats)
             self.prepared = None
+            if clock:  # and as it ends
+                clock |= trace_fields("end_")
             if self.timing is not None:  # a chip's first run measures ~590 of these in the turns (session 34: 44-60 s)
                 t = self.timing
                 trace("measure", began, began, time.monotonic(), tag=self.tag, who="baseline", mode=t.mode,

@@ -98,9 +98,10 @@ class Clocks:
 _traced: Clocks | None = None
 
 
-def trace_fields() -> dict[str, object]:
+def trace_fields(prefix: str = "") -> dict[str, object]:
     """The current CUDA device's clocks for a line of the judges' trace (kgb.evaluate.timing_lock.
-    trace): the SM clock, its most, what holds it down and the power drawn; {} without NVML."""
+    trace): the SM clock, its most, what holds it down and the power drawn, each name after
+    `prefix`; {} without NVML."""
     global _traced
     if _traced is None:
         import torch
@@ -111,4 +112,5 @@ def trace_fields() -> dict[str, object]:
     r = _traced.read()
     if r is None:
         return {}
-    return {"sm_mhz": r.sm_mhz, "max_sm_mhz": r.max_sm_mhz, "held_by": list(r.reasons), "power_w": round(r.power_w)}
+    fields = {"sm_mhz": r.sm_mhz, "max_sm_mhz": r.max_sm_mhz, "held_by": list(r.reasons), "power_w": round(r.power_w)}
+    return {prefix + k: v for k, v in fields.items()}

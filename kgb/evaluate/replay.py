@@ -329,6 +329,8 @@ class StagedReplay:
         with self.exclusive.phase("replay timing"):
             self.timing = measure(self.prepared, self.repeats, keep_graph=True)
         self.prepared = None
+        if clock:  # and as it ends: a long call's repetitions may bring the power cap down on it
+            clock |= trace_fields("end_")
         t = self.timing
         trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
               steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
