@@ -44,7 +44,8 @@ DRAIN_LIMIT_S = 10.0  # how long a turn waits for running work sections before t
 # stops new sections: turns asked for together drain the running sections once. Off by
 # default; GATHER_ENV sets it for a job (the engine passes the harness's environment on):
 # benchmarks/lock_model.py --profile s23 modelled nothing gained at 12 judges and 4-6% at 20
-# with 0.25-0.5 s (session 36), not yet measured on a GPU.
+# with 0.25-0.5 s (session 36); on the H200 (session 37) 0.25 s gained nothing (a fresh
+# machine's sweep 257.6 s against 249.5 s, its drains 41.5 s against 53.0 s).
 GATHER_S = 0.0
 GATHER_ENV = "KGB_GATHER_S"
 GATHER_MOST_S = 5.0
