@@ -107,7 +107,10 @@ def gpu_time(turns: list[dict], sections: list[dict]) -> dict[str, float]:
     running ones (0.25 s on average, median 0.165 s) would wait three times as long."""
     edges: list[tuple[float, int, int]] = []  # (when, level, +1 or -1); level 0 is the most exclusive
     for t in turns:
-        for level, (a, b) in enumerate(((t["drained"], t["ended"]), (t["began"], t["drained"]), (t["asked"], t["began"]))):
+        # a turn gathering company (KGB_GATHER_S) stops no section: from asked to gathered it
+        # is not behind anything (traces before session 37 have no `gathered`)
+        waiting = (t.get("gathered", t["asked"]), t["began"])
+        for level, (a, b) in enumerate(((t["drained"], t["ended"]), (t["began"], t["drained"]), waiting)):
             if b > a:
                 edges += [(a, level, 1), (b, level, -1)]
     for s in sections:
@@ -154,7 +157,7 @@ def report(records: list[dict]) -> str:
     measures = [r["ended"] - (r["measured"] or r["drained"]) for r in turns]
     lines.append(f"{len(turns)} turns: drains {sum(drains):.1f} s (median {statistics.median(drains or [0]):.2f}, "
                  f"p90 {_quantile(drains, 0.9):.2f}, max {max(drains, default=0):.2f}), measurements "
-                 f"{sum(measures):.1f} s, behind other turns {sum(r['began'] - r['asked'] for r in turns):.1f} s, "
+                 f"{sum(measures):.1f} s, behind other turns {sum(r['began'] - r.get('gathered', r['asked']) for r in turns):.1f} s, "
                  f"{sum(r['crowded'] for r in turns)} crowded")
     if turns:
         lines.append(_closed_by_period(turns, min(r["asked"] for r in records), max(r["ended"] for r in records)))

@@ -117,6 +117,19 @@ def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_
     assert "the GPU's time: a turn measuring (or spinning the GPU up) 2.0 s (29%)" in gpu_trace.report([turn, behind, *sections])
 
 
+def test_a_turn_gathering_company_is_not_counted_as_holding_up_the_gpu():
+    """KGB_GATHER_S: a lone turn waits for another to ask while sections run on (session 37's
+    call 2 counted that wait as "a turn behind another turn", 14% of its GPU's time)."""
+    import gpu_trace
+
+    gathering = {"kind": "turn", "pid": 1, "asked": 1.0, "gathered": 1.75, "began": 2.0, "drained": 2.5,
+                 "measured": 2.5, "ended": 3.0, "crowded": False, "tag": "t"}
+    sections = [{"kind": "section", "pid": 3, "asked": 0.0, "began": 0.0, "ended": 2.5, "what": "reference"}]
+    spent = gpu_trace.gpu_time([gathering], sections)
+    assert spent["work sections only"] == 1.75 and spent["a turn behind another turn"] == 0.25
+    assert "behind other turns 0.2 s" in gpu_trace.report([gathering, *sections])
+
+
 def test_the_gpu_trace_names_the_judges_that_held_the_most_gpu_memory():
     import gpu_trace
 

@@ -140,6 +140,7 @@ class TimingLock:
             if self.gather_s > 0:
                 with self.phase(WAIT_FOR_COMPANY):
                     _until_another_asks(others, self.gather_s)
+            gathered = time.monotonic()  # sections ran on until now: the trace tells this apart
             with self.phase(WAIT_FOR_TURN):
                 fcntl.flock(others, fcntl.LOCK_SH)  # a gathering turn goes now
                 fcntl.flock(want, fcntl.LOCK_SH)  # from now on no new work section starts
@@ -165,7 +166,7 @@ class TimingLock:
                 yield
             finally:
                 if TRACE_ENV in os.environ:
-                    trace("turn", asked, turn, time.monotonic(), drained=drained_at, measured=measured,
+                    trace("turn", asked, turn, time.monotonic(), gathered=gathered, drained=drained_at, measured=measured,
                           crowded=not drained, tag=self.tag, peak_mib=_peak_mib())
                 os.utime(self.path)  # when the GPU last timed: the next turn skips the spin-up
                 if drained:
