@@ -9,6 +9,10 @@ Either may be a job's event log instead (events.jsonl, or .jsonl.gz as docs/resu
 them): `run.py`'s own sweeps, as benchmarks/first_run.py --events keeps them.
 
 Verdicts are compared too: an operator judged in both whose status differs is listed.
+From event logs, each timing's spread ((p80 - p20) / median of its repetitions) is shown
+beside the cases furthest apart, and the cases apart by over 5% are counted by whether
+either timing's repetitions were spread over SPLIT_SPREAD: on the H200 (session 37) half of
+those apart were, against one in twenty of those that agreed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from kgb.tracking.projections import judged  # noqa: E402
 
 SMALL_US = 10.0  # under this, the bound is absolute
 SMALL_BOUND_US = 0.5
+SPLIT_SPREAD = 0.05  # a timing whose repetitions spread this much did not settle on one time
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,8 @@ class Pair:
     case: str
     new_us: float
     old_us: float
+    new_spread: float | None = None  # where the sweep says (event logs do)
+    old_spread: float | None = None
 
     @property
     def ratio(self) -> float:
@@ -44,6 +51,13 @@ class Pair:
         bound = SMALL_BOUND_US if self.old_us < SMALL_US else share * self.old_us
         return abs(self.new_us - self.old_us) <= bound
 
+    @property
+    def split(self) -> bool | None:
+        """Whether either timing's repetitions were spread over SPLIT_SPREAD; None unknown."""
+        if self.new_spread is None or self.old_spread is None:
+            return None
+        return max(self.new_spread, self.old_spread) > SPLIT_SPREAD
+
 
 def pairs(new: dict, old: dict) -> list[Pair]:
     """Every bench case that both sweeps timed (a case whose latency is None was not)."""
@@ -52,7 +66,8 @@ def pairs(new: dict, old: dict) -> list[Pair]:
         for case, timing in entry.get("cases", {}).items():
             before = old.get(op, {}).get("cases", {}).get(case)
             if timing and before and timing[0] is not None and before[0] is not None:
-                found.append(Pair(op, case, float(timing[0]), float(before[0])))
+                found.append(Pair(op, case, float(timing[0]), float(before[0]),
+                                  entry.get("spreads", {}).get(case), old[op].get("spreads", {}).get(case)))
     return found
 
 
@@ -63,11 +78,15 @@ def verdicts_that_differ(new: dict, old: dict) -> list[tuple[str, str, str]]:
 
 def sweep_of(path: Path) -> dict:
     """A sweep as throughput.py's --json has it: {op: {"status", "cases": {case: [latency_us]}}};
-    from an event log, each operator's last verdict."""
+    from an event log, each operator's last verdict, with "spreads": {case: spread}."""
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
-    return {op: {"status": str(v.status), "cases": {case.name: [case.latency_us] for case in v.cases if case.tag == "bench"}}
-            for op, v in judged(read_events(path))}
+    sweep = {}
+    for op, v in judged(read_events(path)):
+        bench = [case for case in v.cases if case.tag == "bench"]
+        sweep[op] = {"status": str(v.status), "cases": {case.name: [case.latency_us] for case in bench},
+                     "spreads": {case.name: case.latency_spread for case in bench if case.latency_spread is not None}}
+    return sweep
 
 
 def main() -> int:
@@ -87,9 +106,14 @@ def main() -> int:
     print(f"| within 2% (0.5 us under 10 us) | {sum(p.within(0.02) for p in found)} |")
     print(f"| within 5% (0.5 us under 10 us) | {sum(p.within(0.05) for p in found)} |")
     print(f"| median ratio, new / old | {statistics.median(p.ratio for p in found):.4f} |")
+    apart = [p for p in found if not p.within(0.05) and p.split is not None]
+    if apart:
+        print(f"| apart by over 5%, either timing's repetitions spread over {SPLIT_SPREAD} | "
+              f"{sum(p.split for p in apart)} of {len(apart)} |")
     print("\nfurthest apart (new / old, us):")
     for p in sorted(found, key=lambda p: abs(p.ratio - 1), reverse=True)[:args.worst]:
-        print(f"  {p.op} {p.case}: {p.new_us:.2f} / {p.old_us:.2f} ({(p.ratio - 1) * 100:+.1f}%)")
+        spreads = f", spreads {p.new_spread:.2f} / {p.old_spread:.2f}" if p.split is not None else ""
+        print(f"  {p.op} {p.case}: {p.new_us:.2f} / {p.old_us:.2f} ({(p.ratio - 1) * 100:+.1f}%{spreads})")
     differ = verdicts_that_differ(new, old)
     print(f"\nverdicts that differ: {len(differ)}")
     for op, now, before in differ:

@@ -32,16 +32,19 @@ def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(job_log):
     """run.py's own sweeps (benchmarks/first_run.py --events) against each other or a throughput sweep."""
     from kgb.evaluate import CaseResult, Status, Verdict
 
-    def evaluated(status: str, latency: float | None) -> Verdict:
-        return Verdict(Status(status), "", cases=(CaseResult("bench-1", "bench", Status(status), latency_us=latency),
+    def evaluated(status: str, latency: float | None, spread: float | None = None) -> Verdict:
+        return Verdict(Status(status), "", cases=(CaseResult("bench-1", "bench", Status(status), latency_us=latency,
+                                                             latency_spread=spread),
                                                   CaseResult("small", "check", Status(status))))
 
-    log = job_log([("aten::add", evaluated("correct", 101.0)), ("aten::neg", evaluated("wrong_output", None))])
+    log = job_log([("aten::add", evaluated("correct", 101.0, 0.3)), ("aten::neg", evaluated("wrong_output", None))])
     sweep = agreement.sweep_of(log)
-    assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}},
-                     "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}}}
+    assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}, "spreads": {"bench-1": 0.3}},
+                     "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}, "spreads": {}}}
     [pair] = agreement.pairs(sweep, _sweep(**{"bench-1": [100.0, 50.0, "eager"]}))
-    assert pair.within(0.02)
+    assert pair.within(0.02) and pair.split is None  # a throughput sweep says no spread
+    [pair] = agreement.pairs(sweep, sweep)
+    assert pair.split is True  # repetitions spread 30%: they did not settle on one time
 
 
 def test_an_earlier_sweeps_baseline_is_given_only_for_the_same_spec_version(tmp_path):
