@@ -11,7 +11,8 @@
 # OUT receives eight files, a few MB in all: summary.txt (one line per step, its exit code
 # and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables),
 # first-events.jsonl.gz and second-events.jsonl.gz (the two jobs' event logs), trace.txt
-# (benchmarks/gpu_trace.py on both jobs' traces) and agreement.txt (benchmarks/agreement.py
+# (benchmarks/gpu_trace.py on both jobs' traces, and benchmarks/slow_measurements.py on the
+# first's) and agreement.txt (benchmarks/agreement.py
 # of the first job against the earlier log, and against the second job). A step that fails
 # is written down and the next one runs.
 set -uo pipefail
@@ -68,6 +69,16 @@ for run in first ${second:+second}; do
   echo "## the $run job's trace" >>"$out/trace.txt"
   step "trace-$run" "$out/trace.txt" python3 benchmarks/gpu_trace.py "$trace.$run"
 done
+
+# the first job's slow replays against the other jobs' timings, and what was beside them
+others=()
+[ -f "$out/second-events.jsonl.gz" ] && others+=("$out/second-events.jsonl.gz")
+[ -n "$earlier" ] && others+=("$earlier")
+if [ ${#others[@]} -gt 0 ]; then
+  echo "## the first job's slow replays" >>"$out/trace.txt"
+  step slow "$out/trace.txt" python3 benchmarks/slow_measurements.py "$trace.first" "$out/first-events.jsonl.gz" \
+    "${others[@]}"
+fi
 
 if [ -f "$out/second-events.jsonl.gz" ]; then
   echo "## the first job against the second" >>"$out/agreement.txt"

@@ -268,3 +268,40 @@ def test_the_gpu_trace_says_at_what_clock_the_measurements_started():
     assert line == ("the SM clock as a measurement started: baseline 1: median 1980 MHz, lowest 1980, 0 at 5% or "
                     "more below 1980, 1 of 1 ended there; replay 3: median 1650 MHz, lowest 1500, 2 at 5% or more "
                     "below 1980 (held down by power cap 2)")
+
+
+def test_slow_replays_are_told_apart_with_what_was_beside_them(job_log, tmp_path, capsys, monkeypatch):
+    """benchmarks/slow_measurements.py: a replay over 1.05x its case's median across jobs is
+    slow, and a memory release of another judge beside it is counted for it."""
+    import gzip
+
+    import slow_measurements
+
+    from kgb.evaluate import CaseResult, Status, Verdict
+
+    def log(name: str, first: float, second: float) -> Path:
+        cases = (CaseResult("bench-1", "bench", Status.CORRECT, latency_us=first),
+                 CaseResult("bench-2", "bench", Status.CORRECT, latency_us=second))
+        path = job_log([("aten::mm", Verdict(Status.CORRECT, "", cases=cases))])
+        return path.rename(tmp_path / name)
+
+    mine, a, b = log("mine.jsonl.gz", 120.0, 50.0), log("a.jsonl.gz", 100.0, 50.0), log("b.jsonl.gz", 100.0, 50.5)
+
+    def record(kind, pid, began, ended, **fields):
+        return {"kind": kind, "pid": pid, "asked": began, "began": began, "ended": ended, **fields}
+
+    trace = [record("measure", 1, 0.0, 1.0, who="replay", tag="aten::mm", sm_mhz=1980, max_sm_mhz=1980),
+             record("measure", 1, 1.0, 1.1, who="baseline", tag="aten::mm bench-1"),
+             record("measure", 1, 2.0, 3.0, who="replay", tag="aten::mm", sm_mhz=1500, max_sm_mhz=1980),
+             record("measure", 1, 3.0, 3.1, who="baseline", tag="aten::mm bench-2"),
+             record("release", 2, 0.5, 0.6, tag="aten::add"),
+             record("exit", 3, 3.2, 3.2, waited=False)]
+    path = tmp_path / "trace.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in trace).encode()))
+    monkeypatch.setattr(sys, "argv", ["slow_measurements.py", str(path), str(mine), str(a), str(b)])
+    assert slow_measurements.main() == 0
+    table = capsys.readouterr().out
+    assert "| measurements | 1 | 1 |" in table
+    assert "| beside a memory release | 1 (100%) | 0 (0%) |" in table
+    assert "| beside a process's end | 0 (0%) | 0 (0%) |" in table  # it ended after the measurement
+    assert "| SM clock as it started: median MHz, under 95% of most | 1980, 0 | 1500, 1 |" in table

@@ -9,6 +9,7 @@ reports (kgb.evaluate.timing_lock): both are host work that no timing turn shoul
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from kgb.evaluate.correctness import load_values
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
-from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.operators import Spec
 
 
@@ -282,6 +283,7 @@ class CandidateProcess:
         self.conn.close()
         if self._outbox is not None:
             self._outbox.close()
+        killed = time.monotonic()
         try:
             os.kill(self.pid, 9)
         except ProcessLookupError:
@@ -290,3 +292,6 @@ class CandidateProcess:
             os.waitpid(self.pid, 0 if wait else os.WNOHANG)
         except ChildProcessError:
             pass
+        # its CUDA context goes as it dies, outside any work section: whether a timing turn
+        # beside that times differently (TRACE_ENV; unwaited, only when the kill was sent)
+        trace("exit", killed, killed, time.monotonic(), waited=wait)

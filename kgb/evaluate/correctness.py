@@ -254,13 +254,15 @@ def load_values(dst: Any, src: Any) -> None:
 KEEP_CACHED_BYTES = 128 << 20
 
 
-def release_cached_memory(device: str) -> None:
-    """Give the allocator's cached blocks back once they exceed KEEP_CACHED_BYTES. Up to 32
-    processes (16 judges, each with its candidate process) share one GPU: memory one keeps
-    cached after its case is what another's next case needs (on the H200, correct solutions
-    failed with CUDA out-of-memory)."""
+def release_cached_memory(device: str) -> bool:
+    """Give the allocator's cached blocks back once they exceed KEEP_CACHED_BYTES; whether it
+    did. Up to 32 processes (16 judges, each with its candidate process) share one GPU: memory
+    one keeps cached after its case is what another's next case needs (on the H200, correct
+    solutions failed with CUDA out-of-memory)."""
     if device == "cuda" and torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > KEEP_CACHED_BYTES:
         torch.cuda.empty_cache()
+        return True
+    return False
 
 
 def fill_allocator_with_garbage(device: str) -> None:

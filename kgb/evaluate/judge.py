@@ -54,6 +54,17 @@ def draws_bench_inputs(device: str) -> bool:
     return device != "cpu"
 
 
+def released(runner: CaseRunner, device: str) -> None:
+    """This process's cached GPU memory given back (`release_cached_memory`). Outside any work
+    section, so traced (TRACE_ENV): whether a timing turn beside a release times differently
+    (session 37: some measurements came out 15-25% slow, with no section beside them)."""
+    began = time.monotonic()
+    with runner.phase("memory release"):
+        gave_back = release_cached_memory(device)
+    if gave_back:
+        trace("release", began, began, time.monotonic(), tag=runner.exclusive.tag)
+
+
 def start_candidate(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
     """The candidate process, forked before this process touches the GPU, and ready; one that
     dies before any candidate code ran is started again once (seen once, as a SIGSEGV on a
@@ -147,8 +158,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         runner.audit(loaded, "at import")
 
         def checked(result: CaseResult) -> bool:
-            with runner.phase("memory release"):
-                release_cached_memory(device)  # as the candidate process does after each call
+            released(runner, device)  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
             return result.status == Status.CORRECT
@@ -201,8 +211,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
                 not_timed = f"; not timed from {exc}"
                 break
             staged = []
-            with runner.phase("memory release"):
-                release_cached_memory(device)
+            released(runner, device)
         bench_memory.close()
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
