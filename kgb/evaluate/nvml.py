@@ -1,10 +1,12 @@
 """The GPU's clocks as its driver reports them (NVIDIA's management library, NVML, through
 ctypes: the GPU host has the driver's libnvidia-ml but not its Python binding).
 
-Why: on the H200 (session 37) a candidate's timing came out 15-25% slower now and then, a
-whole measurement at once, where its baseline, timed right after it in the same turn, did
-not; a GPU whose clocks were lowered while other judges' work ran could be why. `Clocks.read`
-says what the SM clock is and why it is held down, so that a trace or a benchmark can tell.
+Why: on the H200 (session 37) about one timing in fifty came out 5-25% slower than the same
+case in other jobs, often a whole ms-long measurement at once. A GPU whose power cap had
+lowered its clocks could be why: under a load of large GEMMs the H200 ran at 1440 MHz of
+1980. `Clocks.read` says what the SM clock is and what holds it down; the judges' trace
+records it as each measurement starts and ends (`trace_fields`). At the starts it was at its
+most for all but 8 of 1182 measurements of a sweep; the ends are the next thing to read.
 Everything here answers None where NVML is missing (a CPU host, another vendor's GPU).
 """
 
