@@ -305,3 +305,25 @@ def test_slow_replays_are_told_apart_with_what_was_beside_them(job_log, tmp_path
     assert "| beside a memory release | 1 (100%) | 0 (0%) |" in table
     assert "| beside a process's end | 0 (0%) | 0 (0%) |" in table  # it ended after the measurement
     assert "| SM clock as it started: median MHz, under 95% of most | 1980, 0 | 1500, 1 |" in table
+
+
+def test_a_measurements_clocks_are_read_as_it_starts_and_ends_only_when_traced(monkeypatch):
+    """kgb.evaluate.nvml.clocks_around: the replay's and the baseline's trace lines carry the
+    clocks at both ends; without a trace kept nothing is read."""
+    from kgb.evaluate import nvml
+
+    reads = []
+
+    def fields(prefix=""):
+        reads.append(prefix)
+        return {prefix + "sm_mhz": 1980 - 540 * len(reads) + 540}
+
+    monkeypatch.setattr(nvml, "trace_fields", fields)
+    monkeypatch.delenv(nvml.TRACE_ENV, raising=False)
+    with nvml.clocks_around() as clock:
+        pass
+    assert clock == {} and reads == []
+    monkeypatch.setenv(nvml.TRACE_ENV, "/nonexistent/trace.jsonl")
+    with nvml.clocks_around() as clock:
+        assert clock == {"sm_mhz": 1980}
+    assert clock == {"sm_mhz": 1980, "end_sm_mhz": 1440} and reads == ["", "end_"]

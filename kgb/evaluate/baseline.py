@@ -10,17 +10,16 @@ ratio is fair.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
 
-from kgb.evaluate.nvml import trace_fields
+from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing import Prepared, Timing, measure, prepare
-from kgb.evaluate.timing_lock import TRACE_ENV, trace
+from kgb.evaluate.timing_lock import trace
 from kgb.operators import Spec
 
 
@@ -59,13 +58,11 @@ class BaselineTiming:
         self.prepare()
         self.done = True
         if self.prepared is not None:
-            clock = trace_fields() if TRACE_ENV in os.environ else {}  # the GPU's clocks as it starts
-            began = time.monotonic()
-            with self._failing(), self.phase("baseline timing"):
-                self.timing = measure(self.prepared, self.repeats)
+            with clocks_around() as clock:
+                began = time.monotonic()
+                with self._failing(), self.phase("baseline timing"):
+                    self.timing = measure(self.prepared, self.repeats)
             self.prepared = None
-            if clock:  # and as it ends
-                clock |= trace_fields("end_")
             if self.timing is not None:  # a chip's first run measures ~590 of these in the turns (session 34: 44-60 s)
                 t = self.timing
                 trace("measure", began, began, time.monotonic(), tag=self.tag, who="baseline", mode=t.mode,

@@ -13,7 +13,12 @@ Everything here answers None where NVML is missing (a CPU host, another vendor's
 from __future__ import annotations
 
 import ctypes
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from kgb.evaluate.timing_lock import TRACE_ENV
 
 NVML_CLOCK_SM = 1
 NVML_TEMPERATURE_GPU = 0
@@ -116,3 +121,14 @@ def trace_fields(prefix: str = "") -> dict[str, object]:
         return {}
     fields = {"sm_mhz": r.sm_mhz, "max_sm_mhz": r.max_sm_mhz, "held_by": list(r.reasons), "power_w": round(r.power_w)}
     return {prefix + k: v for k, v in fields.items()}
+
+
+@contextmanager
+def clocks_around() -> Iterator[dict[str, object]]:
+    """The clocks as a measurement inside it starts and as it ends (`trace_fields`, the end's
+    names after "end_"), for the measurement's line of the judges' trace; {} unless a trace is
+    kept (TRACE_ENV) and NVML answers."""
+    fields = trace_fields() if TRACE_ENV in os.environ else {}
+    yield fields
+    if fields:  # a long call's own repetitions may bring the power cap down on it
+        fields.update(trace_fields("end_"))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import tempfile
 import time
@@ -33,9 +32,9 @@ from torch.utils._pytree import tree_flatten
 
 from kgb.evaluate import codec, launcher
 from kgb.evaluate.integrity import ALLOWED_OPS
-from kgb.evaluate.nvml import trace_fields
+from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.recording import Unreplayable
-from kgb.evaluate.timing_lock import TRACE_ENV, TimingLock, trace
+from kgb.evaluate.timing_lock import TimingLock, trace
 
 _SCALAR_TYPES = {"i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp16", "bf16", "fp32", "f32", "fp64"}
 _POINTEE_TYPES = _SCALAR_TYPES | {"fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "void"}
@@ -324,13 +323,11 @@ class StagedReplay:
         """Inside the timing turn."""
         from kgb.evaluate.timing import measure
 
-        clock = trace_fields() if TRACE_ENV in os.environ else {}  # the GPU's clocks as the measurement starts
-        began = time.monotonic()
-        with self.exclusive.phase("replay timing"):
-            self.timing = measure(self.prepared, self.repeats, keep_graph=True)
+        with clocks_around() as clock:
+            began = time.monotonic()
+            with self.exclusive.phase("replay timing"):
+                self.timing = measure(self.prepared, self.repeats, keep_graph=True)
         self.prepared = None
-        if clock:  # and as it ends: a long call's repetitions may bring the power cap down on it
-            clock |= trace_fields("end_")
         t = self.timing
         trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
               steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
