@@ -16,13 +16,13 @@ started and ended (kgb.evaluate.nvml, where the trace has it).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from gpu_trace import read  # noqa: E402  (beside this file)
 
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import judged  # noqa: E402
@@ -57,8 +57,8 @@ def beside(m: dict, others: list[dict], after_s: float = 0.0) -> bool:
     return any(o["pid"] != m["pid"] and o["began"] < m["ended"] and m["began"] < o["ended"] + after_s for o in others)
 
 
-def describe(ms: list[dict], records: list[dict]) -> dict[str, str]:
-    kinds = {k: [r for r in records if r["kind"] == k] for k in ("release", "exit", "start")}
+def describe(ms: list[dict], kinds: dict[str, list[dict]]) -> dict[str, str]:
+    """What was beside the measurements `ms`, of the trace's records by kind."""
     n = len(ms)
 
     def share(count: int) -> str:
@@ -84,9 +84,7 @@ def main() -> int:
     ap.add_argument("events", type=Path)
     ap.add_argument("earlier", type=Path, nargs="+")
     args = ap.parse_args()
-    opener = gzip.open if args.trace.name.endswith(".gz") else open
-    with opener(args.trace, "rt") as f:
-        records = [json.loads(line) for line in f if line.strip()]
+    records = read(args.trace)
     mine = latencies(args.events)
     every = [mine, *(latencies(p) for p in args.earlier)]
     slow, steady = [], []
@@ -96,7 +94,8 @@ def main() -> int:
         if key not in mine or len(seen) < 2 or statistics.median(seen) < FLOOR_US:
             continue
         (slow if mine[key] > SLOW * statistics.median(seen) else steady).append(replay)
-    rows = {"slow": describe(slow, records), "the others": describe(steady, records)}
+    kinds = {k: [r for r in records if r["kind"] == k] for k in ("release", "exit", "start")}
+    rows = {"slow": describe(slow, kinds), "the others": describe(steady, kinds)}
     print(f"| replays (over {SLOW:g}x their case's median over {len(every)} jobs) | slow | the others |")
     print("|---|---|---|")
     for name in rows["slow"]:

@@ -204,6 +204,13 @@ def mul_mat_inputs(params: dict, gen: torch.Generator, device: str) -> dict:
     return dict(W=w.to(device), X=x.to(device), type=params["type"], row=params["row"])
 
 
+def mul_mat_compare(actual: dict, expected: dict, case: Case, inputs: dict) -> str | None:
+    """ggml_mul_mat_a8 / ggml_mul_mat_vec_a8's check: `compare_q8_1` over the one weight matrix."""
+    rows = torch.arange(inputs["X"].shape[0], device=inputs["X"].device)
+    return compare_q8_1(actual.get("return"), expected["return"], case,
+                        [(inputs["W"].reshape(inputs["row"], -1), inputs["type"], inputs["X"], rows)])
+
+
 def moe_case(name, tag, type_id, tokens, experts, top_k, row, col, dtype="float16", seed=0) -> Case:
     """A case of ggml_moe_a8 / ggml_moe_a8_vec."""
     params = dict(type=type_id, tokens=tokens, experts=experts, top_k=top_k, row=row, col=col, dtype=dtype)

@@ -41,7 +41,7 @@ approximate division) may move: codes of activations within 2**-20 of a half (as
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import compare_q8_1, mul_mat_case, mul_mat_inputs, q8_1_matmul
+from kgb.vllm.ggml import mul_mat_case, mul_mat_compare, mul_mat_inputs, q8_1_matmul
 
 VERSION = 2  # 2: the check allows for codes on a half; the reference's d is an exact division on the GPU too
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
@@ -75,6 +75,4 @@ def reference(W, X, type, row):
 
 
 def compare(actual, expected, case, inputs):
-    rows = torch.arange(inputs["X"].shape[0], device=inputs["X"].device)
-    return compare_q8_1(actual.get("return"), expected["return"], case,
-                        [(inputs["W"].reshape(inputs["row"], -1), inputs["type"], inputs["X"], rows)])
+    return mul_mat_compare(actual, expected, case, inputs)
