@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from kgb.evaluate.nvml import Clocks  # noqa: E402
+from kgb.evaluate.nvml import Clocks, Reading  # noqa: E402
 from kgb.evaluate.timing import L2Flush  # noqa: E402
 from kgb.evaluate.timing_lock import spin_up  # noqa: E402
 
@@ -36,35 +36,36 @@ WINDOWS_MS = (0, 10, 25, 50, 100, 200, 400, 800, 1600)
 REPETITION_GROUPS = ((1, 5), (6, 20), (21, 50), (51, 100))
 
 
+def timed(call, clocks: Clocks, events: tuple[torch.cuda.Event, torch.cuda.Event]) -> tuple[float, Reading | None]:
+    """One call's microseconds between two events, and the clocks read right after it."""
+    start, end = events
+    start.record()
+    call()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1000.0, clocks.read()
+
+
 def repetitions(call, clocks: Clocks, n: int = 100) -> list[tuple[float, int | None]]:
     """(us, SM MHz after it) of n calls, each after an L2 flush that reads, as a turn times them."""
     flush = L2Flush(reading=True)
-    start_event, end_event = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    events = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     out = []
     for _ in range(n):
         flush()
-        start_event.record()
-        call()
-        end_event.record()
-        end_event.synchronize()
-        reading = clocks.read()
-        out.append((start_event.elapsed_time(end_event) * 1000.0, reading.sm_mhz if reading else None))
+        us, reading = timed(call, clocks, events)
+        out.append((us, reading.sm_mhz if reading else None))
     return out
 
 
 def probe_times(probe, seconds: float, clocks: Clocks) -> list[tuple[float, float, int | None, tuple]]:
     """(ms since the start, probe us, SM MHz, reasons) for back-to-back probes over `seconds`."""
+    events = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     out = []
-    start_event, end_event = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     began = time.perf_counter()
     while (now := time.perf_counter() - began) < seconds:
-        start_event.record()
-        probe()
-        end_event.record()
-        end_event.synchronize()
-        reading = clocks.read()
-        out.append((now * 1000.0, start_event.elapsed_time(end_event) * 1000.0,
-                    reading.sm_mhz if reading else None, reading.reasons if reading else ()))
+        us, reading = timed(probe, clocks, events)
+        out.append((now * 1000.0, us, reading.sm_mhz if reading else None, reading.reasons if reading else ()))
     return out
 
 
