@@ -129,3 +129,35 @@ def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
     log.clear()
     timing.prepare(lambda: calls.append(1), warmup=1, section=section)
     assert log == ["enter", "timed", "exit", "enter", "capture", "exit"]  # no section with nothing in it
+
+
+def test_a_measurement_waits_while_the_power_cap_holds_the_clock_and_no_longer(monkeypatch):
+    """Judge v20: on the H200 a GEMM measured right after another in the same turn started at
+    1530 MHz under the power cap and read 13% slow. The measurement lets the GPU rest until
+    the cap lets go, within a bound, and not for an idle GPU's low clock (the spin-up's)."""
+    from kgb.evaluate import nvml
+
+    def clocks_saying(*reasons_in_turn):
+        readings = iter(reasons_in_turn)
+
+        class Fake:
+            reads = 0
+
+            def read(self):
+                Fake.reads += 1
+                reasons = next(readings, ())
+                return nvml.Reading(1530 if reasons else 1980, 1980, reasons, 600.0, 60)
+
+        return Fake()
+
+    capped = clocks_saying(("power cap",), ("power cap",), ())
+    monkeypatch.setattr(nvml, "this_gpu", lambda: capped)
+    assert nvml.wait_for_clocks(poll_s=0.001) > 0 and capped.reads == 3
+    idle = clocks_saying(("idle",))
+    monkeypatch.setattr(nvml, "this_gpu", lambda: idle)
+    assert nvml.wait_for_clocks() < 0.05 and idle.reads == 1
+    held = clocks_saying(*[("power cap",)] * 10_000)
+    monkeypatch.setattr(nvml, "this_gpu", lambda: held)
+    assert 0.05 <= nvml.wait_for_clocks(limit_s=0.05, poll_s=0.001) < 0.5
+    monkeypatch.setattr(nvml, "this_gpu", lambda: None)  # no NVML: no wait
+    assert nvml.wait_for_clocks() == 0.0

@@ -5,15 +5,18 @@ Why: on the H200 (session 37) about one timing in fifty came out 5-25% slower th
 case in other jobs, often a whole ms-long measurement at once. A GPU whose power cap had
 lowered its clocks could be why: under a load of large GEMMs the H200 ran at 1440 MHz of
 1980. `Clocks.read` says what the SM clock is and what holds it down; the judges' trace
-records it as each measurement starts and ends (`trace_fields`). At the starts it was at its
-most for all but 8 of 1182 measurements of a sweep; the ends are the next thing to read.
-Everything here answers None where NVML is missing (a CPU host, another vendor's GPU).
+records it as each measurement starts and ends (`trace_fields`): at its most for all but
+about one in a hundred of a sweep's measurements, those after a GEMM's in the same turn under
+the power cap. Since judge v20 every measurement waits for the cap to let go first
+(`wait_for_clocks`). Everything here answers None where NVML is missing (a CPU host, another
+vendor's GPU), and the wait is then none.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -102,21 +105,49 @@ class Clocks:
         return Reading(sm, most, reasons, (milliwatts or 0) / 1000.0, temperature or 0)
 
 
-_traced: Clocks | None = None
+# What holds the clock down that passes by itself once the GPU has rested; "idle" is not one
+# (a turn's spin-up is for that), nor the settings of application clocks.
+RECOVERING = frozenset({"power cap", "power brake", "thermal (software)", "thermal (hardware)", "hardware slowdown"})
+RECOVERY_LIMIT_S = 0.3
+_device_clocks: Clocks | None = None
+
+
+def this_gpu() -> Clocks | None:
+    """The current CUDA device's clocks, found once per process; None without CUDA."""
+    global _device_clocks
+    if _device_clocks is None:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        _device_clocks = Clocks.of_cuda_device(torch.cuda.current_device())
+    return _device_clocks
+
+
+def wait_for_clocks(limit_s: float = RECOVERY_LIMIT_S, poll_s: float = 0.005) -> float:
+    """Let the GPU rest while its power cap or heat holds its clock down, at most `limit_s`;
+    the seconds it rested. A measurement starts at the clocks a quiet GPU has, not at those
+    the work drained before the turn left it with: on the H200 (session 38) a GEMM measured
+    right after another in the same turn started at 1530 MHz of 1980 under the power cap and
+    read 13% over its other sweeps; after a load the cap lets go within about 100-200 ms
+    (benchmarks/clock_recovery.py). 0 at once where NVML does not answer."""
+    clocks = this_gpu()
+    began = time.monotonic()
+    while clocks is not None:
+        r = clocks.read()
+        waited = time.monotonic() - began
+        if r is None or not RECOVERING & set(r.reasons) or waited >= limit_s:
+            return waited
+        time.sleep(poll_s)
+    return 0.0
 
 
 def trace_fields(prefix: str = "") -> dict[str, object]:
     """The current CUDA device's clocks for a line of the judges' trace (kgb.evaluate.timing_lock.
     trace): the SM clock, its most, what holds it down and the power drawn, each name after
     `prefix`; {} without NVML."""
-    global _traced
-    if _traced is None:
-        import torch
-
-        if not torch.cuda.is_available():
-            return {}
-        _traced = Clocks.of_cuda_device(torch.cuda.current_device())
-    r = _traced.read()
+    clocks = this_gpu()
+    r = clocks.read() if clocks is not None else None
     if r is None:
         return {}
     fields = {"sm_mhz": r.sm_mhz, "max_sm_mhz": r.max_sm_mhz, "held_by": list(r.reasons), "power_w": round(r.power_w)}

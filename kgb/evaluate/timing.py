@@ -41,7 +41,7 @@ from enum import StrEnum
 
 import torch
 
-from kgb.evaluate import kernel_clock
+from kgb.evaluate import kernel_clock, nvml
 from kgb.evaluate.kernel_clock import NO_DEVICE_WORK, KernelClock, Reading
 
 GRAPH_BELOW_US = 20.0
@@ -287,6 +287,8 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
 
     torch.cuda.synchronize()
     step("synchronize")
+    nvml.wait_for_clocks()  # judge v20
+    step("clocks")
     # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
     # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
     estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5))

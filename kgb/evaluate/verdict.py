@@ -50,7 +50,9 @@ from enum import StrEnum
 # a view's candidate timed eagerly at 26 times its baseline (timing.measure).
 # v19: a measurement stops once its median's 95% interval is within 1% of it (0.5% before), a
 # call's repetitions are kept to about 0.25 s (0.5 s) and at least 3 (5) (kgb.evaluate.timing).
-JUDGE_VERSION = 19
+# v20: a measurement first lets the GPU rest while its power cap or heat holds the clock down,
+# up to 0.3 s (nvml.wait_for_clocks).
+JUDGE_VERSION = 20
 
 
 class Status(StrEnum):
