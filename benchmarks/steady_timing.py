@@ -14,7 +14,9 @@ condition:
 - back to back: one measurement right after the other;
 - after load: 1 s of large GEMMs on two streams right before each, as a turn that drained
   busy work sections starts (benchmarks/clock_recovery.py: the power cap holds the clock
-  down for about 100 ms after such a load).
+  down for about 100 ms after such a load);
+- after load, no wait: the same without judge v20's rest while the power cap holds the
+  clock down (`kgb.evaluate.nvml.wait_for_clocks`), as judges up to v19 measured.
 
 Per case and condition: the medians' least, median and most, the share of repetitions over
 1.05x the least median (the slow level), and the SM and memory clocks (NVML) around the
@@ -35,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgb import operators  # noqa: E402
-from kgb.evaluate import kernel_clock  # noqa: E402
+from kgb.evaluate import kernel_clock, nvml  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
 from kgb.evaluate.nvml import Clocks  # noqa: E402
 from kgb.evaluate.timing import measure  # noqa: E402
@@ -78,12 +80,18 @@ def clocks_now(clocks: Clocks) -> tuple[int | None, int | None]:
     return (r.sm_mhz if r else None), memory
 
 
-def measured(call, clocks: Clocks) -> tuple[float, list[float], tuple, tuple]:
+def measured(call, clocks: Clocks, wait: bool) -> tuple[float, list[float], tuple, tuple]:
     """One measurement as a judge's turn takes it: its median, its repetitions and the clocks
-    (SM, memory MHz) as it started and ended."""
+    (SM, memory MHz) as it started and ended. Without `wait`, as judges before v20 took it."""
     before = clocks_now(clocks)
-    with kernel_clock.session():
-        t = measure(call, repeats=100)
+    waiting = nvml.wait_for_clocks
+    if not wait:
+        nvml.wait_for_clocks = lambda: 0.0
+    try:
+        with kernel_clock.session():
+            t = measure(call, repeats=100)
+    finally:
+        nvml.wait_for_clocks = waiting
     after = clocks_now(clocks)
     samples = t.reading.samples() if t.reading is not None else None
     t = t.counted()
@@ -110,14 +118,14 @@ def main() -> int:
             call()
         torch.cuda.synchronize()
         rows = {}
-        for condition in ("rest", "back to back", "after load"):
+        for condition in ("rest", "back to back", "after load", "after load, no wait"):
             runs = []
             for _ in range(args.measures):
                 if condition == "rest":
                     time.sleep(0.3)
-                elif condition == "after load":
+                elif condition.startswith("after load"):
                     load(1.0)
-                runs.append(measured(call, clocks))
+                runs.append(measured(call, clocks, wait=not condition.endswith("no wait")))
             rows[condition] = runs
         least = min(m for runs in rows.values() for m, *_ in runs)
         for condition, runs in rows.items():

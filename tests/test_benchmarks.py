@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import agreement  # noqa: E402
@@ -232,12 +234,12 @@ def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path)
     assert not (tmp_path / "out").exists()
 
 
-def test_the_clock_benchmark_refuses_a_host_without_a_gpu_and_the_clocks_say_none(tmp_path):
-    """benchmarks/clock_recovery.py measures a GPU's clocks after load: on a CPU host it says
+@pytest.mark.parametrize("script", ["clock_recovery.py", "steady_timing.py"])
+def test_the_clock_benchmarks_refuse_a_host_without_a_gpu_and_the_clocks_say_none(tmp_path, script):
+    """benchmarks/clock_recovery.py and steady_timing.py time on a GPU: on a CPU host each says
     so; and kgb.evaluate.nvml answers None where NVML is missing rather than raise."""
     import subprocess
 
-    import pytest
     import torch
 
     from kgb.evaluate.nvml import Clocks
@@ -245,11 +247,11 @@ def test_the_clock_benchmark_refuses_a_host_without_a_gpu_and_the_clocks_say_non
     if torch.cuda.is_available():
         pytest.skip("a GPU host would run the benchmark")
     root = Path(__file__).resolve().parent.parent
-    done = subprocess.run([sys.executable, str(root / "benchmarks" / "clock_recovery.py")], capture_output=True,
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / script)], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 2 and "no CUDA GPU" in done.stderr, done.stderr
     clocks = Clocks()
-    assert not clocks.available and clocks.read() is None
+    assert not clocks.available and clocks.read() is None and clocks.held_by() is None
 
 
 def test_the_gpu_trace_says_at_what_clock_the_measurements_started():

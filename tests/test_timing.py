@@ -143,10 +143,9 @@ def test_a_measurement_waits_while_the_power_cap_holds_the_clock_and_no_longer(m
         class Fake:
             reads = 0
 
-            def read(self):
+            def held_by(self):
                 Fake.reads += 1
-                reasons = next(readings, ())
-                return nvml.Reading(1530 if reasons else 1980, 1980, reasons, 600.0, 60)
+                return next(readings, ())
 
         return Fake()
 
