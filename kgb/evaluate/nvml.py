@@ -115,7 +115,12 @@ class Clocks:
 # (a turn's spin-up is for that), nor the settings of application clocks.
 RECOVERING = frozenset({"power cap", "power brake", "thermal (software)", "thermal (hardware)", "hardware slowdown"})
 RECOVERY_LIMIT_S = 0.3
+# A GPU whose clock stays held down through this many waits in a row is held for good (a power
+# limit set low, a slowdown the driver keeps asserting): waiting before every measurement would
+# only lengthen every turn, so this process stops waiting.
+GIVE_UP_AFTER = 3
 _device_clocks: Clocks | None = None
+_waits_run_out = 0
 
 
 def this_gpu() -> Clocks | None:
@@ -136,13 +141,19 @@ def wait_for_clocks(limit_s: float = RECOVERY_LIMIT_S, poll_s: float = 0.005) ->
     the work drained before the turn left it with: on the H200 (session 38) a GEMM measured
     right after another in the same turn started at 1530 MHz of 1980 under the power cap and
     read 13% over its other sweeps; after a load the cap lets go within about 100-200 ms
-    (benchmarks/clock_recovery.py). 0 at once where NVML does not answer."""
+    (benchmarks/clock_recovery.py). 0 at once where NVML does not answer, and once the clock
+    stayed held through GIVE_UP_AFTER waits in a row."""
+    global _waits_run_out
     clocks = this_gpu()
     began = time.monotonic()
-    while clocks is not None:
+    while clocks is not None and _waits_run_out < GIVE_UP_AFTER:
         reasons = clocks.held_by()
         waited = time.monotonic() - began
-        if reasons is None or not RECOVERING & set(reasons) or waited >= limit_s:
+        if reasons is None or not RECOVERING & set(reasons):
+            _waits_run_out = 0
+            return waited
+        if waited >= limit_s:
+            _waits_run_out += 1
             return waited
         time.sleep(poll_s)
     return 0.0

@@ -51,7 +51,8 @@ from enum import StrEnum
 # v19: a measurement stops once its median's 95% interval is within 1% of it (0.5% before), a
 # call's repetitions are kept to about 0.25 s (0.5 s) and at least 3 (5) (kgb.evaluate.timing).
 # v20: a measurement first lets the GPU rest while its power cap or heat holds the clock down,
-# up to 0.3 s (nvml.wait_for_clocks).
+# up to 0.3 s, and no more in a judge whose GPU stayed held through three such waits in a row
+# (nvml.wait_for_clocks).
 JUDGE_VERSION = 20
 
 
