@@ -12,9 +12,9 @@ condition:
 
 - rest: 0.3 s with the GPU idle before each measurement;
 - back to back: one measurement right after the other;
-- after load: 1 s of large GEMMs on two streams right before each, as a turn that drained
-  busy work sections starts (benchmarks/clock_recovery.py: the power cap holds the clock
-  down for about 100 ms after such a load);
+- after load: 1 s of large GEMMs on two streams (clock_recovery.py's load) right before each,
+  as a turn that drained busy work sections starts (clock_recovery.py: the power cap holds
+  the clock down for about 100 ms after such a load);
 - after load, no wait: the same without judge v20's rest while the power cap holds the
   clock down (`kgb.evaluate.nvml.wait_for_clocks`), as judges up to v19 measured.
 
@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
+from clock_recovery import load  # noqa: E402  (beside this file)
 
 from kgb import operators  # noqa: E402
 from kgb.evaluate import kernel_clock, nvml  # noqa: E402
@@ -59,18 +60,6 @@ def solution_call(op: str, case_name: str):
     fn = getattr(spec.solution_module(), entry.name)
     args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cuda"))
     return lambda: fn(*args, **kwargs)
-
-
-def load(seconds: float) -> None:
-    """Large GEMMs on two streams for `seconds`, then the host waits for them."""
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    streams = [torch.cuda.Stream() for _ in range(2)]
-    ends = time.perf_counter() + seconds
-    while time.perf_counter() < ends:
-        for s in streams:
-            with torch.cuda.stream(s):
-                a @ a
-        torch.cuda.synchronize()
 
 
 def clocks_now(clocks: Clocks) -> tuple[int | None, int | None]:
@@ -107,6 +96,9 @@ def main() -> int:
         print("no CUDA GPU here: this benchmark times on one", file=sys.stderr)
         return 2
     clocks = Clocks.of_cuda_device(0)
+    # the load clock_recovery.py puts on the GPU: made once, not before every measurement
+    big = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    streams = [torch.cuda.Stream() for _ in range(2)]
     print(f"device: {torch.cuda.get_device_name(0)}; NVML: {'yes' if clocks.available else 'no'}")
     print("\n| case | condition | median us: least / median / most | repetitions over 1.05x the least | "
           "SM MHz before / after (median) | memory MHz before / after |")
@@ -124,7 +116,7 @@ def main() -> int:
                 if condition == "rest":
                     time.sleep(0.3)
                 elif condition.startswith("after load"):
-                    load(1.0)
+                    load(1.0, big, streams)
                 runs.append(measured(call, clocks, wait=not condition.endswith("no wait")))
             rows[condition] = runs
         least = min(m for runs in rows.values() for m, *_ in runs)

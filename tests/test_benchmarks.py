@@ -216,7 +216,6 @@ def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path)
     so at once rather than report a CPU run as a GPU host's check."""
     import subprocess
 
-    import pytest
     import torch
 
     if torch.cuda.is_available():
