@@ -112,12 +112,17 @@ def test_allocations_in_the_filled_block_are_not_zeros_and_the_settings_come_bac
     from kgb.evaluate.correctness import allocations_filled
 
     big = 1 << 24  # 64 MB of float32: fresh pages from the system, zeroed
-    assert not torch.are_deterministic_algorithms_enabled()
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.utils.deterministic.fill_uninitialized_memory)
+    assert not before[0]
     with allocations_filled():
         assert torch.empty(big).isnan().all()
         assert (torch.empty(1000, dtype=torch.int32) == torch.iinfo(torch.int32).max).all()
-    assert not torch.are_deterministic_algorithms_enabled()
-    assert not torch.empty(big)[:1024].isnan().any()  # outside the block, as PyTorch allocates
+    # The settings, not a fresh tensor's contents: the allocator may hand back the block's
+    # NaN-filled memory (a CI run did, stop 47), so reading it proves nothing either way.
+    after = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+             torch.utils.deterministic.fill_uninitialized_memory)
+    assert after == before
 
 
 def test_on_the_cpu_an_output_never_written_is_not_zeros():
