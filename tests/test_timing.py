@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from kgb.evaluate import timing
+from kgb.evaluate import stopping_rule, timing
 
 
 def _source(draw):
@@ -23,23 +23,23 @@ def _source(draw):
 def test_a_steady_kernel_stops_at_the_minimum():
     rng = random.Random(0)
     sample, taken = _source(lambda: 5000.0 * (1 + rng.uniform(-0.001, 0.001)))
-    samples = timing._until_settled(sample, 100)
-    assert len(samples) == timing.MIN_REPEATS == len(taken)
+    samples = stopping_rule.until_settled(sample, 100)
+    assert len(samples) == stopping_rule.MIN_REPEATS == len(taken)
 
 
 def test_a_noisy_kernel_takes_every_repetition_allowed():
     rng = random.Random(0)
     sample, _ = _source(lambda: 10.0 * (1 + rng.uniform(-0.3, 0.3)))
-    assert len(timing._until_settled(sample, 100)) == 100
-    assert len(timing._until_settled(sample, 13)) == 13  # the cap holds below the minimum too
+    assert len(stopping_rule.until_settled(sample, 100)) == 100
+    assert len(stopping_rule.until_settled(sample, 13)) == 13  # the cap holds below the minimum too
 
 
 def test_settled_needs_the_minimum_and_a_narrow_interval_around_the_median():
-    assert not timing.settled([1.0] * (timing.MIN_REPEATS - 1))
-    assert timing.settled([1.0] * timing.MIN_REPEATS)
+    assert not stopping_rule.settled([1.0] * (stopping_rule.MIN_REPEATS - 1))
+    assert stopping_rule.settled([1.0] * stopping_rule.MIN_REPEATS)
     # a few outliers leave the median's interval narrow; half the samples 5% off do not
-    assert timing.settled([1.0] * 36 + [3.0] * 4)
-    assert not timing.settled([1.0] * 20 + [1.05] * 20)
+    assert stopping_rule.settled([1.0] * 36 + [3.0] * 4)
+    assert not stopping_rule.settled([1.0] * 20 + [1.05] * 20)
 
 
 def test_a_kernel_whose_repetitions_spread_a_few_percent_stops_at_the_minimum():
@@ -47,11 +47,11 @@ def test_a_kernel_whose_repetitions_spread_a_few_percent_stops_at_the_minimum():
     whose repetitions' p20-p80 spread 1-3% took 40-100 repetitions at 0.5%."""
     rng = random.Random(1)
     sample, _ = _source(lambda: 100.0 * (1 + rng.uniform(-0.015, 0.015)))  # p20-p80: 1.8%
-    assert len(timing._until_settled(sample, 100)) == timing.MIN_REPEATS
+    assert len(stopping_rule.until_settled(sample, 100)) == stopping_rule.MIN_REPEATS
     # one group of repetitions 3% slower than the other is not settled until many more
     rng = random.Random(2)
     sample, _ = _source(lambda: 100.0 * (1.03 if rng.random() < 0.5 else 1.0))
-    assert len(timing._until_settled(sample, 100)) > 2 * timing.MIN_REPEATS
+    assert len(stopping_rule.until_settled(sample, 100)) > 2 * stopping_rule.MIN_REPEATS
 
 
 def test_a_short_call_is_graph_timed_by_what_its_graph_says_not_its_eager_launch():
@@ -61,14 +61,14 @@ def test_a_short_call_is_graph_timed_by_what_its_graph_says_not_its_eager_launch
 
 
 def test_a_long_call_takes_fewer_repetitions_but_never_below_the_floor():
-    assert timing.repetitions(10.0, 100) == 100  # a short kernel: what the settings say
-    assert timing.repetitions(50_000.0, 100) == 5  # 50 ms: about TURN_BUDGET_US in all
-    assert timing.repetitions(2_000_000.0, 100) == timing.LONG_CALL_REPEATS  # a 2 s Python reference
-    assert timing.repetitions(2_000_000.0, 3) == 3  # fewer asked for: fewer taken
+    assert stopping_rule.repetitions(10.0, 100) == 100  # a short kernel: what the settings say
+    assert stopping_rule.repetitions(50_000.0, 100) == 5  # 50 ms: about TURN_BUDGET_US in all
+    assert stopping_rule.repetitions(2_000_000.0, 100) == stopping_rule.LONG_CALL_REPEATS  # a 2 s Python reference
+    assert stopping_rule.repetitions(2_000_000.0, 3) == 3  # fewer asked for: fewer taken
     # the turn a long call holds is about the budget, or the floor's calls
     for estimate in (30_000.0, 120_000.0, 400_000.0):
-        n = timing.repetitions(estimate, 100)
-        assert n * estimate <= max(timing.TURN_BUDGET_US, timing.LONG_CALL_REPEATS * estimate)
+        n = stopping_rule.repetitions(estimate, 100)
+        assert n * estimate <= max(stopping_rule.TURN_BUDGET_US, stopping_rule.LONG_CALL_REPEATS * estimate)
 
 
 def test_the_judges_protocol_flushes_the_l2_by_reading(monkeypatch):
@@ -121,7 +121,7 @@ def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
 
     monkeypatch.setattr(timing, "_flush", lambda reading: None)
     monkeypatch.setattr(timing, "_timed", timed)
-    monkeypatch.setattr(timing, "_capture", capture)
+    monkeypatch.setattr(timing, "capture", capture)
     calls = []
     prepared = timing.prepare(lambda: calls.append(1), warmup=4, section=section)
     assert log == ["enter", "timed", "exit", "enter", "timed", "exit", "enter", "capture", "exit"]

@@ -5,13 +5,10 @@ Two steps. `prepare` warms the call up (module loads, allocator, library heurist
 captures it in a CUDA graph; none of that needs a quiet GPU, so the judge runs it in a work
 section. `measure` is the measurement, in the GPU's timing turn: repetitions each preceded
 by an L2 flush, median over repetitions. Warm-up is bounded by time (WARMUP_BUDGET_US after
-the first call), repetitions by the median's 95% confidence interval, which stops them once
-it is within CI_HALF_WIDTH of the median (at least MIN_REPEATS), and by time (about
-TURN_BUDGET_US a call, at least LONG_CALL_REPEATS). A slow call is steady: ten samples of a
-50 ms GEMM say what a hundred say, and the turn, which every judge of the GPU waits for, is
-freed sooner. Graph-timed calls keep Python and launch overhead out
-of the timed region, which would swamp a kernel of a few microseconds; a call that cannot
-be captured is timed eagerly, bracketed by events on its stream.
+the first call), repetitions by the median's confidence interval and by time
+(kgb.evaluate.stopping_rule). Graph-timed calls keep Python and launch overhead out of the
+timed region (kgb.evaluate.graph_capture); a call that cannot be captured is timed eagerly,
+bracketed by events on its stream.
 
 The judge times with `Protocol.KERNELS` (JUDGE_PROTOCOL): only calls under GRAPH_BELOW_US
 (on their graph) are graph-timed; the L2 is flushed by reading a buffer larger than it, so
@@ -32,7 +29,6 @@ it gains about 1 us; in one H200 run inside the judge it hung, not yet explained
 from __future__ import annotations
 
 import contextlib
-import math
 import statistics
 import time
 from collections.abc import Callable
@@ -42,7 +38,9 @@ from enum import StrEnum
 import torch
 
 from kgb.evaluate import kernel_clock, nvml
+from kgb.evaluate.graph_capture import capture, replayed
 from kgb.evaluate.kernel_clock import NO_DEVICE_WORK, KernelClock, Reading
+from kgb.evaluate.stopping_rule import center, repetitions, until_settled
 
 GRAPH_BELOW_US = 20.0
 # eager estimates under this are captured and decided on the graph's (host launch overhead
@@ -61,19 +59,6 @@ CAPTURE_BELOW_US = 20 * GRAPH_DECIDES_BELOW_US
 # about a millisecond, took 0.15-0.97 s each, 6.2 s of the 20.5 s that 129 turns measured,
 # and all were timed eagerly.
 CAPTURE_IN_TURN_BELOW_US = 5 * GRAPH_BELOW_US
-MIN_REPEATS = 20
-# Of the median, the issue's "within 1%" (judge v19; 0.5% before). Two sweeps' medians each
-# settled this far apart by chance over 2% in under 1% of cases, where what moves a case by
-# more between sweeps is not sampling (docs/gpu-results.md, session 37); at 0.5%, 477 of the
-# 1182 measurements of a sweep on the H200 ran past 40 repetitions (30 s of the 77 s its turns
-# measured), most of them calls of 30-300 us whose repetitions' p20-p80 spread 1-3%.
-CI_HALF_WIDTH = 0.01
-# A call's measurement in the turn is kept to about this much, whatever `repeats` says: on the
-# H200 (session 19) one turn timed a Python reference of a second or two a call fifteen
-# times, 29 s during which every other judge's GPU work waited; at 0.5 s (judges up to v18),
-# 73 measurements of a sweep (session 37) that took over 0.3 s each held 39 s of its turns.
-TURN_BUDGET_US = 250_000.0
-LONG_CALL_REPEATS = 3  # the fewest repetitions of a call, however long (5 up to judge v18)
 # A call this short has each repetition's start event queued behind a spin of the GPU
 # (LEAD_CYCLES, ~0.1 ms at the H200's clock) after the L2 flush: the GPU then meets the start
 # event only after the host has queued the call and its end event, so that the host's time to
@@ -172,7 +157,7 @@ class Timing:
         if on_device is None:
             note = "; ".join(filter(None, [self.note, f"timed by events: {self.reading.error}"]))
             return replace(self, reading=None, note=note)
-        median, spread = _center(on_device)
+        median, spread = center(on_device)
         # what the count held, in the case's timing mode: a call whose count differs from one
         # run to the next shows whether it counted other work (paged_attention_v2 read 264 us
         # in two sweeps and 436-446 us in two others, session 25, not explained)
@@ -182,17 +167,6 @@ class Timing:
             counted += f", over the {len(on_device)} of {self.reading.count} calls the profile recorded whole"
         return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None,
                        note="; ".join(filter(None, [self.note, counted])))
-
-
-def _center(samples: list[float]) -> tuple[float, float]:
-    """The median of the samples and their spread, (p80 - p20) / median."""
-    ordered = sorted(samples)
-    median = statistics.median(ordered)
-    return median, (_quantile(ordered, 0.8) - _quantile(ordered, 0.2)) / median if median else 0.0
-
-
-def _quantile(sorted_values: list[float], q: float) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
 def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Reading | None = None,
@@ -257,7 +231,7 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
         with section():
-            captured = _capture(fn, flush if bracketed else None)
+            captured = capture(fn, flush if bracketed else None)
     return Prepared(fn, flush, protocol, no_graph_because, captured, warm)
 
 
@@ -299,7 +273,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
     elif bracketed or (estimate < GRAPH_DECIDES_BELOW_US
                        and (p.captured is not None or estimate < CAPTURE_IN_TURN_BELOW_US)):
-        captured = p.captured if p.captured is not None else _capture(fn, flush if bracketed else None)
+        captured = p.captured if p.captured is not None else capture(fn, flush if bracketed else None)
         step("capture")
         if isinstance(captured, str):
             if estimate < GRAPH_BELOW_US:
@@ -325,12 +299,12 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         reading = (session or own).reading()
     with own or contextlib.nullcontext():
         # the events' times decide when the median has settled; the clock's replace them
-        samples = _until_settled(
-            lambda n: _replayed(graph, *events, n) if mode == "graph" and events
+        samples = until_settled(
+            lambda n: replayed(graph, *events, n) if mode == "graph" and events
             else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US),
             repeats)
     step("repetitions")
-    median, spread = _center(samples)
+    median, spread = center(samples)
     if not keep_graph:
         graph, output = None, None
     p.captured = None  # the graph's memory goes with the last reference to it
@@ -362,99 +336,3 @@ def graph_timed(graph_estimate_us: float) -> bool:
     return graph_estimate_us < GRAPH_BELOW_US
 
 
-def repetitions(estimate_us: float, repeats: int) -> int:
-    """How many timed calls a measurement may take: `repeats`, fewer for a long call (about
-    TURN_BUDGET_US in all), never fewer than LONG_CALL_REPEATS unless `repeats` says so."""
-    return max(min(repeats, LONG_CALL_REPEATS), min(repeats, int(TURN_BUDGET_US / max(estimate_us, 1.0))))
-
-
-def _until_settled(sample: Callable[[int], list[float]], repeats: int) -> list[float]:
-    """Samples in batches until the median has settled (`settled`) or `repeats` are taken."""
-    samples = sample(min(repeats, MIN_REPEATS))
-    while len(samples) < repeats and not settled(samples):
-        samples += sample(min(10, repeats - len(samples)))
-    return samples
-
-
-def settled(samples: list[float]) -> bool:
-    """Whether the median's 95% confidence interval (order statistics n/2 -+ 0.98 sqrt(n))
-    is within CI_HALF_WIDTH of it, over at least MIN_REPEATS samples."""
-    n = len(samples)
-    if n < MIN_REPEATS:
-        return False
-    ordered = sorted(samples)
-    low = ordered[max(0, math.floor(n / 2 - 0.98 * math.sqrt(n)))]
-    high = ordered[min(n - 1, math.ceil(n / 2 + 0.98 * math.sqrt(n)))]
-    median = statistics.median(ordered)
-    return median > 0 and (high - low) / 2 <= CI_HALF_WIDTH * median
-
-
-def _replayed(graph: torch.cuda.CUDAGraph, start: torch.cuda.Event, end: torch.cuda.Event, repeats: int) -> list[float]:
-    """The call's time in each of `repeats` replays, read from the events inside the graph."""
-    samples = []
-    for _ in range(repeats):
-        graph.replay()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1000.0)
-    return samples
-
-
-def _capture(fn: Callable[[], object], flush: L2Flush | None = None
-             ) -> tuple[torch.cuda.CUDAGraph, object, tuple[torch.cuda.Event, torch.cuda.Event] | None] | str:
-    """A CUDA graph of one call, the call's output, and with `flush` the two events that
-    bracket it; or why it could not be captured. With `flush` the graph is: the L2 flush, an
-    event, the call, an event. The events are external graph nodes, so that they time the
-    call inside each replay (a plain event would become an internal dependency of the
-    capture and time nothing)."""
-    try:
-        events = None
-        if flush is not None:
-            events = (torch.cuda.Event(enable_timing=True, external=True),
-                      torch.cuda.Event(enable_timing=True, external=True))
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream):
-            fn()  # a warm-up on the capture stream, as CUDA graphs require
-            torch.cuda.synchronize()
-            # What torch.cuda.graph(graph) does, less emptying the allocator's caches
-            # first: on the loaded H200 (session 28) a sweep's 210 captures took a median
-            # 0.41 s (p90 1.6 s) in the work sections that other judges' turns waited for,
-            # and emptying the cache is the one step of them that is not microseconds (the
-            # judge's memory releases, the same driver calls, took 6.6 s over
-            # aten::log10's evaluation); kept, the median was 0.18 s (session 29). The judge
-            # releases its memory after each case and each turn, outside both.
-            graph.capture_begin()
-            try:
-                if events:
-                    flush()
-                    events[0].record()
-                output = fn()
-                if events:
-                    events[1].record()
-            finally:
-                graph.capture_end()
-        torch.cuda.current_stream().wait_stream(stream)
-        graph.replay()
-        torch.cuda.synchronize()
-        if events:
-            events[0].elapsed_time(events[1])  # a driver that cannot time events in graphs says so here
-        return graph, output, events
-    except Exception as exc:  # noqa: BLE001 - any capture failure falls back to eager timing
-        torch.cuda.synchronize()
-        _end_generator_capture()
-        return f"{type(exc).__name__}: {str(exc)[:200]}"
-
-
-def _end_generator_capture() -> None:
-    """Take the default CUDA generator out of capture mode after a capture that failed.
-
-    Every capture puts it in capture mode, and only a capture that ends well takes it out:
-    after a failed one, each random op of the process raised "Offset increment outside
-    graph capture encountered unexpectedly" (H200, session 18: a baseline whose capture
-    failed, then the timing turn's spin-up). A small capture that succeeds ends it."""
-    x = torch.zeros(1, device="cuda")
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        x.add_(1)
-    torch.cuda.synchronize()
