@@ -26,7 +26,6 @@ measurements. Needs a CUDA GPU.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import statistics
 import sys
 import time
@@ -46,7 +45,6 @@ from kgb.evaluate.timing import measure  # noqa: E402
 # cases that moved 10-20% between the jobs of sessions 37-38 on the H200
 MOVED = ("cublas::cublasCsymv_v2:bench-l", "cublas::cublasZgemmStridedBatched:bench-attention",
          "vllm::gptq_gemm:llama8b-gate-up-decode", "aten::poisson:bench-small-bf16", "aten::mm:square-8192-bf16")
-NVML_CLOCK_MEM = 2
 SLOW = 1.05
 
 
@@ -65,8 +63,7 @@ def solution_call(op: str, case_name: str):
 def clocks_now(clocks: Clocks) -> tuple[int | None, int | None]:
     """The SM and memory clocks in MHz, or None where NVML does not say."""
     r = clocks.read()
-    memory = clocks._uint("nvmlDeviceGetClockInfo", ctypes.c_int(NVML_CLOCK_MEM)) if clocks.available else None
-    return (r.sm_mhz if r else None), memory
+    return (r.sm_mhz if r else None), clocks.memory_mhz()
 
 
 def measured(call, clocks: Clocks, wait: bool) -> tuple[float, list[float], tuple, tuple]:

@@ -250,7 +250,7 @@ def test_the_clock_benchmarks_refuse_a_host_without_a_gpu_and_the_clocks_say_non
                           text=True, timeout=120)
     assert done.returncode == 2 and "no CUDA GPU" in done.stderr, done.stderr
     clocks = Clocks()
-    assert not clocks.available and clocks.read() is None and clocks.held_by() is None
+    assert not clocks.available and clocks.read() is None and clocks.held_by() is None and clocks.memory_mhz() is None
 
 
 def test_the_gpu_trace_says_at_what_clock_the_measurements_started():
