@@ -8,7 +8,7 @@ kernel mechanism that the process cannot undo once applied:
   system's libraries; the candidate's workspace is the only writable place; the repo
   (operator specs, other candidates, event logs), home directories and other processes'
   /proc entries are out of reach; no TCP; no signals or abstract sockets out of the domain.
-- seccomp: no new threads, no fork, no exec (a GPU run may exec Triton's ptxas, and only
+- seccomp (kgb.evaluate.seccomp_filter): no new threads, no fork, no exec (a GPU run may exec Triton's ptxas, and only
   binaries under the paths granted execute), no sockets but Unix ones, no ptrace, no
   namespace or mount changes, no io_uring (it would bypass the filter).
 - rlimits: CPU seconds, file size, no core dumps.
@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import NoReturn
+
+from kgb.evaluate import seccomp_filter
 
 
 class SandboxLevel(StrEnum):
@@ -203,133 +205,8 @@ def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None
 
 # ---------------------------------------------------------------------------- seccomp
 
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-# name -> syscall number, per architecture (only those the filter names)
-_SYSCALLS = {
-    "x86_64": dict(clone=56, fork=57, vfork=58, execve=59, execveat=322, clone3=435, socket=41,
-                   ptrace=101, process_vm_readv=310, process_vm_writev=311, kill=62, tkill=200,
-                   tgkill=234, unshare=272, setns=308, mount=165, umount2=166, pivot_root=155,
-                   chroot=161, bpf=321, perf_event_open=298, userfaultfd=323, io_uring_setup=425,
-                   io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248,
-                   request_key=249, init_module=175, finit_module=313, kexec_load=246,
-                   open_by_handle_at=304, name_to_handle_at=303, fsopen=430, fsmount=432,
-                   move_mount=429, open_tree=428, personality=135, seccomp=317),
-    "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
-                    process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
-                    unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
-                    perf_event_open=241, userfaultfd=282, io_uring_setup=425, io_uring_enter=426,
-                    io_uring_register=427, keyctl=219, add_key=217, request_key=218,
-                    init_module=105, finit_module=273, kexec_load=104, open_by_handle_at=265,
-                    name_to_handle_at=264, fsopen=430, fsmount=432, move_mount=429, open_tree=428,
-                    personality=92),
-}
-CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
-AF_UNIX = 1
-EPERM, ENOSYS = 1, 38
-RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA = 0x20, 0x15, 0x45, 0x06, 0x05
-
-
-class _Program:
-    """A tiny BPF assembler: instructions with symbolic jump targets."""
-
-    def __init__(self) -> None:
-        self.code: list[tuple] = []
-
-    def load(self, offset: int) -> None:
-        self.code.append((_LD_W_ABS, 0, 0, offset))
-
-    def jump_if(self, op: int, k: int, true: str | None, false: str | None) -> None:
-        self.code.append((op, true, false, k))
-
-    def ret(self, value: int) -> None:
-        self.code.append((_RET_K, 0, 0, value))
-
-    def label(self, name: str) -> None:
-        self.code.append(("label", name))
-
-    @staticmethod
-    def _offset(positions: dict[str, int], target: object, index: int) -> int:
-        """A jump's offset: instructions to skip after the one at `index`."""
-        return positions[target] - index - 1 if isinstance(target, str) else 0
-
-    def assemble(self) -> bytes:
-        positions, index = {}, 0
-        for ins in self.code:
-            if ins[0] == "label":
-                positions[ins[1]] = index
-            else:
-                index += 1
-        out, index = b"", 0
-        for ins in self.code:
-            if ins[0] == "label":
-                continue
-            code, jt, jf, k = ins
-            out += struct.pack("=HBBI", code, self._offset(positions, jt, index), self._offset(positions, jf, index),
-                               k & 0xFFFFFFFF)
-            index += 1
-        return out
-
-
-def _seccomp_program(allow_exec: bool) -> bytes:
-    arch = platform.machine()
-    nr = _SYSCALLS[arch]
-    p = _Program()
-    deny, nosys = RET_ERRNO | EPERM, RET_ERRNO | ENOSYS
-    p.load(4)  # seccomp_data.arch
-    p.jump_if(_JEQ_K, _AUDIT_ARCH[arch], None, "deny")
-    p.load(0)  # seccomp_data.nr
-    if arch == "x86_64":
-        p.jump_if(_JSET_K, 0x40000000, "deny", None)  # the x32 ABI would dodge every rule
-    always_denied = ["ptrace", "process_vm_readv", "process_vm_writev", "tkill", "unshare", "setns",
-                     "mount", "umount2", "pivot_root", "chroot", "bpf", "perf_event_open",
-                     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-                     "keyctl", "add_key", "request_key", "init_module", "finit_module",
-                     "kexec_load", "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount",
-                     "move_mount", "open_tree", "personality", "fork"]
-    if not allow_exec:
-        always_denied += ["execve", "execveat", "vfork"]
-    for name in always_denied:
-        if name in nr:
-            p.jump_if(_JEQ_K, nr[name], "deny", None)
-    p.jump_if(_JEQ_K, nr["clone3"], "nosys", None)  # glibc falls back to clone, filtered below
-    p.jump_if(_JEQ_K, nr["clone"], "clone", None)
-    p.jump_if(_JEQ_K, nr["socket"], "socket", None)
-    p.jump_if(_JEQ_K, nr["kill"], "kill", None)
-    p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
-    p.ret(RET_ALLOW)
-    # clone: flags are the first argument; a thread or a fork is refused, vfork+exec is not
-    p.label("clone")
-    p.load(16)
-    p.jump_if(_JSET_K, CLONE_THREAD, "deny", None)
-    if not allow_exec:
-        p.ret(deny)
-    else:
-        p.jump_if(_JSET_K, CLONE_VFORK, None, "deny")
-        p.jump_if(_JSET_K, CLONE_VM, "allow", "deny")
-    p.label("socket")
-    p.load(16)
-    p.jump_if(_JEQ_K, AF_UNIX, "allow", "deny")
-    # signals only to itself (pid 0 is its own process group: it has a session of its own)
-    own = os.getpid()
-    p.label("kill")
-    p.load(16)
-    p.jump_if(_JEQ_K, own, "allow", None)
-    p.jump_if(_JEQ_K, 0, "allow", "deny")
-    p.label("tgkill")
-    p.load(16)
-    p.jump_if(_JEQ_K, own, "allow", "deny")
-    p.label("allow")
-    p.ret(RET_ALLOW)
-    p.label("deny")
-    p.ret(deny)
-    p.label("nosys")
-    p.ret(nosys)
-    return p.assemble()
-
-
 def _seccomp(allow_exec: bool) -> None:
-    program = _seccomp_program(allow_exec)
+    program = seccomp_filter.program(allow_exec)
     n = len(program) // 8
     filt = ctypes.create_string_buffer(program, len(program))
 
@@ -345,7 +222,7 @@ def _seccomp(allow_exec: bool) -> None:
 
 def available_level() -> SandboxLevel:
     """The confinement candidates will get on this machine (checked without applying it)."""
-    return _level(landlock_abi() > 0, platform.machine() in _SYSCALLS)
+    return _level(landlock_abi() > 0, platform.machine() in seccomp_filter.SYSCALLS)
 
 
 def _level(landlock: bool, seccomp: bool) -> SandboxLevel:
@@ -397,7 +274,7 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
         _landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
-    seccomp = platform.machine() in _SYSCALLS
+    seccomp = platform.machine() in seccomp_filter.SYSCALLS
     if seccomp:
         _seccomp(allow_exec)
     else:

@@ -1,0 +1,137 @@
+"""The candidate's seccomp filter, as the kernel's BPF bytecode (`program`): which system
+calls the candidate process may make once kgb.evaluate.sandbox installs it. No new threads,
+no fork, no exec (unless allowed: a GPU run may exec Triton's ptxas, vfork+exec only), no
+sockets but Unix ones, signals only to itself, no ptrace, no namespace or mount changes, no
+io_uring (it would bypass the filter); a system call of another architecture's numbering
+is refused. docs/design/threat-model.md says what each rule stops.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import struct
+
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+# name -> syscall number, per architecture (only those the filter names)
+SYSCALLS = {
+    "x86_64": dict(clone=56, fork=57, vfork=58, execve=59, execveat=322, clone3=435, socket=41,
+                   ptrace=101, process_vm_readv=310, process_vm_writev=311, kill=62, tkill=200,
+                   tgkill=234, unshare=272, setns=308, mount=165, umount2=166, pivot_root=155,
+                   chroot=161, bpf=321, perf_event_open=298, userfaultfd=323, io_uring_setup=425,
+                   io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248,
+                   request_key=249, init_module=175, finit_module=313, kexec_load=246,
+                   open_by_handle_at=304, name_to_handle_at=303, fsopen=430, fsmount=432,
+                   move_mount=429, open_tree=428, personality=135, seccomp=317),
+    "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
+                    process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
+                    unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
+                    perf_event_open=241, userfaultfd=282, io_uring_setup=425, io_uring_enter=426,
+                    io_uring_register=427, keyctl=219, add_key=217, request_key=218,
+                    init_module=105, finit_module=273, kexec_load=104, open_by_handle_at=265,
+                    name_to_handle_at=264, fsopen=430, fsmount=432, move_mount=429, open_tree=428,
+                    personality=92),
+}
+CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
+AF_UNIX = 1
+EPERM, ENOSYS = 1, 38
+RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA = 0x20, 0x15, 0x45, 0x06, 0x05
+
+
+class _Program:
+    """A tiny BPF assembler: instructions with symbolic jump targets."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple] = []
+
+    def load(self, offset: int) -> None:
+        self.code.append((_LD_W_ABS, 0, 0, offset))
+
+    def jump_if(self, op: int, k: int, true: str | None, false: str | None) -> None:
+        self.code.append((op, true, false, k))
+
+    def ret(self, value: int) -> None:
+        self.code.append((_RET_K, 0, 0, value))
+
+    def label(self, name: str) -> None:
+        self.code.append(("label", name))
+
+    @staticmethod
+    def _offset(positions: dict[str, int], target: object, index: int) -> int:
+        """A jump's offset: instructions to skip after the one at `index`."""
+        return positions[target] - index - 1 if isinstance(target, str) else 0
+
+    def assemble(self) -> bytes:
+        positions, index = {}, 0
+        for ins in self.code:
+            if ins[0] == "label":
+                positions[ins[1]] = index
+            else:
+                index += 1
+        out, index = b"", 0
+        for ins in self.code:
+            if ins[0] == "label":
+                continue
+            code, jt, jf, k = ins
+            out += struct.pack("=HBBI", code, self._offset(positions, jt, index), self._offset(positions, jf, index),
+                               k & 0xFFFFFFFF)
+            index += 1
+        return out
+
+
+def program(allow_exec: bool) -> bytes:
+    arch = platform.machine()
+    nr = SYSCALLS[arch]
+    p = _Program()
+    deny, nosys = RET_ERRNO | EPERM, RET_ERRNO | ENOSYS
+    p.load(4)  # seccomp_data.arch
+    p.jump_if(_JEQ_K, AUDIT_ARCH[arch], None, "deny")
+    p.load(0)  # seccomp_data.nr
+    if arch == "x86_64":
+        p.jump_if(_JSET_K, 0x40000000, "deny", None)  # the x32 ABI would dodge every rule
+    always_denied = ["ptrace", "process_vm_readv", "process_vm_writev", "tkill", "unshare", "setns",
+                     "mount", "umount2", "pivot_root", "chroot", "bpf", "perf_event_open",
+                     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+                     "keyctl", "add_key", "request_key", "init_module", "finit_module",
+                     "kexec_load", "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount",
+                     "move_mount", "open_tree", "personality", "fork"]
+    if not allow_exec:
+        always_denied += ["execve", "execveat", "vfork"]
+    for name in always_denied:
+        if name in nr:
+            p.jump_if(_JEQ_K, nr[name], "deny", None)
+    p.jump_if(_JEQ_K, nr["clone3"], "nosys", None)  # glibc falls back to clone, filtered below
+    p.jump_if(_JEQ_K, nr["clone"], "clone", None)
+    p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    p.jump_if(_JEQ_K, nr["kill"], "kill", None)
+    p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
+    p.ret(RET_ALLOW)
+    # clone: flags are the first argument; a thread or a fork is refused, vfork+exec is not
+    p.label("clone")
+    p.load(16)
+    p.jump_if(_JSET_K, CLONE_THREAD, "deny", None)
+    if not allow_exec:
+        p.ret(deny)
+    else:
+        p.jump_if(_JSET_K, CLONE_VFORK, None, "deny")
+        p.jump_if(_JSET_K, CLONE_VM, "allow", "deny")
+    p.label("socket")
+    p.load(16)
+    p.jump_if(_JEQ_K, AF_UNIX, "allow", "deny")
+    # signals only to itself (pid 0 is its own process group: it has a session of its own)
+    own = os.getpid()
+    p.label("kill")
+    p.load(16)
+    p.jump_if(_JEQ_K, own, "allow", None)
+    p.jump_if(_JEQ_K, 0, "allow", "deny")
+    p.label("tgkill")
+    p.load(16)
+    p.jump_if(_JEQ_K, own, "allow", "deny")
+    p.label("allow")
+    p.ret(RET_ALLOW)
+    p.label("deny")
+    p.ret(deny)
+    p.label("nosys")
+    p.ret(nosys)
+    return p.assemble()
