@@ -72,8 +72,11 @@ def redteam(sandbox: bool) -> list[dict]:
     ]:
         v = evaluate(source, spec, settings(("smoke", "bench"), sandbox=sandbox))
         cases = {c.name: c.latency_us for c in v.cases if c.latency_us}
+        # a baseline beside which a candidate's queued work ran would read slow (busy-between-calls)
+        baselines = {c.name: c.baseline_us for c in v.cases if c.baseline_us}
         clocks = sorted({str(c.timed_by) for c in v.cases if c.timed_by})
-        rows.append({"candidate": name, "status": str(v.status), "latency_us": cases, "timed_by": clocks,
+        rows.append({"candidate": name, "status": str(v.status), "latency_us": cases, "baseline_us": baselines,
+                     "timed_by": clocks,
                      "modes": [c.timing_mode for c in v.cases if c.timing_mode], "message": v.message[:200]})
         print(f"  {name:<22} {v.status:<13} {','.join(clocks):<16} {json.dumps({k: round(x, 2) for k, x in cases.items()})} "
               f"{v.message[:120]}",

@@ -298,6 +298,34 @@ if _timers:
                 setattr(_m, _name, _fast)
 '''
 
+# Candidate code that runs whenever a timer fires, also while the judge waits for nothing from
+# it: each signal queues about a millisecond of work on every SM, in the candidate's own CUDA
+# context, which the GPU time-slices with the judge's.
+BUSY_BETWEEN_CALLS = '''
+import signal as _signal
+
+
+@triton.jit
+def _spin(p, n):
+    acc = tl.load(p)
+    for _ in range(n):
+        acc = acc * 1.000001 + 1.0
+    tl.store(p + tl.program_id(0) * 0, acc)
+
+
+_busy = []
+
+
+def _queue_busy_work(*_):
+    if not _busy:
+        _busy.append(torch.zeros(1, device="cuda"))
+    _spin[(1024,)](_busy[0], 500_000)
+
+
+_signal.signal(_signal.SIGALRM, _queue_busy_work)
+_signal.setitimer(_signal.ITIMER_REAL, 0.002, 0.002)
+'''
+
 # Timing attacks need a GPU: benchmarks/judge_gpu.py runs them on a GPU host.
 GPU_ATTACKS = [
     Attack("memoise-by-identity", "remember the output per input object and return it on repeat calls",
@@ -369,4 +397,12 @@ def softmax_int(self, dim, dtype=None):
            "(H200, session 17, judge v6). Its side stream never waits for the stream its inputs are loaded on, "
            "a race of its own: under judge v5, whose check after timing replayed its own graph, it read stale "
            "values and was wrong_output"),
+    Attack("busy-between-calls", "queue GPU work from a timer's signal handler, so that it runs beside the "
+           "judge's turns and slows the baseline the speedup is measured against",
+           BUSY_BETWEEN_CALLS + '''
+
+def softmax_int(self, dim, dtype=None):
+    return _honest(self, dim, dtype)
+''', "the baseline is timed once the candidate process is killed and reaped, its queued work gone with its "
+           "CUDA context (judge v21): its baselines are the honest solution's (tests/test_redteam.py)"),
 ]

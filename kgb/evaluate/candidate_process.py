@@ -92,6 +92,7 @@ class CandidateProcess:
             run_forked(Conn(theirs.detach()), device, workspace, limits)
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
+        self.closed = False  # killed already: its pid may now be another process's
         self.sandbox, self.notes = "", []
         self.has_spec = False  # given the spec (`give_spec`): it draws bench inputs itself
         self.held_mib = 0  # the most GPU memory its allocator said it held, in any reply (a hint)
@@ -273,9 +274,15 @@ class CandidateProcess:
         return receive()
 
     def close(self, wait: bool = True) -> None:
-        """Kill the process; with `wait`, reap it. The judge's last close does not wait: a
-        process's CUDA context takes a while to go, and the verdict waits for the judge to
-        exit (its leftover children die with it)."""
+        """Kill the process; with `wait`, reap it. A process is reaped only once it has
+        closed its files, the GPU driver's among them, so its CUDA context and any GPU work
+        it left queued are gone by then (the judge closes it so before it times a baseline:
+        kgb.evaluate.bench_timing). The judge's last close does not wait: a process's CUDA
+        context takes a while to go, and the verdict waits for the judge to exit (its
+        leftover children die with it). Closing it again does nothing."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             codec.send(self.conn, "bye")
         except OSError:

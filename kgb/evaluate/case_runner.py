@@ -275,12 +275,9 @@ class CaseRunner:
             raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
         baseline = None
         if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
-            _, base_fn = self.baseline(entry.name)
             # on set T as drawn, which nothing else reads: a clone of it was one more copy of
             # a bench case's inputs on the GPU at the judge's peak (session 35)
-            bargs, bkwargs = entry.bind(timed)
-            baseline = BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
-                                      tag=f"{spec.id} {case.name}")
+            baseline = self.baseline_on(case, timed, repeats, warmup)
         del timed  # before the replay's copies are made (the baseline keeps what it needs)
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
@@ -295,10 +292,16 @@ class CaseRunner:
             raise _replay_failed(case, exc) from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
             staged.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
-        if baseline is not None:
-            with self.exclusive.work():
-                baseline.prepare()
         return staged
+
+    def baseline_on(self, case: Case, timed: dict, repeats: int, warmup: int) -> BaselineTiming:
+        """The case's baseline, to be timed on `timed` (its set T): prepared before a turn
+        (kgb.evaluate.bench_timing), then called in it."""
+        entry = self.spec.entry_of(case)
+        _, base_fn = self.baseline(entry.name)
+        bargs, bkwargs = entry.bind(timed)
+        return BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
+                              tag=f"{self.spec.id} {case.name}")
 
     def measure(self, staged: list[TimedCase]) -> None:
         """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside

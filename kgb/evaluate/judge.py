@@ -27,16 +27,13 @@ from pathlib import Path
 import torch
 
 from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger
+from kgb.evaluate.bench_timing import released, time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import (
-    TURN_BATCH_BYTES,
     CaseRunner,
     Failed,
-    InstrumentFailed,
-    TimedCase,
     secret_seed,
 )
-from kgb.evaluate.correctness import release_cached_memory
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing_lock import TimingLock, trace
@@ -52,17 +49,6 @@ def draws_bench_inputs(device: str) -> bool:
     hundreds of MB, drawn in milliseconds; on the CPU a draw takes seconds, and crossing in a
     memory file less (and only smoke cases run there)."""
     return device != "cpu"
-
-
-def released(runner: CaseRunner, device: str) -> None:
-    """This process's cached GPU memory given back (`release_cached_memory`). Outside any work
-    section, so traced (TRACE_ENV): whether a timing turn beside a release times differently
-    (session 37: some measurements came out 15-25% slow, with no section beside them)."""
-    began = time.monotonic()
-    with runner.phase("memory release"):
-        gave_back = release_cached_memory(device)
-    if gave_back:
-        trace("release", began, began, time.monotonic(), tag=runner.exclusive.tag)
 
 
 def start_candidate(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
@@ -158,7 +144,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         runner.audit(loaded, "at import")
 
         def checked(result: CaseResult) -> bool:
-            released(runner, device)  # as the candidate process does after each call
+            released(runner)  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
             return result.status == Status.CORRECT
@@ -188,30 +174,10 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
             if not checked(result := runner.check(case, case.seed, redraw=redraw)):
                 return _final(Status.WRONG_OUTPUT, result.message, results, runner, **emit_sandbox)
         runner.known_baselines = {str(k): float(v) for k, v in dict(request.get("baselines") or {}).items()}
-        not_timed = ""
         if timed and device == "cuda":
             with runner.phase("clock warm-up"):  # done already in a spare judge
                 kernel_clock.warm_up()
-        staged: list[TimedCase] = []
-        for n, case in enumerate(timed):
-            try:
-                staged.append(runner.stage(case, request["repeats"], request["warmup"]))
-                if n + 1 < len(timed) and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
-                    continue  # one turn for the next case too
-                runner.measure(staged)
-                for s in staged:
-                    lat, base, mode, spread, by = runner.finish(s)
-                    i = next(i for i, r in enumerate(results) if r.name == s.case.name)
-                    results[i] = dataclasses.replace(
-                        results[i], latency_us=lat, baseline_us=base, timing_mode=mode, latency_spread=spread,
-                        timed_by=by, baseline_mode=s.baseline.mode if s.baseline is not None else None)
-            except InstrumentFailed as exc:
-                # Correct, as checked; the cases of this turn and the ones after it untimed,
-                # and the message says why.
-                not_timed = f"; not timed from {exc}"
-                break
-            staged = []
-            released(runner, device)
+        not_timed = time_bench_cases(runner, candidate, timed, request["repeats"], request["warmup"], results)
         bench_memory.close()
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)

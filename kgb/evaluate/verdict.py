@@ -53,7 +53,10 @@ from enum import StrEnum
 # v20: a measurement first lets the GPU rest while its power cap or heat holds the clock down,
 # up to 0.3 s, and no more in a judge whose GPU stayed held through three such waits in a row
 # (nvml.wait_for_clocks).
-JUDGE_VERSION = 20
+# v21: a baseline is timed only once the candidate process is killed and reaped, in the
+# judgement's last turn (an earlier turn's baselines in one more after it): candidate code
+# left running in that process could slow the baseline beside it (bench_timing).
+JUDGE_VERSION = 21
 
 
 class Status(StrEnum):

@@ -1,0 +1,112 @@
+"""The bench cases' timing turns in the judge process: which cases share a turn, and when
+the baselines are timed.
+
+A case's baseline is timed only once its candidate process is gone. That process is still
+alive while the judge times its replays, and candidate code can run in it outside every call
+the judge makes: a finalizer, a signal from a timer, any hook it leaves behind. GPU work it
+queues there runs beside the judge's turn, on the same GPU. Beside the replay that only
+slows the candidate; beside the baseline it would slow the baseline, and the candidate's
+speedup would grow with it. And the first evaluation of a case on a chip measures the
+baseline that every later trial of that case on the chip is given (kgb.tracking.baselines),
+so one such candidate would inflate every method's speedup there. Killed and reaped, the
+process has taken its CUDA context and its queued work with it (CandidateProcess.close).
+
+So the last turn of a judgement that still has baselines to time comes after the candidate
+process is closed, with the last cases' replays and baselines. An operator whose bench cases
+take more than one turn (their inputs over TURN_BATCH_BYTES) times its earlier cases'
+replays while the process lives and their baselines after, in one more turn, on set T drawn
+again from each case's seed: on a chip's first run, 38 of 210 operators on the H200 (session
+38's trace). A later run knows every baseline (kgb.tracking.baselines) and times replays only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from kgb.evaluate.baseline import BaselineTiming
+from kgb.evaluate.candidate_process import CandidateProcess
+from kgb.evaluate.case_runner import TURN_BATCH_BYTES, CaseRunner, InstrumentFailed, TimedCase
+from kgb.evaluate.correctness import release_cached_memory, tensors_in
+from kgb.evaluate.draws import draw_inputs
+from kgb.evaluate.timing_lock import trace
+from kgb.evaluate.verdict import CaseResult
+from kgb.operators import Case
+
+
+def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: list[Case], repeats: int,
+                     warmup: int, results: list[CaseResult]) -> str:
+    """Time the (checked) bench cases, writing each one's latency and baseline into its result
+    in `results`; "" or what the verdict's message adds about cases left untimed."""
+    staged: list[TimedCase] = []
+    later: list[Case] = []  # cases whose baselines wait for the candidate process to be gone
+    for n, case in enumerate(cases):
+        last = n + 1 == len(cases)
+        try:
+            staged.append(runner.stage(case, repeats, warmup))
+            if not last and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
+                continue  # one turn for the next case too
+            if not last:
+                later += [s.case for s in staged if s.baseline is not None]
+                for s in staged:
+                    s.baseline = None
+            elif later or any(s.baseline is not None for s in staged):
+                candidate.close()  # reaped: nothing of it runs beside the baselines
+            runner.prepare_baselines([s.baseline for s in staged])
+            runner.measure(staged)
+            for s in staged:
+                lat, base, mode, spread, by = runner.finish(s)
+                _update(results, s.case.name, latency_us=lat, baseline_us=base, timing_mode=mode,
+                        latency_spread=spread, timed_by=by,
+                        baseline_mode=s.baseline.mode if s.baseline is not None else None)
+        except InstrumentFailed as exc:
+            # Correct, as checked; the cases of this turn and the ones after it untimed, and
+            # the message says why.
+            return f"; not timed from {exc}"
+        staged = []
+        released(runner)
+    try:
+        _time_baselines_alone(runner, later, repeats, warmup, results)
+    except InstrumentFailed as exc:
+        return f"; baselines not timed from {exc}"
+    return ""
+
+
+def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int,
+                          results: list[CaseResult]) -> None:
+    """The baselines of cases whose replays were timed in an earlier turn, in turns of their
+    own, each on its case's set T drawn again; as many to a turn as TURN_BATCH_BYTES allows."""
+    batch: list[tuple[Case, BaselineTiming]] = []
+    held = 0
+    for n, case in enumerate(cases):
+        with runner.exclusive.work(), runner.phase("draw"):
+            timed = draw_inputs(runner.spec, case, case.seed, runner.device)
+        held += sum(t.untyped_storage().nbytes() for t in tensors_in(list(timed.values())))
+        batch.append((case, runner.baseline_on(case, timed, repeats, warmup)))
+        del timed
+        if n + 1 < len(cases) and held < TURN_BATCH_BYTES:
+            continue
+        runner.prepare_baselines([b for _, b in batch])
+        runner.measure_baselines(batch)
+        for case_, b in batch:
+            result = next(r for r in results if r.name == case_.name)
+            mode = (result.timing_mode or "") + b.missing
+            _update(results, case_.name, baseline_us=b.us, baseline_mode=b.mode, timing_mode=mode)
+        batch, held = [], 0
+        released(runner)
+
+
+def _update(results: list[CaseResult], name: str, **fields: object) -> None:
+    i = next(i for i, r in enumerate(results) if r.name == name)
+    results[i] = dataclasses.replace(results[i], **fields)
+
+
+def released(runner: CaseRunner) -> None:
+    """This process's cached GPU memory given back (`release_cached_memory`). Outside any work
+    section, so traced (TRACE_ENV): whether a timing turn beside a release times differently
+    (session 37: some measurements came out 15-25% slow, with no section beside them)."""
+    began = time.monotonic()
+    with runner.phase("memory release"):
+        gave_back = release_cached_memory(runner.device)
+    if gave_back:
+        trace("release", began, began, time.monotonic(), tag=runner.exclusive.tag)

@@ -1,0 +1,149 @@
+"""kgb.evaluate.bench_timing: no baseline is timed while the candidate process lives.
+
+The turns themselves need a GPU; here the judge's runner is a stand-in that records, for
+every baseline it times, whether the candidate process was closed by then."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import pytest
+import torch
+
+from kgb.evaluate import bench_timing
+from kgb.evaluate.case_runner import TURN_BATCH_BYTES, InstrumentFailed
+from kgb.evaluate.verdict import CaseResult, Status
+from kgb.operators import Case
+
+
+class Candidate:
+    def __init__(self):
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+class Baseline:
+    def __init__(self, candidate: Candidate, us: float, broke: str = ""):
+        self.candidate, self._us, self.broke, self.missing = candidate, us, broke, ""
+        self.prepared = False
+        self.timed_beside_candidate: bool | None = None
+
+    def prepare(self):
+        self.prepared = True
+
+    def __call__(self):
+        assert self.prepared, "timed before its warm-up"
+        self.timed_beside_candidate = not self.candidate.closed
+
+    @property
+    def us(self):
+        return self._us if self.timed_beside_candidate is not None else None
+
+    @property
+    def mode(self):
+        return "eager" if self.us is not None else None
+
+
+@dataclasses.dataclass
+class Staged:
+    case: Case
+    nbytes: int
+    baseline: Baseline | None
+
+
+class Runner:
+    """What time_bench_cases asks of kgb.evaluate.case_runner.CaseRunner."""
+
+    def __init__(self, candidate: Candidate, sizes: dict[str, int], known: set[str] = frozenset(), broke: str = ""):
+        self.candidate, self.sizes, self.known, self.broke = candidate, sizes, known, broke
+        self.device, self.spec = "cpu", None
+        self.turns: list[tuple[bool, list[str], list[str]]] = []  # (candidate alive, replays, baselines)
+        self.baselines: list[Baseline] = []
+        self.exclusive = type("Lock", (), {"work": staticmethod(contextlib.nullcontext), "tag": "op"})()
+
+    def phase(self, _name):
+        return contextlib.nullcontext()
+
+    def _baseline(self, case):
+        b = Baseline(self.candidate, 100.0 + len(self.baselines), self.broke if case.name == "c" else "")
+        self.baselines.append(b)
+        return b
+
+    def stage(self, case, repeats, warmup):
+        assert not self.candidate.closed, "the candidate process is needed to stage a case"
+        return Staged(case, self.sizes[case.name], None if case.name in self.known else self._baseline(case))
+
+    def baseline_on(self, case, timed, repeats, warmup):
+        assert timed["x"].numel() == 4  # set T, drawn again
+        return self._baseline(case)
+
+    def prepare_baselines(self, baselines):
+        for b in baselines:
+            if b is not None:
+                b.prepare()
+
+    def measure(self, staged):
+        self.turns.append((not self.candidate.closed, [s.case.name for s in staged],
+                           [s.case.name for s in staged if s.baseline is not None]))
+        for s in staged:
+            if s.baseline is not None:
+                s.baseline()
+
+    def measure_baselines(self, pairs):
+        self.turns.append((not self.candidate.closed, [], [c.name for c, _ in pairs]))
+        for case, b in pairs:
+            b()
+            if b.broke:
+                raise InstrumentFailed(f"case {case.name}: {b.broke}")
+
+    def finish(self, s):
+        return 10.0, s.baseline.us if s.baseline is not None else None, "graph", 0.01, None
+
+
+def _judge(sizes, known=frozenset(), broke=""):
+    cases = [Case(name=n, tag="bench", seed=i) for i, n in enumerate(sizes)]
+    candidate = Candidate()
+    runner = Runner(candidate, sizes, known, broke)
+    results = [CaseResult(name=c.name, tag="bench", status=Status.CORRECT) for c in cases]
+    message = bench_timing.time_bench_cases(runner, candidate, cases, 100, 10, results)
+    return runner, candidate, results, message
+
+
+@pytest.fixture(autouse=True)
+def _small_draws(monkeypatch):
+    monkeypatch.setattr(bench_timing, "draw_inputs", lambda spec, case, seed, device: {"x": torch.zeros(4)})
+
+
+def test_one_turn_times_replays_and_baselines_once_the_candidate_process_is_gone():
+    runner, candidate, results, message = _judge({"a": 1, "b": 1, "c": 1})
+    assert message == "" and candidate.closed
+    assert runner.turns == [(False, ["a", "b", "c"], ["a", "b", "c"])]  # one turn, as before
+    assert all(b.timed_beside_candidate is False for b in runner.baselines)
+    assert [r.baseline_us for r in results] == [100.0, 101.0, 102.0]
+    assert all(r.latency_us == 10.0 and r.baseline_mode == "eager" for r in results)
+
+
+def test_an_earlier_turns_baselines_wait_for_a_turn_after_the_candidate_process():
+    runner, candidate, results, message = _judge({"a": TURN_BATCH_BYTES, "b": 1, "c": 1})
+    assert message == ""
+    assert runner.turns == [(True, ["a"], []),  # the candidate process lives: a's replay only
+                            (False, ["b", "c"], ["b", "c"]),
+                            (False, [], ["a"])]  # a's baseline on set T drawn again
+    timed = [b for b in runner.baselines if b.timed_beside_candidate is not None]
+    assert len(timed) == 3 and not any(b.timed_beside_candidate for b in timed)
+    assert all(r.baseline_us is not None and r.latency_us == 10.0 for r in results)
+
+
+def test_known_baselines_leave_the_candidate_process_alone():
+    runner, candidate, results, message = _judge({"a": TURN_BATCH_BYTES, "b": 1}, known={"a", "b"})
+    assert message == "" and not candidate.closed  # closed with the judgement, unwaited
+    assert runner.turns == [(True, ["a"], []), (True, ["b"], [])]
+
+
+def test_a_baseline_that_breaks_in_its_own_turn_leaves_the_rest_untimed_and_says_so():
+    runner, candidate, results, message = _judge({"c": TURN_BATCH_BYTES, "a": 1}, broke="the routine raised")
+    assert message == "; baselines not timed from case c: the routine raised"
+    assert [r.latency_us for r in results] == [10.0, 10.0]  # the replays were timed
