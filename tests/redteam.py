@@ -298,11 +298,13 @@ if _timers:
                 setattr(_m, _name, _fast)
 '''
 
-# Candidate code that runs whenever a timer fires, also while the judge waits for nothing from
-# it: each signal queues about a millisecond of work on every SM, in the candidate's own CUDA
-# context, which the GPU time-slices with the judge's.
+# Candidate code that runs after its call has returned and the candidate process has waited
+# for its GPU work: a finalizer on a bench case's output, which runs once the harness has sent
+# the output to the judge and dropped it. It queues about 2 s of work on every SM in the
+# candidate's own CUDA context, which the GPU time-slices with the judge's, while the judge
+# stages its replay and takes its turn.
 BUSY_BETWEEN_CALLS = '''
-import signal as _signal
+import weakref as _weakref
 
 
 @triton.jit
@@ -310,20 +312,23 @@ def _spin(p, n):
     acc = tl.load(p)
     for _ in range(n):
         acc = acc * 1.000001 + 1.0
-    tl.store(p + tl.program_id(0) * 0, acc)
+    tl.store(p, acc)
 
 
 _busy = []
 
 
-def _queue_busy_work(*_):
-    if not _busy:
-        _busy.append(torch.zeros(1, device="cuda"))
-    _spin[(1024,)](_busy[0], 500_000)
+def _queue_busy_work():
+    for _ in range(2000):  # about 1 ms each on an H200
+        _spin[(1024,)](_busy[0], 500_000)
 
 
-_signal.signal(_signal.SIGALRM, _queue_busy_work)
-_signal.setitimer(_signal.ITIMER_REAL, 0.002, 0.002)
+def _busy_after(y):
+    if y.numel() >= 1 << 20:  # a bench case's output
+        if not _busy:
+            _busy.append(torch.zeros(1, device=y.device))
+        _weakref.finalize(y, _queue_busy_work)
+    return y
 '''
 
 # Timing attacks need a GPU: benchmarks/judge_gpu.py runs them on a GPU host.
@@ -397,12 +402,12 @@ def softmax_int(self, dim, dtype=None):
            "(H200, session 17, judge v6). Its side stream never waits for the stream its inputs are loaded on, "
            "a race of its own: under judge v5, whose check after timing replayed its own graph, it read stale "
            "values and was wrong_output"),
-    Attack("busy-between-calls", "queue GPU work from a timer's signal handler, so that it runs beside the "
-           "judge's turns and slows the baseline the speedup is measured against",
+    Attack("busy-between-calls", "queue GPU work once its call has returned (a finalizer on the output), so "
+           "that it runs beside the judge's turn and slows the baseline the speedup is measured against",
            BUSY_BETWEEN_CALLS + '''
 
 def softmax_int(self, dim, dtype=None):
-    return _honest(self, dim, dtype)
+    return _busy_after(_honest(self, dim, dtype))
 ''', "the baseline is timed once the candidate process is killed and reaped, its queued work gone with its "
            "CUDA context (judge v21): its baselines are the honest solution's (tests/test_redteam.py)"),
 ]

@@ -170,16 +170,16 @@ def test_on_a_gpu_an_answer_kept_from_an_earlier_call_is_not_timed_as_a_decoy():
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_on_a_gpu_work_queued_between_calls_does_not_slow_the_baseline(softmax):
-    """A candidate whose timer's signal handler queues GPU work whenever it fires, also while
-    its process waits for the judge: beside the judge's turn it would slow the baseline, and
-    raise the candidate's speedup (and every later trial's, given that baseline). Judge v21
-    times baselines once the candidate process is gone: they come out as the honest
-    solution's (the same GPU, one after the other)."""
+    """A candidate that queues seconds of GPU work once each bench call has returned (a
+    finalizer on its output, run after the reply): beside the judge's turn it would slow the
+    baseline, and raise the candidate's speedup (and every later trial's, given that
+    baseline). Judge v21 times baselines once the candidate process is gone: they come out
+    as the honest solution's (the same GPU, one after the other)."""
     honest = softmax.solution_path.read_text()
     busy = PRELUDE + honest.replace("def softmax_int(", "def _honest(") + BUSY_BETWEEN_CALLS + """
 
 def softmax_int(self, dim, dtype=None):
-    return _honest(self, dim, dtype)
+    return _busy_after(_honest(self, dim, dtype))
 """
     settings = EvalSettings(device="cuda", case_tags=("smoke", "bench"), time_cases=("bench",), timeout_s=600)
     base = {c.name: c.baseline_us for c in evaluate(honest, softmax, settings).cases if c.baseline_us}
