@@ -200,6 +200,12 @@ def report(records: list[dict]) -> str:
     if starts:
         lines.append(_starts_by_wave(starts))
         lines.append(_ready_by_period(starts, sections))
+    # judge v21 closes a candidate process and waits for it to go before timing a baseline
+    # (kgb.evaluate.bench_timing): what that wait costs a judgement
+    waited = [r["ended"] - r["began"] for r in records if r["kind"] == "exit" and r.get("waited")]
+    if waited:
+        lines.append(f"candidate processes closed and waited for before a baseline: {len(waited)}, "
+                     f"{sum(waited):.1f} s (median {statistics.median(waited):.3f}, max {max(waited):.3f})")
     measures = [r for r in records if r["kind"] == "measure"]
     if measures:  # each replay's measurement in a turn, by step (kgb.evaluate.timing.measure)
         lines.append("\n| a measurement's step | seconds | median | p90 | max |\n|---|---|---|---|---|")

@@ -105,6 +105,21 @@ def test_the_gpu_trace_says_how_much_of_each_period_no_section_could_start():
     assert "most GPU memory" not in report  # traces before session 34 hold no memory figure
 
 
+def test_the_gpu_trace_says_what_waiting_for_candidate_processes_to_go_cost():
+    """Judge v21 waits for its candidate process to be reaped before it times a baseline."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    turn = {"kind": "turn", "pid": 1, "asked": 0.0, "began": 0.0, "ended": 1.0, "drained": 0.1, "measured": 0.2,
+            "gathered": 0.0, "crowded": False, "tag": "op"}
+    exits = [{"kind": "exit", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 0.3, "waited": True},
+             {"kind": "exit", "pid": 3, "asked": 2.0, "began": 2.0, "ended": 2.5, "waited": True},
+             {"kind": "exit", "pid": 4, "asked": 3.0, "began": 3.0, "ended": 3.0, "waited": False}]
+    report = gpu_trace.report([turn, *exits])
+    assert "closed and waited for before a baseline: 2, 0.8 s (median 0.400, max 0.500)" in report
+    assert "closed and waited for" not in gpu_trace.report([turn, exits[2]])
+
+
 def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_use():
     import gpu_trace
 
