@@ -178,7 +178,7 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     retries = [n for s, n in engine.runs if s == sources[0]]
     # itself and the two that waited for it, and no more than the gate's lowered ceiling (six,
     # a quarter fewer); one of the three that ended at once may not have left the engine yet
-    # on a loaded host (CI, stop 48: four)
+    # on a loaded host (a CI run of session 39: four)
     assert len(retries) == 2 and 3 <= retries[1] <= 5
     assert verdicts[0].ran_out_s > 0 and all(v.ran_out_s == 0 for v in verdicts[1:])  # its first run, counted apart
     assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
