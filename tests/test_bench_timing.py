@@ -67,6 +67,9 @@ class Runner:
     def phase(self, _name):
         return contextlib.nullcontext()
 
+    def released(self):
+        pass
+
     def _baseline(self, case):
         b = Baseline(self.candidate, 100.0 + len(self.baselines), self.broke if case.name == "c" else "")
         self.baselines.append(b)

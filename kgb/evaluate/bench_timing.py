@@ -22,14 +22,12 @@ again from each case's seed: on a chip's first run, 38 of 210 operators on the H
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.candidate_process import CandidateProcess
 from kgb.evaluate.case_runner import TURN_BATCH_BYTES, CaseRunner, InstrumentFailed, TimedCase
-from kgb.evaluate.correctness import release_cached_memory, tensors_in
+from kgb.evaluate.correctness import tensors_in
 from kgb.evaluate.draws import draw_inputs
-from kgb.evaluate.timing_lock import trace
 from kgb.evaluate.verdict import CaseResult
 from kgb.operators import Case
 
@@ -64,7 +62,7 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
             # the message says why.
             return f"; not timed from {exc}"
         staged = []
-        released(runner)
+        runner.released()
     try:
         _time_baselines_alone(runner, later, repeats, warmup, results)
     except InstrumentFailed as exc:
@@ -93,20 +91,9 @@ def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, w
             mode = (result.timing_mode or "") + b.missing
             _update(results, case_.name, baseline_us=b.us, baseline_mode=b.mode, timing_mode=mode)
         batch, held = [], 0
-        released(runner)
+        runner.released()
 
 
 def _update(results: list[CaseResult], name: str, **fields: object) -> None:
     i = next(i for i, r in enumerate(results) if r.name == name)
     results[i] = dataclasses.replace(results[i], **fields)
-
-
-def released(runner: CaseRunner) -> None:
-    """This process's cached GPU memory given back (`release_cached_memory`). Outside any work
-    section, so traced (TRACE_ENV): whether a timing turn beside a release times differently
-    (session 37: some measurements came out 15-25% slow, with no section beside them)."""
-    began = time.monotonic()
-    with runner.phase("memory release"):
-        gave_back = release_cached_memory(runner.device)
-    if gave_back:
-        trace("release", began, began, time.monotonic(), tag=runner.exclusive.tag)

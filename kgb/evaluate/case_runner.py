@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,14 +19,20 @@ import torch
 from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
-from kgb.evaluate.correctness import clone_exact, compare_outputs, same_bits, tensors_in
+from kgb.evaluate.correctness import (
+    clone_exact,
+    compare_outputs,
+    release_cached_memory,
+    same_bits,
+    tensors_in,
+)
 from kgb.evaluate.draws import candidate_copy, draw_inputs, timing_draws
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.replay import Replayed, StagedReplay
-from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
 from kgb.operators import Case, Spec
 
@@ -147,6 +154,17 @@ class CaseRunner:
         self.audit(reply, what)
         self.stored = reply.stored
         return reply.value
+
+    def released(self) -> None:
+        """This process's cached GPU memory given back (`release_cached_memory`), after each case
+        and turn. Outside any work section, so traced (TRACE_ENV): whether a timing turn beside
+        a release times differently (session 37: some measurements came out 15-25% slow, with
+        no section beside them)."""
+        began = time.monotonic()
+        with self.phase("memory release"):
+            gave_back = release_cached_memory(self.device)
+        if gave_back:
+            trace("release", began, began, time.monotonic(), tag=self.exclusive.tag)
 
     def check(self, case: Case, seed: int, redraw: bool = False) -> CaseResult:
         """Check one case on the draw from `seed`; with `redraw`, the candidate process

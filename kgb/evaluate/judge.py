@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger
-from kgb.evaluate.bench_timing import released, time_bench_cases
+from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import (
     CaseRunner,
@@ -144,7 +144,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         runner.audit(loaded, "at import")
 
         def checked(result: CaseResult) -> bool:
-            released(runner)  # as the candidate process does after each call
+            runner.released()  # as the candidate process does after each call
             emit(dataclasses.asdict(result))
             results.append(result)
             return result.status == Status.CORRECT
