@@ -331,6 +331,70 @@ def _busy_after(y):
     return y
 '''
 
+# A softmax whose rows are skipped when their work looks done already: four of a row's inputs
+# and its first output as they were when it last computed the row, kept in a buffer made
+# before the call. Every answer it gives is right; but the judge's timed repetitions replay
+# the call on the same inputs, into an output block that holds the last repetition's answer,
+# with that buffer as the last repetition left it, so all but the first skip their rows. The
+# final check replays on poisoned outputs, where the rows are computed. Checked in the
+# interpreter (tests/test_redteam.py); on a GPU, an open hole (docs/design/threat-model.md).
+SKIP_WHEN_DONE = '''
+
+@triton.jit
+def _rows_unless_done(x_ptr, y_ptr, memo_ptr, n_cols, x_row_stride, x_col_stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_row_stride
+    y_row = y_ptr + row * n_cols
+    probe = tl.arange(0, 4) * (n_cols // 4)
+    xs = tl.load(x_row + probe * x_col_stride).to(tl.float32)
+    y0 = tl.load(y_row).to(tl.float32)
+    seen = tl.load(memo_ptr + row * 5 + tl.arange(0, 4))
+    seen_y = tl.load(memo_ptr + row * 5 + 4)
+    same = (tl.sum((xs == seen).to(tl.int32), 0) == 4) & (y0 == seen_y)
+    if not same:
+        m = tl.full([BLOCK], float("-inf"), tl.float32)
+        s = tl.zeros([BLOCK], tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(x_row + cols * x_col_stride, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+            m_new = tl.maximum(m, x)
+            scale = tl.where(m_new == float("-inf"), 0.0, tl.exp(m - m_new))
+            s = s * scale + tl.where(m_new == float("-inf"), 0.0, tl.exp(x - m_new))
+            m = m_new
+        row_max = tl.max(m, 0)
+        lane_scale = tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max))
+        row_sum = tl.sum(s * lane_scale, 0)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            mask = cols < n_cols
+            x = tl.load(x_row + cols * x_col_stride, mask=mask, other=float("-inf")).to(tl.float32)
+            y = tl.exp(x - row_max) / row_sum
+            tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+        x0 = tl.load(x_row).to(tl.float32)
+        first = (tl.exp(x0 - row_max) / row_sum).to(y_ptr.dtype.element_ty).to(tl.float32)
+        tl.store(memo_ptr + row * 5 + tl.arange(0, 4), xs)
+        tl.store(memo_ptr + row * 5 + 4, first)
+
+
+_memos = {}
+
+
+def softmax_int(self, dim, dtype=None):
+    out_dtype = self.dtype if dtype is None else dtype
+    dim = dim % self.ndim
+    xt = self.movedim(dim, -1)
+    n_cols = xt.shape[-1]
+    rows = xt.reshape(-1, n_cols)
+    out = torch.empty(rows.shape, dtype=out_dtype, device=self.device)
+    if rows.numel():
+        key = (str(self.device), rows.shape[0])
+        if key not in _memos:  # made before the calls that come after: the judge replays it by value
+            _memos[key] = torch.empty(rows.shape[0] * 5, device=self.device).fill_(float("nan"))
+        block = min(triton.next_power_of_2(n_cols), 4096)
+        _rows_unless_done[(rows.shape[0],)](rows, out, _memos[key], n_cols, rows.stride(0), rows.stride(1), BLOCK=block)
+    return out.reshape(xt.shape).movedim(-1, dim)
+'''
+
 # Timing attacks need a GPU: benchmarks/judge_gpu.py runs them on a GPU host.
 GPU_ATTACKS = [
     Attack("memoise-by-identity", "remember the output per input object and return it on repeat calls",
@@ -402,6 +466,10 @@ def softmax_int(self, dim, dtype=None):
            "(H200, session 17, judge v6). Its side stream never waits for the stream its inputs are loaded on, "
            "a race of its own: under judge v5, whose check after timing replayed its own graph, it read stale "
            "values and was wrong_output"),
+    Attack("skip-when-done", "skip the rows whose inputs and first output are as the kernel left them: every "
+           "repetition the judge times after the first", SKIP_WHEN_DONE,
+           "not stopped yet: the timed repetitions start from the state the last one left, which the final "
+           "check's poisoned outputs do not (docs/design/threat-model.md, Open)"),
     Attack("busy-between-calls", "queue GPU work once its call has returned (a finalizer on the output), so "
            "that it runs beside the judge's turn and slows the baseline the speedup is measured against",
            BUSY_BETWEEN_CALLS + '''

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from redteam import ATTACKS, BUSY_BETWEEN_CALLS, PRELUDE
+from redteam import ATTACKS, BUSY_BETWEEN_CALLS, PRELUDE, SKIP_WHEN_DONE
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
@@ -188,3 +188,47 @@ def softmax_int(self, dim, dtype=None):
     slowed = {c.name: c.baseline_us / base[c.name] for c in verdict.cases if c.baseline_us}
     assert set(slowed) == set(base) and len(base) == 3
     assert all(0.8 < r < 1.2 for r in slowed.values()), slowed
+
+
+def test_the_skip_when_done_kernel_skips_a_row_it_has_done_and_computes_one_it_has_not(softmax):
+    """The attack of the open hole below, in the interpreter (its kernel launched directly): a
+    second launch on the same inputs and output leaves the output as it found it; a poisoned
+    output, or other inputs, are computed. Judged as a candidate on the CPU it is correct:
+    every answer it gives is right."""
+    import os
+    import subprocess
+
+    script = PRELUDE + SKIP_WHEN_DONE + """
+x = torch.randn(8, 64)
+y = softmax_int(x, -1)
+assert torch.allclose(y, torch.softmax(x, -1), atol=1e-6)
+memo, rows = _memos[("cpu", 8)], x.reshape(-1, 64)
+out = y.clone()
+out[:, 3] = 123.0
+_rows_unless_done[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
+assert (out[:, 3] == 123.0).all()  # skipped: done already, by its own account
+out = torch.full_like(y, float("nan"))
+_rows_unless_done[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
+assert torch.allclose(out, torch.softmax(x, -1), atol=1e-6)  # poisoned: computed
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
+    verdict = evaluate(PRELUDE + SKIP_WHEN_DONE, softmax, SMOKE)
+    assert verdict.status == Status.CORRECT, verdict.message
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.xfail(strict=True, reason="open: the judge's timed repetitions start from the state the last one left "
+                   "(docs/design/threat-model.md, Open); this passes once the judge closes it")
+def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(softmax):
+    """skip-when-done (tests/redteam.py) is right on every call it is checked on; timed, it
+    skips the rows of every repetition after the first. Closed, it is either not judged
+    correct or timed like the honest solution, not at a fraction of it."""
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "bench"), time_cases=("bench",), timeout_s=600)
+    honest = {c.name: c.latency_us for c in evaluate(softmax.solution_path.read_text(), softmax, settings).cases
+              if c.latency_us}
+    verdict = evaluate(PRELUDE + SKIP_WHEN_DONE, softmax, settings)
+    timed = {c.name: c.latency_us for c in verdict.cases if c.latency_us}
+    assert not verdict.correct or all(timed[n] > 0.5 * honest[n] for n in timed), (timed, honest)
