@@ -95,9 +95,9 @@ class Runner:
             if s.baseline is not None:
                 s.baseline()
 
-    def measure_baselines(self, pairs):
-        self.turns.append((not self.candidate.closed, [], [c.name for c, _ in pairs]))
-        for case, b in pairs:
+    def measure_baselines(self, baselines):
+        self.turns.append((not self.candidate.closed, [], [c.name for c, _ in baselines]))
+        for case, b in baselines:
             b()
             if b.broke:
                 raise InstrumentFailed(f"case {case.name}: {b.broke}")
@@ -150,3 +150,28 @@ def test_a_baseline_that_breaks_in_its_own_turn_leaves_the_rest_untimed_and_says
     runner, candidate, results, message = _judge({"c": TURN_BATCH_BYTES, "a": 1}, broke="the routine raised")
     assert message == "; baselines not timed from case c: the routine raised"
     assert [r.latency_us for r in results] == [10.0, 10.0]  # the replays were timed
+
+
+def test_what_the_bench_turns_ask_of_the_runner_and_the_process_the_real_ones_have():
+    """The stand-ins above could answer what the judge's own CaseRunner and CandidateProcess
+    do not: two methods lost in a move went unnoticed by the tests above (session 39), where
+    every GPU judgement with a baseline to time would have failed."""
+    import inspect
+    import re
+
+    from kgb import operators
+    from kgb.evaluate.candidate_process import CandidateProcess
+    from kgb.evaluate.case_runner import CaseRunner
+
+    source = inspect.getsource(bench_timing)
+    real = CaseRunner(operators.load("aten::add"), None, "cuda")
+    for obj, fake, cls, asked in ((real, Runner, CaseRunner, set(re.findall(r"runner\.(\w+)", source))),
+                                  (CandidateProcess, Candidate, CandidateProcess,
+                                   set(re.findall(r"candidate\.(\w+)", source)))):
+        assert asked, "the module's names for them changed: this test reads them"
+        assert [n for n in sorted(asked) if not hasattr(obj, n)] == []
+        for name in asked:
+            theirs, ours = getattr(cls, name, None), getattr(fake, name, None)
+            if inspect.isfunction(theirs) and inspect.isfunction(ours):
+                wanted = [p for p in inspect.signature(theirs).parameters.values() if p.default is p.empty]
+                assert [p.name for p in wanted] == list(inspect.signature(ours).parameters)[:len(wanted)], name

@@ -321,6 +321,22 @@ class CaseRunner:
         return BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
                               tag=f"{self.spec.id} {case.name}")
 
+    def prepare_baselines(self, baselines: list[BaselineTiming | None]) -> None:
+        """Their warm-ups, each in a work section of its own (kgb.evaluate.timing.prepare), before
+        the turn that times them."""
+        for b in baselines:
+            if b is not None:
+                with self.exclusive.work():
+                    b.prepare()
+
+    def measure_baselines(self, baselines: list[tuple[Case, BaselineTiming]]) -> None:
+        """Time baselines alone, in one turn of the GPU, as `measure` times a staged case's."""
+        with kernel_clock.session(), self.exclusive():
+            for case, b in baselines:
+                b()
+                if b.broke:
+                    raise InstrumentFailed(f"case {case.name}: {b.broke}")
+
     def measure(self, staged: list[TimedCase]) -> None:
         """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside
         a kernel-clock session that starts before the turn and ends after it."""
