@@ -220,7 +220,8 @@ print("ok")
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.xfail(strict=True, reason="open: the judge's timed repetitions start from the state the last one left "
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="open: the judge's timed repetitions start from the state the last one left "
                    "(docs/design/threat-model.md, Open); this passes once the judge closes it")
 def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(softmax):
     """skip-when-done (tests/redteam.py) is right on every call it is checked on; timed, it
@@ -231,4 +232,5 @@ def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(s
               if c.latency_us}
     verdict = evaluate(PRELUDE + SKIP_WHEN_DONE, softmax, settings)
     timed = {c.name: c.latency_us for c in verdict.cases if c.latency_us}
+    assert set(honest) and set(timed) <= set(honest), (timed, honest)
     assert not verdict.correct or all(timed[n] > 0.5 * honest[n] for n in timed), (timed, honest)
