@@ -336,8 +336,8 @@ def _busy_after(y):
 # before the call. Every answer it gives is right; but the judge's timed repetitions replay
 # the call on the same inputs, into an output block that holds the last repetition's answer,
 # with that buffer as the last repetition left it, so all but the first skip their rows. The
-# final check replays on poisoned outputs, where the rows are computed. Checked in the
-# interpreter (tests/test_redteam.py); on a GPU, an open hole (docs/design/threat-model.md).
+# final check replayed on poisoned outputs, where the rows were computed (until judge v21).
+# Shown in the interpreter and guarded on a GPU by tests/test_redteam.py.
 SKIP_WHEN_DONE = '''
 
 @triton.jit
@@ -468,8 +468,8 @@ def softmax_int(self, dim, dtype=None):
            "values and was wrong_output"),
     Attack("skip-when-done", "skip the rows whose inputs and first output are as the kernel left them: every "
            "repetition the judge times after the first", SKIP_WHEN_DONE,
-           "not stopped yet: the timed repetitions start from the state the last one left, which the final "
-           "check's poisoned outputs do not (docs/design/threat-model.md, Open)"),
+           "every call of the judge's replay starts from one state, its outputs poisoned (judge v22): it "
+           "computes its rows in every timed repetition; until v21 those started from what the last left"),
     Attack("busy-between-calls", "queue GPU work once its call has returned (a finalizer on the output), so "
            "that it runs beside the judge's turn and slows the baseline the speedup is measured against",
            BUSY_BETWEEN_CALLS + '''

@@ -105,26 +105,6 @@ def test_a_random_op_that_repeats_its_samples_is_wrong():
     assert "same samples" in verdict.message
 
 
-def test_allocations_in_the_filled_block_are_not_zeros_and_the_settings_come_back():
-    """kgb.evaluate.correctness.allocations_filled: what the judge replays a recorded call in."""
-    import torch
-
-    from kgb.evaluate.correctness import allocations_filled
-
-    big = 1 << 24  # 64 MB of float32: fresh pages from the system, zeroed
-    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-              torch.utils.deterministic.fill_uninitialized_memory)
-    assert not before[0]
-    with allocations_filled():
-        assert torch.empty(big).isnan().all()
-        assert (torch.empty(1000, dtype=torch.int32) == torch.iinfo(torch.int32).max).all()
-    # The settings, not a fresh tensor's contents: the allocator may hand back the block's
-    # NaN-filled memory (a CI run did, stop 47), so reading it proves nothing either way.
-    after = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-             torch.utils.deterministic.fill_uninitialized_memory)
-    assert after == before
-
-
 def test_on_the_cpu_an_output_never_written_is_not_zeros():
     """zeros_like's check cases over 256 KB, never written: fresh pages from the system read
     as zeros, and until judge v13 the candidate was correct on the CPU, where no replay checks
@@ -191,10 +171,10 @@ def softmax_int(self, dim, dtype=None):
 
 
 def test_the_skip_when_done_kernel_skips_a_row_it_has_done_and_computes_one_it_has_not(softmax):
-    """The attack of the open hole below, in the interpreter (its kernel launched directly): a
-    second launch on the same inputs and output leaves the output as it found it; a poisoned
-    output, or other inputs, are computed. Judged as a candidate on the CPU it is correct:
-    every answer it gives is right."""
+    """The attack the GPU test below guards against, in the interpreter (its kernel launched
+    directly): a second launch on the same inputs and output leaves the output as it found it;
+    a poisoned output, or other inputs, are computed. Judged as a candidate on the CPU it is
+    correct: every answer it gives is right."""
     import os
     import subprocess
 
@@ -220,13 +200,11 @@ print("ok")
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="open: the judge's timed repetitions start from the state the last one left "
-                   "(docs/design/threat-model.md, Open); this passes once the judge closes it")
 def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(softmax):
-    """skip-when-done (tests/redteam.py) is right on every call it is checked on; timed, it
-    skips the rows of every repetition after the first. Closed, it is either not judged
-    correct or timed like the honest solution, not at a fraction of it."""
+    """skip-when-done (tests/redteam.py) is right on every call it is checked on; until judge
+    v21, timed, it skipped the rows of every repetition after the first. Since v22 every
+    repetition starts from the checked call's state (its output poisoned): it computes its
+    rows in each, and is timed like the honest solution, not at a fraction of it."""
     settings = EvalSettings(device="cuda", case_tags=("smoke", "bench"), time_cases=("bench",), timeout_s=600)
     honest = {c.name: c.latency_us for c in evaluate(softmax.solution_path.read_text(), softmax, settings).cases
               if c.latency_us}

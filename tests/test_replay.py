@@ -248,3 +248,29 @@ def test_what_a_call_returns_from_before_it_is_poisoned_before_the_final_check()
     replay = Replay(_wire(record(honest, _known(x)).as_json()), {0: torch.ones(4).untyped_storage()})
     replay.poison_what_it_returns_from_before()
     assert torch.equal(replay(), torch.ones(3))
+
+
+def test_each_call_of_a_replay_starts_from_the_recorded_state_with_what_earlier_calls_made_poisoned():
+    """Judge v22 (Replay.prepare_call): a kernel must not find, in a timed call, what an earlier
+    call left (its answer in a reused block, a count in a buffer it keeps), which the checked
+    call would not find. The storages made before the call go back to their recorded bytes;
+    what the last call allocated is poisoned while still held."""
+    x = torch.arange(4, dtype=torch.float32)
+    kept = torch.zeros(4)  # made before the call: it travels by value
+
+    def call():
+        out = torch.empty(4)
+        out.copy_(x)
+        kept.copy_(x)  # state the call leaves for the next
+        return out
+
+    replay = Replay(_wire(record(call, _known(x)).as_json()), {0: torch.full((4,), 5.0).untyped_storage()})
+    out = replay()
+    assert torch.equal(out, torch.full((4,), 5.0))
+    assert [s.data_ptr() for s in replay.made] == [out.untyped_storage().data_ptr()]
+    outside = torch.empty(0).set_(replay.outside[0])
+    assert torch.equal(outside, torch.full((4,), 5.0))  # as the call left it
+    replay.prepare_call()
+    assert torch.equal(outside, torch.zeros(4))  # as recorded
+    assert torch.isnan(out).all()  # the last call's output block, poisoned before it can be handed out again
+    assert torch.equal(replay(), torch.full((4,), 5.0))

@@ -6,7 +6,6 @@ import ctypes
 import functools
 import math
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -269,7 +268,7 @@ def fill_allocator_with_garbage(device: str) -> None:
     """Fresh allocations by the candidate then start out as garbage, not zeros.
 
     On a GPU, NaN bytes up to 64 MB; a larger one comes from the driver, which zeroes it
-    (`allocations_filled`). On the CPU, every block malloc returns from now on in this
+    (and the judge's replay reuses blocks it poisoned: kgb.evaluate.replay.Replay.prepare_call). On the CPU, every block malloc returns from now on in this
     process is filled with one byte (glibc's M_PERTURB), the large ones too, which the
     system's fresh pages would otherwise leave zeros: a zeros_like that never wrote its
     outputs over 256 KB passed its check cases there (session 28)."""
@@ -292,30 +291,3 @@ def _perturb_malloc() -> None:
         ctypes.CDLL(None).mallopt(M_PERTURB, PERTURB_BYTE)
     except (OSError, AttributeError):
         pass
-
-
-@contextmanager
-def allocations_filled() -> Iterator[None]:
-    """PyTorch fills every tensor it allocates in the block (`torch.empty` and its kin) with
-    NaN, or an integer dtype's largest value, as it does under deterministic algorithms.
-
-    Memory fresh from the system is zeroed, both the CUDA driver's and the CPU's large
-    pages: an output a call never wrote reads as zeros, which is the answer of a fill with
-    zero (zeros_like on a 256 MB case, judged correct with one store of its kernel, session
-    27). The judge replays a recorded call in this block for its check, where the candidate
-    cannot turn it off; in the candidate process the audit would take the fills for the
-    candidate's own ops."""
-    import warnings
-
-    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
-              torch.utils.deterministic.fill_uninitialized_memory)
-    with warnings.catch_warnings():
-        # warn_only: an op without a deterministic kernel warns (ignored here) instead of raising
-        warnings.simplefilter("ignore")
-        torch.use_deterministic_algorithms(True, warn_only=True)
-        torch.utils.deterministic.fill_uninitialized_memory = True
-        try:
-            yield
-        finally:
-            torch.use_deterministic_algorithms(before[0], warn_only=before[1])
-            torch.utils.deterministic.fill_uninitialized_memory = before[2]

@@ -98,6 +98,11 @@ class Replay:
             self.kernels[str(key)] = _Kernel(desc, folder)
         self.inputs, self.ops = inputs, ops
         self.outside = [self._restore(s) for s in recording["snapshots"]]
+        # Each call starts from the same state (`prepare_call`): the outside storages as the
+        # recording had them, and what the calls before it made poisoned.
+        self._pristine = [torch.empty(0, dtype=torch.uint8, device=o.device).set_(o).clone() for o in self.outside]
+        self.made: list[torch.UntypedStorage] = []  # what the last call allocated
+        self.captured: list[torch.UntypedStorage] = []  # what a call captured in a CUDA graph allocated (its pool)
         self._made = 0  # storages the steps so far allocate
         self.steps = [self._step(s) for s in recording["steps"]]
         self.result = self._checked(recording["result"])
@@ -236,7 +241,27 @@ class Replay:
                 leaves, _ = tree_flatten(out)
                 for i in step["new"]:
                     new.append(leaves[i].untyped_storage())
+        if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+            self.captured = new  # a graph's replays write these again, without this method
+        else:
+            self.made = new  # kept until the next call has been prepared: its blocks are not reused before
         return self._value(self.result, new)
+
+    def prepare_call(self) -> None:
+        """Put back the state every call of the replay starts from, outside the timed region
+        (judge v22): the storages made before the call as the recording had them, less what
+        the call returns of them (poisoned: `poison_what_it_returns_from_before`), and every
+        storage an earlier call allocated poisoned, a graph's pool too. A kernel that keeps
+        state from one call for the next (an answer, a count of its calls) finds none, so a
+        deterministic one does in each timed repetition what it does in the checked one: the
+        checked replay starts from this state too (StagedReplay.finish). The storages of the
+        last call are poisoned while still held, so that the next call's allocations come
+        from blocks poisoned before (the caching allocator does not hand out held ones)."""
+        for storage, pristine in zip(self.outside, self._pristine, strict=True):
+            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).copy_(pristine)
+        self.poison_what_it_returns_from_before()
+        for storage in (*self.made, *self.captured):
+            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(0xFF)
 
 
 def _tensors_named(v: Any) -> Iterator[dict]:
@@ -312,12 +337,29 @@ class StagedReplay:
         self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
-                                    if self.replay.reads_host else "", section=exclusive.work)
+                                    if self.replay.reads_host else "", section=exclusive.work,
+                                    before_each=self.before_each)
 
     def _reset(self) -> None:
         from kgb.evaluate.correctness import load_values
 
         load_values(self.bind(self.t_in), self.bind(self.v_in))
+
+    def before_each(self) -> None:
+        """The state each call of the replay starts from, timed or checked (judge v22): set V's
+        values in set T's buffers, the outputs poisoned, and the replay's own state put back
+        (Replay.prepare_call). Until v21 the timed calls ran back to back on what the last
+        left (its answer in the output block, its kept buffers as it left them) and only the
+        checked call, after the turn, started from poisoned outputs: a kernel that skipped
+        the work it found done was timed skipping and checked computing (tests/redteam.py's
+        skip-when-done)."""
+        from kgb.evaluate.correctness import poison_
+
+        self._reset()
+        for name, t in self.t_in.items():
+            if name in self.outputs and isinstance(t, torch.Tensor):
+                poison_(t)
+        self.replay.prepare_call()
 
     def measure(self) -> None:
         """Inside the timing turn."""
@@ -333,31 +375,23 @@ class StagedReplay:
               steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
 
     def finish(self) -> Replayed:
-        """After the turn: the call once more on set V's values, on outputs poisoned afresh."""
-        from kgb.evaluate.correctness import (
-            allocations_filled,
-            fill_allocator_with_garbage,
-            poison_,
-        )
+        """After the turn: the call once more on set V's values, from the state each timed call
+        started from."""
+        from kgb.evaluate.timing import JUDGE_PROTOCOL, flush_of
 
         timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
         with self.exclusive.work():
-            self._reset()
-            for name, t in self.t_in.items():
-                if name in self.outputs and isinstance(t, torch.Tensor):
-                    poison_(t)
-            self.replay.poison_what_it_returns_from_before()  # the graph, if any, replays on these too
+            # As each timed call started (`before_each`, the L2 flush): a kernel cannot tell
+            # this call from those, so what it computes here it computed there. The outputs'
+            # blocks were poisoned by then, an earlier call's (the graph's pool, or the blocks
+            # the caching allocator hands this call), so an output it never writes is not zeros.
+            self.before_each()
+            flush_of(JUDGE_PROTOCOL)()
             if timing.graph is not None:
-                ours = {s._cdata for s in self.storages.values()}
-                for leaf in tree_flatten(timing.graph_output)[0]:
-                    if isinstance(leaf, torch.Tensor) and leaf.untyped_storage()._cdata not in ours:
-                        poison_(leaf)  # the graph's own output buffer: it must be written again
                 timing.graph.replay()
                 result = timing.graph_output
             else:
-                fill_allocator_with_garbage("cuda")
-                with allocations_filled():  # an output the call never writes is not zeros
-                    result = self.replay()
+                result = self.replay()
             torch.cuda.synchronize()
         return Replayed(timing, result, self.t_in)
 

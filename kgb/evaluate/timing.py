@@ -121,6 +121,11 @@ def _flush(reading: bool) -> L2Flush:
     return _FLUSHES[reading]
 
 
+def flush_of(protocol: Protocol) -> L2Flush:
+    """The L2 flush a protocol's measurements take before each call (this process's one)."""
+    return _flush(protocol.flush_reads)
+
+
 @dataclass(frozen=True)
 class Timing:
     median_us: float
@@ -170,13 +175,15 @@ class Timing:
 
 
 def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Reading | None = None,
-           lead: bool = False) -> list[float]:
+           lead: bool = False, before_each: Callable[[], None] | None = None) -> list[float]:
     """Each call's time between events on the stream; under a kernel clock's `reading`, each
     call is one of its repetitions too (the flush before it is not, nor the spin of `lead`:
-    LEAD_BELOW_US says why)."""
+    LEAD_BELOW_US says why, nor `before_each`, run first)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for start, end in zip(starts, ends, strict=True):
+        if before_each is not None:
+            before_each()
         flush()
         if lead:
             torch.cuda._sleep(LEAD_CYCLES)
@@ -198,11 +205,15 @@ class Prepared:
     no_graph_because: str
     captured: tuple | str | None  # _capture's result; None: not tried (a long call, or no_graph_because)
     warm_us: float = 0.0  # the last warm-up call, timed beside whatever else ran; 0: not known
+    # run before each call, outside the timed region: the state every call starts from
+    # (a replay's, judge v22: kgb.evaluate.replay.StagedReplay.before_each)
+    before_each: Callable[[], None] | None = None
 
 
 def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUDGE_PROTOCOL,
             no_graph_because: str = "",
-            section: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext) -> Prepared:
+            section: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+            before_each: Callable[[], None] | None = None) -> Prepared:
     """What comes before a measurement and needs no quiet GPU: the warm-up calls (module
     loads, allocator, library heuristics) and the graph capture. The judge runs it in a work
     section, beside other judges' GPU work, so that its timing turn, which every judge of the
@@ -220,19 +231,23 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     first = warm = 0.0
     if warmup > 0:
         with section():
-            first = warm = _timed(fn, flush, 1)[0]
+            first = warm = _timed(fn, flush, 1, before_each=before_each)[0]
     more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
     if more > 0:
         with section():
             for _ in range(more - 1):
+                if before_each is not None:
+                    before_each()
                 fn()
-            warm = _timed(fn, flush, 1)[0]  # the last warm-up call, timed
+            warm = _timed(fn, flush, 1, before_each=before_each)[0]  # the last warm-up call, timed
     bracketed = protocol == Protocol.BRACKETED
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
         with section():
+            if before_each is not None:
+                before_each()
             captured = capture(fn, flush if bracketed else None)
-    return Prepared(fn, flush, protocol, no_graph_because, captured, warm)
+    return Prepared(fn, flush, protocol, no_graph_because, captured, warm, before_each)
 
 
 def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
@@ -265,7 +280,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     step("clocks")
     # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
     # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
-    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5))
+    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5, before_each=p.before_each))
     step("estimate")
     repeats = repetitions(estimate, repeats)
     mode, graph, output, note, events = "eager", None, None, "", None
@@ -273,6 +288,8 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         note = f"eager estimate {estimate:.1f} us; not captured: {p.no_graph_because}"
     elif bracketed or (estimate < GRAPH_DECIDES_BELOW_US
                        and (p.captured is not None or estimate < CAPTURE_IN_TURN_BELOW_US)):
+        if p.captured is None and p.before_each is not None:
+            p.before_each()
         captured = p.captured if p.captured is not None else capture(fn, flush if bracketed else None)
         step("capture")
         if isinstance(captured, str):
@@ -284,7 +301,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
             # only lengthen a replay's time by events, and on the loaded H200 (session 37) a
             # view's candidate, its graph's median over 20 us, was timed eagerly at 32.9 us
             # where its baseline read 1.25 us on its graph
-            on_graph = None if bracketed else min(_timed(graph.replay, flush, 5, lead=True))
+            on_graph = None if bracketed else min(_timed(graph.replay, flush, 5, lead=True, before_each=p.before_each))
             step("graph estimate")
             if bracketed or graph_timed(on_graph):
                 mode = "graph"
@@ -301,7 +318,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         # the events' times decide when the median has settled; the clock's replace them
         samples = until_settled(
             lambda n: replayed(graph, *events, n) if mode == "graph" and events
-            else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US),
+            else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US, before_each=p.before_each),
             repeats)
     step("repetitions")
     median, spread = center(samples)

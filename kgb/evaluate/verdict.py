@@ -56,7 +56,12 @@ from enum import StrEnum
 # v21: a baseline is timed only once the candidate process is killed and reaped, in the
 # judgement's last turn (an earlier turn's baselines in one more after it): candidate code
 # left running in that process could slow the baseline beside it (bench_timing).
-JUDGE_VERSION = 21
+# v22: every call of the replay, timed or checked, starts from one state, set up outside the
+# timed region: set V's values in set T's buffers, the outputs and what earlier calls allocated
+# poisoned, the storages made before the call as recorded (replay.StagedReplay.before_each);
+# the checked call after the same L2 flush, no longer with its allocations filled. A kernel that
+# skipped the work a timed call found done was timed skipping and checked computing.
+JUDGE_VERSION = 22
 
 
 class Status(StrEnum):
