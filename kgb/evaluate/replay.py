@@ -370,6 +370,8 @@ class StagedReplay:
             with self.exclusive.phase("replay timing"):
                 self.timing = measure(self.prepared, self.repeats, keep_graph=True)
         self.prepared = None
+        if self.timing.graph is None:  # timed eagerly: a graph captured on the way is gone, its pool with it
+            self.replay.captured = []
         t = self.timing
         trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
               steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
