@@ -12,6 +12,7 @@ on a GPU host (benchmarks/judge_gpu.py --parts redteam).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 PRELUDE = '''
 import torch
@@ -336,64 +337,57 @@ def _busy_after(y):
 # before the call. Every answer it gives is right; but the judge's timed repetitions replay
 # the call on the same inputs, into an output block that holds the last repetition's answer,
 # with that buffer as the last repetition left it, so all but the first skip their rows. The
-# final check replayed on poisoned outputs, where the rows were computed (until judge v21).
+# final check replayed on poisoned outputs, where the rows were computed (until judge v21). It
+# is the known-good solution's kernel with the check put around its body (`skip_when_done`).
 # Shown in the interpreter and guarded on a GPU by tests/test_redteam.py.
-SKIP_WHEN_DONE = '''
-
-@triton.jit
-def _rows_unless_done(x_ptr, y_ptr, memo_ptr, n_cols, x_row_stride, x_col_stride, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * x_row_stride
-    y_row = y_ptr + row * n_cols
+_SKIP_PROBE = """
     probe = tl.arange(0, 4) * (n_cols // 4)
     xs = tl.load(x_row + probe * x_col_stride).to(tl.float32)
     y0 = tl.load(y_row).to(tl.float32)
     seen = tl.load(memo_ptr + row * 5 + tl.arange(0, 4))
-    seen_y = tl.load(memo_ptr + row * 5 + 4)
-    same = (tl.sum((xs == seen).to(tl.int32), 0) == 4) & (y0 == seen_y)
+    same = (tl.sum((xs == seen).to(tl.int32), 0) == 4) & (y0 == tl.load(memo_ptr + row * 5 + 4))
     if not same:
-        m = tl.full([BLOCK], float("-inf"), tl.float32)
-        s = tl.zeros([BLOCK], tl.float32)
-        for start in range(0, n_cols, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            x = tl.load(x_row + cols * x_col_stride, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
-            m_new = tl.maximum(m, x)
-            scale = tl.where(m_new == float("-inf"), 0.0, tl.exp(m - m_new))
-            s = s * scale + tl.where(m_new == float("-inf"), 0.0, tl.exp(x - m_new))
-            m = m_new
-        row_max = tl.max(m, 0)
-        lane_scale = tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max))
-        row_sum = tl.sum(s * lane_scale, 0)
-        for start in range(0, n_cols, BLOCK):
-            cols = start + tl.arange(0, BLOCK)
-            mask = cols < n_cols
-            x = tl.load(x_row + cols * x_col_stride, mask=mask, other=float("-inf")).to(tl.float32)
-            y = tl.exp(x - row_max) / row_sum
-            tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
-        x0 = tl.load(x_row).to(tl.float32)
-        first = (tl.exp(x0 - row_max) / row_sum).to(y_ptr.dtype.element_ty).to(tl.float32)
+"""
+_SKIP_MEMO = """
+        first = (tl.exp(tl.load(x_row).to(tl.float32) - row_max) / row_sum).to(y_ptr.dtype.element_ty)
         tl.store(memo_ptr + row * 5 + tl.arange(0, 4), xs)
-        tl.store(memo_ptr + row * 5 + 4, first)
-
+        tl.store(memo_ptr + row * 5 + 4, first.to(tl.float32))
+"""
+_SKIP_WRAPPER = """
 
 _memos = {}
 
 
 def softmax_int(self, dim, dtype=None):
-    out_dtype = self.dtype if dtype is None else dtype
-    dim = dim % self.ndim
-    xt = self.movedim(dim, -1)
-    n_cols = xt.shape[-1]
-    rows = xt.reshape(-1, n_cols)
-    out = torch.empty(rows.shape, dtype=out_dtype, device=self.device)
-    if rows.numel():
-        key = (str(self.device), rows.shape[0])
-        if key not in _memos:  # made before the calls that come after: the judge replays it by value
-            _memos[key] = torch.empty(rows.shape[0] * 5, device=self.device).fill_(float("nan"))
-        block = min(triton.next_power_of_2(n_cols), 4096)
-        _rows_unless_done[(rows.shape[0],)](rows, out, _memos[key], n_cols, rows.stride(0), rows.stride(1), BLOCK=block)
-    return out.reshape(xt.shape).movedim(-1, dim)
-'''
+    rows = self.movedim(dim % self.ndim, -1).reshape(-1, self.shape[dim])
+    key = (str(self.device), rows.shape[0])
+    if key not in _memos:  # made before the calls that come after: the judge replays it by value
+        _memos[key] = torch.empty(rows.shape[0] * 5, device=self.device).fill_(float("nan"))
+    _memo[:] = [_memos[key]]
+    return _solution_softmax_int(self, dim, dtype)
+
+
+_memo = []
+"""
+
+
+def skip_when_done(solution: str) -> str:
+    """aten::softmax's known-good solution with each row's work skipped when it looks done."""
+    kernel = solution.index("def _softmax_rows(")
+    body = solution.index("    y_row = y_ptr + row * n_cols\n", kernel) + len("    y_row = y_ptr + row * n_cols\n")
+    end = solution.index("\n\n\ndef softmax_int(", body)
+    indented = "".join("    " + line if line.strip() else line for line in solution[body:end].splitlines(True))
+    source = (solution[:body] + _SKIP_PROBE.lstrip("\n") + indented.rstrip("\n") + "\n" + _SKIP_MEMO.lstrip("\n")
+              + solution[end:])
+    source = source.replace("def _softmax_rows(x_ptr, y_ptr,", "def _softmax_rows(x_ptr, y_ptr, memo_ptr,")
+    source = source.replace("rows, out, n_cols,", "rows, out, _memo[0], n_cols,")
+    source = source.replace("def softmax_int(", "def _solution_softmax_int(")
+    assert source.count("memo_ptr") >= 4 and "_memo[0]" in source, "the solution's text changed: redo this"
+    return source + _SKIP_WRAPPER
+
+
+SKIP_WHEN_DONE = skip_when_done(
+    (Path(__file__).resolve().parent.parent / "operators/aten/softmax/solution.py").read_text())
 
 # Timing attacks need a GPU: benchmarks/judge_gpu.py runs them on a GPU host.
 GPU_ATTACKS = [

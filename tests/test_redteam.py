@@ -185,10 +185,10 @@ assert torch.allclose(y, torch.softmax(x, -1), atol=1e-6)
 memo, rows = _memos[("cpu", 8)], x.reshape(-1, 64)
 out = y.clone()
 out[:, 3] = 123.0
-_rows_unless_done[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
+_softmax_rows[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
 assert (out[:, 3] == 123.0).all()  # skipped: done already, by its own account
 out = torch.full_like(y, float("nan"))
-_rows_unless_done[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
+_softmax_rows[(8,)](rows, out, memo, 64, 64, 1, BLOCK=64)
 assert torch.allclose(out, torch.softmax(x, -1), atol=1e-6)  # poisoned: computed
 print("ok")
 """
