@@ -62,14 +62,12 @@ def bring_up() -> dict:
 
 
 def redteam(sandbox: bool) -> list[dict]:
-    from redteam import GPU_ATTACKS, PRELUDE
+    from redteam import GPU_ATTACKS
 
     spec = operators.load("aten::softmax")
     honest = spec.solution_path.read_text()
     rows = []
-    for name, source in [("honest", honest)] + [
-        (a.name, PRELUDE + honest.replace("def softmax_int(", "def _honest(") + a.body) for a in GPU_ATTACKS
-    ]:
+    for name, source in [("honest", honest)] + [(a.name, a.over(honest)) for a in GPU_ATTACKS]:
         v = evaluate(source, spec, settings(("smoke", "bench"), sandbox=sandbox))
         cases = {c.name: c.latency_us for c in v.cases if c.latency_us}
         # a baseline beside which a candidate's queued work ran would read slow (busy-between-calls)

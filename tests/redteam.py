@@ -44,6 +44,11 @@ class Attack:
     def source(self) -> str:
         return PRELUDE + self.body
 
+    def over(self, honest: str) -> str:
+        """The attack with the honest solution's softmax_int at hand as `_honest` (the GPU
+        attacks time it, or wrap it)."""
+        return PRELUDE + honest.replace("def softmax_int(", "def _honest(") + self.body
+
 
 def _cheat(compute: str, imports: str = "") -> str:
     """A softmax_int that computes `y` some other way, then launches the decoy."""

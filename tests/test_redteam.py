@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from redteam import ATTACKS, BUSY_BETWEEN_CALLS, PRELUDE, SKIP_WHEN_DONE
+from redteam import ATTACKS, GPU_ATTACKS, PRELUDE, SKIP_WHEN_DONE
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
@@ -156,11 +156,7 @@ def test_on_a_gpu_work_queued_between_calls_does_not_slow_the_baseline(softmax):
     baseline). Judge v21 times baselines once the candidate process is gone: they come out
     as the honest solution's (the same GPU, one after the other)."""
     honest = softmax.solution_path.read_text()
-    busy = PRELUDE + honest.replace("def softmax_int(", "def _honest(") + BUSY_BETWEEN_CALLS + """
-
-def softmax_int(self, dim, dtype=None):
-    return _busy_after(_honest(self, dim, dtype))
-"""
+    busy = next(a for a in GPU_ATTACKS if a.name == "busy-between-calls").over(honest)
     settings = EvalSettings(device="cuda", case_tags=("smoke", "bench"), time_cases=("bench",), timeout_s=600)
     base = {c.name: c.baseline_us for c in evaluate(honest, softmax, settings).cases if c.baseline_us}
     verdict = evaluate(busy, softmax, settings)

@@ -333,9 +333,7 @@ class CaseRunner:
         """Time baselines alone, in one turn of the GPU, as `measure` times a staged case's."""
         with kernel_clock.session(), self.exclusive():
             for case, b in baselines:
-                b()
-                if b.broke:
-                    raise InstrumentFailed(f"case {case.name}: {b.broke}")
+                _time_baseline(case, b)
 
     def measure(self, staged: list[TimedCase]) -> None:
         """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside
@@ -352,9 +350,7 @@ class CaseRunner:
                     except Exception as exc:  # noqa: BLE001 - as when staging it
                         s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
                 if s.baseline is not None:
-                    s.baseline()
-                    if s.baseline.broke:
-                        raise InstrumentFailed(f"case {s.case.name}: {s.baseline.broke}")
+                    _time_baseline(s.case, s.baseline)
 
     def finish(self, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
         """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
@@ -406,6 +402,14 @@ class CaseRunner:
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         return routine(self.spec, entry, self.device)
+
+
+def _time_baseline(case: Case, b: BaselineTiming) -> None:
+    """Time a baseline inside a turn; one that left this process's CUDA context unusable ends
+    the timing of the cases after it."""
+    b()
+    if b.broke:
+        raise InstrumentFailed(f"case {case.name}: {b.broke}")
 
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:

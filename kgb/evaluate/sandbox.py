@@ -8,9 +8,9 @@ kernel mechanism that the process cannot undo once applied:
   system's libraries; the candidate's workspace is the only writable place; the repo
   (operator specs, other candidates, event logs), home directories and other processes'
   /proc entries are out of reach; no TCP; no signals or abstract sockets out of the domain.
-- seccomp (kgb.evaluate.seccomp_filter): no new threads, no fork, no exec (a GPU run may exec Triton's ptxas, and only
-  binaries under the paths granted execute), no sockets but Unix ones, no ptrace, no
-  namespace or mount changes, no io_uring (it would bypass the filter).
+- seccomp (kgb.evaluate.seccomp_filter): no new threads, no fork, no exec (a GPU run may
+  exec Triton's ptxas, and only binaries under the paths granted execute), no sockets but
+  Unix ones, no ptrace, no namespace or mount changes, no io_uring (it would bypass it).
 - rlimits: CPU seconds, file size, no core dumps.
 - A network namespace of its own where the kernel allows one.
 
