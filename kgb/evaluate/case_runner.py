@@ -18,6 +18,7 @@ import torch
 
 from kgb.evaluate import kernel_clock
 from kgb.evaluate.baseline import BaselineTiming, routine
+from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
 from kgb.evaluate.correctness import (
     clone_exact,
@@ -303,7 +304,8 @@ class CaseRunner:
         try:
             with self.phase("replay"):
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
-                                             self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive)
+                                             self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
+                                             self._audit())
         except Unreplayable as exc:
             staged.replay = str(exc)
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
@@ -382,6 +384,13 @@ class CaseRunner:
                         # recording).
                         raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
                                      f"recorded in the candidate's last call computes a wrong answer: {message}")
+                    if replayed.audit is not None:
+                        message = replayed.audit.disagreement(expected, ref_v, case.reduction)
+                        if message:
+                            # Its checked call was right and some timed one was not: a kernel
+                            # that skips its work at random, timed on the calls it skipped.
+                            raise Failed(Status.REJECTED, f"case {case.name}: of the judge's calls of the replay, "
+                                         f"the checked one was right and {message}")
         base_us, no_baseline = self.known_baselines.get(case.name), ""
         if s.baseline is not None:
             base_us, no_baseline = s.baseline.us, s.baseline.missing
@@ -399,6 +408,13 @@ class CaseRunner:
         mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
                 + no_baseline + beside + sent)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
+
+    def _audit(self) -> CallAudit | None:
+        """The audit of every call of a replay; none for a spec with a comparison of its own,
+        whose outputs have no tolerance to bound a call's digest with (kgb.evaluate.call_audit)."""
+        if getattr(self.spec.module, "compare", None) is not None:
+            return None
+        return CallAudit((*self.spec.output_args, *self.spec.inout_args))
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         return routine(self.spec, entry, self.device)

@@ -82,8 +82,14 @@ def compare_tensor(
             None,
         )
     if tol is None:
-        tol = published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, rms(e))
+        tol = tolerance_for(e, reduction)
     return _compare_close(what, a.reshape(-1), e.reshape(-1), expected.shape, tol)
+
+
+def tolerance_for(expected: torch.Tensor, reduction: int) -> Tolerance:
+    """The published tolerance an answer's floating tensor is compared with: by its dtype,
+    the case's reduction length and the expected values' scale."""
+    return published_tolerance(str(expected.dtype).removeprefix("torch."), reduction, rms(expected))
 
 
 # Floating outputs are compared widened to float64, a chunk of this many elements at a time.

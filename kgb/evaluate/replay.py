@@ -31,6 +31,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from kgb.evaluate import codec, launcher
+from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.recording import Unreplayable
@@ -296,6 +297,7 @@ class Replayed:
     timing: Any  # kgb.evaluate.timing.Timing of the replays
     result: Any  # what the replay returned on set V
     inputs: dict  # set T's tensors after that replay (outputs written in place are there)
+    audit: CallAudit | None = None  # the digests of every call before it (kgb.evaluate.call_audit)
 
 
 class StagedReplay:
@@ -315,10 +317,10 @@ class StagedReplay:
 
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                 exclusive: TimingLock):
+                 exclusive: TimingLock, audit: CallAudit | None = None):
         from kgb.evaluate.timing import prepare
 
-        self.bind, self.outputs, self.repeats = bind, outputs, repeats
+        self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
         self.exclusive = exclusive
         self.timing: Any = None
         # What the staged call holds on the GPU, roughly, for the judge's turn batches: its
@@ -338,7 +340,7 @@ class StagedReplay:
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work,
-                                    before_each=self.before_each)
+                                    before_each=self.before_each, after_each=self.after_each)
 
     def _reset(self) -> None:
         from kgb.evaluate.correctness import load_values
@@ -360,6 +362,13 @@ class StagedReplay:
             if name in self.outputs and isinstance(t, torch.Tensor):
                 poison_(t)
         self.replay.prepare_call()
+
+    def after_each(self, result: Any) -> None:
+        """What each call wrote, digested for the audit after the turn (kgb.evaluate.call_audit):
+        a kernel that skips its work at random must not be timed on the calls it skipped and
+        checked on one it did not."""
+        if self.audit is not None:
+            self.audit.record(result, self.t_in)
 
     def measure(self) -> None:
         """Inside the timing turn."""
@@ -395,16 +404,16 @@ class StagedReplay:
             else:
                 result = self.replay()
             torch.cuda.synchronize()
-        return Replayed(timing, result, self.t_in)
+        return Replayed(timing, result, self.t_in, self.audit)
 
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                exclusive: TimingLock) -> Replayed:
+                exclusive: TimingLock, audit: CallAudit | None = None) -> Replayed:
     """One case's StagedReplay, staged, measured in a turn of its own and finished."""
     from kgb.evaluate import kernel_clock
 
-    staged = StagedReplay(recording, sent, before, timed, check, bind, ops, outputs, repeats, warmup, exclusive)
+    staged = StagedReplay(recording, sent, before, timed, check, bind, ops, outputs, repeats, warmup, exclusive, audit)
     with kernel_clock.session(), exclusive():
         staged.measure()
     return staged.finish()

@@ -175,10 +175,12 @@ class Timing:
 
 
 def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Reading | None = None,
-           lead: bool = False, before_each: Callable[[], None] | None = None) -> list[float]:
+           lead: bool = False, before_each: Callable[[], None] | None = None,
+           after_each: Callable[[object], None] | None = None) -> list[float]:
     """Each call's time between events on the stream; under a kernel clock's `reading`, each
     call is one of its repetitions too (the flush before it is not, nor the spin of `lead`:
-    LEAD_BELOW_US says why, nor `before_each`, run first)."""
+    LEAD_BELOW_US says why, nor `before_each`, run first, nor `after_each`, given what the
+    call returned once its end event is queued)."""
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeats)]
     for start, end in zip(starts, ends, strict=True):
@@ -189,8 +191,10 @@ def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Rea
             torch.cuda._sleep(LEAD_CYCLES)
         start.record()
         with reading.repetition() if reading is not None else contextlib.nullcontext():
-            run()
+            result = run()
         end.record()
+        if after_each is not None:
+            after_each(result)
     torch.cuda.synchronize()
     return [s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends, strict=True)]
 
@@ -208,12 +212,16 @@ class Prepared:
     # run before each call, outside the timed region: the state every call starts from
     # (a replay's, judge v22: kgb.evaluate.replay.StagedReplay.before_each)
     before_each: Callable[[], None] | None = None
+    # run after each call, outside the timed region, on what it returned (a graph's replay: on
+    # the graph's output): the judge's audit of every call (kgb.evaluate.call_audit)
+    after_each: Callable[[object], None] | None = None
 
 
 def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUDGE_PROTOCOL,
             no_graph_because: str = "",
             section: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
-            before_each: Callable[[], None] | None = None) -> Prepared:
+            before_each: Callable[[], None] | None = None,
+            after_each: Callable[[object], None] | None = None) -> Prepared:
     """What comes before a measurement and needs no quiet GPU: the warm-up calls (module
     loads, allocator, library heuristics) and the graph capture. The judge runs it in a work
     section, beside other judges' GPU work, so that its timing turn, which every judge of the
@@ -231,15 +239,17 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     first = warm = 0.0
     if warmup > 0:
         with section():
-            first = warm = _timed(fn, flush, 1, before_each=before_each)[0]
+            first = warm = _timed(fn, flush, 1, before_each=before_each, after_each=after_each)[0]
     more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
     if more > 0:
         with section():
             for _ in range(more - 1):
                 if before_each is not None:
                     before_each()
-                fn()
-            warm = _timed(fn, flush, 1, before_each=before_each)[0]  # the last warm-up call, timed
+                result = fn()
+                if after_each is not None:
+                    after_each(result)
+            warm = _timed(fn, flush, 1, before_each=before_each, after_each=after_each)[0]  # the last, timed
     bracketed = protocol == Protocol.BRACKETED
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
@@ -247,7 +257,7 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
             if before_each is not None:
                 before_each()
             captured = capture(fn, flush if bracketed else None)
-    return Prepared(fn, flush, protocol, no_graph_because, captured, warm, before_each)
+    return Prepared(fn, flush, protocol, no_graph_because, captured, warm, before_each, after_each)
 
 
 def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
@@ -280,7 +290,8 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     step("clocks")
     # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
     # one call says enough of a call that took CAPTURE_BELOW_US when warmed up
-    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5, before_each=p.before_each))
+    around = {"before_each": p.before_each, "after_each": p.after_each}  # every eager call's
+    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= CAPTURE_BELOW_US else 5, **around))
     step("estimate")
     repeats = repetitions(estimate, repeats)
     mode, graph, output, note, events = "eager", None, None, "", None
@@ -297,17 +308,20 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
                 note = f"eager estimate {estimate:.1f} us; graph capture failed: {captured}"
         else:
             graph, output, events = captured
+            # a replay of the graph returns nothing: what it wrote is in the captured output
+            on_graph_around = {"before_each": p.before_each,
+                               "after_each": None if p.after_each is None else lambda _: p.after_each(output)}
             # the fastest of five replays, each after the spin: a host that falls behind can
             # only lengthen a replay's time by events, and on the loaded H200 (session 37) a
             # view's candidate, its graph's median over 20 us, was timed eagerly at 32.9 us
             # where its baseline read 1.25 us on its graph
-            on_graph = None if bracketed else min(_timed(graph.replay, flush, 5, lead=True, before_each=p.before_each))
+            on_graph = None if bracketed else min(_timed(graph.replay, flush, 5, lead=True, **on_graph_around))
             step("graph estimate")
             if bracketed or graph_timed(on_graph):
                 mode = "graph"
             else:
                 graph, output = None, None
-    run = graph.replay if mode == "graph" else fn
+    run, run_around = (graph.replay, on_graph_around) if mode == "graph" else (fn, around)
     # the session the caller runs (its timing turn's), read after it; else one of its own
     own, reading = None, None
     if p.protocol == Protocol.KERNELS:
@@ -318,7 +332,7 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
         # the events' times decide when the median has settled; the clock's replace them
         samples = until_settled(
             lambda n: replayed(graph, *events, n) if mode == "graph" and events
-            else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US, before_each=p.before_each),
+            else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US, **run_around),
             repeats)
     step("repetitions")
     median, spread = center(samples)

@@ -1,0 +1,126 @@
+"""Every call of the judge's replay checked, not only the last one (judge v22).
+
+The judge times its replay of the candidate's recorded call over many repetitions and compares
+the answer of one more call, after the turn, with the reference's. Every call starts from one
+state (kgb.evaluate.replay.StagedReplay.before_each), so a kernel that decides what to do from
+its inputs and memory does in each timed call what it does in the checked one. One that decides
+by chance (the low bit of the GPU's clock) could still skip its work in most timed calls and be
+checked on a call where it did it: caught only with the probability that it skipped.
+
+So after each call, outside the timed region, the judge takes a digest of what the call wrote
+(`digest`), on the GPU and without waiting for it. After the turn, once the reference's answer
+exists (it must not while the replay runs: the candidate's kernels run in the judge's CUDA
+context), each call's digest must be one that an answer the comparison accepts can have
+(`CallAudit.disagreement`). A floating tensor's digest is its count of NaNs, its count of
+non-finite values and the sum of its finite magnitudes: where every element is within the
+tolerance of the reference's (|a - e| <= atol + rtol |e|), the counts are the reference's and
+the sums differ by at most n atol + rtol sum|e|. A call that left an output unwritten leaves the
+poison (NaN) there; one that wrote zeros, or anything cheaper than the answer, moves the sum. An
+integer or boolean tensor is compared exactly, so its digest must be the reference's: its sum and
+its count of the poison value.
+
+The specs with a comparison of their own (random, uninitialised or aliasing outputs) have no
+tolerance to bound a digest with; their calls are not audited (docs/design/threat-model.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from kgb.evaluate.correctness import poison_, tensors_in, tolerance_for
+
+# A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
+# time: a whole bench output's would double the judge's peak GPU memory, and most outputs
+# fit one chunk.
+CHUNK_ELEMENTS = 1 << 24
+# Rounding of the float64 sums, which add the same magnitudes in another order on another
+# tensor: relative to the sum, far above float64's error over any output that fits a GPU.
+SUM_SLACK = 1e-9
+
+
+def written(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> list[torch.Tensor]:
+    """What a call wrote, in one order for the candidate's calls and the reference's: the
+    tensors it returned, then those of its written arguments (a list of them too)."""
+    return list(tensors_in([result, [inputs[n] for n in names if n in inputs]]))
+
+
+def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """(count of NaNs, count of non-finite values, sum of finite magnitudes) of each floating
+    tensor, (count of the poison value, 0, sum) of any other, as float64 rows on the device."""
+    rows = []
+    for t in tensors:
+        flat = t.detach().reshape(-1)
+        if flat.is_floating_point() or flat.is_complex():
+            parts = [_floating(flat[i:i + CHUNK_ELEMENTS]) for i in range(0, flat.numel(), CHUNK_ELEMENTS)]
+            nan, finite, magnitude = torch.stack(parts).sum(0) if parts else torch.zeros(3, dtype=torch.float64)
+            rows.append(torch.stack([nan, flat.numel() - finite, magnitude]))
+        else:
+            poison = torch.empty(1, dtype=flat.dtype, device=flat.device)
+            poison_(poison)
+            whole = flat.sum(dtype=torch.int64)  # wraps alike on equal tensors
+            rows.append(torch.stack([(flat == poison).sum(), torch.zeros_like(whole), whole]).double())
+    return torch.stack(rows) if rows else torch.zeros(0, 3, dtype=torch.float64)
+
+
+def _floating(chunk: torch.Tensor) -> torch.Tensor:
+    """(NaNs, finite values, sum of finite magnitudes) of a chunk of a floating tensor."""
+    if chunk.element_size() == 1:
+        chunk = chunk.float()  # float8 has no isnan or abs of its own; widened exactly
+    # a complex value's |re| + |im|, added in float64 (in its own precision it would round)
+    magnitude = torch.view_as_real(chunk).abs().double().sum(-1) if chunk.is_complex() else chunk.abs()
+    return torch.stack([torch.isnan(chunk).sum().double(), torch.isfinite(chunk).sum().double(),
+                        magnitude.nan_to_num_(0.0, 0.0, 0.0).sum(dtype=torch.float64)])
+
+
+class CallAudit:
+    """The digests of a replay's calls, taken one by one (`record`), judged after the turn
+    against the reference's answer (`disagreement`)."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names  # the written arguments, beside the return value
+        self.digests: list[torch.Tensor] = []
+
+    def record(self, result: Any, inputs: dict[str, Any]) -> None:
+        self.digests.append(digest(written(result, inputs, self.names)))
+
+    def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int) -> str | None:
+        """Why some call's digest is not one an accepted answer can have; None if every one is.
+        `expected` and `ref_inputs`: the reference's answer on set V (the checked call's, which
+        it accepted, has the same shapes and dtypes)."""
+        if not self.digests:
+            return None
+        reference = written(expected, ref_inputs, self.names)
+        ref = digest(reference)
+        calls = torch.stack(self.digests)  # calls x tensors x 3
+        if calls.shape[1:] != ref.shape:
+            return f"a call wrote {calls.shape[1]} tensors, the reference {ref.shape[0]}"
+        ok = torch.ones(calls.shape[:2], dtype=torch.bool, device=calls.device)
+        for j, e in enumerate(reference):
+            if e.is_floating_point() or e.is_complex():
+                tol = tolerance_for(e, reduction)
+                n = ref[j, 0].new_tensor(e.numel()) - ref[j, 1]  # the finite elements
+                # a complex error's real and imaginary parts add up to at most sqrt(2) its modulus
+                widen = 2.0 if e.is_complex() else 1.0
+                bound = widen * (n * tol.atol + tol.rtol * ref[j, 2]) + SUM_SLACK * ref[j, 2]
+                ok[:, j] = ((calls[:, j, :2] == ref[j, :2]).all(-1)
+                            & ((calls[:, j, 2] - ref[j, 2]).abs() <= bound))
+            else:
+                ok[:, j] = (calls[:, j] == ref[j]).all(-1)
+        bad = (~ok.all(-1)).nonzero().flatten().tolist()
+        if not bad:
+            return None
+        first = bad[0]
+        j = int((~ok[first]).nonzero()[0, 0])
+        got, want = calls[first, j].tolist(), ref[j].tolist()
+        return (f"{len(bad)} of {len(self.digests)} calls wrote what no accepted answer can be (the first, "
+                f"call {first + 1}, in its output {j}: {_described(got, reference[j])} where the reference's "
+                f"has {_described(want, reference[j])})")
+
+
+def _described(row: list[float], like: torch.Tensor) -> str:
+    if like.is_floating_point() or like.is_complex():
+        return f"{int(row[0])} NaN, {int(row[1])} non-finite, magnitudes summing to {row[2]:.6g}"
+    return f"{int(row[0])} poison values, a sum of {int(row[2])}"

@@ -1,0 +1,95 @@
+"""The judge's audit of every call of its replay (kgb.evaluate.call_audit): no answer the
+comparison accepts is refused, and a call that skipped its work, or wrote something cheaper
+than the answer, is found."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kgb.evaluate import call_audit
+from kgb.evaluate.call_audit import CallAudit, digest
+from kgb.evaluate.correctness import compare_tensor, poison_, tolerance_for
+
+
+def _at_the_edge(e: torch.Tensor, reduction: int, gen: torch.Generator, way: str) -> torch.Tensor:
+    """An answer as far from `e` as the comparison allows, on every finite element, in a random
+    direction, or away from zero or toward it on all (the sum of magnitudes as far off as it
+    can be); the non-finite elements as they are."""
+    tol = tolerance_for(e, reduction)
+    wide = e.to(torch.complex128 if e.is_complex() else torch.float64)
+    room = 0.99 * (tol.atol + tol.rtol * wide.abs())
+    if e.is_complex():
+        angle = torch.rand(e.shape, generator=gen, dtype=torch.float64) * 6.283185307179586
+        step = torch.polar(torch.ones_like(angle), angle)
+    else:
+        step = torch.randint(0, 2, e.shape, generator=gen).to(torch.float64) * 2 - 1
+    if way != "random":
+        step = wide.sgn() * (1 if way == "outward" else -1)
+    a = torch.where(torch.isfinite(wide), wide + room * step, wide).to(e.dtype)
+    # rounding back to e's dtype can step past the edge: keep an element there only if accepted
+    a = torch.where(((a.to(wide.dtype) - wide).abs() <= tol.atol + tol.rtol * wide.abs()) | ~torch.isfinite(wide), a, e)
+    return a
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.complex64])
+@pytest.mark.parametrize("reduction", [1, 4096])
+def test_no_answer_the_comparison_accepts_is_refused(dtype, reduction):
+    gen = torch.Generator().manual_seed(7)
+    e = (torch.randn(257, 31, generator=gen, dtype=torch.float64) * 3).to(dtype)
+    e.view(-1)[:5] = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, 1e-30]).to(dtype)
+    audit = CallAudit(())
+    for way in ("random", "random", "outward", "inward"):
+        a = _at_the_edge(e, reduction, gen, way)
+        assert compare_tensor("out", a, e, reduction)[0] is None
+        audit.record(a, {})
+    assert audit.disagreement(e, {}, reduction) is None
+
+
+def test_a_call_that_skipped_part_of_its_work_is_found_by_the_poison_it_left():
+    e = torch.randn(64, 128)
+    audit = CallAudit(("out",))
+    for call in range(6):
+        out = torch.empty_like(e)
+        poison_(out)
+        rows = 63 if call == 4 else 64  # the fifth call skips a row
+        out[:rows] = e[:rows]
+        audit.record(None, {"out": out, "x": torch.zeros(3)})
+    message = audit.disagreement(None, {"out": e, "x": torch.ones(3)}, 1)
+    assert message.startswith("1 of 6 calls wrote what no accepted answer can be (the first, call 5, in its output 0: "
+                              "128 NaN")
+
+
+def test_a_call_that_wrote_zeros_or_a_cheaper_answer_is_found_by_its_magnitudes():
+    e = torch.randn(64, 128) + 2.0
+    audit = CallAudit(())
+    audit.record(e.clone(), {})
+    audit.record(torch.zeros_like(e), {})
+    audit.record(torch.ones_like(e), {})  # a fill: cheaper than any answer
+    message = audit.disagreement(e, {}, 1)
+    assert message.startswith("2 of 3 calls") and "call 2" in message
+
+
+def test_integer_and_boolean_outputs_must_match_exactly():
+    e = torch.arange(1000, dtype=torch.int32)
+    audit = CallAudit(())
+    audit.record((e.clone(), e > 500), {})
+    assert audit.disagreement((e, e > 500), {}, 1) is None
+    off = e.clone()
+    off[3] += 1
+    audit.record((off, e > 500), {})
+    assert audit.disagreement((e, e > 500), {}, 1).startswith("1 of 2 calls")
+    audit = CallAudit(())
+    audit.record((e.clone(), e > 499), {})  # one more True
+    assert "output 1: 500 poison values, a sum of 500 where the reference's has 499" in audit.disagreement((e, e > 500), {}, 1)
+
+
+def test_a_digest_is_the_same_taken_a_chunk_at_a_time(monkeypatch):
+    t = torch.randn(10_001, dtype=torch.float16)
+    t[17] = float("nan")
+    t[9000] = float("inf")
+    whole = digest([t])
+    monkeypatch.setattr(call_audit, "CHUNK_ELEMENTS", 1000)
+    chunked = digest([t])
+    assert chunked[0, :2].tolist() == whole[0, :2].tolist() == [1.0, 2.0]
+    assert torch.allclose(chunked, whole, rtol=1e-12)
