@@ -1,0 +1,175 @@
+"""The judge's timing of a replay, staged, measured and finished (kgb.evaluate.replay.
+StagedReplay), run through the real timing code (kgb.evaluate.timing: warm-up, estimate,
+repetitions until the median settles) on the CPU: events read the host's clock, there is no L2
+to flush, no CUDA graph and no kernel clock. What a GPU adds (graphs, the caching allocator's
+blocks, the kernel clock) is left to tests/test_redteam.py's GPU tests; what this checks is
+the judge's own sequence around each call (judge v22): every call, timed or checked, starts
+from one state, and every timed call's answer is audited."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import pytest
+import torch
+
+from kgb import operators
+from kgb.evaluate import codec, timing
+from kgb.evaluate.call_audit import CallAudit
+from kgb.evaluate.case_runner import CaseRunner, Failed, TimedCase
+from kgb.evaluate.candidate_process import Reply
+from kgb.evaluate.draws import draw_inputs
+from kgb.evaluate.integrity import ALLOWED_OPS
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.recording import record
+from kgb.evaluate.replay import Replay, Replayed, StagedReplay
+from kgb.evaluate.stopping_rule import MIN_REPEATS
+from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.verdict import Status
+
+
+class _Event:
+    def __init__(self, enable_timing: bool = False, external: bool = False):
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end: _Event) -> float:
+        return (end.at - self.at) * 1000.0
+
+    def synchronize(self) -> None:
+        pass
+
+
+class _NoReading:
+    error, count, activities = "no kernel clock on the CPU", 0, 0
+
+    def repetition(self):
+        return contextlib.nullcontext()
+
+    def samples(self) -> None:
+        return None
+
+
+class _NoClock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def reading(self) -> _NoReading:
+        return _NoReading()
+
+
+@pytest.fixture
+def cpu_as_gpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "Event", _Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(timing, "_FLUSHES", {True: lambda: None, False: lambda: None})
+    monkeypatch.setattr(timing, "capture", lambda fn, flush=None: "no CUDA graphs on the CPU")
+    monkeypatch.setattr(timing, "KernelClock", _NoClock)
+    monkeypatch.setattr(timing.nvml, "wait_for_clocks", lambda: 0.0)
+
+
+def _replayed(skip=lambda call: False) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
+    """A call that writes its input into `out` and returns a fresh copy of it, recorded on set T's
+    buffers, staged with set V's values, measured and finished; for each call of the replay,
+    whether it found `out` poisoned and set V's values in `x`. `skip(n)`: whether the n-th call
+    does nothing."""
+    gen = torch.Generator().manual_seed(3)
+    x_t, out_t = torch.randn(256, generator=gen), torch.empty(256)
+    x_v, out_v = torch.randn(256, generator=gen), torch.empty(256)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+
+    def call():
+        out_t.copy_(x_t)
+        y = torch.empty_like(x_t)
+        y.copy_(x_t)
+        return y
+
+    recording = record(call, sent).as_json()
+    seen: list[tuple[bool, bool]] = []
+    replay_call = Replay.__call__
+
+    def spied(replay: Replay):
+        x, out = (torch.empty(0).set_(replay.inputs[sid]) for sid in (0, 1))
+        seen.append((bool(out.isnan().all()), torch.equal(x, x_v)))
+        if skip(len(seen)):
+            return torch.full_like(x, float("nan"))  # what a call that skipped its work returns
+        return replay_call(replay)
+
+    Replay.__call__ = spied
+    try:
+        staged = StagedReplay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                              lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
+                              exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)))
+        staged.measure()
+        replayed = staged.finish()
+    finally:
+        Replay.__call__ = replay_call
+    return replayed, seen, x_v, {"x": x_v, "out": x_v.clone()}
+
+
+def test_every_call_timed_or_checked_starts_from_one_state_and_every_timed_one_is_audited(cpu_as_gpu):
+    replayed, seen, x_v, ref_in = _replayed()
+    assert replayed.timing.mode == "eager" and replayed.timing.repeats >= MIN_REPEATS
+    assert "no kernel clock on the CPU" in replayed.timing.note
+    # each of the 3 warm-up calls, the estimate's, the repetitions' and the checked one's
+    assert len(seen) >= 3 + 1 + MIN_REPEATS + 1
+    assert set(seen) == {(True, True)}  # out poisoned, x holding set V's values
+    assert torch.equal(replayed.result, x_v) and torch.equal(replayed.inputs["out"], x_v)
+    assert len(replayed.audit.digests) == len(seen) - 1  # the checked call is compared whole instead
+    assert replayed.audit.disagreement(x_v, ref_in, 1) is None
+
+
+def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as_gpu):
+    replayed, seen, x_v, ref_in = _replayed(skip=lambda n: n % 7 == 5)
+    assert len(seen) % 7 != 5, "the checked call skipped: lengthen the repetitions or move the skips"
+    assert torch.equal(replayed.result, x_v)  # the checked call is right
+    message = replayed.audit.disagreement(x_v, ref_in, 1)
+    skipped = sum(1 for n in range(1, len(seen)) if n % 7 == 5)
+    assert message.startswith(f"{skipped} of {len(seen) - 1} calls wrote what no accepted answer can be "
+                              "(the first, call 5, in its output 0: 256 NaN")
+
+
+class _Finished(StagedReplay):
+    """A staged replay that only finishes, as given (what CaseRunner.finish does with it)."""
+
+    def __init__(self, replayed: Replayed):
+        self.replayed, self.nbytes = replayed, 0
+
+    def finish(self) -> Replayed:
+        return self.replayed
+
+
+@pytest.mark.parametrize("skipped", [False, True])
+def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped):
+    """CaseRunner.finish: the candidate's own answer and the checked replay are right, so only
+    the audit can tell."""
+    spec = operators.load("aten::add")
+    runner = CaseRunner(spec, None, "cpu")
+    case = next(c for c in spec.cases if c.tag == operators.CaseTag.SMOKE)
+    ref_in = draw_inputs(spec, case, 11, "cpu")
+    expected = runner.reference(spec.entry_of(case).name, {k: v.clone() if isinstance(v, torch.Tensor) else v
+                                                           for k, v in ref_in.items()}, case)
+    audit = CallAudit((*spec.output_args, *spec.inout_args))
+    for n in range(5):
+        audit.record(torch.zeros_like(expected) if skipped and n == 2 else expected.clone(), {})
+    run = timing.Timing(median_us=12.5, spread=0.01, repeats=5, mode="eager")
+    staged = TimedCase(case, Reply({"result": expected.clone()}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
+                       None, 0, _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
+    if not skipped:
+        assert runner.finish(staged)[0] == 12.5
+        return
+    with pytest.raises(Failed) as failed:
+        runner.finish(staged)
+    assert failed.value.status == Status.REJECTED
+    assert failed.value.message.startswith(f"case {case.name}: of the judge's calls of the replay, the checked one "
+                                           "was right and 1 of 5 calls wrote what no accepted answer can be (the "
+                                           "first, call 3,")
