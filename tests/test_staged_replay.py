@@ -13,12 +13,14 @@ import time
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from kgb import operators
 from kgb.evaluate import codec, timing
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.case_runner import CaseRunner, Failed, TimedCase
 from kgb.evaluate.candidate_process import Reply
+from kgb.evaluate.case_runner import CaseRunner, Failed, TimedCase
 from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.phases import Phases
@@ -173,3 +175,56 @@ def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped)
     assert failed.value.message.startswith(f"case {case.name}: of the judge's calls of the replay, the checked one "
                                            "was right and 1 of 5 calls wrote what no accepted answer can be (the "
                                            "first, call 3,")
+
+
+@triton.jit
+def _copy_counted(x_ptr, y_ptr, kept_ptr, n, SKIP_ODD: tl.constexpr, BLOCK: tl.constexpr):
+    # One program, so that the count is the call's. It lies just past the end of `kept`, in the
+    # block the caching allocator rounded the buffer up to: memory no reset of the judge's
+    # reaches (it knows the buffer's bytes only), so the count goes on from call to call.
+    counter = kept_ptr + 3
+    calls = tl.load(counter)
+    tl.store(counter, calls + 1)
+    parity = calls % 2 if SKIP_ODD else 0
+    if parity == 0:
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("skip_odd", [False, True], ids=["honest", "skips-every-other-call"])
+@pytest.mark.parametrize("n", [1 << 10, 1 << 22], ids=["graph-timed", "eager"])
+def test_on_a_gpu_a_kernel_that_counts_its_calls_where_no_reset_reaches_fails_the_audit(skip_odd, n):
+    """The judge's timing as a GPU runs it (graphs, the kernel clock, the caching allocator's
+    blocks), on a copy kernel recorded in this process. Judge v22's reset of each call reaches
+    the storages the judge knows; a kernel can keep a count elsewhere in the judge's memory and
+    skip every other call. The audit finds the timed calls it skipped; the honest copy passes."""
+    from kgb.evaluate.candidate import snapshot
+    from kgb.evaluate.replay import time_replay
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    kept = torch.zeros(3, dtype=torch.int32, device="cuda")  # made before the call: the replay restores it by value
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = snapshot(sent)
+
+    def call():
+        _copy_counted[(1,)](x_t, out_t, kept, n, SKIP_ODD=skip_odd, BLOCK=1024)
+
+    call()  # compiled outside the recording, as the candidate process's staging call does
+    torch.cuda.synchronize()
+    recording = record(call, codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
+    assert recording.get("problem") is None
+    replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                           lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
+                           TimingLock(None, Phases()), CallAudit(("out",)))
+    assert replayed.timing.mode == ("graph" if n < 1 << 20 else "eager")
+    message = replayed.audit.disagreement(x_v, {"x": x_v, "out": x_v}, 1)
+    if not skip_odd:
+        assert message is None
+        assert torch.equal(replayed.inputs["out"], x_v)
+    else:
+        assert message is not None and " NaN" in message, message

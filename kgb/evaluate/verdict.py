@@ -60,7 +60,9 @@ from enum import StrEnum
 # timed region: set V's values in set T's buffers, the outputs and what earlier calls allocated
 # poisoned, the storages made before the call as recorded (replay.StagedReplay.before_each);
 # the checked call after the same L2 flush, no longer with its allocations filled. A kernel that
-# skipped the work a timed call found done was timed skipping and checked computing.
+# skipped the work a timed call found done was timed skipping and checked computing. And every
+# call's answer is audited against the reference's by a digest (call_audit): one that skipped
+# at random, or by state the reset does not reach, was checked only if it was the last.
 JUDGE_VERSION = 22
 
 
