@@ -81,7 +81,7 @@ def test_the_judges_protocol_flushes_the_l2_by_reading(monkeypatch):
 
     monkeypatch.setattr(timing, "L2Flush", Flush)
     monkeypatch.setattr(timing, "_FLUSHES", {})
-    monkeypatch.setattr(timing, "_timed", lambda fn, flush, n, clock=None, before_each=None: [1.0] * n)
+    monkeypatch.setattr(timing, "_timed", lambda fn, flush, n, clock=None, **around_each: [1.0] * n)
     used = {protocol: timing.prepare(lambda: None, warmup=2, protocol=protocol, no_graph_because="no GPU here").flush
             for protocol in timing.Protocol}
     assert {p: f.reading for p, f in used.items()} == {
@@ -109,11 +109,13 @@ def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
         log.append("exit")
         inside.pop()
 
-    def timed(fn, flush, n, clock=None, before_each=None):
+    def timed(fn, flush, n, clock=None, before_each=None, after_each=None):
         assert inside, "a timed warm-up call outside any section"
         if before_each is not None:
             before_each()
         log.append("timed")
+        if after_each is not None:
+            after_each("timed's result")
         return [5.0] * n
 
     def capture(fn, flush=None):
@@ -132,13 +134,16 @@ def test_the_warm_up_and_the_capture_run_in_sections_of_their_own(monkeypatch):
     timing.prepare(lambda: calls.append(1), warmup=1, section=section)
     assert log == ["enter", "timed", "exit", "enter", "capture", "exit"]  # no section with nothing in it
     # judge v22: every call, the untimed warm-up calls and the capture included, starts from
-    # the state `before_each` sets up, inside the same section
+    # the state `before_each` sets up, inside the same section; and every call but the
+    # capture's is audited on what it returned (`after_each`)
     log.clear()
-    prepared = timing.prepare(lambda: log.append("call"), warmup=4, section=section,
-                              before_each=lambda: log.append("reset") if inside else None)
-    assert log == ["enter", "reset", "timed", "exit", "enter", "reset", "call", "reset", "call", "reset", "timed",
-                   "exit", "enter", "reset", "capture", "exit"]
-    assert prepared.before_each is not None  # for the measurement's calls in the turn
+    prepared = timing.prepare(lambda: log.append("call") or "call's result", warmup=4, section=section,
+                              before_each=lambda: log.append("reset") if inside else None,
+                              after_each=lambda result: log.append(f"audit {result}") if inside else None)
+    assert log == ["enter", "reset", "timed", "audit timed's result", "exit",
+                   "enter", "reset", "call", "audit call's result", "reset", "call", "audit call's result",
+                   "reset", "timed", "audit timed's result", "exit", "enter", "reset", "capture", "exit"]
+    assert prepared.before_each is not None and prepared.after_each is not None  # for the calls in the turn
 
 
 def test_a_measurement_waits_while_the_power_cap_holds_the_clock_and_no_longer(monkeypatch):
