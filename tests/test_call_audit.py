@@ -93,3 +93,39 @@ def test_a_digest_is_the_same_taken_a_chunk_at_a_time(monkeypatch):
     chunked = digest([t])
     assert chunked[0, :2].tolist() == whole[0, :2].tolist() == [1.0, 2.0]
     assert torch.allclose(chunked, whole, rtol=1e-12)
+
+
+def test_where_a_spec_compares_its_own_way_calls_are_kept_whole_each_as_likely_as_another(monkeypatch):
+    """Reservoir sampling over calls whose number is not known until the last has run."""
+    import random
+
+    monkeypatch.setattr(call_audit, "_SECRET", random.Random(1))
+    times_kept = [0] * 10
+    for _ in range(3000):
+        audit = CallAudit(("out",), whole=True)
+        for call in range(10):
+            audit.record(None, {"out": torch.full((2,), float(call)), "x": torch.ones(2)})
+        assert len(audit.kept) == call_audit.KEPT_CALLS
+        for number, (_, inputs) in audit.kept.items():
+            assert inputs["out"][0] == number - 1  # its own outputs, copied as the call left them
+            times_kept[number - 1] += 1
+    assert all(800 < n < 1000 for n in times_kept), times_kept  # 900 each, 25 the standard deviation
+
+
+def test_a_kept_call_is_judged_by_the_cases_own_comparison():
+    e = torch.arange(6.0)
+
+    def compare(result, inputs):
+        return None if torch.equal(inputs["out"], e) else "out differs"
+
+    audit = CallAudit(("out",), whole=True)
+    out = e.clone()
+    audit.record(None, {"out": out})
+    out.fill_(float("nan"))  # a later call's poison: the kept copy is the call's own
+    assert audit.disagreement(None, {"out": e}, 1, compare) is None
+    skipped = torch.full_like(e, float("nan"))
+    audit.record(None, {"out": skipped})
+    assert audit.disagreement(None, {"out": e}, 1, compare) == (
+        "call 2 of 2, one of 2 kept whole at random, was wrong: out differs")
+    with pytest.raises(ValueError, match="pass `compare`"):
+        audit.disagreement(None, {"out": e}, 1)

@@ -228,3 +228,25 @@ def test_on_a_gpu_a_kernel_that_counts_its_calls_where_no_reset_reaches_fails_th
         assert torch.equal(replayed.inputs["out"], x_v)
     else:
         assert message is not None and " NaN" in message, message
+
+
+def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_is_wrong():
+    """aten::sort compares its own way (ties may come in any order): its calls are kept whole and
+    judged by that comparison (CaseRunner._audit, finish)."""
+    spec = operators.load("aten::sort")
+    runner = CaseRunner(spec, None, "cpu")
+    case = next(c for c in spec.cases if c.tag == operators.CaseTag.SMOKE)
+    ref_in = draw_inputs(spec, case, 11, "cpu")
+    expected = runner.reference(spec.entry_of(case).name, dict(ref_in), case)
+    audit = runner._audit()
+    assert audit.whole
+    values, indices = expected
+    audit.record((values.clone(), indices.clone()), dict(ref_in))
+    audit.record((torch.full_like(values, float("nan")), indices.clone()), dict(ref_in))  # skipped its values
+    run = timing.Timing(median_us=12.5, spread=0.01, repeats=2, mode="eager")
+    staged = TimedCase(case, Reply({"result": expected}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
+                       None, 0, _Finished(Replayed(run, expected, dict(ref_in), audit)))
+    with pytest.raises(Failed) as failed:
+        runner.finish(staged)
+    assert failed.value.status == Status.REJECTED
+    assert "the checked one was right and call 2 of 2, one of 2 kept whole at random, was wrong: " in failed.value.message

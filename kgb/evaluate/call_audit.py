@@ -19,23 +19,31 @@ poison (NaN) there; one that wrote zeros, or anything cheaper than the answer, m
 integer or boolean tensor is compared exactly, so its digest must be the reference's: its sum and
 its count of the poison value.
 
-The specs with a comparison of their own (random, uninitialised or aliasing outputs) have no
-tolerance to bound a digest with; their calls are not audited (docs/design/threat-model.md).
+The specs with a comparison of their own (random, uninitialised or aliasing outputs, vLLM's
+caches: 64 of 210) have no tolerance to bound a digest with. Their calls are kept whole instead,
+KEPT_CALLS of them chosen at random as they run, and judged by the spec's comparison: a kernel
+that skips a share p of its calls is caught with probability 1 - (1 - p)^KEPT_CALLS, not
+almost surely (docs/design/threat-model.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import random
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import poison_, tensors_in, tolerance_for
+from kgb.evaluate.correctness import clone_exact, poison_, tensors_in, tolerance_for
 
 # A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
 # fit one chunk.
 CHUNK_ELEMENTS = 1 << 24
+# Calls kept whole where a spec compares answers its own way: each a copy of its outputs on the
+# GPU until the turn's cases are finished.
+KEPT_CALLS = 3
+_SECRET = random.SystemRandom()
 # Rounding of the float64 sums, which add the same magnitudes in another order on another
 # tensor: relative to the sum, far above float64's error over any output that fits a GPU.
 SUM_SLACK = 1e-9
@@ -62,7 +70,7 @@ def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
             poison_(poison)
             whole = flat.sum(dtype=torch.int64)  # wraps alike on equal tensors
             rows.append(torch.stack([(flat == poison).sum(), torch.zeros_like(whole), whole]).double())
-    return torch.stack(rows) if rows else torch.zeros(0, 3, dtype=torch.float64)
+    return torch.stack(rows) if rows else torch.zeros(0, 3, dtype=torch.float64)  # a call that wrote nothing
 
 
 def _floating(chunk: torch.Tensor) -> torch.Tensor:
@@ -76,20 +84,45 @@ def _floating(chunk: torch.Tensor) -> torch.Tensor:
 
 
 class CallAudit:
-    """The digests of a replay's calls, taken one by one (`record`), judged after the turn
-    against the reference's answer (`disagreement`)."""
+    """What a replay's calls wrote, taken call by call (`record`): each call's digest, or with
+    `whole` (a spec that compares its own way) KEPT_CALLS calls kept whole; judged after the
+    turn against the reference's answer (`disagreement`)."""
 
-    def __init__(self, names: tuple[str, ...]):
+    def __init__(self, names: tuple[str, ...], whole: bool = False):
         self.names = names  # the written arguments, beside the return value
+        self.whole = whole
+        self.calls = 0
         self.digests: list[torch.Tensor] = []
+        self.kept: dict[int, tuple[Any, dict[str, Any]]] = {}  # call number: its result and its inputs
 
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
-        self.digests.append(digest(written(result, inputs, self.names)))
+        self.calls += 1
+        if not self.whole:
+            self.digests.append(digest(written(result, inputs, self.names)))
+            return
+        # Reservoir sampling: every call ends up kept with the same probability, and which is
+        # drawn only once it has run, so no call can tell it will be checked.
+        if len(self.kept) == KEPT_CALLS:
+            slot = _SECRET.randrange(self.calls)
+            if slot >= KEPT_CALLS:
+                return
+            del self.kept[sorted(self.kept)[slot]]
+        self.kept[self.calls] = (clone_exact(result), {n: clone_exact(v) if n in self.names else v
+                                                       for n, v in inputs.items()})
 
-    def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int) -> str | None:
-        """Why some call's digest is not one an accepted answer can have; None if every one is.
-        `expected` and `ref_inputs`: the reference's answer on set V (the checked call's, which
-        it accepted, has the same shapes and dtypes)."""
+    def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int,
+                     compare: Callable[[Any, dict[str, Any]], str | None] | None = None) -> str | None:
+        """Why some call's answer is not one the comparison accepts; None if every one is (as
+        far as the audit sees). `expected` and `ref_inputs`: the reference's answer on set V (the
+        checked call's, which it accepted, has the same shapes and dtypes); `compare(result,
+        inputs)`: the case's comparison of a call's answer with it, for the calls kept whole."""
+        if self.kept and compare is None:
+            raise ValueError("calls kept whole are judged by the case's comparison: pass `compare`")
+        for call, (result, inputs) in sorted(self.kept.items()):
+            message = compare(result, inputs)
+            if message:
+                return (f"call {call} of {self.calls}, one of {len(self.kept)} kept whole at random, "
+                        f"was wrong: {message}")
         if not self.digests:
             return None
         reference = written(expected, ref_inputs, self.names)

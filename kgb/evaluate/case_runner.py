@@ -235,11 +235,16 @@ class CaseRunner:
             same_bits(a, b) for a, b in zip(firsts, seconds, strict=True))
 
     def _compare(self, case, expected, actual, ref_in, cand_in) -> tuple[str | None, float | None, float | None]:
+        message, max_abs, max_rel = compare_outputs(self.spec, case, *self._answers(expected, actual, ref_in, cand_in))
+        return (f"case {case.name}: {message}" if message else None), max_abs, max_rel
+
+    def _answers(self, expected: Any, actual: Any, ref_in: dict, cand_in: dict) -> tuple[dict, dict, dict]:
+        """(actual, expected, the candidate's inputs) as compare_outputs takes them: the return
+        value and the written arguments."""
         written = (*self.spec.output_args, *self.spec.inout_args)
         exp = {"return": expected, **_written(ref_in, written)}
         act = {"return": actual, **_written(cand_in, written)}
-        message, max_abs, max_rel = compare_outputs(self.spec, case, act, exp, cand_in)
-        return (f"case {case.name}: {message}" if message else None), max_abs, max_rel
+        return act, exp, cand_in
 
     def _untouched(self, case: Case, pristine: dict, cand_in: dict) -> str | None:
         written = set(self.spec.output_args) | set(self.spec.inout_args)
@@ -385,7 +390,10 @@ class CaseRunner:
                         raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
                                      f"recorded in the candidate's last call computes a wrong answer: {message}")
                     if replayed.audit is not None:
-                        message = replayed.audit.disagreement(expected, ref_v, case.reduction)
+                        def wrong(result: Any, inputs: dict) -> str | None:
+                            return compare_outputs(self.spec, case, *self._answers(expected, result, ref_v, inputs))[0]
+
+                        message = replayed.audit.disagreement(expected, ref_v, case.reduction, wrong)
                         if message:
                             # Its checked call was right and some timed one was not: a kernel
                             # that skips its work at random, timed on the calls it skipped.
@@ -409,12 +417,12 @@ class CaseRunner:
                 + no_baseline + beside + sent)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
-    def _audit(self) -> CallAudit | None:
-        """The audit of every call of a replay; none for a spec with a comparison of its own,
-        whose outputs have no tolerance to bound a call's digest with (kgb.evaluate.call_audit)."""
-        if getattr(self.spec.module, "compare", None) is not None:
-            return None
-        return CallAudit((*self.spec.output_args, *self.spec.inout_args))
+    def _audit(self) -> CallAudit:
+        """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec
+        with a comparison of its own, whose outputs have no tolerance to bound a digest with
+        (kgb.evaluate.call_audit)."""
+        return CallAudit((*self.spec.output_args, *self.spec.inout_args),
+                         whole=getattr(self.spec.module, "compare", None) is not None)
 
     def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
         return routine(self.spec, entry, self.device)
