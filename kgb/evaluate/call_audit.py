@@ -63,7 +63,7 @@ def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
         flat = t.detach().reshape(-1)
         if flat.is_floating_point() or flat.is_complex():
             parts = [_floating(flat[i:i + CHUNK_ELEMENTS]) for i in range(0, flat.numel(), CHUNK_ELEMENTS)]
-            nan, finite, magnitude = torch.stack(parts).sum(0) if parts else torch.zeros(3, dtype=torch.float64)
+            nan, finite, magnitude = torch.stack(parts).sum(0) if parts else torch.zeros(3, dtype=torch.float64, device=flat.device)
             rows.append(torch.stack([nan, flat.numel() - finite, magnitude]))
         else:
             poison = torch.empty(1, dtype=flat.dtype, device=flat.device)
