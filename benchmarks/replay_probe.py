@@ -25,7 +25,7 @@ from kgb.evaluate.draws import draw_inputs  # noqa: E402
 from kgb.evaluate.integrity import ALLOWED_OPS  # noqa: E402
 from kgb.evaluate.phases import Phases  # noqa: E402
 from kgb.evaluate.recording import record  # noqa: E402
-from kgb.evaluate.replay import time_replay  # noqa: E402
+from kgb.evaluate.staged_replay import time_replay  # noqa: E402
 from kgb.evaluate.timing_lock import TimingLock  # noqa: E402
 
 

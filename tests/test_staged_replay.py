@@ -1,4 +1,4 @@
-"""The judge's timing of a replay, staged, measured and finished (kgb.evaluate.replay.
+"""The judge's timing of a replay, staged, measured and finished (kgb.evaluate.staged_replay.
 StagedReplay), run through the real timing code (kgb.evaluate.timing: warm-up, estimate,
 repetitions until the median settles) on the CPU: events read the host's clock, there is no L2
 to flush, no CUDA graph and no kernel clock. What a GPU adds (graphs, the caching allocator's
@@ -25,7 +25,8 @@ from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.recording import record
-from kgb.evaluate.replay import Replay, Replayed, StagedReplay
+from kgb.evaluate.replay import Replay
+from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.stopping_rule import MIN_REPEATS
 from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Status
@@ -201,7 +202,7 @@ def test_on_a_gpu_a_kernel_that_counts_its_calls_where_no_reset_reaches_fails_th
     the storages the judge knows; a kernel can keep a count elsewhere in the judge's memory and
     skip every other call. The audit finds the timed calls it skipped; the honest copy passes."""
     from kgb.evaluate.candidate import snapshot
-    from kgb.evaluate.replay import time_replay
+    from kgb.evaluate.staged_replay import time_replay
 
     gen = torch.Generator(device="cuda").manual_seed(5)
     x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))

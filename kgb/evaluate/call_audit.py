@@ -2,7 +2,7 @@
 
 The judge times its replay of the candidate's recorded call over many repetitions and compares
 the answer of one more call, after the turn, with the reference's. Every call starts from one
-state (kgb.evaluate.replay.StagedReplay.before_each), so a kernel that decides what to do from
+state (kgb.evaluate.staged_replay.StagedReplay.before_each), so a kernel that decides what to do from
 its inputs and memory does in each timed call what it does in the checked one. One that decides
 by chance (the low bit of the GPU's clock) could still skip its work in most timed calls and be
 checked on a call where it did it: caught only with the probability that it skipped.

@@ -32,7 +32,7 @@ from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
 from kgb.evaluate.recording import Unreplayable
-from kgb.evaluate.replay import Replayed, StagedReplay
+from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import CaseResult, Status, TimedBy
 from kgb.operators import Case, Spec

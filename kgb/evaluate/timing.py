@@ -210,7 +210,7 @@ class Prepared:
     captured: tuple | str | None  # _capture's result; None: not tried (a long call, or no_graph_because)
     warm_us: float = 0.0  # the last warm-up call, timed beside whatever else ran; 0: not known
     # run before each call, outside the timed region: the state every call starts from
-    # (a replay's, judge v22: kgb.evaluate.replay.StagedReplay.before_each)
+    # (a replay's, judge v22: kgb.evaluate.staged_replay.StagedReplay.before_each)
     before_each: Callable[[], None] | None = None
     # run after each call, outside the timed region, on what it returned (a graph's replay: on
     # the graph's output): the judge's audit of every call (kgb.evaluate.call_audit)

@@ -44,7 +44,7 @@ from enum import StrEnum
 # (kernel_clock.KernelClock.share); a call with no device work (a view) is timed by its
 # fastest call by events, not their median (timing.Timing.counted); the replay keeps no copy
 # of set V's storages and does not replay a recorded call that names one
-# (replay.StagedReplay); the baseline is timed on set T as drawn, not a clone of it.
+# (staged_replay.StagedReplay); the baseline is timed on set T as drawn, not a clone of it.
 # v18: whether a call is timed on its graph is decided by its graph's fastest of five replays,
 # each after the spin, not their median without it: a loaded host's time to queue the graph had
 # a view's candidate timed eagerly at 26 times its baseline (timing.measure).
@@ -58,7 +58,7 @@ from enum import StrEnum
 # left running in that process could slow the baseline beside it (bench_timing).
 # v22: every call of the replay, timed or checked, starts from one state, set up outside the
 # timed region: set V's values in set T's buffers, the outputs and what earlier calls allocated
-# poisoned, the storages made before the call as recorded (replay.StagedReplay.before_each);
+# poisoned, the storages made before the call as recorded (staged_replay.StagedReplay.before_each);
 # the checked call after the same L2 flush, no longer with its allocations filled. A kernel that
 # skipped the work a timed call found done was timed skipping and checked computing. And every
 # call's answer is audited against the reference's by a digest (call_audit): one that skipped

@@ -1,0 +1,160 @@
+"""The judge's timing of a replay (kgb.evaluate.replay.Replay): staged before a timing turn,
+measured in it and checked after it (`StagedReplay`), so that a judge can time several cases in
+one turn, every call of it starting from one state and audited (judge v22).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from kgb.evaluate import codec
+from kgb.evaluate.call_audit import CallAudit
+from kgb.evaluate.nvml import clocks_around
+from kgb.evaluate.replay import Replay
+from kgb.evaluate.timing_lock import TimingLock, trace
+
+
+def rebased(value: Any, sent: codec.Storages, storages: dict[int, torch.UntypedStorage]) -> Any:
+    """`value` with each tensor over a sent storage moved, same geometry, to `storages`."""
+    if isinstance(value, torch.Tensor):
+        sid = sent.id_of(value.untyped_storage())
+        if sid is None:
+            return value
+        return codec._tensor(storages[sid], codec.layout(value))
+    if isinstance(value, list | tuple):
+        return type(value)(rebased(v, sent, storages) for v in value)
+    if isinstance(value, dict):
+        return {k: rebased(v, sent, storages) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class Replayed:
+    timing: Any  # kgb.evaluate.timing.Timing of the replays
+    result: Any  # what the replay returned on set V
+    inputs: dict  # set T's tensors after that replay (outputs written in place are there)
+    audit: CallAudit | None = None  # the digests of every call before it (kgb.evaluate.call_audit)
+
+
+class StagedReplay:
+    """The recorded call made ready to time, in three steps so that a judge can time several
+    cases in one turn: built and warmed up in a work section (`__init__`), measured in the
+    GPU's timing turn (`measure`), replayed once more afterwards on freshly poisoned outputs
+    (`finish`). Every turn waits for all running work sections of the GPU to end; a turn
+    per operator rather than per case drains them once for all its cases.
+
+    The replay runs on the judge's own copies of set T's storages as sent, with set V's
+    values loaded into them, as the candidate process did: from `before` (the bytes as
+    sent), of which it keeps set V's part only. Loading V's values overwrites every storage
+    of T's arguments whole (T's and V's are drawn alike), so T's own bytes are never needed
+    again; and set V's storages are read, never replayed on: a recorded call that names one
+    is not replayed (the candidate process records its call on T's buffers). Two copies of a
+    bench case's inputs fewer, each held from staging to the end of the turn (session 35)."""
+
+    def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
+                 check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
+                 exclusive: TimingLock, audit: CallAudit | None = None):
+        from kgb.evaluate.timing import prepare
+
+        self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
+        self.exclusive = exclusive
+        self.timing: Any = None
+        # What the staged call holds on the GPU, roughly, for the judge's turn batches: its
+        # copies of what was sent, counted as they were when it kept both sets' bytes.
+        self.nbytes = sum(b.numel() for b in before.values())
+        t_ids = {sid for t in tree_flatten(timed)[0] if isinstance(t, torch.Tensor)
+                 and (sid := sent.id_of(t.untyped_storage())) is not None}
+        self.v_bytes = {sid: b for sid, b in before.items() if sid not in t_ids}
+        with exclusive.work():
+            self.storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
+                             .untyped_storage() for sid, b in before.items() if sid in t_ids}
+            as_sent = {sid: b.untyped_storage() for sid, b in self.v_bytes.items()}
+            self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, as_sent)
+            self.replay = Replay(recording, self.storages, ops)
+            self._reset()
+        self.replay.build_launchers()
+        with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
+            self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
+                                    if self.replay.reads_host else "", section=exclusive.work,
+                                    before_each=self.before_each, after_each=self.after_each)
+
+    def _reset(self) -> None:
+        from kgb.evaluate.correctness import load_values
+
+        load_values(self.bind(self.t_in), self.bind(self.v_in))
+
+    def before_each(self) -> None:
+        """The state each call of the replay starts from, timed or checked (judge v22): set V's
+        values in set T's buffers, the outputs poisoned, and the replay's own state put back
+        (Replay.prepare_call). Until v21 the timed calls ran back to back on what the last
+        left (its answer in the output block, its kept buffers as it left them) and only the
+        checked call, after the turn, started from poisoned outputs: a kernel that skipped
+        the work it found done was timed skipping and checked computing (tests/redteam.py's
+        skip-when-done)."""
+        from kgb.evaluate.correctness import poison_
+
+        self._reset()
+        for name, t in self.t_in.items():
+            if name in self.outputs and isinstance(t, torch.Tensor):
+                poison_(t)
+        self.replay.prepare_call()
+
+    def after_each(self, result: Any) -> None:
+        """What each call wrote, digested for the audit after the turn (kgb.evaluate.call_audit):
+        a kernel that skips its work at random must not be timed on the calls it skipped and
+        checked on one it did not."""
+        if self.audit is not None:
+            self.audit.record(result, self.t_in)
+
+    def measure(self) -> None:
+        """Inside the timing turn."""
+        from kgb.evaluate.timing import measure
+
+        with clocks_around() as clock:
+            began = time.monotonic()
+            with self.exclusive.phase("replay timing"):
+                self.timing = measure(self.prepared, self.repeats, keep_graph=True)
+        self.prepared = None
+        if self.timing.graph is None:  # timed eagerly: a graph captured on the way is gone, its pool with it
+            self.replay.captured = []
+        t = self.timing
+        trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
+              steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
+
+    def finish(self) -> Replayed:
+        """After the turn: the call once more on set V's values, from the state each timed call
+        started from."""
+        from kgb.evaluate.timing import JUDGE_PROTOCOL, flush_of
+
+        timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
+        with self.exclusive.work():
+            # As each timed call started (`before_each`, the L2 flush): a kernel cannot tell
+            # this call from those, so what it computes here it computed there. The outputs'
+            # blocks were poisoned by then, an earlier call's (the graph's pool, or the blocks
+            # the caching allocator hands this call), so an output it never writes is not zeros.
+            self.before_each()
+            flush_of(JUDGE_PROTOCOL)()
+            if timing.graph is not None:
+                timing.graph.replay()
+                result = timing.graph_output
+            else:
+                result = self.replay()
+            torch.cuda.synchronize()
+        return Replayed(timing, result, self.t_in, self.audit)
+
+
+def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
+                bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
+                exclusive: TimingLock, audit: CallAudit | None = None) -> Replayed:
+    """One case's StagedReplay, staged, measured in a turn of its own and finished."""
+    from kgb.evaluate import kernel_clock
+
+    staged = StagedReplay(recording, sent, before, timed, check, bind, ops, outputs, repeats, warmup, exclusive, audit)
+    with kernel_clock.session(), exclusive():
+        staged.measure()
+    return staged.finish()
