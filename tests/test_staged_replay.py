@@ -119,7 +119,11 @@ def _replayed(skip=lambda call: False) -> tuple[Replayed, list[tuple[bool, bool]
     return replayed, seen, x_v, {"x": x_v, "out": x_v.clone()}
 
 
-def test_every_call_timed_or_checked_starts_from_one_state_and_every_timed_one_is_audited(cpu_as_gpu):
+def test_every_call_timed_or_checked_starts_from_one_state_and_every_timed_one_is_audited(
+        cpu_as_gpu, monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.setenv("KGB_GPU_TRACE", str(tmp_path / "trace.jsonl"))
     replayed, seen, x_v, ref_in = _replayed()
     assert replayed.timing.mode == "eager" and replayed.timing.repeats >= MIN_REPEATS
     assert "no kernel clock on the CPU" in replayed.timing.note
@@ -129,6 +133,10 @@ def test_every_call_timed_or_checked_starts_from_one_state_and_every_timed_one_i
     assert torch.equal(replayed.result, x_v) and torch.equal(replayed.inputs["out"], x_v)
     assert len(replayed.audit.digests) == len(seen) - 1  # the checked call is compared whole instead
     assert replayed.audit.disagreement(x_v, ref_in, 1) is None
+    # the judges' trace says what the resets and the audit took of the measurement
+    (line,) = [r for r in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines()) if r["kind"] == "measure"]
+    assert 0 < line["steps"]["of them reset"] + line["steps"]["of them audit"] < sum(
+        v for k, v in line["steps"].items() if not k.startswith("of them"))
 
 
 def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as_gpu):

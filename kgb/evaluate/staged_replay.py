@@ -64,6 +64,7 @@ class StagedReplay:
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
         self.exclusive = exclusive
         self.timing: Any = None
+        self.spent = {"reset": 0.0, "audit": 0.0}  # host seconds in `before_each` and `after_each`
         # What the staged call holds on the GPU, roughly, for the judge's turn batches: its
         # copies of what was sent, counted as they were when it kept both sets' bytes.
         self.nbytes = sum(b.numel() for b in before.values())
@@ -98,23 +99,28 @@ class StagedReplay:
         skip-when-done)."""
         from kgb.evaluate.correctness import poison_
 
+        began = time.perf_counter()
         self._reset()
         for name, t in self.t_in.items():
             if name in self.outputs and isinstance(t, torch.Tensor):
                 poison_(t)
         self.replay.prepare_call()
+        self.spent["reset"] += time.perf_counter() - began
 
     def after_each(self, result: Any) -> None:
         """What each call wrote, digested for the audit after the turn (kgb.evaluate.call_audit):
         a kernel that skips its work at random must not be timed on the calls it skipped and
         checked on one it did not."""
         if self.audit is not None:
+            began = time.perf_counter()
             self.audit.record(result, self.t_in)
+            self.spent["audit"] += time.perf_counter() - began
 
     def measure(self) -> None:
         """Inside the timing turn."""
         from kgb.evaluate.timing import measure
 
+        self.spent = dict.fromkeys(self.spent, 0.0)
         with clocks_around() as clock:
             began = time.monotonic()
             with self.exclusive.phase("replay timing"):
@@ -123,8 +129,11 @@ class StagedReplay:
         if self.timing.graph is None:  # timed eagerly: a graph captured on the way is gone, its pool with it
             self.replay.captured = []
         t = self.timing
+        # the host's seconds in each call's reset and audit, within the steps (judge v22): what
+        # they add to a turn, the GPU's part of them being queued between the timed calls
+        spent = {f"of them {k}": v for k, v in self.spent.items()}
         trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
-              steps={k: round(v, 4) for k, v in t.steps.items()}, **clock)
+              steps={k: round(v, 4) for k, v in (t.steps | spent).items()}, **clock)
 
     def finish(self) -> Replayed:
         """After the turn: the call once more on set V's values, from the state each timed call
