@@ -40,8 +40,8 @@ from kgb.evaluate import (  # noqa: E402
     Verdict,
     evaluate,
 )
+from kgb.evaluate.bench_case import SENT_NOT_DRAWN  # noqa: E402
 from kgb.evaluate.candidate_process import DRAWN, RECEIVING, SENDING  # noqa: E402
-from kgb.evaluate.case_runner import SENT_NOT_DRAWN  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 from kgb.trial_order import longest_first  # noqa: E402
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from kgb.evaluate import bench_timing
-from kgb.evaluate.case_runner import TURN_BATCH_BYTES, InstrumentFailed
-from kgb.evaluate.verdict import CaseResult, Status
+from kgb.evaluate.bench_case import TURN_BATCH_BYTES
+from kgb.evaluate.verdict import CaseResult, InstrumentFailed, Status
 from kgb.operators import Case
 
 

@@ -247,7 +247,7 @@ def test_on_a_gpu_every_bench_case_of_a_judgement_is_drawn_by_its_candidate_proc
     """The GPU's generator draws the same inputs in the judge and in the candidate process, so
     nothing of sets T and V crosses: no timing mode says its inputs were sent."""
     from kgb.evaluate import EvalSettings, evaluate
-    from kgb.evaluate.case_runner import SENT_NOT_DRAWN
+    from kgb.evaluate.bench_case import SENT_NOT_DRAWN
 
     spec = operators.load("aten::softmax")
     settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)

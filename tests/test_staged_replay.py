@@ -18,9 +18,10 @@ import triton.language as tl
 
 from kgb import operators
 from kgb.evaluate import codec, timing
+from kgb.evaluate.bench_case import TimedCase
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.candidate_process import Reply
-from kgb.evaluate.case_runner import CaseRunner, Failed, TimedCase
+from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.phases import Phases
@@ -29,7 +30,7 @@ from kgb.evaluate.replay import Replay
 from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.stopping_rule import MIN_REPEATS
 from kgb.evaluate.timing_lock import TimingLock
-from kgb.evaluate.verdict import Status
+from kgb.evaluate.verdict import Failed, Status
 
 
 class _Event:

@@ -24,11 +24,12 @@ from __future__ import annotations
 import dataclasses
 
 from kgb.evaluate.baseline import BaselineTiming
+from kgb.evaluate.bench_case import TURN_BATCH_BYTES, TimedCase
 from kgb.evaluate.candidate_process import CandidateProcess
-from kgb.evaluate.case_runner import TURN_BATCH_BYTES, CaseRunner, InstrumentFailed, TimedCase
+from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.correctness import tensors_in
 from kgb.evaluate.draws import draw_inputs
-from kgb.evaluate.verdict import CaseResult
+from kgb.evaluate.verdict import CaseResult, InstrumentFailed
 from kgb.operators import Case
 
 

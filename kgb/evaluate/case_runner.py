@@ -1,6 +1,7 @@
 """Running one spec's cases against a candidate, in the judge process: each case checked
 (draw, reference, the candidate's call, comparison), then the bench cases timed through the
-judge's replay of the candidate's recorded GPU work (`stage`, `measure`, `finish`).
+judge's replay of the candidate's recorded GPU work (`stage`, `measure`, `finish`, whose
+methods are kgb.evaluate.bench_case's).
 
 What the judge process around it does (forking the candidate processes, the order of the
 cases, the verdict) is kgb.evaluate.judge.
@@ -8,18 +9,13 @@ cases, the verdict) is kgb.evaluate.judge.
 
 from __future__ import annotations
 
-import dataclasses
-import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from kgb.evaluate import kernel_clock
-from kgb.evaluate.baseline import BaselineTiming, routine
-from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply, TurnOverrun
+from kgb.evaluate.bench_case import BenchCaseTiming
+from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply
 from kgb.evaluate.correctness import (
     clone_exact,
     compare_outputs,
@@ -27,57 +23,13 @@ from kgb.evaluate.correctness import (
     same_bits,
     tensors_in,
 )
-from kgb.evaluate.draws import candidate_copy, draw_inputs, timing_draws
+from kgb.evaluate.draws import candidate_copy, draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import unexplained
-from kgb.evaluate.recording import Unreplayable
-from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.evaluate.verdict import CaseResult, Status, TimedBy
+from kgb.evaluate.verdict import CaseResult, Failed, Status
 from kgb.operators import Case, Spec
-
-# The candidate's own clock is never the latency (the judge's replay is); it is reported
-# beside it, from a few eager calls (kgb.evaluate.timing.own_clock). They run in a work
-# section, which every timing turn of the GPU waits to drain: in session 17 on the H200, with
-# the full protocol of `measure` (some 25 calls and a graph), these sections were the longest
-# a turn waited for.
-OWN_CLOCK_REPEATS = 3
-# Bench cases staged for one timing turn, until their copies of the inputs hold this much of
-# the GPU: every turn waits for all the GPU's running work sections to end and holds up every
-# section asked for meanwhile, so an operator's small cases share one turn (session 18 on the
-# H200: 180 s of turns waiting for sections to drain over 584 bench cases, 2355 s of sections
-# waiting behind turns). A large case still takes a turn of its own: twelve judges each
-# holding several would not fit in the GPU's memory. At 512 MB (sessions 18-32) most
-# operators took two or three turns; at 2 GB, with 20 judgements in flight on the H200
-# (session 33), a sweep took 249 turns against 428, its sections waited 949 s behind them
-# against 1141 s, and it ended in 183.1 s against 188.6 s (its GPU memory peaked at 140,366
-# MiB, as the 512 MB sweeps' had at 126,522-137,987).
-TURN_BATCH_BYTES = 2048 * 1024 * 1024
-# What a timing mode says where a candidate process could not draw a bench case's inputs
-# itself (kgb.evaluate.draws) and they were sent to it, with the reason
-SENT_NOT_DRAWN = "inputs sent, not drawn by the candidate process"
-
-
-class Failed(Exception):
-    """Ends the evaluation with a status and a message."""
-
-    def __init__(self, status: Status, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-class InstrumentFailed(Exception):
-    """The judge's own timing failed: the speed baseline (libcublas, PyTorch) raised, or
-    the judge's replay of the recorded call hit a CUDA error, which leaves this process's
-    CUDA context unusable. The candidate had passed every case by then; it stays correct,
-    and untimed from that case on (no latency is no speedup, so nothing is gained by
-    making a replay fail)."""
-
-
-def _replay_failed(case: Case, exc: torch.AcceleratorError) -> InstrumentFailed:
-    return InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
-                            f"{str(exc).splitlines()[0][:300]}")
 
 
 def _tensors(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, torch.Tensor]:
@@ -92,27 +44,7 @@ def _written(inputs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
         isinstance(v, torch.Tensor) or (isinstance(v, list | tuple) and v and all(isinstance(t, torch.Tensor) for t in v)))}
 
 
-@dataclasses.dataclass
-class TimedCase:
-    """A bench case on its way through the timing turn (CaseRunner.stage, measure, finish)."""
-    case: Case
-    reply: Reply  # the candidate process's: its answer on set V, its own clock, the recording
-    cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
-    check: dict  # set V as drawn, for the reference
-    baseline: BaselineTiming | None  # None: measured by an earlier evaluation
-    crowded: int  # the judge's crowded turns before this case
-    replay: StagedReplay | str | None = None  # or why the judge cannot replay the call
-
-    @property
-    def nbytes(self) -> int:
-        return self.replay.nbytes if isinstance(self.replay, StagedReplay) else 0
-
-
-def secret_seed() -> int:
-    return random.SystemRandom().randrange(1 << 62)
-
-
-class CaseRunner:
+class CaseRunner(BenchCaseTiming):
     """Runs the cases of one spec against one candidate process."""
 
     def __init__(self, spec: Spec, candidate: CandidateProcess, device: str, phase: Phases | None = None):
@@ -254,187 +186,6 @@ class CaseRunner:
             if not same_bits(cand_in[name], before):
                 return f"case {case.name}: the candidate modified its input {name}, which it must not"
         return None
-
-    def stage(self, case: Case, repeats: int, warmup: int) -> TimedCase:
-        """A bench case made ready for the timing turn; `measure` times staged cases in one
-        turn, then `finish` judges each and says its latency.
-
-        The candidate process rebuilds every input it receives, so the timed calls never see
-        the objects it was checked with. After them it makes one call that is recorded: the
-        judge replays that GPU work under its own clock (kgb.evaluate.replay) and judges the
-        replay's answer on a fresh draw from a secret seed. Then it computes once more on
-        that draw, loaded into the same buffers, and that output is judged here too, so an
-        answer remembered from an earlier call fails; the latency is only ever the replay's.
-
-        So the process that checked the candidate times it too, once its checks are done,
-        though it has seen set T's values (the bench case's own seed) in its check: an answer
-        it remembers from there is right for set T only. If its recorded call reads it, the
-        replay gets set T's answer on set V's values; if the call returns it, v14 poisons it
-        first; and its own last answer on set V is judged. (Until v15 a second candidate
-        process timed, which had seen no check input: one more CUDA context per evaluation to
-        start, on a host where starting them was what a sweep waited for; on the H200 a sweep
-        of 210 operators took 294 s without it where it took 427 s with it, session 30.)
-        """
-        spec, entry = self.spec, self.spec.entry_of(case)
-        seeds = (case.seed, secret_seed())
-        with self.exclusive.work(), self.phase("draw"):
-            drawn = timing_draws(spec, case, seeds, self.device)
-            timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
-            del drawn  # each set is freed once its last name below goes
-        crowded = self.exclusive.crowded_turns
-        # The process draws the sets itself from their seeds, with the spec the judge sent it:
-        # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
-        redraw = Redraw(case.name, seeds) if self.candidate.has_spec else None
-        with self.phase("candidate timing"):
-            # every tensor the call may write, also inside a list argument (vLLM's copy_blocks
-            # takes lists of caches: left out, they came back stale and a correct candidate
-            # was judged wrong on the H200)
-            written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
-            try:
-                reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
-                                                          min(repeats, OWN_CLOCK_REPEATS), written, redraw)
-            except TurnOverrun as exc:
-                raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
-        if reply.error:
-            raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
-        baseline = None
-        if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
-            # on set T as drawn, which nothing else reads: a clone of it was one more copy of
-            # a bench case's inputs on the GPU at the judge's peak (session 35)
-            baseline = self.baseline_on(case, timed, repeats, warmup)
-        del timed  # before the replay's copies are made (the baseline keeps what it needs)
-        # The replay runs before the reference is computed: its kernels run in this process's
-        # CUDA context, where the expected answer must not yet exist.
-        staged = TimedCase(case, reply, cand_t, check, baseline, crowded)
-        try:
-            with self.phase("replay"):
-                staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
-                                             self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
-                                             self._audit())
-        except Unreplayable as exc:
-            staged.replay = str(exc)
-        except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-            raise _replay_failed(case, exc) from exc
-        except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
-            staged.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
-        return staged
-
-    def baseline_on(self, case: Case, timed: dict, repeats: int, warmup: int) -> BaselineTiming:
-        """The case's baseline, to be timed on `timed` (its set T): prepared before a turn
-        (kgb.evaluate.bench_timing), then called in it."""
-        entry = self.spec.entry_of(case)
-        _, base_fn = self.baseline(entry.name)
-        bargs, bkwargs = entry.bind(timed)
-        return BaselineTiming(lambda: base_fn(*bargs, **bkwargs), repeats, warmup, self.phase,
-                              tag=f"{self.spec.id} {case.name}")
-
-    def prepare_baselines(self, baselines: list[BaselineTiming | None]) -> None:
-        """Their warm-ups, each in a work section of its own (kgb.evaluate.timing.prepare), before
-        the turn that times them."""
-        for b in baselines:
-            if b is not None:
-                with self.exclusive.work():
-                    b.prepare()
-
-    def measure_baselines(self, baselines: list[tuple[Case, BaselineTiming]]) -> None:
-        """Time baselines alone, in one turn of the GPU, as `measure` times a staged case's."""
-        with kernel_clock.session(), self.exclusive():
-            for case, b in baselines:
-                _time_baseline(case, b)
-
-    def measure(self, staged: list[TimedCase]) -> None:
-        """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside
-        a kernel-clock session that starts before the turn and ends after it."""
-        with kernel_clock.session(), self.exclusive():
-            for s in staged:
-                if isinstance(s.replay, StagedReplay):
-                    try:
-                        with self.phase("replay"):
-                            s.replay.measure()
-                    except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-                        # (a baseline that broke before it has raised already, just below)
-                        raise _replay_failed(s.case, exc) from exc
-                    except Exception as exc:  # noqa: BLE001 - as when staging it
-                        s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
-                if s.baseline is not None:
-                    _time_baseline(s.case, s.baseline)
-
-    def finish(self, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
-        """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
-        measured case, once the replay's and the candidate's last answers are judged; no
-        candidate latency where the judge could not replay the call."""
-        case, entry, f = s.case, self.spec.entry_of(s.case), s.reply.fields
-        replayed: Replayed | str = s.replay if isinstance(s.replay, str) else ""
-        if isinstance(s.replay, StagedReplay):
-            try:
-                with self.phase("replay"):
-                    replayed = s.replay.finish()
-            except torch.AcceleratorError as exc:
-                raise _replay_failed(case, exc) from exc
-            except Exception as exc:  # noqa: BLE001 - as when staging it
-                replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
-        with self.exclusive.work():
-            with self.phase("reference"):
-                ref_v, s.check = s.check, {}  # the reference's own now: nothing reads set V as drawn after it
-                expected = self.reference(entry.name, ref_v, case)
-            with self.phase("compare"):
-                message, _, _ = self._compare(case, expected, s.reply.value["result"], ref_v, s.cand_t)
-                if message:
-                    raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
-                if isinstance(replayed, Replayed):
-                    message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
-                    if message:
-                        # The recorded call computed something else than the answer the candidate
-                        # gave: what the judge would time is not what it checked (a decoy for the
-                        # recording).
-                        raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
-                                     f"recorded in the candidate's last call computes a wrong answer: {message}")
-                    if replayed.audit is not None:
-                        def wrong(result: Any, inputs: dict) -> str | None:
-                            return compare_outputs(self.spec, case, *self._answers(expected, result, ref_v, inputs))[0]
-
-                        message = replayed.audit.disagreement(expected, ref_v, case.reduction, wrong)
-                        if message:
-                            # Its checked call was right and some timed one was not: a kernel
-                            # that skips its work at random, timed on the calls it skipped.
-                            raise Failed(Status.REJECTED, f"case {case.name}: of the judge's calls of the replay, "
-                                         f"the checked one was right and {message}")
-        base_us, no_baseline = self.known_baselines.get(case.name), ""
-        if s.baseline is not None:
-            base_us, no_baseline = s.baseline.us, s.baseline.missing
-        if isinstance(replayed, str):
-            # No latency rather than the candidate's own clock, which it can patch: the case
-            # stays correct, and untimed, with the reason.
-            return (None, base_us, f"not timed: the judge could not replay the call ({replayed}); "
-                    f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
-        t = replayed.timing
-        beside = ("; timed while another evaluation's check ran past the turn's wait for it"
-                  if self.exclusive.crowded_turns > s.crowded else "")
-        why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(case.name)),
-                                                        ("its timing", s.reply.sent_instead)) if reason]
-        sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
-        mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + no_baseline + beside + sent)
-        return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
-
-    def _audit(self) -> CallAudit:
-        """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec
-        with a comparison of its own, whose outputs have no tolerance to bound a digest with
-        (kgb.evaluate.call_audit)."""
-        return CallAudit((*self.spec.output_args, *self.spec.inout_args),
-                         whole=getattr(self.spec.module, "compare", None) is not None)
-
-    def baseline(self, entry: str) -> tuple[str, Callable[..., Any]]:
-        return routine(self.spec, entry, self.device)
-
-
-def _time_baseline(case: Case, b: BaselineTiming) -> None:
-    """Time a baseline inside a turn; one that left this process's CUDA context unusable ends
-    the timing of the cases after it."""
-    b()
-    if b.broke:
-        raise InstrumentFailed(f"case {case.name}: {b.broke}")
-
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
     outputs = [expected, *_tensors(ref_in, (*spec.output_args, *spec.inout_args)).values()]

@@ -27,17 +27,14 @@ from pathlib import Path
 import torch
 
 from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger
+from kgb.evaluate.bench_case import secret_seed
 from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
-from kgb.evaluate.case_runner import (
-    CaseRunner,
-    Failed,
-    secret_seed,
-)
+from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.evaluate.verdict import CaseResult, Status
+from kgb.evaluate.verdict import CaseResult, Failed, Status
 from kgb.operators import Spec, load_spec
 
 FRESH_RERUNS = 3  # cases re-checked on inputs drawn from seeds no one can know in advance

@@ -33,7 +33,7 @@ from enum import StrEnum
 # (replay.Replay.poison_what_it_returns_from_before).
 # v15: the candidate process times too, once every case is checked, where a second candidate
 # process that had seen no check input timed: one CUDA context fewer per evaluation to start
-# (kgb.evaluate.case_runner.CaseRunner.stage says why the checks after timing suffice).
+# (kgb.evaluate.bench_case.BenchCaseTiming.stage says why the checks after timing suffice).
 # v16: each repetition of a call estimated under 100 us starts after a spin of the GPU, so
 # that the host's time to queue the call is not in a time read from events (the views); the
 # judge's and candidate's CUDA contexts have one hardware work queue, not eight
@@ -190,3 +190,19 @@ class EvalSettings:
     # the folder of compiled kernels kept per source (kgb.evaluate.compile_cache): a path,
     # "auto" ($XDG_CACHE_HOME/kgb/compile, else ~/.cache/kgb/compile), or None (off)
     compile_cache: str | None = "auto"
+
+
+class Failed(Exception):
+    """Ends the evaluation with a status and a message."""
+
+    def __init__(self, status: Status, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class InstrumentFailed(Exception):
+    """The judge's own timing failed: the speed baseline (libcublas, PyTorch) raised, or
+    the judge's replay of the recorded call hit a CUDA error, which leaves this process's
+    CUDA context unusable. The candidate had passed every case by then; it stays correct,
+    and untimed from that case on (no latency is no speedup, so nothing is gained by
+    making a replay fail)."""
