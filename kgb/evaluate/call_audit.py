@@ -156,4 +156,6 @@ class CallAudit:
 def _described(row: list[float], like: torch.Tensor) -> str:
     if like.is_floating_point() or like.is_complex():
         return f"{int(row[0])} NaN, {int(row[1])} non-finite, magnitudes summing to {row[2]:.6g}"
+    if like.dtype == torch.bool:  # its poison is True
+        return f"{int(row[0])} True"
     return f"{int(row[0])} poison values, a sum of {int(row[2])}"
