@@ -129,3 +129,23 @@ def test_a_kept_call_is_judged_by_the_cases_own_comparison():
         "call 2 of 2, one of 2 kept whole at random, was wrong: out differs")
     with pytest.raises(ValueError, match="pass `compare`"):
         audit.disagreement(None, {"out": e}, 1)
+
+
+def test_no_known_good_answer_the_comparison_accepts_fails_the_audit():
+    """Every operator's solution on two smoke cases, in the interpreter (tests/audit_probe.py):
+    the audit refuses none of the answers the comparison accepts, the calls kept whole included.
+    Kept as deep copies, every view (not one of `self` any more) and every in-place op's result
+    (not its argument any more) was refused: 43 of the 420 answers."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = Path(__file__).parent / "audit_probe.py"
+    done = subprocess.run([sys.executable, str(probe)], capture_output=True, text=True, timeout=600,
+                          cwd=probe.parent.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+    findings = json.loads(done.stdout.strip().splitlines()[-1])
+    assert findings["false_alarms"] == []
+    assert findings["cases"] >= 420 and findings["accepted"] >= 0.95 * findings["cases"]
+    assert findings["kept_whole"] >= 100  # the specs that compare their own way are in it

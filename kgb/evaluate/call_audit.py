@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import clone_exact, poison_, tensors_in, tolerance_for
+from kgb.evaluate.correctness import poison_, tensors_in, tolerance_for
 
 # A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
@@ -107,8 +107,7 @@ class CallAudit:
             if slot >= KEPT_CALLS:
                 return
             del self.kept[sorted(self.kept)[slot]]
-        self.kept[self.calls] = (clone_exact(result), {n: clone_exact(v) if n in self.names else v
-                                                       for n, v in inputs.items()})
+        self.kept[self.calls] = kept(result, inputs, self.names)
 
     def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int,
                      compare: Callable[[Any, dict[str, Any]], str | None] | None = None) -> str | None:
@@ -151,6 +150,43 @@ class CallAudit:
         return (f"{len(bad)} of {len(self.digests)} calls wrote what no accepted answer can be (the first, "
                 f"call {first + 1}, in its output {j}: {_described(got, reference[j])} where the reference's "
                 f"has {_described(want, reference[j])})")
+
+
+def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+    """A call's result and inputs as the call left them, for a comparison after later calls:
+    every storage it may have written copied (its written arguments', and those of its result
+    that are no input's), once, and each tensor rebuilt on the copy with its geometry; an input
+    it only read kept as it is (reloaded with the same values before every call). So what the
+    comparison checks of aliasing holds as it did: a view of `self` is still one, an in-place
+    op's result is still its argument, the same object where it was (judged by a copy of each
+    tensor instead, every view and every in-place op was wrong)."""
+    read_only = ({t.untyped_storage()._cdata for t in tensors_in(list(inputs.values()))}
+                 - {t.untyped_storage()._cdata for n in names if n in inputs for t in tensors_in(inputs[n])})
+    copies: dict[int, torch.UntypedStorage] = {}  # by the storage's handle
+    rebuilt: dict[int, torch.Tensor] = {}  # by the tensor object's id
+
+    def copy(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            if id(v) not in rebuilt:
+                storage = v.untyped_storage()
+                if storage._cdata in read_only:
+                    rebuilt[id(v)] = v
+                else:
+                    if storage._cdata not in copies:
+                        copies[storage._cdata] = storage.clone()
+                    t = torch.empty(0, dtype=v.dtype, device=v.device)
+                    t.set_(copies[storage._cdata], v.storage_offset(), v.size(), v.stride())
+                    torch._C._set_conj(t, v.is_conj())
+                    torch._C._set_neg(t, v.is_neg())
+                    rebuilt[id(v)] = t
+            return rebuilt[id(v)]
+        if isinstance(v, dict):
+            return {k: copy(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return type(v)(copy(x) for x in v)
+        return v
+
+    return copy(result), copy(inputs)
 
 
 def _described(row: list[float], like: torch.Tensor) -> str:
