@@ -149,3 +149,12 @@ def test_no_known_good_answer_the_comparison_accepts_fails_the_audit():
     assert findings["false_alarms"] == []
     assert findings["cases"] >= 420 and findings["accepted"] >= 0.95 * findings["cases"]
     assert findings["kept_whole"] >= 100  # the specs that compare their own way are in it
+
+
+def test_calls_whose_copies_are_large_are_kept_fewer_at_once_and_one_at_least(monkeypatch):
+    monkeypatch.setattr(call_audit, "KEPT_BYTES", 1000)
+    for elements, room in ((10, 3), (100, 2), (400, 1), (10_000, 1)):  # float32: 40, 400, 1600, 40000 bytes a copy
+        audit = CallAudit(("out",), whole=True)
+        for _ in range(6):
+            audit.record(None, {"out": torch.zeros(elements)})
+        assert len(audit.kept) == room, elements

@@ -21,9 +21,9 @@ its count of the poison value.
 
 The specs with a comparison of their own (random, uninitialised or aliasing outputs, vLLM's
 caches: 64 of 210) have no tolerance to bound a digest with. Their calls are kept whole instead,
-KEPT_CALLS of them chosen at random as they run, and judged by the spec's comparison: a kernel
-that skips a share p of its calls is caught with probability 1 - (1 - p)^KEPT_CALLS, not
-almost surely (docs/design/threat-model.md).
+KEPT_CALLS of them chosen at random as they run (fewer where their copies would pass
+KEPT_BYTES), and judged by the spec's comparison: a kernel that skips a share p of its calls is
+caught with probability 1 - (1 - p)^KEPT_CALLS, not almost surely (docs/design/threat-model.md).
 """
 
 from __future__ import annotations
@@ -40,9 +40,12 @@ from kgb.evaluate.correctness import poison_, tensors_in, tolerance_for
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
 # fit one chunk.
 CHUNK_ELEMENTS = 1 << 24
-# Calls kept whole where a spec compares answers its own way: each a copy of its outputs on the
-# GPU until the turn's cases are finished.
+# Calls kept whole where a spec compares answers its own way: each a copy of what it wrote, on
+# the GPU until the turn's cases are finished. As many as fit KEPT_BYTES, and at least one: a
+# vLLM cache op writes caches of gigabytes, and the memory a judge reserves for its bench cases
+# (kgb.evaluate.memory_ledger) was measured before any was kept.
 KEPT_CALLS = 3
+KEPT_BYTES = 1 << 30
 _SECRET = random.SystemRandom()
 # Rounding of the float64 sums, which add the same magnitudes in another order on another
 # tensor: relative to the sum, far above float64's error over any output that fits a GPU.
@@ -94,6 +97,7 @@ class CallAudit:
         self.calls = 0
         self.digests: list[torch.Tensor] = []
         self.kept: dict[int, tuple[Any, dict[str, Any]]] = {}  # call number: its result and its inputs
+        self.room = KEPT_CALLS  # calls kept at once: fewer where one call's copy is large
 
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
         self.calls += 1
@@ -102,12 +106,14 @@ class CallAudit:
             return
         # Reservoir sampling: every call ends up kept with the same probability, and which is
         # drawn only once it has run, so no call can tell it will be checked.
-        if len(self.kept) == KEPT_CALLS:
+        if len(self.kept) == self.room:
             slot = _SECRET.randrange(self.calls)
-            if slot >= KEPT_CALLS:
+            if slot >= self.room:
                 return
             del self.kept[sorted(self.kept)[slot]]
-        self.kept[self.calls] = kept(result, inputs, self.names)
+        result, inputs, nbytes = kept(result, inputs, self.names)
+        self.kept[self.calls] = result, inputs
+        self.room = max(1, min(self.room, KEPT_BYTES // max(nbytes, 1)))
 
     def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int,
                      compare: Callable[[Any, dict[str, Any]], str | None] | None = None) -> str | None:
@@ -152,14 +158,14 @@ class CallAudit:
                 f"has {_described(want, reference[j])})")
 
 
-def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[Any, dict[str, Any]]:
+def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[Any, dict[str, Any], int]:
     """A call's result and inputs as the call left them, for a comparison after later calls:
     every storage it may have written copied (its written arguments', and those of its result
     that are no input's), once, and each tensor rebuilt on the copy with its geometry; an input
     it only read kept as it is (reloaded with the same values before every call). So what the
     comparison checks of aliasing holds as it did: a view of `self` is still one, an in-place
     op's result is still its argument, the same object where it was (judged by a copy of each
-    tensor instead, every view and every in-place op was wrong)."""
+    tensor instead, every view and every in-place op was wrong). And the bytes copied."""
     read_only = ({t.untyped_storage()._cdata for t in tensors_in(list(inputs.values()))}
                  - {t.untyped_storage()._cdata for n in names if n in inputs for t in tensors_in(inputs[n])})
     copies: dict[int, torch.UntypedStorage] = {}  # by the storage's handle
@@ -186,7 +192,8 @@ def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[A
             return type(v)(copy(x) for x in v)
         return v
 
-    return copy(result), copy(inputs)
+    kept_result, kept_inputs = copy(result), copy(inputs)
+    return kept_result, kept_inputs, sum(s.nbytes() for s in copies.values())
 
 
 def _described(row: list[float], like: torch.Tensor) -> str:
