@@ -106,7 +106,7 @@ class CallAudit:
             return
         # Reservoir sampling: every call ends up kept with the same probability, and which is
         # drawn only once it has run, so no call can tell it will be checked.
-        if len(self.kept) == self.room:
+        if len(self.kept) >= self.room:
             slot = _SECRET.randrange(self.calls)
             if slot >= self.room:
                 return
