@@ -241,7 +241,7 @@ class BenchCaseTiming:
                 + no_baseline + beside + sent)
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
-    def _audit(self) -> CallAudit:
+    def _audit(self: CaseRunner) -> CallAudit:
         """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec
         with a comparison of its own, whose outputs have no tolerance to bound a digest with
         (kgb.evaluate.call_audit)."""
