@@ -9,7 +9,7 @@ import torch
 
 from kgb.evaluate import call_audit
 from kgb.evaluate.call_audit import CallAudit, digest
-from kgb.evaluate.correctness import compare_tensor, poison_, tolerance_for
+from kgb.evaluate.correctness import compare_tensor, poison_, tensors_in, tolerance_for
 
 
 def _at_the_edge(e: torch.Tensor, reduction: int, gen: torch.Generator, way: str) -> torch.Tensor:
@@ -106,7 +106,7 @@ def test_where_a_spec_compares_its_own_way_calls_are_kept_whole_each_as_likely_a
         for call in range(10):
             audit.record(None, {"out": torch.full((2,), float(call)), "x": torch.ones(2)})
         assert len(audit.kept) == call_audit.KEPT_CALLS
-        for number, (_, inputs) in audit.kept.items():
+        for number, (_, inputs, _) in audit.kept.items():
             assert inputs["out"][0] == number - 1  # its own outputs, copied as the call left them
             times_kept[number - 1] += 1
     assert all(800 < n < 1000 for n in times_kept), times_kept  # 900 each, 25 the standard deviation
@@ -158,3 +158,46 @@ def test_calls_whose_copies_are_large_are_kept_fewer_at_once_and_one_at_least(mo
         for _ in range(6):
             audit.record(None, {"out": torch.zeros(elements)})
         assert len(audit.kept) == room, elements
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e4m3fn, torch.complex64, torch.int32])
+def test_every_temporary_a_digest_makes_goes_back_to_the_allocator_poisoned(dtype):
+    """Freed holding |answer|, a temporary's block could be the next call's output block (on a
+    GPU the caching allocator hands it out): an output the call never writes would then hold
+    the answer of an op whose answers are never negative. Seen through a dispatch mode: every
+    tensor an op makes during the digest, but its rows, its scalars and its views of the output,
+    is all 0xFF afterwards."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    made = []
+
+    class Seen(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            made.extend(t for t in tensors_in([out]) if t.numel() > 8)
+            return out
+
+    out = (torch.randn(64, 32) * 3).to(dtype) if dtype != torch.int32 else torch.arange(2048, dtype=dtype)
+    output = out.t()  # not contiguous: the digest copies it
+    with Seen():
+        digest([output])
+    made = [t for t in made if t.untyped_storage().data_ptr() != output.untyped_storage().data_ptr()]  # not views of it
+    assert len(made) >= 3  # the copy, the masks, the magnitudes
+    for t in made:
+        raw = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
+        assert bool((raw == 0xFF).all()), (t.dtype, t.shape)
+
+
+def test_a_kept_call_let_go_of_is_poisoned_first(monkeypatch):
+    import random
+
+    monkeypatch.setattr(call_audit, "_SECRET", random.Random(3))
+    audit = CallAudit(("out",), whole=True)
+    copies = []
+    for call in range(40):
+        audit.record(None, {"out": torch.full((4,), float(call))})
+        copies += [c for (_, _, cs) in audit.kept.values() for c in cs if c not in copies]
+    let_go = [c for c in copies if not any(c is k for (_, _, ks) in audit.kept.values() for k in ks)]
+    assert len(let_go) > 0
+    for storage in let_go:
+        assert bool((torch.empty(0, dtype=torch.uint8).set_(storage) == 0xFF).all())

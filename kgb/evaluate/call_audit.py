@@ -60,30 +60,62 @@ def written(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> list
 
 def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
     """(count of NaNs, count of non-finite values, sum of finite magnitudes) of each floating
-    tensor, (count of the poison value, 0, sum) of any other, as float64 rows on the device."""
-    rows = []
-    for t in tensors:
-        flat = t.detach().reshape(-1)
-        if flat.is_floating_point() or flat.is_complex():
-            parts = [_floating(flat[i:i + CHUNK_ELEMENTS]) for i in range(0, flat.numel(), CHUNK_ELEMENTS)]
-            nan, finite, magnitude = torch.stack(parts).sum(0) if parts else torch.zeros(3, dtype=torch.float64, device=flat.device)
-            rows.append(torch.stack([nan, flat.numel() - finite, magnitude]))
-        else:
-            poison = torch.empty(1, dtype=flat.dtype, device=flat.device)
-            poison_(poison)
-            whole = flat.sum(dtype=torch.int64)  # wraps alike on equal tensors
-            rows.append(torch.stack([(flat == poison).sum(), torch.zeros_like(whole), whole]).double())
+    tensor, (count of the poison value, 0, sum) of any other, as float64 rows on the device.
+
+    Every temporary it makes as large as a chunk of an output (magnitudes, masks, a contiguous
+    copy) is poisoned before it goes back to the allocator. Between two calls of the replay,
+    the next call's outputs come from blocks the judge poisoned (Replay.prepare_call): a
+    temporary served from one of them, left holding |answer|, would hand the next call an
+    output block that already holds the answer of an op whose answers are never negative."""
+    rows, scratch = [], []
+    try:
+        for t in tensors:
+            flat = t.detach().reshape(-1)
+            if flat.untyped_storage().data_ptr() != t.untyped_storage().data_ptr():
+                scratch.append(flat)  # a copy of a non-contiguous output
+            if flat.is_floating_point() or flat.is_complex():
+                parts = [_floating(flat[i:i + CHUNK_ELEMENTS], scratch) for i in range(0, flat.numel(), CHUNK_ELEMENTS)]
+                rows.append(torch.stack(parts).sum(0) if parts
+                            else torch.zeros(3, dtype=torch.float64, device=flat.device))
+            else:
+                poison = torch.empty(1, dtype=flat.dtype, device=flat.device)
+                poison_(poison)
+                whole = flat.sum(dtype=torch.int64)  # wraps alike on equal tensors
+                poisoned = _scratch(scratch, flat == poison)
+                rows.append(torch.stack([poisoned.sum(), torch.zeros_like(whole), whole]).double())
+    finally:
+        for t in scratch:
+            _poison_storage(t)
     return torch.stack(rows) if rows else torch.zeros(0, 3, dtype=torch.float64)  # a call that wrote nothing
 
 
-def _floating(chunk: torch.Tensor) -> torch.Tensor:
-    """(NaNs, finite values, sum of finite magnitudes) of a chunk of a floating tensor."""
+def _floating(chunk: torch.Tensor, scratch: list[torch.Tensor]) -> torch.Tensor:
+    """(NaNs, non-finite values, sum of finite magnitudes) of a chunk of a floating tensor; its
+    temporaries go on `scratch`. Only ops that make no temporaries of their own: torch.isfinite
+    and torch.isinf take |x| inside, which would go back to the allocator unpoisoned."""
     if chunk.element_size() == 1:
-        chunk = chunk.float()  # float8 has no isnan or abs of its own; widened exactly
-    # a complex value's |re| + |im|, added in float64 (in its own precision it would round)
-    magnitude = torch.view_as_real(chunk).abs().double().sum(-1) if chunk.is_complex() else chunk.abs()
-    return torch.stack([torch.isnan(chunk).sum().double(), torch.isfinite(chunk).sum().double(),
+        chunk = _scratch(scratch, chunk.float())  # float8 has no isnan or abs of its own; widened exactly
+    if chunk.is_complex():  # |re| + |im|, added in float64 (in its own precision it would round)
+        parts = _scratch(scratch, _scratch(scratch, torch.view_as_real(chunk).abs()).double())
+        magnitude = _scratch(scratch, parts.sum(-1))
+    else:
+        magnitude = _scratch(scratch, chunk.abs())
+    # NaN where x is (a complex value with a NaN part: NaN in `magnitude` too, not infinite)
+    nan = _scratch(scratch, torch.isnan(chunk)).sum()
+    infinite = _scratch(scratch, magnitude == float("inf")).sum()
+    return torch.stack([nan.double(), (nan + infinite).double(),
                         magnitude.nan_to_num_(0.0, 0.0, 0.0).sum(dtype=torch.float64)])
+
+
+def _scratch(scratch: list[torch.Tensor], t: torch.Tensor) -> torch.Tensor:
+    scratch.append(t)
+    return t
+
+
+def _poison_storage(t: torch.Tensor) -> None:
+    """Every byte of a tensor's storage 0xFF (NaN as a float), as Replay.prepare_call leaves
+    the blocks of a call's outputs."""
+    torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).fill_(0xFF)
 
 
 class CallAudit:
@@ -96,7 +128,8 @@ class CallAudit:
         self.whole = whole
         self.calls = 0
         self.digests: list[torch.Tensor] = []
-        self.kept: dict[int, tuple[Any, dict[str, Any]]] = {}  # call number: its result and its inputs
+        # call number: its result, its inputs and the storages copied for them
+        self.kept: dict[int, tuple[Any, dict[str, Any], list[torch.UntypedStorage]]] = {}
         self.room = KEPT_CALLS  # calls kept at once: fewer where one call's copy is large
 
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
@@ -110,10 +143,16 @@ class CallAudit:
             slot = _SECRET.randrange(self.calls)
             if slot >= self.room:
                 return
-            del self.kept[sorted(self.kept)[slot]]
-        result, inputs, nbytes = kept(result, inputs, self.names)
-        self.kept[self.calls] = result, inputs
-        self.room = max(1, min(self.room, KEPT_BYTES // max(nbytes, 1)))
+            self._evict(sorted(self.kept)[slot])
+        result, inputs, copies = kept(result, inputs, self.names)
+        self.kept[self.calls] = result, inputs, copies
+        self.room = max(1, min(self.room, KEPT_BYTES // max(sum(c.nbytes() for c in copies), 1)))
+
+    def _evict(self, call: int) -> None:
+        """A kept call let go of, its copies poisoned first: freed holding an answer, a block
+        could be the next call's output (`digest` says why that matters)."""
+        for storage in self.kept.pop(call)[2]:
+            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(0xFF)
 
     def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int,
                      compare: Callable[[Any, dict[str, Any]], str | None] | None = None) -> str | None:
@@ -123,7 +162,7 @@ class CallAudit:
         inputs)`: the case's comparison of a call's answer with it, for the calls kept whole."""
         if self.kept and compare is None:
             raise ValueError("calls kept whole are judged by the case's comparison: pass `compare`")
-        for call, (result, inputs) in sorted(self.kept.items()):
+        for call, (result, inputs, _) in sorted(self.kept.items()):
             message = compare(result, inputs)
             if message:
                 return (f"call {call} of {self.calls}, one of {len(self.kept)} kept whole at random, "
@@ -158,14 +197,15 @@ class CallAudit:
                 f"has {_described(want, reference[j])})")
 
 
-def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[Any, dict[str, Any], int]:
+def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]
+         ) -> tuple[Any, dict[str, Any], list[torch.UntypedStorage]]:
     """A call's result and inputs as the call left them, for a comparison after later calls:
     every storage it may have written copied (its written arguments', and those of its result
     that are no input's), once, and each tensor rebuilt on the copy with its geometry; an input
     it only read kept as it is (reloaded with the same values before every call). So what the
     comparison checks of aliasing holds as it did: a view of `self` is still one, an in-place
     op's result is still its argument, the same object where it was (judged by a copy of each
-    tensor instead, every view and every in-place op was wrong). And the bytes copied."""
+    tensor instead, every view and every in-place op was wrong). And the storages copied."""
     read_only = ({t.untyped_storage()._cdata for t in tensors_in(list(inputs.values()))}
                  - {t.untyped_storage()._cdata for n in names if n in inputs for t in tensors_in(inputs[n])})
     copies: dict[int, torch.UntypedStorage] = {}  # by the storage's handle
@@ -193,7 +233,7 @@ def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> tuple[A
         return v
 
     kept_result, kept_inputs = copy(result), copy(inputs)
-    return kept_result, kept_inputs, sum(s.nbytes() for s in copies.values())
+    return kept_result, kept_inputs, list(copies.values())
 
 
 def _described(row: list[float], like: torch.Tensor) -> str:
