@@ -79,11 +79,11 @@ def cpu_as_gpu(monkeypatch):
     monkeypatch.setattr(timing.nvml, "wait_for_clocks", lambda: 0.0)
 
 
-def _replayed(skip=lambda call: False) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
+def _replayed(skip=lambda call: False, returns: bool = True) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
     """A call that writes its input into `out` and returns a fresh copy of it, recorded on set T's
     buffers, staged with set V's values, measured and finished; for each call of the replay,
     whether it found `out` poisoned and set V's values in `x`. `skip(n)`: whether the n-th call
-    does nothing."""
+    does nothing; without `returns`, the call returns nothing."""
     gen = torch.Generator().manual_seed(3)
     x_t, out_t = torch.randn(256, generator=gen), torch.empty(256)
     x_v, out_v = torch.randn(256, generator=gen), torch.empty(256)
@@ -93,6 +93,8 @@ def _replayed(skip=lambda call: False) -> tuple[Replayed, list[tuple[bool, bool]
 
     def call():
         out_t.copy_(x_t)
+        if not returns:
+            return None
         y = torch.empty_like(x_t)
         y.copy_(x_t)
         return y
@@ -138,6 +140,14 @@ def test_every_call_timed_or_checked_starts_from_one_state_and_every_timed_one_i
     (line,) = [r for r in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines()) if r["kind"] == "measure"]
     assert 0 < line["steps"]["of them reset"] + line["steps"]["of them audit"] < sum(
         v for k, v in line["steps"].items() if not k.startswith("of them"))
+
+
+def test_a_call_that_returns_nothing_is_audited_on_what_it_wrote_in_place(cpu_as_gpu):
+    """As a Triton launch is: its answer is in its output argument only."""
+    replayed, seen, x_v, ref_in = _replayed(returns=False)
+    assert replayed.result is None and set(seen) == {(True, True)}
+    assert replayed.audit.disagreement(None, ref_in, 1) is None
+    assert replayed.audit.disagreement(x_v, ref_in, 1).startswith("a call wrote 1 tensors, the reference 2")
 
 
 def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as_gpu):
