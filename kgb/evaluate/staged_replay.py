@@ -38,15 +38,17 @@ class Replayed:
     timing: Any  # kgb.evaluate.timing.Timing of the replays
     result: Any  # what the replay returned on set V
     inputs: dict  # set T's tensors after that replay (outputs written in place are there)
-    audit: CallAudit | None = None  # the digests of every call before it (kgb.evaluate.call_audit)
+    audit: CallAudit | None = None  # what every call before it wrote (kgb.evaluate.call_audit)
 
 
 class StagedReplay:
     """The recorded call made ready to time, in three steps so that a judge can time several
     cases in one turn: built and warmed up in a work section (`__init__`), measured in the
-    GPU's timing turn (`measure`), replayed once more afterwards on freshly poisoned outputs
-    (`finish`). Every turn waits for all running work sections of the GPU to end; a turn
-    per operator rather than per case drains them once for all its cases.
+    GPU's timing turn (`measure`), replayed once more afterwards and checked (`finish`).
+    Every turn waits for all running work sections of the GPU to end; a turn per operator
+    rather than per case drains them once for all its cases. Every call, timed or checked,
+    starts from one state (`before_each`) and leaves a record of what it wrote for the
+    judge's audit (`after_each`, with `audit`; judge v22).
 
     The replay runs on the judge's own copies of set T's storages as sent, with set V's
     values loaded into them, as the candidate process did: from `before` (the bytes as
