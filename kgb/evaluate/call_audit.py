@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import poison_, tensors_in, tolerance_for
+from kgb.evaluate.correctness import poison_, poison_storage, tensors_in, tolerance_for
 
 # A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
@@ -85,7 +85,7 @@ def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
                 rows.append(torch.stack([poisoned.sum(), torch.zeros_like(whole), whole]).double())
     finally:
         for t in scratch:
-            _poison_storage(t)
+            poison_storage(t.untyped_storage())
     return torch.stack(rows) if rows else torch.zeros(0, 3, dtype=torch.float64)  # a call that wrote nothing
 
 
@@ -110,12 +110,6 @@ def _floating(chunk: torch.Tensor, scratch: list[torch.Tensor]) -> torch.Tensor:
 def _scratch(scratch: list[torch.Tensor], t: torch.Tensor) -> torch.Tensor:
     scratch.append(t)
     return t
-
-
-def _poison_storage(t: torch.Tensor) -> None:
-    """Every byte of a tensor's storage 0xFF (NaN as a float), as Replay.prepare_call leaves
-    the blocks of a call's outputs."""
-    torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage()).fill_(0xFF)
 
 
 class CallAudit:
@@ -152,7 +146,7 @@ class CallAudit:
         """A kept call let go of, its copies poisoned first: freed holding an answer, a block
         could be the next call's output (`digest` says why that matters)."""
         for storage in self.kept.pop(call)[2]:
-            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(0xFF)
+            poison_storage(storage)
 
     def disagreement(self, expected: Any, ref_inputs: dict[str, Any], reduction: int,
                      compare: Callable[[Any, dict[str, Any]], str | None] | None = None) -> str | None:

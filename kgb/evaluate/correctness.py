@@ -39,6 +39,12 @@ def poison_(t: torch.Tensor) -> None:
         t.fill_(torch.iinfo(t.dtype).min + 7 if t.dtype != torch.uint8 else 0xA5)
 
 
+def poison_storage(storage: torch.UntypedStorage) -> None:
+    """Every byte of a storage 0xFF (NaN as a float): a block the caching allocator may hand
+    out again then holds no answer (kgb.evaluate.replay.Replay.prepare_call)."""
+    torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(0xFF)
+
+
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Exact equality, NaN included: for inputs that must be left untouched."""
     if a.shape != b.shape or a.dtype != b.dtype:

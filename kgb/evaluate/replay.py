@@ -97,7 +97,7 @@ class Replay:
         self.outside = [self._restore(s) for s in recording["snapshots"]]
         # Each call starts from the same state (`prepare_call`): the outside storages as the
         # recording had them, and what the calls before it made poisoned.
-        self._pristine = [torch.empty(0, dtype=torch.uint8, device=o.device).set_(o).clone() for o in self.outside]
+        self._pristine = [codec.storage_bytes(o).clone() for o in self.outside]
         self.made: list[torch.UntypedStorage] = []  # what the last call allocated
         self.captured: list[torch.UntypedStorage] = []  # what a call captured in a CUDA graph allocated (its pool)
         self._made = 0  # storages the steps so far allocate
@@ -254,11 +254,13 @@ class Replay:
         checked replay starts from this state too (staged_replay.StagedReplay.finish). The storages of the
         last call are poisoned while still held, so that the next call's allocations come
         from blocks poisoned before (the caching allocator does not hand out held ones)."""
+        from kgb.evaluate.correctness import poison_storage
+
         for storage, pristine in zip(self.outside, self._pristine, strict=True):
-            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).copy_(pristine)
+            codec.storage_bytes(storage).copy_(pristine)
         self.poison_what_it_returns_from_before()
         for storage in (*self.made, *self.captured):
-            torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage).fill_(0xFF)
+            poison_storage(storage)
 
 
 def _tensors_named(v: Any) -> Iterator[dict]:

@@ -74,8 +74,7 @@ class StagedReplay:
                  and (sid := sent.id_of(t.untyped_storage())) is not None}
         self.v_bytes = {sid: b for sid, b in before.items() if sid not in t_ids}
         with exclusive.work():
-            self.storages = {sid: torch.empty(0, dtype=torch.uint8, device=b.device).set_(b.clone().untyped_storage())
-                             .untyped_storage() for sid, b in before.items() if sid in t_ids}
+            self.storages = {sid: b.clone().untyped_storage() for sid, b in before.items() if sid in t_ids}
             as_sent = {sid: b.untyped_storage() for sid, b in self.v_bytes.items()}
             self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, as_sent)
             self.replay = Replay(recording, self.storages, ops)
@@ -85,6 +84,7 @@ class StagedReplay:
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work,
                                     before_each=self.before_each, after_each=self.after_each)
+        self.flush = self.prepared.flush  # the checked call's too (`finish`)
 
     def _reset(self) -> None:
         from kgb.evaluate.correctness import load_values
@@ -140,8 +140,6 @@ class StagedReplay:
     def finish(self) -> Replayed:
         """After the turn: the call once more on set V's values, from the state each timed call
         started from."""
-        from kgb.evaluate.timing import JUDGE_PROTOCOL, flush_of
-
         timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
         with self.exclusive.work():
             # As each timed call started (`before_each`, the L2 flush): a kernel cannot tell
@@ -149,7 +147,7 @@ class StagedReplay:
             # blocks were poisoned by then, an earlier call's (the graph's pool, or the blocks
             # the caching allocator hands this call), so an output it never writes is not zeros.
             self.before_each()
-            flush_of(JUDGE_PROTOCOL)()
+            self.flush()
             if timing.graph is not None:
                 timing.graph.replay()
                 result = timing.graph_output

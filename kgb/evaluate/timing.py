@@ -121,11 +121,6 @@ def _flush(reading: bool) -> L2Flush:
     return _FLUSHES[reading]
 
 
-def flush_of(protocol: Protocol) -> L2Flush:
-    """The L2 flush a protocol's measurements take before each call (this process's one)."""
-    return _flush(protocol.flush_reads)
-
-
 @dataclass(frozen=True)
 class Timing:
     median_us: float
