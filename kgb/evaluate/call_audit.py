@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import poison_, poison_storage, tensors_in, tolerance_for
+from kgb.evaluate.correctness import placed_like, poison_, poison_storage, tensors_in, tolerance_for
 
 # A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
@@ -214,11 +214,7 @@ def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]
                 else:
                     if storage._cdata not in copies:
                         copies[storage._cdata] = storage.clone()
-                    t = torch.empty(0, dtype=v.dtype, device=v.device)
-                    t.set_(copies[storage._cdata], v.storage_offset(), v.size(), v.stride())
-                    torch._C._set_conj(t, v.is_conj())
-                    torch._C._set_neg(t, v.is_neg())
-                    rebuilt[id(v)] = t
+                    rebuilt[id(v)] = placed_like(v, copies[storage._cdata])
             return rebuilt[id(v)]
         if isinstance(v, dict):
             return {k: copy(x) for k, x in v.items()}

@@ -16,12 +16,7 @@ from kgb.operators import Case, Spec, Tolerance, published_tolerance
 def clone_exact(value: Any) -> Any:
     """A deep copy that keeps every tensor's storage layout (strides, offset, overlap)."""
     if isinstance(value, torch.Tensor):
-        copy = torch.empty(0, dtype=value.dtype, device=value.device)
-        copy.set_(value.untyped_storage().clone(), value.storage_offset(), value.size(), value.stride())
-        # lazy conjugate / negative views keep their bit, as the case made them
-        torch._C._set_conj(copy, value.is_conj())
-        torch._C._set_neg(copy, value.is_neg())
-        return copy
+        return placed_like(value, value.untyped_storage().clone())
     if isinstance(value, Mapping):
         return {k: clone_exact(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -37,6 +32,16 @@ def poison_(t: torch.Tensor) -> None:
         t.fill_(True)
     else:
         t.fill_(torch.iinfo(t.dtype).min + 7 if t.dtype != torch.uint8 else 0xA5)
+
+
+def placed_like(t: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
+    """A tensor over `storage` with t's dtype and geometry (offset, size, strides)."""
+    placed = torch.empty(0, dtype=t.dtype, device=t.device)
+    placed.set_(storage, t.storage_offset(), t.size(), t.stride())
+    # lazy conjugate / negative views keep their bit, as the case made them
+    torch._C._set_conj(placed, t.is_conj())
+    torch._C._set_neg(placed, t.is_neg())
+    return placed
 
 
 def poison_storage(storage: torch.UntypedStorage) -> None:
