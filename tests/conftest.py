@@ -11,8 +11,10 @@ test's id: the groups are read here from the test files' source instead.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -135,3 +137,56 @@ def job_log(tmp_path):
         return path
 
     return write
+
+
+# The judge's timing code on the CPU (tests/test_staged_replay.py, tests/test_bench_timing.py)
+class _Event:
+    def __init__(self, enable_timing: bool = False, external: bool = False):
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def elapsed_time(self, end: _Event) -> float:
+        return (end.at - self.at) * 1000.0
+
+    def synchronize(self) -> None:
+        pass
+
+
+class _NoReading:
+    error, count, activities = "no kernel clock on the CPU", 0, 0
+
+    def repetition(self):
+        return contextlib.nullcontext()
+
+    def samples(self) -> None:
+        return None
+
+
+class _NoClock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def reading(self) -> _NoReading:
+        return _NoReading()
+
+
+@pytest.fixture
+def cpu_as_gpu(monkeypatch):
+    """The judge's timing code (kgb.evaluate.timing) run on the CPU: events read the host's
+    clock, there is no L2 to flush, no CUDA graph, no kernel clock and no GPU clocks to wait for."""
+    import torch
+
+    from kgb.evaluate import timing
+
+    monkeypatch.setattr(torch.cuda, "Event", _Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
+    monkeypatch.setattr(timing, "_FLUSHES", {True: lambda: None, False: lambda: None})
+    monkeypatch.setattr(timing, "capture", lambda fn, flush=None: "no CUDA graphs on the CPU")
+    monkeypatch.setattr(timing, "KernelClock", _NoClock)
+    monkeypatch.setattr(timing.nvml, "wait_for_clocks", lambda: 0.0)

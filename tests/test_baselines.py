@@ -1,7 +1,9 @@
 """Speed baselines measured once per chip and case (kgb.tracking.baselines): the first
 evaluation's measurement is logged as an event, later evaluations are given it and name it,
-a later job reads it back, and another chip's fingerprint measures its own. No GPU here: the
-judge is replaced by one that 'measures' a new figure each time it is asked to."""
+a later job reads it back, and another chip's fingerprint measures its own; a baseline timed
+in a crowded turn is never given out, and evaluations that measured the same case at once
+end up sharing one figure. No GPU here: the judge is replaced by one that 'measures' a new
+figure each time it is asked to."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 import kgb.trial as trial_module
 from kgb import operators
 from kgb.evaluate import CaseResult, EvalSettings, Status, Verdict
+from kgb.evaluate.verdict import Turn
 from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import BaselineMeasured
@@ -25,18 +28,22 @@ class MeasuringJudge:
     def __init__(self):
         self.given: list[dict] = []
         self.measured = 10.0
+        self.crowded: set[int] = set()  # the judgements (0, 1, ...) whose turn was crowded
 
     def __call__(self, source, spec, settings, baselines=None):
         self.given.append(dict(baselines or {}))
         cases = []
+        turn = Turn.CROWDED if len(self.given) - 1 in self.crowded else Turn.ALONE
         for name in ("bench-a", "bench-b"):
-            mode = None
+            mode, timed_in = None, None
             if name in (baselines or {}):
                 base = baselines[name]
             else:
                 self.measured += 1
                 base, mode = self.measured, f"eager (the GPU's count over 3 of {int(self.measured)} calls)"
-            cases.append(CaseResult(name, "bench", Status.CORRECT, latency_us=5.0, baseline_us=base, baseline_mode=mode))
+                timed_in = turn
+            cases.append(CaseResult(name, "bench", Status.CORRECT, latency_us=5.0, baseline_us=base, baseline_mode=mode,
+                                    baseline_turn=timed_in))
         cases.append(CaseResult("smoke-1", "smoke", Status.CORRECT))
         return Verdict(Status.CORRECT, "ok", cases=tuple(cases), baseline="torch", device="cuda")
 
@@ -93,3 +100,54 @@ def test_the_fingerprint_follows_the_device_the_settings_and_the_libraries():
     assert base != fingerprint("NVIDIA H100", "cuda repeats=100", {"torch": "2.11.0", "triton": "3.6.0"})
     assert base != fingerprint("NVIDIA H200", "cuda repeats=50", {"torch": "2.11.0", "triton": "3.6.0"})
     assert base != fingerprint("NVIDIA H200", "cuda repeats=100", {"torch": "2.12.0", "triton": "3.6.0"})
+
+
+def test_a_baseline_timed_in_a_crowded_turn_is_its_verdicts_own_and_the_next_evaluation_measures_again(tmp_path, judge):
+    judge.crowded = {0}
+    ctx = _context(tmp_path, "job1", BaselineBook("h200-a"))
+    first = ctx.evaluate("source one").verdict
+    second = ctx.evaluate("source two").verdict
+    third = ctx.evaluate("source three").verdict
+    assert judge.given == [{}, {}, {"bench-a": 13.0, "bench-b": 14.0}]  # the crowded figures were never given
+    events = [e for e in ctx.log.events() if isinstance(e, BaselineMeasured)]
+    assert [(e.latency_us, e.turn) for e in events] == [(11.0, Turn.CROWDED), (12.0, Turn.CROWDED),
+                                                        (13.0, Turn.ALONE), (14.0, Turn.ALONE)]
+    # the crowded verdict keeps the figure its speedup was taken against, and names it
+    assert [(c.baseline_us, c.baseline_from, c.baseline_turn) for c in first.cases[:2]] == [
+        (11.0, f"job1#{events[0].seq}", Turn.CROWDED), (12.0, f"job1#{events[1].seq}", Turn.CROWDED)]
+    assert [c.baseline_from for c in third.cases[:2]] == [c.baseline_from for c in second.cases[:2]] == [
+        f"job1#{events[2].seq}", f"job1#{events[3].seq}"]
+    assert first.speedup == pytest.approx((11 * 12) ** 0.5 / 5) and third.speedup == pytest.approx((13 * 14) ** 0.5 / 5)
+    ctx.log.close()
+    # read back from the log, the book passes the crowded events over as well
+    assert load_book(tmp_path, "h200-a").known(ctx.spec) == {"bench-a": 13.0, "bench-b": 14.0}
+
+
+def test_evaluations_that_measured_one_case_at_once_share_the_first_figure_logged_and_keep_their_own_in_the_log(
+        tmp_path, judge):
+    book = BaselineBook("h200-a")
+    ctx = _context(tmp_path, "job1", book)
+    # two judgements started before either was recorded: neither was given a baseline
+    one, two = (judge(f"source {n}", ctx.spec, SETTINGS) for n in (1, 2))
+    first = book.record(ctx.emit, "job1", ctx.spec, one)
+    second = book.record(ctx.emit, "job1", ctx.spec, two)
+    events = [e for e in ctx.log.events() if isinstance(e, BaselineMeasured)]
+    assert [e.latency_us for e in events] == [11.0, 12.0, 13.0, 14.0]  # every measurement is a fact of the log
+    assert [(c.baseline_us, c.baseline_from) for c in second.cases[:2]] == [
+        (c.baseline_us, c.baseline_from) for c in first.cases[:2]] == [(11.0, f"job1#{events[0].seq}"),
+                                                                        (12.0, f"job1#{events[1].seq}")]
+    assert [c.baseline_mode for c in second.cases[:2]] == [None, None]  # given, as a later judgement's would be
+    assert book.known(ctx.spec) == {"bench-a": 11.0, "bench-b": 12.0}
+    ctx.log.close()
+
+
+def test_a_crowded_measurement_takes_the_books_figure_where_another_evaluation_logged_one_first(tmp_path, judge):
+    book = BaselineBook("h200-a")
+    ctx = _context(tmp_path, "job1", book)
+    judge.crowded = {1}
+    alone, crowded = (judge(f"source {n}", ctx.spec, SETTINGS) for n in (1, 2))
+    book.record(ctx.emit, "job1", ctx.spec, alone)
+    second = book.record(ctx.emit, "job1", ctx.spec, crowded)
+    assert [c.baseline_us for c in second.cases[:2]] == [11.0, 12.0]
+    assert [e.turn for e in ctx.log.events() if isinstance(e, BaselineMeasured)] == [Turn.ALONE] * 2 + [Turn.CROWDED] * 2
+    ctx.log.close()

@@ -1,7 +1,9 @@
-"""kgb.evaluate.bench_timing: no baseline is timed while the candidate process lives.
+"""kgb.evaluate.bench_timing: no baseline is timed while the candidate process lives, and a
+baseline says whether its turn had the GPU to itself.
 
 The turns themselves need a GPU; here the judge's runner is a stand-in that records, for
-every baseline it times, whether the candidate process was closed by then."""
+every baseline it times, whether the candidate process was closed by then, or the judge's
+own turn methods run the real timing code on the CPU (the `cpu_as_gpu` fixture)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,14 @@ import dataclasses
 import pytest
 import torch
 
-from kgb.evaluate import bench_timing
-from kgb.evaluate.bench_case import TURN_BATCH_BYTES
-from kgb.evaluate.verdict import CaseResult, InstrumentFailed, Status
+from kgb import operators
+from kgb.evaluate import bench_case, bench_timing
+from kgb.evaluate.baseline import BaselineTiming
+from kgb.evaluate.bench_case import TURN_BATCH_BYTES, TimedCase
+from kgb.evaluate.case_runner import CaseRunner
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.verdict import CROWDED_TURN, CaseResult, InstrumentFailed, Status, Turn
 from kgb.operators import Case
 
 
@@ -26,6 +33,8 @@ class Candidate:
 
 
 class Baseline:
+    turn = Turn.ALONE
+
     def __init__(self, candidate: Candidate, us: float, broke: str = ""):
         self.candidate, self._us, self.broke, self.missing = candidate, us, broke, ""
         self.prepared = False
@@ -138,12 +147,14 @@ def test_an_earlier_turns_baselines_wait_for_a_turn_after_the_candidate_process(
     timed = [b for b in runner.baselines if b.timed_beside_candidate is not None]
     assert len(timed) == 3 and not any(b.timed_beside_candidate for b in timed)
     assert all(r.baseline_us is not None and r.latency_us == 10.0 for r in results)
+    assert [r.baseline_turn for r in results] == [Turn.ALONE] * 3  # the turns said so, the later one too
 
 
 def test_known_baselines_leave_the_candidate_process_alone():
     runner, candidate, results, message = _judge({"a": TURN_BATCH_BYTES, "b": 1}, known={"a", "b"})
     assert message == "" and not candidate.closed  # closed with the judgement, unwaited
     assert runner.turns == [(True, ["a"], []), (True, ["b"], [])]
+    assert [r.baseline_turn for r in results] == [None, None]  # given, not timed here
 
 
 def test_a_baseline_that_breaks_in_its_own_turn_leaves_the_rest_untimed_and_says_so():
@@ -175,3 +186,31 @@ def test_what_the_bench_turns_ask_of_the_runner_and_the_process_the_real_ones_ha
             if inspect.isfunction(theirs) and inspect.isfunction(ours):
                 wanted = [p for p in inspect.signature(theirs).parameters.values() if p.default is p.empty]
                 assert [p.name for p in wanted] == list(inspect.signature(ours).parameters)[:len(wanted)], name
+
+
+class _DrainRanOut(TimingLock):
+    """The timing lock of a GPU where every turn waited DRAIN_LIMIT_S for a work section that
+    ran on (a candidate hanging in its check), then timed beside it."""
+
+    def __call__(self):
+        self.crowded_turns += 1
+        return contextlib.nullcontext()
+
+
+@pytest.mark.parametrize("lock", [TimingLock, _DrainRanOut])
+def test_a_baseline_says_whether_its_turn_had_the_gpu_to_itself(cpu_as_gpu, monkeypatch, lock):
+    """What keeps a slow baseline, timed beside another evaluation's work, out of the book that
+    gives it to every later trial (kgb.tracking.baselines)."""
+    monkeypatch.setattr(bench_case.kernel_clock, "session", contextlib.nullcontext)
+    runner = CaseRunner(operators.load("aten::add"), None, "cpu")
+    runner.exclusive = lock(None, runner.phase)
+    x = torch.randn(1024)
+    alone_in_turn, with_replay = (BaselineTiming(lambda: x + 1, 20, 2, Phases()) for _ in range(2))
+    runner.prepare_baselines([alone_in_turn, with_replay])
+    runner.measure_baselines([(Case(name="a", tag="bench", seed=0), alone_in_turn)])
+    staged = TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, with_replay, replay="not replayed here")
+    runner.measure([staged])
+    want = Turn.CROWDED if lock is _DrainRanOut else Turn.ALONE
+    assert alone_in_turn.turn is with_replay.turn is staged.turn is want
+    for b in (alone_in_turn, with_replay):
+        assert b.us > 0 and b.mode.endswith(CROWDED_TURN) is (want is Turn.CROWDED)

@@ -8,9 +8,6 @@ from one state, and every timed call's answer is audited."""
 
 from __future__ import annotations
 
-import contextlib
-import time
-
 import pytest
 import torch
 import triton
@@ -31,52 +28,6 @@ from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.stopping_rule import MIN_REPEATS
 from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Failed, Status
-
-
-class _Event:
-    def __init__(self, enable_timing: bool = False, external: bool = False):
-        self.at = 0.0
-
-    def record(self) -> None:
-        self.at = time.perf_counter()
-
-    def elapsed_time(self, end: _Event) -> float:
-        return (end.at - self.at) * 1000.0
-
-    def synchronize(self) -> None:
-        pass
-
-
-class _NoReading:
-    error, count, activities = "no kernel clock on the CPU", 0, 0
-
-    def repetition(self):
-        return contextlib.nullcontext()
-
-    def samples(self) -> None:
-        return None
-
-
-class _NoClock:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-    def reading(self) -> _NoReading:
-        return _NoReading()
-
-
-@pytest.fixture
-def cpu_as_gpu(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "Event", _Event)
-    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
-    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
-    monkeypatch.setattr(timing, "_FLUSHES", {True: lambda: None, False: lambda: None})
-    monkeypatch.setattr(timing, "capture", lambda fn, flush=None: "no CUDA graphs on the CPU")
-    monkeypatch.setattr(timing, "KernelClock", _NoClock)
-    monkeypatch.setattr(timing.nvml, "wait_for_clocks", lambda: 0.0)
 
 
 def _replayed(skip=lambda call: False, returns: bool = True) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
@@ -185,7 +136,7 @@ def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped)
         audit.record(torch.zeros_like(expected) if skipped and n == 2 else expected.clone(), {})
     run = timing.Timing(median_us=12.5, spread=0.01, repeats=5, mode="eager")
     staged = TimedCase(case, Reply({"result": expected.clone()}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
-                       None, 0, _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
+                       None, _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
     if not skipped:
         assert runner.finish(staged)[0] == 12.5
         return
@@ -265,7 +216,7 @@ def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_
     audit.record((torch.full_like(values, float("nan")), indices.clone()), dict(ref_in))  # skipped its values
     run = timing.Timing(median_us=12.5, spread=0.01, repeats=2, mode="eager")
     staged = TimedCase(case, Reply({"result": expected}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
-                       None, 0, _Finished(Replayed(run, expected, dict(ref_in), audit)))
+                       None, _Finished(Replayed(run, expected, dict(ref_in), audit)))
     with pytest.raises(Failed) as failed:
         runner.finish(staged)
     assert failed.value.status == Status.REJECTED

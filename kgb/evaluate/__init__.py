@@ -345,14 +345,14 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             except json.JSONDecodeError:
                 continue  # a torn last line from a worker that died mid-write
             if "case" in record:
-                cases.append(CaseResult(**{**record["case"], "status": Status(record["case"]["status"])}))
+                cases.append(CaseResult.from_record(record["case"]))
             if "final" in record:
                 final = record["final"]
     if final is not None:
         return Verdict(
             status=Status(final["status"]),
             message=final["message"],
-            cases=tuple(CaseResult(**{**c, "status": Status(c["status"])}) for c in final.get("cases", [])),
+            cases=tuple(CaseResult.from_record(c) for c in final.get("cases", [])),
             logs=logs,
             baseline=final.get("baseline"),
             device=settings.device,

@@ -20,6 +20,7 @@ from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing import Prepared, Timing, measure, prepare
 from kgb.evaluate.timing_lock import trace
+from kgb.evaluate.verdict import CROWDED_TURN, Turn
 from kgb.operators import Spec
 
 
@@ -46,6 +47,7 @@ class BaselineTiming:
         self.timing: Timing | None = None
         self.missing = ""
         self.broke = ""
+        self.turn: Turn | None = None  # how the turn that timed it went, said by whoever held it
 
     def prepare(self) -> None:
         if self.prepared is None and not self.done:
@@ -82,7 +84,7 @@ class BaselineTiming:
         if self.us is None:
             return None
         t = self.timing
-        return t.mode + (f" ({t.note})" if t.note else "")
+        return t.mode + (f" ({t.note})" if t.note else "") + (f"; {CROWDED_TURN}" if self.turn is Turn.CROWDED else "")
 
     @contextmanager
     def _failing(self) -> Iterator[None]:

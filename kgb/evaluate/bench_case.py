@@ -22,7 +22,7 @@ from kgb.evaluate.correctness import compare_outputs, tensors_in
 from kgb.evaluate.draws import timing_draws
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.staged_replay import Replayed, StagedReplay
-from kgb.evaluate.verdict import Failed, InstrumentFailed, Status, TimedBy
+from kgb.evaluate.verdict import CROWDED_TURN, Failed, InstrumentFailed, Status, TimedBy, Turn
 from kgb.operators import Case
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ class TimedCase:
     cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
     check: dict  # set V as drawn, for the reference
     baseline: BaselineTiming | None  # None: measured by an earlier evaluation
-    crowded: int  # the judge's crowded turns before this case
     replay: StagedReplay | str | None = None  # or why the judge cannot replay the call
+    turn: Turn | None = None  # how its turn went, once measured
 
     @property
     def nbytes(self) -> int:
@@ -105,7 +105,6 @@ class BenchCaseTiming:
             drawn = timing_draws(spec, case, seeds, self.device)
             timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
             del drawn  # each set is freed once its last name below goes
-        crowded = self.exclusive.crowded_turns
         # The process draws the sets itself from their seeds, with the spec the judge sent it:
         # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
         redraw = Redraw(case.name, seeds) if self.candidate.has_spec else None
@@ -129,7 +128,7 @@ class BenchCaseTiming:
         del timed  # before the replay's copies are made (the baseline keeps what it needs)
         # The replay runs before the reference is computed: its kernels run in this process's
         # CUDA context, where the expected answer must not yet exist.
-        staged = TimedCase(case, reply, cand_t, check, baseline, crowded)
+        staged = TimedCase(case, reply, cand_t, check, baseline)
         try:
             with self.phase("replay"):
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
@@ -162,13 +161,22 @@ class BenchCaseTiming:
 
     def measure_baselines(self: CaseRunner, baselines: list[tuple[Case, BaselineTiming]]) -> None:
         """Time baselines alone, in one turn of the GPU, as `measure` times a staged case's."""
+        crowded_before = self.exclusive.crowded_turns
         with kernel_clock.session(), self.exclusive():
             for case, b in baselines:
                 _time_baseline(case, b)
+        turn = self._turn_since(crowded_before)
+        for _, b in baselines:
+            b.turn = turn
+
+    def _turn_since(self: CaseRunner, crowded_before: int) -> Turn:
+        """How the turn just ended went, from the judge's count of crowded turns before it."""
+        return Turn.CROWDED if self.exclusive.crowded_turns > crowded_before else Turn.ALONE
 
     def measure(self: CaseRunner, staged: list[TimedCase]) -> None:
         """Time the staged cases, replay then baseline for each, in one turn of the GPU, inside
         a kernel-clock session that starts before the turn and ends after it."""
+        crowded_before = self.exclusive.crowded_turns
         with kernel_clock.session(), self.exclusive():
             for s in staged:
                 if isinstance(s.replay, StagedReplay):
@@ -182,6 +190,11 @@ class BenchCaseTiming:
                         s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
                 if s.baseline is not None:
                     _time_baseline(s.case, s.baseline)
+        turn = self._turn_since(crowded_before)
+        for s in staged:
+            s.turn = turn
+            if s.baseline is not None:
+                s.baseline.turn = turn
 
     def finish(self: CaseRunner, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
         """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
@@ -232,8 +245,7 @@ class BenchCaseTiming:
             return (None, base_us, f"not timed: the judge could not replay the call ({replayed}); "
                     f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
         t = replayed.timing
-        beside = ("; timed while another evaluation's check ran past the turn's wait for it"
-                  if self.exclusive.crowded_turns > s.crowded else "")
+        beside = f"; {CROWDED_TURN}" if s.turn is Turn.CROWDED else ""
         why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(case.name)),
                                                         ("its timing", s.reply.sent_instead)) if reason]
         sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""

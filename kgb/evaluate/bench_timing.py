@@ -57,7 +57,8 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
                 lat, base, mode, spread, by = runner.finish(s)
                 _update(results, s.case.name, latency_us=lat, baseline_us=base, timing_mode=mode,
                         latency_spread=spread, timed_by=by,
-                        baseline_mode=s.baseline.mode if s.baseline is not None else None)
+                        baseline_mode=s.baseline.mode if s.baseline is not None else None,
+                        baseline_turn=s.baseline.turn if s.baseline is not None and base is not None else None)
         except InstrumentFailed as exc:
             # Correct, as checked; the cases of this turn and the ones after it untimed, and
             # the message says why.
@@ -88,13 +89,18 @@ def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, w
         runner.prepare_baselines([b for _, b in batch])
         runner.measure_baselines(batch)
         for case_, b in batch:
-            result = next(r for r in results if r.name == case_.name)
-            mode = (result.timing_mode or "") + b.missing
-            _update(results, case_.name, baseline_us=b.us, baseline_mode=b.mode, timing_mode=mode)
+            i = _index(results, case_.name)
+            results[i] = dataclasses.replace(results[i], baseline_us=b.us, baseline_mode=b.mode,
+                                             baseline_turn=b.turn if b.us is not None else None,
+                                             timing_mode=(results[i].timing_mode or "") + b.missing)
         batch, held = [], 0
         runner.released()
 
 
+def _index(results: list[CaseResult], name: str) -> int:
+    return next(i for i, r in enumerate(results) if r.name == name)
+
+
 def _update(results: list[CaseResult], name: str, **fields: object) -> None:
-    i = next(i for i, r in enumerate(results) if r.name == name)
+    i = _index(results, name)
     results[i] = dataclasses.replace(results[i], **fields)

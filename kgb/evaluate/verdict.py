@@ -86,6 +86,19 @@ class TimedBy(StrEnum):
     CANDIDATE = "candidate"
 
 
+class Turn(StrEnum):
+    """Whether a measurement had the GPU to itself in its timing turn (kgb.evaluate.timing_lock)."""
+
+    ALONE = "alone"
+    # another evaluation's work section ran on past the turn's wait for it (DRAIN_LIMIT_S): a
+    # candidate hanging in its check, or GPU work queued where no section covers it
+    CROWDED = "crowded"
+
+
+# What a timing mode adds for a measurement whose turn was crowded
+CROWDED_TURN = "timed while another evaluation's check ran past the turn's wait for it"
+
+
 class CacheUse(StrEnum):
     """Whether the candidate's Triton cache started with what an earlier evaluation of the
     same source compiled (kgb.evaluate.compile_cache)."""
@@ -114,6 +127,15 @@ class CaseResult:
     # how the judge timed the baseline ("eager" or "graph", and the timing's note); None where
     # it was given a known one
     baseline_mode: str | None = None
+    # whether the baseline's turn had the GPU to itself; None where it was given a known one. A
+    # crowded baseline is this verdict's own, never given to later ones (kgb.tracking.baselines)
+    baseline_turn: Turn | None = None
+
+    @classmethod
+    def from_record(cls, record: dict) -> CaseResult:
+        """A case as the judge's result file holds it (JSON)."""
+        enums = {"status": Status, "timed_by": TimedBy, "baseline_turn": Turn}
+        return cls(**{k: enums[k](v) if k in enums and v is not None else v for k, v in record.items()})
 
 
 @dataclass(frozen=True)

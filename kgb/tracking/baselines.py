@@ -9,6 +9,15 @@ Triton, judge and timing settings: the fingerprint) is given that figure, and ea
 case names the event its baseline came from (`CaseResult.baseline_from`). The book is a
 projection of the event logs under the tracking root: a job started later, or resumed,
 reads what earlier jobs measured.
+
+Every measurement is logged, and the book gives out the first one whose timing turn had the
+GPU to itself. A baseline timed while another evaluation's work ran on the GPU past the turn's
+wait for it (`Turn.CROWDED`: a candidate hanging in its check) reads slow, and given to every
+later trial it would inflate every method's speedup on that case; it stays the figure of the
+verdict that measured it, which says so, and the next evaluation measures again. Concurrent
+evaluations of one operator may each measure a case the book did not know when they started:
+the later ones to finish take the book's figure, so that one case's speedups share one
+baseline, and their own measurements stay in the log.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.evaluate import Verdict
+from kgb.evaluate.verdict import Turn
 from kgb.operators import Spec
 from kgb.tracking.events import BaselineMeasured, Event
 from kgb.tracking.log import read_events
@@ -52,7 +62,7 @@ class BaselineBook:
 
     def load(self, events: Iterable[Event]) -> BaselineBook:
         for e in events:
-            if isinstance(e, BaselineMeasured) and e.fingerprint == self.fingerprint:
+            if isinstance(e, BaselineMeasured) and e.fingerprint == self.fingerprint and e.turn is not Turn.CROWDED:
                 self._known.setdefault((e.op, e.spec_version, e.case), Baseline(e.latency_us, e.baseline, f"{e.job}#{e.seq}"))
         return self
 
@@ -63,8 +73,8 @@ class BaselineBook:
                     if op == spec.id and version == spec.version}
 
     def record(self, emit: Callable[[Event], Event], job: str, spec: Spec, verdict: Verdict) -> Verdict:
-        """Log the baselines this verdict measured that the book did not know, and return the
-        verdict with each timed case naming the event its baseline came from."""
+        """Log the baselines this verdict measured, and return the verdict with each timed case
+        naming the event its baseline came from: the book's, where it knows one by now."""
         cases = []
         for c in verdict.cases:
             if c.baseline_us is None:
@@ -72,13 +82,21 @@ class BaselineBook:
                 continue
             key = (spec.id, spec.version, c.name)
             with self._lock:
-                known = self._known.get(key)
-                if known is None:
+                known, mine = self._known.get(key), None
+                if c.baseline_mode is not None or known is None:  # measured by this verdict's judge, not given
                     event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=c.name,
                                                   baseline=verdict.baseline or "", latency_us=c.baseline_us,
-                                                  fingerprint=self.fingerprint, timing_mode=c.baseline_mode or ""))
-                    known = self._known[key] = Baseline(c.baseline_us, verdict.baseline or "", f"{event.job}#{event.seq}")
-            cases.append(dataclasses.replace(c, baseline_from=known.ref))
+                                                  fingerprint=self.fingerprint, timing_mode=c.baseline_mode or "",
+                                                  turn=c.baseline_turn))
+                    mine = Baseline(c.baseline_us, verdict.baseline or "", f"{event.job}#{event.seq}")
+                    if c.baseline_turn is not Turn.CROWDED:
+                        known = self._known.setdefault(key, mine)
+            if known is None or known is mine:  # its own: the book's first, or crowded
+                assert mine is not None
+                cases.append(dataclasses.replace(c, baseline_from=mine.ref))
+            else:  # given, or measured beside another evaluation that logged it first
+                cases.append(dataclasses.replace(c, baseline_us=known.latency_us, baseline_from=known.ref,
+                                                 baseline_mode=None, baseline_turn=None))
         return dataclasses.replace(verdict, cases=tuple(cases))
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any, ClassVar
 
-from kgb.evaluate.verdict import CaseResult, Status, Verdict
+from kgb.evaluate.verdict import CaseResult, Status, Turn, Verdict
 from kgb.usage import Usage
 
 SCHEMA_VERSION = 2  # 2: RunStarted.identity/.settings/.sandbox, TrialEnd.INFRA_ERROR, agent events,
@@ -88,6 +88,9 @@ class BaselineMeasured(Event):
     spec_version: int = 0
     fingerprint: str = ""  # device, judge settings, torch/Triton versions (baselines.fingerprint)
     timing_mode: str = ""  # how the judge timed it (CaseResult.baseline_mode); empty in older logs
+    # whether its turn had the GPU to itself (CaseResult.baseline_turn); a crowded one is never
+    # given to later evaluations. None in older logs
+    turn: Turn | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
