@@ -41,7 +41,7 @@ def agree(op: str, tags: tuple[str, ...], device: str) -> dict:
     from kgb.operators import CaseTag
 
     spec = operators.load(op)
-    written = (*spec.output_args, *spec.inout_args)
+    written = spec.written_args
     rows = []
     for case in spec.cases_for({CaseTag(t) for t in tags}):
         entry = spec.entry_of(case)

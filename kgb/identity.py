@@ -8,7 +8,8 @@ verdict: the device, the resolved case set, the timeout, the sm_XX compile check
 timing protocol where anything is timed, and the judge's version. What reaches neither
 is left out, so that changing it makes no new trial: `method.samples` (a new sample index
 is a new trial; raising the count keeps samples 0..N-1), `method.concurrency`, and how
-model calls are made and paid for (retries, prices, budgets; see `Keyed.not_identity`).
+model calls are made and paid for (retries, prices, the model's budgets; see `Keyed.not_identity`;
+an agent harness's budgets under `method.agent` are part of the method, kgb.agents.config).
 
 `Judging.summary()` is the readable line of the verdict's settings; the job's RunStarted
 carries it (`settings`) so that results judged differently are never counted together.

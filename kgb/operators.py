@@ -176,6 +176,11 @@ class Spec:
         return tuple(getattr(self.module, "INOUT_ARGS", ()))
 
     @property
+    def written_args(self) -> tuple[str, ...]:
+        """Arguments a call may write: the pure outputs, then the ones updated in place."""
+        return (*self.output_args, *self.inout_args)
+
+    @property
     def kernel_required(self) -> bool:
         """False only for views and metadata ops whose spec says so explicitly."""
         return bool(getattr(self.module, "KERNEL_REQUIRED", True))

@@ -112,7 +112,7 @@ class BenchCaseTiming:
             # every tensor the call may write, also inside a list argument (vLLM's copy_blocks
             # takes lists of caches: left out, they came back stale and a correct candidate
             # was judged wrong on the H200)
-            written = list(tensors_in([v for n, v in cand_t.items() if n in (*spec.output_args, *spec.inout_args)]))
+            written = list(tensors_in([v for n, v in cand_t.items() if n in spec.written_args]))
             try:
                 reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
                                                           min(repeats, OWN_CLOCK_REPEATS), written, redraw)
@@ -257,7 +257,7 @@ class BenchCaseTiming:
         """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec
         with a comparison of its own, whose outputs have no tolerance to bound a digest with
         (kgb.evaluate.call_audit)."""
-        return CallAudit((*self.spec.output_args, *self.spec.inout_args),
+        return CallAudit(self.spec.written_args,
                          whole=getattr(self.spec.module, "compare", None) is not None)
 
     def baseline(self: CaseRunner, entry: str) -> tuple[str, Callable[..., Any]]:

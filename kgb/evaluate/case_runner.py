@@ -121,7 +121,7 @@ class CaseRunner(BenchCaseTiming):
                 if message is None:
                     message = self._untouched(case, pristine, cand_in)
             if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
-                written = _tensors(cand_in, (*spec.output_args, *spec.inout_args))
+                written = _tensors(cand_in, spec.written_args)
                 message = unexplained([actual, *written.values()], self.stored, [pristine])
                 if message:
                     raise Failed(Status.REJECTED, f"case {case.name}: {message}")
@@ -160,7 +160,7 @@ class CaseRunner(BenchCaseTiming):
     def _same_draws(self, first: Any, first_in: dict, second: Any, second_in: dict) -> bool:
         """Whether two calls drew the same samples: every output of more than one element equal
         bit for bit (a call that outputs none drew nothing to compare)."""
-        written = (*self.spec.output_args, *self.spec.inout_args)
+        written = self.spec.written_args
         firsts = [t for t in tensors_in([first, _tensors(first_in, written)]) if t.numel() > 1]
         seconds = [t for t in tensors_in([second, _tensors(second_in, written)]) if t.numel() > 1]
         return bool(firsts) and len(firsts) == len(seconds) and all(
@@ -173,13 +173,13 @@ class CaseRunner(BenchCaseTiming):
     def _answers(self, expected: Any, actual: Any, ref_in: dict, cand_in: dict) -> tuple[dict, dict, dict]:
         """(actual, expected, the candidate's inputs) as compare_outputs takes them: the return
         value and the written arguments."""
-        written = (*self.spec.output_args, *self.spec.inout_args)
+        written = self.spec.written_args
         exp = {"return": expected, **_written(ref_in, written)}
         act = {"return": actual, **_written(cand_in, written)}
         return act, exp, cand_in
 
     def _untouched(self, case: Case, pristine: dict, cand_in: dict) -> str | None:
-        written = set(self.spec.output_args) | set(self.spec.inout_args)
+        written = set(self.spec.written_args)
         for name, before in pristine.items():
             if name in written or not isinstance(before, torch.Tensor):
                 continue
@@ -188,7 +188,7 @@ class CaseRunner(BenchCaseTiming):
         return None
 
 def _has_elements(expected: Any, ref_in: dict, spec: Spec) -> bool:
-    outputs = [expected, *_tensors(ref_in, (*spec.output_args, *spec.inout_args)).values()]
+    outputs = [expected, *_tensors(ref_in, spec.written_args).values()]
 
     def count(v: Any) -> int:
         if isinstance(v, torch.Tensor):
