@@ -1,6 +1,6 @@
 """The judge's audit of every call of its replay (kgb.evaluate.call_audit): no answer the
 comparison accepts is refused, and a call that skipped its work, or wrote something cheaper
-than the answer, is found."""
+than the answer, is found: by its digest, or by its elements sampled at random."""
 
 from __future__ import annotations
 
@@ -201,3 +201,55 @@ def test_a_kept_call_let_go_of_is_poisoned_first(monkeypatch):
     assert len(let_go) > 0
     for storage in let_go:
         assert bool((torch.empty(0, dtype=torch.uint8).set_(storage) == 0xFF).all())
+
+
+def test_an_answer_whose_magnitudes_sum_like_the_right_ones_is_found_by_its_sampled_elements(monkeypatch):
+    """A softmax's rows each sum to 1: a row filled with 1/n, or the answer to other inputs (one
+    a kernel kept from an earlier call), has the right one's digest."""
+    gen = torch.Generator().manual_seed(5)
+    e = torch.softmax(torch.randn(64, 1000, generator=gen), -1)
+    stale = torch.softmax(torch.randn(64, 1000, generator=gen), -1)
+    uniform = torch.full_like(e, 1 / 1000)
+    for samples, found in ((0, False), (call_audit.SAMPLED_ELEMENTS, True)):
+        monkeypatch.setattr(call_audit, "SAMPLED_ELEMENTS", samples)
+        audit = CallAudit(())
+        for answer in (e.clone(), stale, e.clone(), uniform):
+            audit.record(answer, {})
+        message = audit.disagreement(e, {}, 1000)
+        assert (message is not None) is found, message
+    assert message.startswith("2 of 4 calls wrote what no accepted answer can be (the first, call 2, in its output 0 "
+                              "at element ")
+    assert "one of those drawn at random after it ran" in message
+
+
+def test_a_small_output_is_checked_on_every_element_and_a_large_one_where_a_tenth_is_wrong_is_caught_on_every_call():
+    e = torch.randn(16, 16, dtype=torch.float64)
+    swapped = e.clone()
+    swapped.view(-1)[[3, 200]] = e.view(-1)[[200, 3]]  # a permutation: the same digest
+    audit = CallAudit(())
+    audit.record(swapped, {})
+    assert "element 3 of 256" in audit.disagreement(e, {}, 1)
+    e = torch.randn(100_000)
+    tenth = e.clone()
+    tenth[::10] += 1.0
+    audit = CallAudit(())
+    for _ in range(5):
+        audit.record(tenth.clone(), {})
+    assert audit.disagreement(e, {}, 1).startswith("5 of 5 calls")
+
+
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.bfloat16, torch.complex64, torch.int64, torch.bool])
+def test_elements_are_sampled_in_the_outputs_logical_order_whatever_its_strides_and_dtype(dtype):
+    gen = torch.Generator().manual_seed(9)
+    wide = torch.randn(300, 40, generator=gen) * 4
+    e = wide.to(dtype) if not dtype.is_complex else torch.complex(wide, -wide).to(dtype)
+    if dtype == torch.bool:
+        e = wide > 0
+    transposed = e.t().contiguous().t()  # the same values, column-major
+    assert not transposed.is_contiguous()
+    audit = CallAudit(())
+    audit.record(transposed, {})
+    audit.record(e.clone(), {})
+    assert audit.disagreement(e, {}, 1) is None
+    at, values = call_audit.sampled([transposed], lambda device: torch.Generator().manual_seed(1))[0]
+    assert at.shape == (call_audit.SAMPLED_ELEMENTS,) and torch.equal(values.view(-1), e.reshape(-1)[at])

@@ -19,6 +19,13 @@ poison (NaN) there; one that wrote zeros, or anything cheaper than the answer, m
 integer or boolean tensor is compared exactly, so its digest must be the reference's: its sum and
 its count of the poison value.
 
+A digest cannot tell an answer whose magnitudes sum like the right one's: a softmax's rows each
+sum to 1 whatever the values, so a row filled with 1/n, or an answer kept from other inputs,
+has the digest of the right one. So each call also keeps SAMPLED_ELEMENTS of each output, at
+positions drawn once it has run, and each must pass the comparison's own rule against the
+reference's element there (`sampled`; judge v23): a call wrong at a share f of its elements is
+caught with probability 1 - (1 - f)^SAMPLED_ELEMENTS, and over many calls almost surely.
+
 The specs with a comparison of their own (random, uninitialised or aliasing outputs, vLLM's
 caches: 64 of 210) have no tolerance to bound a digest with. Their calls are kept whole instead,
 KEPT_CALLS of them chosen at random as they run (fewer where their copies would pass
@@ -34,7 +41,15 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import placed_like, poison_, poison_storage, tensors_in, tolerance_for
+from kgb.evaluate.correctness import (
+    Tolerance,
+    close_elements,
+    placed_like,
+    poison_,
+    poison_storage,
+    tensors_in,
+    tolerance_for,
+)
 
 # A digest's temporaries (the magnitudes, two masks) are a chunk of this many elements at a
 # time: a whole bench output's would double the judge's peak GPU memory, and most outputs
@@ -46,6 +61,9 @@ CHUNK_ELEMENTS = 1 << 24
 # (kgb.evaluate.memory_ledger) was measured before any was kept.
 KEPT_CALLS = 3
 KEPT_BYTES = 1 << 30
+# Elements of each output a call keeps, at random positions (every element of a smaller output):
+# a few kilobytes a call, and two small kernels, outside the timed region.
+SAMPLED_ELEMENTS = 256
 _SECRET = random.SystemRandom()
 # Rounding of the float64 sums, which add the same magnitudes in another order on another
 # tensor: relative to the sum, far above float64's error over any output that fits a GPU.
@@ -112,6 +130,31 @@ def _scratch(scratch: list[torch.Tensor], t: torch.Tensor) -> torch.Tensor:
     return t
 
 
+Samples = list[tuple[torch.Tensor, torch.Tensor]]  # per tensor: (positions, its elements there)
+
+
+def sampled(tensors: Iterable[torch.Tensor], generator: Callable[[torch.device], torch.Generator]) -> Samples:
+    """For each tensor, SAMPLED_ELEMENTS positions in its row-major order, drawn on its device by
+    `generator(device)`, and its elements there; every position of a tensor that has no more.
+    Kept until the audit ends, so none of them goes back to the allocator during the replay."""
+    samples = []
+    for t in tensors:
+        n = t.numel()
+        if n <= SAMPLED_ELEMENTS:
+            at = torch.arange(n, device=t.device)
+        else:
+            at = torch.randint(n, (SAMPLED_ELEMENTS,), generator=generator(t.device), device=t.device)
+        samples.append((at, _take(t.detach(), at)))
+    return samples
+
+
+def _take(t: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+    """t's elements at row-major positions `at`, read through its strides: no copy of t."""
+    if t.element_size() == 1 and t.dtype not in (torch.uint8, torch.int8, torch.bool):
+        return torch.take(t.view(torch.uint8), at).view(t.dtype)  # float8 has no take of its own
+    return torch.take(t, at)
+
+
 class CallAudit:
     """What a replay's calls wrote, taken call by call (`record`): each call's digest, or with
     `whole` (a spec that compares its own way) KEPT_CALLS calls kept whole; judged after the
@@ -122,6 +165,8 @@ class CallAudit:
         self.whole = whole
         self.calls = 0
         self.digests: list[torch.Tensor] = []
+        self.samples: list[Samples] = []
+        self._generators: dict[torch.device, torch.Generator] = {}  # secret seeds, drawn here
         # call number: its result, its inputs and the storages copied for them
         self.kept: dict[int, tuple[Any, dict[str, Any], list[torch.UntypedStorage]]] = {}
         self.room = KEPT_CALLS  # calls kept at once: fewer where one call's copy is large
@@ -129,7 +174,9 @@ class CallAudit:
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
         self.calls += 1
         if not self.whole:
-            self.digests.append(digest(written(result, inputs, self.names)))
+            tensors = written(result, inputs, self.names)
+            self.digests.append(digest(tensors))
+            self.samples.append(sampled(tensors, self._generator))
             return
         # Reservoir sampling: every call ends up kept with the same probability, and which is
         # drawn only once it has run, so no call can tell it will be checked.
@@ -141,6 +188,11 @@ class CallAudit:
         result, inputs, copies = kept(result, inputs, self.names)
         self.kept[self.calls] = result, inputs, copies
         self.room = max(1, min(self.room, KEPT_BYTES // max(sum(c.nbytes() for c in copies), 1)))
+
+    def _generator(self, device: torch.device) -> torch.Generator:
+        if device not in self._generators:
+            self._generators[device] = torch.Generator(device=device).manual_seed(_SECRET.randrange(1 << 62))
+        return self._generators[device]
 
     def _evict(self, call: int) -> None:
         """A kept call let go of, its copies poisoned first: freed holding an answer, a block
@@ -168,10 +220,10 @@ class CallAudit:
         calls = torch.stack(self.digests)  # calls x tensors x 3
         if calls.shape[1:] != ref.shape:
             return f"a call wrote {calls.shape[1]} tensors, the reference {ref.shape[0]}"
+        tols = [tolerance_for(e, reduction) if e.is_floating_point() or e.is_complex() else None for e in reference]
         ok = torch.ones(calls.shape[:2], dtype=torch.bool, device=calls.device)
-        for j, e in enumerate(reference):
-            if e.is_floating_point() or e.is_complex():
-                tol = tolerance_for(e, reduction)
+        for j, (e, tol) in enumerate(zip(reference, tols, strict=True)):
+            if tol is not None:
                 n = ref[j, 0].new_tensor(e.numel()) - ref[j, 1]  # the finite elements
                 # a complex error's real and imaginary parts add up to at most sqrt(2) its modulus
                 widen = 2.0 if e.is_complex() else 1.0
@@ -182,13 +234,47 @@ class CallAudit:
                 ok[:, j] = (calls[:, j] == ref[j]).all(-1)
         bad = (~ok.all(-1)).nonzero().flatten().tolist()
         if not bad:
-            return None
+            return self._wrong_elements(reference, tols)
         first = bad[0]
         j = int((~ok[first]).nonzero()[0, 0])
         got, want = calls[first, j].tolist(), ref[j].tolist()
         return (f"{len(bad)} of {len(self.digests)} calls wrote what no accepted answer can be (the first, "
                 f"call {first + 1}, in its output {j}: {_described(got, reference[j])} where the reference's "
                 f"has {_described(want, reference[j])})")
+
+
+    def _wrong_elements(self, reference: list[torch.Tensor], tols: list[Tolerance | None]) -> str | None:
+        """Why some call's sampled elements are not ones the comparison accepts against the
+        reference's at the same positions; None if all are."""
+        wrong = []  # per output: calls x samples, where an element is not accepted
+        for j, (e, tol) in enumerate(zip(reference, tols, strict=True)):
+            at = [s[j][0] for s in self.samples]
+            if any(a.shape != at[0].shape for a in at) or (at[0].numel() and int(torch.stack(at).max()) >= e.numel()):
+                return f"a call's output {j} has another number of elements than the reference's ({e.numel()})"
+            at = torch.stack(at)
+            got = torch.stack([s[j][1] for s in self.samples])
+            want = _take(e.detach(), at.reshape(-1)).view(at.shape)
+            wrong.append(~close_elements(got, want, tol)[0] if tol is not None else got != want)
+        if not wrong:
+            return None
+        bad = torch.stack([w.any(-1) for w in wrong]).any(0).nonzero().flatten().tolist()
+        if not bad:
+            return None
+        call = bad[0]
+        j = next(j for j, w in enumerate(wrong) if bool(w[call].any()))
+        k = int(wrong[j][call].nonzero()[0, 0])
+        at, got = self.samples[call][j]
+        position = int(at[k])
+        want = _take(reference[j].detach(), at[k:k + 1])[0]
+        return (f"{len(bad)} of {len(self.samples)} calls wrote what no accepted answer can be (the first, call "
+                f"{call + 1}, in its output {j} at element {position} of {reference[j].numel()}, one of those drawn "
+                f"at random after it ran: {_value(got[k])} where the reference has {_value(want)})")
+
+
+def _value(element: torch.Tensor) -> str:
+    if element.is_floating_point() or element.is_complex():
+        return f"{element.to(torch.complex128 if element.is_complex() else torch.float64).item():.6g}"
+    return str(element.item())
 
 
 def kept(result: Any, inputs: dict[str, Any], names: tuple[str, ...]

@@ -116,8 +116,8 @@ def _chunks(*flat: torch.Tensor) -> Iterator[tuple[torch.Tensor, ...]]:
         yield tuple(t[start:start + CHUNK_ELEMENTS] for t in flat)
 
 
-def _close(a: torch.Tensor, e: torch.Tensor, tol: Tolerance) -> tuple[torch.Tensor, ...]:
-    """For one chunk, widened: where the actual values are acceptable, and the errors (0 where
+def close_elements(a: torch.Tensor, e: torch.Tensor, tol: Tolerance) -> tuple[torch.Tensor, ...]:
+    """For one chunk (or any elements paired up), widened: where the actual values are acceptable, and the errors (0 where
     the expected value is not finite, which must be matched exactly instead)."""
     wide = torch.complex128 if e.is_complex() else torch.float64
     a, e = a.to(wide), e.to(wide)
@@ -134,7 +134,7 @@ def _compare_close(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Siz
     stay on the device until every chunk is queued, so the host waits at the end, not per chunk."""
     bad, max_abs, max_rel = [], [], []
     for ca, ce in _chunks(a, e):
-        ok, err, rel = _close(ca, ce, tol)
+        ok, err, rel = close_elements(ca, ce, tol)
         bad.append((~ok).sum())
         max_abs.append(err.max())  # NaN where an error was: as the comparison fails there
         max_rel.append(rel.max())
@@ -144,7 +144,7 @@ def _compare_close(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Siz
         return None, worst_abs, worst_rel
     first = next(i for i, n in enumerate(per_chunk) if n)
     start = first * CHUNK_ELEMENTS
-    ok, _, _ = _close(a[start:start + CHUNK_ELEMENTS], e[start:start + CHUNK_ELEMENTS], tol)
+    ok, _, _ = close_elements(a[start:start + CHUNK_ELEMENTS], e[start:start + CHUNK_ELEMENTS], tol)
     flat_index = start + int((~ok).nonzero()[0, 0])
     where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat_index), shape))
     return (

@@ -63,7 +63,11 @@ from enum import StrEnum
 # skipped the work a timed call found done was timed skipping and checked computing. And every
 # call's answer is audited against the reference's by a digest (call_audit): one that skipped
 # at random, or by state the reset does not reach, was checked only if it was the last.
-JUDGE_VERSION = 22
+# v23: each call of the replay also keeps SAMPLED_ELEMENTS of each output, at positions drawn
+# once it has run, each checked against the reference's by the comparison's own rule: a digest
+# took an answer whose magnitudes sum like the right one's (a softmax row of 1/n) for right
+# (call_audit.sampled). A baseline timed in a crowded turn says so (CaseResult.baseline_turn).
+JUDGE_VERSION = 23
 
 
 class Status(StrEnum):
