@@ -30,11 +30,17 @@ from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Failed, Status
 
 
-def _replayed(skip=lambda call: False, returns: bool = True) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
+def _nothing_done(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    return torch.full_like(x, float("nan"))  # what a call that skipped its work returns
+
+
+def _replayed(skip=lambda call: False, returns: bool = True, skipping=_nothing_done
+              ) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
     """A call that writes its input into `out` and returns a fresh copy of it, recorded on set T's
     buffers, staged with set V's values, measured and finished; for each call of the replay,
     whether it found `out` poisoned and set V's values in `x`. `skip(n)`: whether the n-th call
-    does nothing; without `returns`, the call returns nothing."""
+    skips its work, doing `skipping(x, out)` instead and returning what that returns; without
+    `returns`, the call returns nothing."""
     gen = torch.Generator().manual_seed(3)
     x_t, out_t = torch.randn(256, generator=gen), torch.empty(256)
     x_v, out_v = torch.randn(256, generator=gen), torch.empty(256)
@@ -58,7 +64,7 @@ def _replayed(skip=lambda call: False, returns: bool = True) -> tuple[Replayed, 
         x, out = (torch.empty(0).set_(replay.inputs[sid]) for sid in (0, 1))
         seen.append((bool(out.isnan().all()), torch.equal(x, x_v)))
         if skip(len(seen)):
-            return torch.full_like(x, float("nan"))  # what a call that skipped its work returns
+            return skipping(x, out)
         return replay_call(replay)
 
     Replay.__call__ = spied
@@ -109,6 +115,21 @@ def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as
     skipped = sum(1 for n in range(1, len(seen)) if n % 7 == 5)
     assert message.startswith(f"{skipped} of {len(seen) - 1} calls wrote what no accepted answer can be "
                               "(the first, call 5, in its output 0: 256 NaN")
+
+
+def test_a_replay_whose_skipping_calls_write_an_answer_with_the_right_digest_fails_the_audit(cpu_as_gpu):
+    """The answer reversed: every magnitude where another was, so the digest of the right one;
+    the elements sampled after the call (here all 256 of them) are not."""
+    def reversed_answer(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        out.copy_(x.flip(0))
+        return x.flip(0)
+
+    replayed, seen, x_v, ref_in = _replayed(skip=lambda n: n % 7 == 5, skipping=reversed_answer)
+    assert len(seen) % 7 != 5, "the checked call skipped: lengthen the repetitions or move the skips"
+    message = replayed.audit.disagreement(x_v, ref_in, 1)
+    skipped = sum(1 for n in range(1, len(seen)) if n % 7 == 5)
+    assert message.startswith(f"{skipped} of {len(seen) - 1} calls wrote what no accepted answer can be "
+                              "(the first, call 5, in its output 0 at element 0 of 256")
 
 
 class _Finished(StagedReplay):
