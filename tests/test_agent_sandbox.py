@@ -1,6 +1,6 @@
 """An agent's shell commands run in the shell sandbox: its trial folder is the only place
-it can write, the operators' specs and the harness's files are unreadable, and there is no
-network (kgb/agents/commands.py)."""
+it can write, the operators' specs, their known-good solutions (kgb's family modules among
+them) and the harness's files are unreadable, and there is no network (kgb/agents/commands.py)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,41 @@ def _run(trial: Path, command: str):
     return run_command(command, trial / "workspace", env, 60, 8000, confine_to=trial)
 
 
-def test_the_workspace_is_writable_and_kgb_importable(trial):
-    done = _run(trial, "echo kernel > kernel.py && cat kernel.py && python3 -c 'import kgb.agents.checks; print(\"ok\")'")
+def test_the_workspace_is_writable_and_the_check_command_importable(trial):
+    done = _run(trial, "echo kernel > kernel.py && cat kernel.py && python3 -m kgb.agents.check --help > /dev/null "
+                       "&& echo ok")
     assert done.exit_code == 0, done.output
     assert done.output.split() == ["kernel", "ok"]
+
+
+@pytest.mark.parametrize("command", [
+    "cat {repo}/kgb/aten_families/kernels/unary_exp.py",  # a solution's kernels
+    "ls {repo}/kgb/vllm/solutions",
+    "cat {repo}/kgb/aten_families/copies_solutions.py",
+    "python3 -c 'import kgb.aten_families.copies_solutions'",
+    "python3 -c 'import kgb.evaluate'",
+])
+def test_kgbs_own_package_is_unreadable_where_it_holds_the_known_good_solutions(trial, command):
+    """Until session 41 the sandbox let agents read all of kgb/ (the check command imports
+    from it): the family modules that write every ATen, vLLM and cuBLAS solution.py were there
+    for an agent to copy. Now only the check's own modules are, copied into the trial."""
+    done = _run(trial, command.format(repo=REPO_ROOT))
+    assert done.exit_code != 0, done.output
+    assert "Permission denied" in done.output or "No module named" in done.output, done.output
+
+
+def test_agent_methods_refuse_to_run_where_the_sandbox_cannot_hide_kgb(tmp_path, monkeypatch):
+    """A copy of kgb installed into the Python environment, which agents' commands must read."""
+    import sys
+
+    from kgb.agents.commands import check_hidden_from_agents
+
+    check_hidden_from_agents()  # this checkout, installed editable: hidden
+    site = tmp_path / "site-packages"
+    (site / "kgb" / "aten_families").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(site)])
+    with pytest.raises(ValueError, match=f"kgb's package at {site / 'kgb'} lies under {site}, which an agent's sandbox"):
+        check_hidden_from_agents()
 
 
 @pytest.mark.parametrize("path", ["operators/aten/add/spec.py", "README.md", "kgb/../operators/aten/add/solution.py"])

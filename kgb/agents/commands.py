@@ -4,20 +4,24 @@ This is the one place where an agent's command is executed. It runs in its own p
 group (killed whole at the timeout), with the workspace as working directory and the
 workspace's built-up environment (no keys, no user settings), inside the shell sandbox
 (`kgb.evaluate.sandbox.confine_shell`): the trial's folder is the only writable place,
-the system and the Python environment are read-only, kgb's own package is readable (the
-check command imports it) but not the operators' specs, other trials, event logs or home
-folders, and there is no network. A small Python step applies the sandbox to itself and
+the system and the Python environment are read-only, and there is no network. Nothing of
+the repo is readable: not the operators' specs, other trials, event logs or home folders,
+and not kgb's own package either, whose family modules hold the operators' known-good
+solutions (kernels/, the solutions' text); the few modules the check command imports are
+copied into the trial (`import_root`). A small Python step applies the sandbox to itself and
 then becomes bash, so the harness (which has threads) never confines a forked child.
 
-    python -m kgb.agents.commands [--tcp PORT] [--exec DIR] TRIAL_DIR -- PROGRAM [ARG ...]
+    python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] TRIAL_DIR -- PROGRAM [ARG ...]
 
 runs PROGRAM in that sandbox; `--tcp` keeps the host's network for TCP to PORT alone (an
-agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read and execute.
+agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read and execute,
+`--pythonpath` is PROGRAM's PYTHONPATH.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +31,9 @@ from pathlib import Path
 
 from kgb.evaluate.sandbox import confine_shell
 
-PACKAGE = Path(__file__).resolve().parent.parent  # kgb/, not the repo: the specs stay out of reach
+PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
+# What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
+CHECK_MODULES = ("__init__.py", "agents/__init__.py", "agents/check.py", "agents/dialects.py")
 
 
 @dataclass(frozen=True)
@@ -75,21 +81,44 @@ def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: in
         wrapper += ["--tcp", str(tcp_port)]
     for d in exec_dirs:
         wrapper += ["--exec", d]
+    # the program's import path: the trial's copy of the check's modules first
+    wrapper += ["--pythonpath", os.pathsep.join(filter(None, [str(import_root(trial_dir)), env.get("PYTHONPATH")]))]
     wrapper.append(str(trial_dir))
-    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(import_root(trial_dir)), env.get("PYTHONPATH")]))}
+    # the wrapper's own: this checkout's package, which an editable install of another cannot shadow
+    env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE.parent), env.get("PYTHONPATH")]))}
     return [*wrapper, "--", *argv], env
 
 
 def import_root(trial_dir: Path) -> Path:
-    """A folder in the trial whose one entry, `kgb`, links to kgb's package. Inside the
-    sandbox the repo's folder cannot be listed (only kgb/ under it can be read), and Python
-    finds a package on a path entry by listing it; so the entry is this folder, which can
-    be. An editable install that points at another checkout then cannot shadow this one."""
+    """A folder in the trial holding a copy of the modules of kgb that the check command
+    imports (CHECK_MODULES), as the package `kgb`: the sandbox lets the agent read nothing
+    else of kgb. An editable install that points at another checkout cannot shadow it, the
+    folder being first on the program's import path."""
     root = trial_dir / "pylib"
-    root.mkdir(exist_ok=True)
-    if not (root / "kgb").exists():
-        (root / "kgb").symlink_to(PACKAGE, target_is_directory=True)
+    package = root / "kgb"
+    if package.is_symlink():  # a trial folder made before, which linked the whole package
+        package.unlink()
+    for name in CHECK_MODULES:
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PACKAGE / name, package / name)
     return root
+
+
+def check_hidden_from_agents() -> None:
+    """Raise where the shell sandbox cannot keep kgb's package from an agent: a checkout under a
+    folder it must leave readable (/opt, /usr), or a copy installed into the Python environment,
+    which agents' commands run. Either would show an agent the operators' known-good solutions."""
+    from kgb.evaluate.sandbox import exposed_to_shells, landlock_abi
+
+    if not landlock_abi():
+        return  # nothing is confined, and every command's output says so
+    installed = [Path(p) / "kgb" for p in sys.path if (Path(p) / "kgb" / "aten_families").is_dir()]
+    for package in (PACKAGE, *installed):
+        folder = exposed_to_shells(package)
+        if folder is not None:
+            raise ValueError(f"kgb's package at {package} lies under {folder}, which an agent's sandbox leaves readable: "
+                             "its commands could read the operators' known-good solutions there. Run agent methods "
+                             "from a checkout elsewhere, installed with `pip install -e .`")
 
 
 def _main(args: list[str]) -> None:
@@ -99,13 +128,14 @@ def _main(args: list[str]) -> None:
     parser.add_argument("trial_dir", type=Path)
     parser.add_argument("--tcp", type=int, action="append", default=[])
     parser.add_argument("--exec", dest="exec_dirs", action="append", default=[])
+    parser.add_argument("--pythonpath", default="")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     ns = parser.parse_args(args)
     program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
-    applied = confine_shell(ns.trial_dir, extra_read=(str(PACKAGE),), tcp_connect=tuple(ns.tcp),
-                            extra_exec=tuple(ns.exec_dirs))
+    applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs))
     for note in applied.notes:
         print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
+    os.environ["PYTHONPATH"] = ns.pythonpath
     os.execvp(program[0], program)
 
 

@@ -19,6 +19,7 @@ from kgb.agents.baseline import find_baseline
 from kgb.agents.budget import Budget
 from kgb.agents.checks import Checked, Checker, CheckServer
 from kgb.agents.cli import CliSession, find_cli
+from kgb.agents.commands import check_hidden_from_agents
 from kgb.agents.config import AgentMethodConfig, Driver
 from kgb.agents.loop import SessionOutcome, loop_session
 from kgb.agents.workspace import Workspace, task_text
@@ -36,9 +37,11 @@ PROTOCOLS = Path(__file__).parent / "protocols"
 
 
 def check_driver(cfg: AgentMethodConfig) -> None:
-    """Fail at build time, before any trial, on a driver this kgb cannot run."""
+    """Fail at build time, before any trial, on a driver this kgb cannot run, or where the
+    agent's sandbox could not keep the known-good solutions from it."""
     if cfg.agent.driver not in set(Driver):
         raise ValueError(f"method.agent.driver={cfg.agent.driver}: choose one of {', '.join(Driver)}")
+    check_hidden_from_agents()
     if cfg.agent.driver != Driver.LOOP:
         find_cli(cfg.agent.driver)
 

@@ -282,8 +282,8 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
     return Applied(_level(abi > 0, seccomp), notes)
 
 
-def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Limits | None = None,
-                  tcp_connect: tuple[int, ...] = (), extra_exec: tuple[str, ...] = ()) -> Applied:
+def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tuple[int, ...] = (),
+                  extra_exec: tuple[str, ...] = ()) -> Applied:
     """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
     exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
     network namespace of its own keep it to the workspace, the system and no network. With
@@ -303,12 +303,30 @@ def confine_shell(workspace: Path, extra_read: tuple[str, ...] = (), limits: Lim
     if not abi:
         notes.append("Landlock is not available: the file system is not confined")
         return Applied(_level(False, False), notes)
+    if tcp_connect and abi < 4:
+        notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
+    _landlock(shell_paths(workspace, extra_exec), abi, tcp_connect)
+    return Applied(_level(True, False), notes)
+
+
+def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
+    """What an agent's shell command may reach: a candidate's paths, the system's programs to
+    run, and what those programs read of /etc."""
     base = default_paths(workspace, allow_exec=False)
     programs = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib", "/usr/libexec", "/lib", "/lib64",
                 "/usr/local/bin", sys.prefix, sys.base_prefix, sys.exec_prefix)
     etc = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl", "/etc/alternatives",
            "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
-    if tcp_connect and abi < 4:
-        notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
-    _landlock(Paths(base.read + extra_read + etc, programs + extra_exec, base.write, base.devices), abi, tcp_connect)
-    return Applied(_level(True, False), notes)
+    return Paths(base.read + etc, programs + extra_exec, base.write, base.devices)
+
+
+def exposed_to_shells(path: Path) -> str | None:
+    """The folder that an agent's shell sandbox leaves readable and that holds `path`, if any
+    does: the sandbox cannot hide what lies there (a checkout under /opt, a package installed
+    into the Python environment)."""
+    paths = shell_paths(Path("/nonexistent"))
+    resolved = path.resolve()
+    for folder in (*paths.read, *paths.execute):
+        if resolved == Path(folder) or Path(folder) in resolved.parents:
+            return folder
+    return None
