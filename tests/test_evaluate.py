@@ -344,7 +344,7 @@ def test_a_written_list_of_tensors_is_compared_by_default():
     from kgb.evaluate.case_runner import CaseRunner
 
     runner = CaseRunner.__new__(CaseRunner)
-    runner.spec = SimpleNamespace(module=SimpleNamespace(), output_args=(), inout_args=("caches",))
+    runner.spec = SimpleNamespace(module=SimpleNamespace(), output_args=(), inout_args=("caches",), written_args=("caches",))
     case = SimpleNamespace(name="c", reduction=1)
     written = {"caches": [torch.ones(4), torch.full((3,), 2.0)]}
     stale = {"caches": [torch.ones(4), torch.zeros(3)]}
