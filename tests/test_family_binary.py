@@ -7,7 +7,7 @@ import ast
 
 from kgb.aten_families import pointwise
 from kgb.aten_families.pointwise_backward import activation_cases
-from kgb.aten_families.pointwise_kernels import Kernel, functions, render
+from kgb.aten_families.pointwise_solutions import Kernel, functions, render
 
 
 def test_a_kernel_reads_every_operand_and_takes_its_extra_arguments():

@@ -1,6 +1,8 @@
 """The copies family's solutions, member by member: each one's own kernels and entry
 points, pasted after the shared kernels (kernels/nd_walk.py, and copy_into.py and
-along_dim.py where copies.TABLE says) into a self-contained solution.py."""
+along_dim.py where copies.TABLE says) into a self-contained solution.py. Only the
+generator imports this module (copies.members), so that no engine, judge or candidate
+process holds their text."""
 
 SOLUTIONS = {
     "_to_copy": '''\

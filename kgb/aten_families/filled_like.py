@@ -1,6 +1,6 @@
 """The filled-like family: `ones_like` and `zeros_like`, a new tensor shaped like `self`
-holding one constant. The members differ in their constant; task text, cases, inputs and
-solution are written once here."""
+holding one constant. The members differ in their constant; task text, cases and inputs
+are written once here, the solution once in filled_like_solutions.py."""
 
 from __future__ import annotations
 
@@ -21,15 +21,11 @@ class Filled:
     title: str  # Ones, Zeros
     element: str  # the task's words for the constant
     note: str  # what the task adds after the rule on PyTorch's fills
-    kernel: str  # the Triton kernel's name
-    value: str  # the Triton expression of a block of the constant
 
 
 FILLS = [
-    Filled("ones_like", "Ones", "one (True for bool)", "", "_one",
-           "tl.full([BLOCK], 1, out_ptr.dtype.element_ty)"),
-    Filled("zeros_like", "Zeros", "zero (False for bool)", " Freshly allocated memory is not zero on a GPU.",
-           "_zero", "tl.zeros([BLOCK], out_ptr.dtype.element_ty)"),
+    Filled("ones_like", "Ones", "one (True for bool)", ""),
+    Filled("zeros_like", "Zeros", "zero (False for bool)", " Freshly allocated memory is not zero on a GPU."),
 ]
 
 TASK = """\
@@ -71,32 +67,6 @@ DENIED_TORCH_OPS = (
     "aten::contiguous",
 )
 '''
-
-SOLUTION = '''\
-BLOCK = 2048
-
-
-@triton.jit
-def {kernel}(out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, {value}, mask=offs < n)
-
-
-def {name}(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    out = torch.empty_like(
-        self,
-        dtype=dtype if dtype is not None else self.dtype,
-        device=device if device is not None else self.device,
-        memory_format=memory_format if memory_format is not None else torch.preserve_format,
-    )
-    # empty_like always returns a dense tensor: its numel elements fill its storage from
-    # data_ptr on, in whatever order its strides say, so one flat pass covers them.
-    n = out.numel()
-    if n:
-        {kernel}[(triton.cdiv(n, BLOCK),)](out, n, BLOCK=BLOCK)
-    return out
-'''
-
 
 def _case(
     name, tag, shape, dtype="float32", layout="contiguous", out_dtype=None, memory_format=None
@@ -168,6 +138,9 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 def members() -> list[Member]:
+    # not at the top: engines import this module for its specs and must not hold the solution
+    from kgb.aten_families.filled_like_solutions import KERNELS, SOLUTION
+
     return [
         Member(
             name=f.name, family="filled_like", version=VERSION,
@@ -175,7 +148,7 @@ def members() -> list[Member]:
                              note=f.note),
             signatures=SIGNATURES.format(name=f.name), cases=cases(f.name),
             references=f"reference = torch.ops.aten.{f.name}.default\n",
-            solution=solution([], SOLUTION.format(name=f.name, kernel=f.kernel, value=f.value)),
+            solution=solution([], SOLUTION.format(name=f.name, **KERNELS[f.name])),
             extra=DENIED_TORCH_OPS,
         )
         for f in FILLS

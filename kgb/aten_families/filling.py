@@ -3,9 +3,9 @@ fill_ and zero_ write a given tensor in place through its strides (and nothing e
 its storage); full, new_ones and zeros allocate a new contiguous tensor. The members
 differ in the value (given, 0 or 1), its dtype's source and, hence, in their task text
 (`filling_text`), cases and inputs; PyTorch's own fills and copies are denied to all of
-them, and the solutions share the scalar conversion (`kernels/scalar_fill.py`) and the
-strided write (`kernels/strided_fill.py`). ones_like and zeros_like, the same fill shaped
-like a tensor, are the `filled_like` family."""
+them, and the solutions (`filling_solutions`) share the scalar conversion
+(`kernels/scalar_fill.py`) and the strided write (`kernels/strided_fill.py`). ones_like
+and zeros_like, the same fill shaped like a tensor, are the `filled_like` family."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kgb.aten_families import filling_text as text
 from kgb.aten_families.filled_like import DENIED_TORCH_OPS
 from kgb.aten_families.member import Member
 from kgb.aten_families.results import outside_untouched, returns_self
-from kgb.aten_families.source import IMPORTS, kernel_body, solution
+from kgb.aten_families.source import solution
 from kgb.evaluate.correctness import compare_values
 from kgb.operators import Case
 
@@ -229,43 +229,6 @@ def new_ones_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
 
 
 # ---- the members ----------------------------------------------------------------------------
-ZERO_ = '''\
-def zero_(self):
-    return fill_strided(self, 0)
-'''
-
-FULL = '''\
-def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    if dtype is None:
-        if isinstance(fill_value, bool):
-            dtype = torch.bool
-        elif isinstance(fill_value, int):
-            dtype = torch.int64
-        else:
-            dtype = torch.get_default_dtype()
-    out = torch.empty(size, dtype=dtype, device=device)
-    fill_buffer(out, fill_value)
-    return out
-'''
-
-NEW_ONES = '''\
-def new_ones(self, size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    out = torch.empty(
-        size,
-        dtype=dtype if dtype is not None else self.dtype,
-        device=device if device is not None else self.device,
-    )
-    fill_buffer(out, 1)
-    return out
-'''
-
-ZEROS = '''\
-def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    out = torch.empty(size, dtype=dtype if dtype is not None else torch.get_default_dtype(), device=device)
-    fill_buffer(out, 0)
-    return out
-'''
-
 FILL_REFERENCE = '''\
 reference = {
     "fill__Scalar": torch.ops.aten.fill_.Scalar,
@@ -274,16 +237,15 @@ reference = {
 '''
 
 IN_PLACE = 'INOUT_ARGS = ("self",)\n\n' + DENIED_TORCH_OPS
-STRIDED = ["strided_index", "scalar_fill", "strided_fill"]
 
-# name -> (cases, binds' prefix, compares, the spec's extra assignments, reference source,
-#          kernel files, the solution's entry points)
+# name -> (cases, binds' prefix, compares, the spec's extra assignments, reference source);
+# each member's solution is in filling_solutions, which no spec may import
 MEMBERS = {
-    "fill_": (_fill_cases, "fill", True, IN_PLACE, FILL_REFERENCE, STRIDED, kernel_body("fill")),
-    "zero_": (_zero_cases, "zero", True, IN_PLACE, None, STRIDED, ZERO_),
-    "full": (_full_cases, "full", False, DENIED_TORCH_OPS, None, ["scalar_fill"], FULL),
-    "new_ones": (_new_ones_cases, "new_ones", False, DENIED_TORCH_OPS, None, ["scalar_fill"], NEW_ONES),
-    "zeros": (_zeros_cases, "zeros", False, DENIED_TORCH_OPS, None, ["scalar_fill"], ZEROS),
+    "fill_": (_fill_cases, "fill", True, IN_PLACE, FILL_REFERENCE),
+    "zero_": (_zero_cases, "zero", True, IN_PLACE, None),
+    "full": (_full_cases, "full", False, DENIED_TORCH_OPS, None),
+    "new_ones": (_new_ones_cases, "new_ones", False, DENIED_TORCH_OPS, None),
+    "zeros": (_zeros_cases, "zeros", False, DENIED_TORCH_OPS, None),
 }
 
 
@@ -292,8 +254,12 @@ def cases(name: str) -> list[Case]:
 
 
 def members() -> list[Member]:
+    # not at the top: engines import this module for its specs and must not hold the solutions
+    from kgb.aten_families.filling_solutions import IMPORTS, SOLUTIONS
+
     out = []
-    for name, (_, prefix, compares, extra, reference, kernels, entries) in MEMBERS.items():
+    for name, (_, prefix, compares, extra, reference) in MEMBERS.items():
+        kernels, entries = SOLUTIONS[name]
         binds = {"make_inputs": f"{prefix}_inputs"}
         if compares:
             binds["compare"] = f"{prefix}_compare"
@@ -301,7 +267,7 @@ def members() -> list[Member]:
             name=name, family="filling", version=VERSION, task=text.TASKS[name],
             signatures=text.SIGNATURES[name], cases=cases(name),
             references=reference or f"reference = torch.ops.aten.{name}.default\n",
-            solution=solution(kernels, entries, "import math\nimport struct\n\n" + IMPORTS),
+            solution=solution(kernels, entries, IMPORTS),
             binds=binds, extra=extra,
         ))
     return out

@@ -9,7 +9,8 @@ references call ATen. They differ in everything else, each an entry of a table:
 - task text and signatures: pointwise_text.py;
 - cases and inputs: pointwise_binary.py (fmax, heaviside, logaddexp2, mul),
   pointwise_special.py (pow, prelu, masked_fill_), pointwise_backward.py (the gradients);
-- the kernel's formula and extra arguments, and the entry points: pointwise_kernels.py;
+- the kernel's formula and extra arguments, and the entry points: pointwise_solutions.py,
+  which only members() imports (a spec's engine must not hold the solutions' text);
 - version, reference name, comparison: POINTWISE below.
 """
 
@@ -40,7 +41,6 @@ from kgb.aten_families.pointwise_binary import (
     logaddexp2_inputs,
     mul_inputs,
 )
-from kgb.aten_families.pointwise_kernels import solution_of
 from kgb.aten_families.pointwise_special import (
     MASKED_FILL,
     POW,
@@ -118,6 +118,8 @@ def cases(name: str) -> list[Case]:
 
 
 def members() -> list[Member]:
+    from kgb.aten_families.pointwise_solutions import solution_of
+
     out = []
     for p in POINTWISE:
         binds = {"make_inputs": p.inputs.__name__}

@@ -2,7 +2,10 @@
 (KERNEL): read each operand through the strided launch (kernels/strided.py), compute `r`,
 write it. A member gives its formula, the names it reads its operands under and its extra
 arguments; its entry points check the arguments, pick the result and compute dtypes, and
-launch through kernels/pointwise.py (masked_fill_ writes into `self` instead)."""
+launch through kernels/pointwise.py (masked_fill_ writes into `self` instead).
+
+Only the generator imports this module (pointwise.members): the engines that judge import
+every module a spec may import, and a candidate forked from one could read the text here."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The strided-empty family: `empty_strided` and `new_empty_strided`, an uninitialised
 tensor of given shape and strides, over a storage the candidate sizes itself. The
 members differ only in where the dtype and device default from (the default floating
-dtype, or `self`); task text, comparison and solution are written once here, their cases
-and inputs each."""
+dtype, or `self`); task text and comparison are written once here, their cases and
+inputs each, the solution once in strided_empty_solutions.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import torch
 
 from kgb.aten_families.member import Member
 from kgb.aten_families.results import tensor_form
-from kgb.aten_families.source import solution
 from kgb.operators import Case
 
 VERSION = 1
@@ -66,27 +65,6 @@ KERNEL_REQUIRED = False
 # The op's whole job is this call: the candidate must size the storage itself.
 DENIED_TORCH_OPS = ("aten::empty_strided", "aten::new_empty_strided")
 '''
-
-SOLUTION = '''\
-@triton.jit
-def _unused(ptr):
-    # The evaluator's static check wants a Triton kernel in every solution; an
-    # uninitialised tensor needs none, so this one is never launched.
-    tl.store(ptr, tl.load(ptr))
-
-
-def {name}({self}size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    size, stride = list(size), list(stride)
-    # elements the strides can address: the last one is at sum((size - 1) * stride)
-    extent = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
-    storage = torch.empty(
-        extent,
-        dtype=dtype if dtype is not None else {dtype},
-        device={device},
-    )
-    return storage.as_strided(size, stride)
-'''
-
 
 def _empty_strided_cases() -> list[Case]:
     def c(name, tag, size, stride, dtype=None):
@@ -168,11 +146,10 @@ def compare(actual, expected, case, inputs):
     return None
 
 
-# name -> (cases, the signature's self, the schema's self, the dtype and device defaults)
+# name -> (cases, the signature's self, the schema's self)
 MEMBERS = {
-    "empty_strided": (_empty_strided_cases, "", "", "torch.get_default_dtype()", "device"),
-    "new_empty_strided": (_new_empty_strided_cases, "self: torch.Tensor, ", "Tensor self, ", "self.dtype",
-                          "device if device is not None else self.device"),
+    "empty_strided": (_empty_strided_cases, "", ""),
+    "new_empty_strided": (_new_empty_strided_cases, "self: torch.Tensor, ", "Tensor self, "),
 }
 
 
@@ -181,15 +158,16 @@ def cases(name: str) -> list[Case]:
 
 
 def members() -> list[Member]:
+    from kgb.aten_families.strided_empty_solutions import solution_of
+
     out = []
-    for name, (_, self_, schema_self, dtype, device) in MEMBERS.items():
+    for name, (_, self_, schema_self) in MEMBERS.items():
         out.append(Member(
             name=name, family="strided_empty", version=VERSION,
             task=TASK.format(title=TITLES[name], name=name, defaults=DEFAULTS[name]),
             signatures=SIGNATURES.format(name=name, self=self_, schema_self=schema_self), cases=cases(name),
             references=f"reference = torch.ops.aten.{name}.default\n",
-            solution=solution([], SOLUTION.format(name=name, self="self, " if self_ else "", dtype=dtype,
-                                                  device=device)),
+            solution=solution_of(name),
             binds={"make_inputs": f"{name}_inputs", "compare": "compare"}, extra=EXTRA,
         ))
     return out

@@ -1,6 +1,6 @@
 """The subtraction family: `sub` (self - alpha * other) and `rsub` (other - alpha * self),
 each with a Tensor and a Scalar overload. One a + alpha * b kernel computes both; task
-text, cases and inputs are written once here."""
+text, cases and inputs are written once here, the solution in subtraction_solutions.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import torch
 
 from kgb.aten_families.layout import laid_out
 from kgb.aten_families.member import Member
-from kgb.aten_families.source import solution
 from kgb.operators import Case
 
 VERSION = 1
@@ -23,7 +22,6 @@ class Subtraction:
     formula: str
     entries: str  # the task's paragraph on entry points
     examples: str  # promotion examples, in the member's own notation
-    operands: str  # the kernel's (a, b) in out = a + (-alpha) * b
 
 
 SUBTRACTIONS = [
@@ -36,7 +34,6 @@ not required.""",
         """\
 float16 - bfloat16 -> float32, bfloat16 - 0-d float32
   -> bfloat16, int32 - 2.5 -> float32, int8 - int64 -> int64.""",
-        "self, other",
     ),
     Subtraction(
         "rsub", "Reversed scaled subtraction", "out = other - alpha * self",
@@ -47,7 +44,6 @@ not required.""",
         """\
 float16 with bfloat16 -> float32, bfloat16 with a 0-d
   float32 -> bfloat16, int32 with 2.5 -> float32, int8 with int64 -> int64.""",
-        "other, self",
     ),
 ]
 
@@ -93,16 +89,6 @@ def {name}_Scalar(self, other, alpha=1):
 
 reference = {{"{name}_Tensor": {name}_Tensor, "{name}_Scalar": {name}_Scalar}}
 '''
-
-ENTRIES = '''\
-def {name}_Tensor(self: torch.Tensor, other: torch.Tensor, *, alpha=1) -> torch.Tensor:
-    return _axpy({operands}, -alpha, self)
-
-
-def {name}_Scalar(self: torch.Tensor, other, alpha=1) -> torch.Tensor:
-    return _axpy({operands}, -alpha, self)
-'''
-
 
 def _case(op, name, tag, shape, other, dtype, other_dtype=None, alpha=1, layout=None, other_layout=None, seed=0):
     """`other` is a shape (Tensor entry) or a Python number (Scalar entry). Layouts: `t` is a
@@ -180,30 +166,9 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     return dict(self=self, other=other, alpha=p["alpha"])
 
 
-KERNEL = '''\
-@triton.jit
-def _axpy_kernel(out_ptr, a_ptr, a_val, b_ptr, b_val, n, sizes, o_st, a_st, b_st, alpha,
-                 A_SCALAR: tl.constexpr, B_SCALAR: tl.constexpr, COMMON: tl.constexpr,
-                 CT: tl.constexpr, NDIM: tl.constexpr, IDX64: tl.constexpr, BLOCK: tl.constexpr):
-    # out = a + alpha * b, computed in CT and rounded once to out's dtype
-    i, mask = _index(n, IDX64, BLOCK)
-    a = _read(a_ptr, a_val, i, mask, sizes, a_st, NDIM, A_SCALAR, COMMON, CT)
-    b = _read(b_ptr, b_val, i, mask, sizes, b_st, NDIM, B_SCALAR, COMMON, CT)
-    _write(out_ptr, a + tl.cast(alpha, CT) * b, i, mask, sizes, o_st, NDIM)
-
-
-def _axpy(a, b, alpha, like):
-    """a + alpha * b into a new tensor (a or b may be a Python number; `like` is a tensor)."""
-    common = torch.result_type(a, b) if isinstance(a, torch.Tensor) else torch.result_type(b, a)
-    ct = _opmath(common)
-    alpha = float(alpha) if ct.is_floating() else int(alpha)
-    shapes = [t.shape for t in (a, b) if isinstance(t, torch.Tensor)]
-    out = torch.empty(torch.broadcast_shapes(*shapes), dtype=common, device=like.device)
-    return _launch(_axpy_kernel, out, [a, b], alpha=alpha, COMMON=_TL[common], CT=ct)
-'''
-
-
 def members() -> list[Member]:
+    from kgb.aten_families.subtraction_solutions import solution_of
+
     return [
         Member(
             name=s.name, family="subtraction", version=VERSION,
@@ -211,7 +176,7 @@ def members() -> list[Member]:
                              examples=s.examples),
             signatures=SIGNATURES.format(name=s.name), cases=cases(s.name),
             references=REFERENCES.format(name=s.name),
-            solution=solution(["strided"], KERNEL + "\n\n" + ENTRIES.format(name=s.name, operands=s.operands)),
+            solution=solution_of(s.name),
         )
         for s in SUBTRACTIONS
     ]

@@ -1,13 +1,12 @@
 """The trigonometric family: `cos` and `sin`, elementwise on floats (integers and bool
-promoted to float32). The members differ only in their function; task text, cases,
-inputs and solution are written once here."""
+promoted to float32). The members differ only in their function; task text, cases and
+inputs are written once here, the solution once in trigonometric_solutions.py."""
 
 from __future__ import annotations
 
 import torch
 
 from kgb.aten_families.member import Member
-from kgb.aten_families.source import solution
 from kgb.operators import Case
 
 VERSION = 1
@@ -36,33 +35,6 @@ variant and the Python-scalar overloads ({name}.int, {name}.float, {name}.comple
 SIGNATURES = '''\
 def {name}(self: torch.Tensor) -> torch.Tensor:
     """aten::{name}(Tensor self) -> Tensor"""
-'''
-
-SOLUTION = '''\
-BLOCK = 1024
-
-
-@triton.jit
-def _{name}_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0).to(tl.float32)
-    y = tl.{name}(x)  # accurate (libdevice-grade) sin/cos on NVIDIA, with full range reduction
-    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-def {name}(self: torch.Tensor) -> torch.Tensor:
-    # integer and bool inputs give float32, as in PyTorch
-    out_dtype = self.dtype if self.is_floating_point() else torch.float32
-    out = torch.empty(self.shape, dtype=out_dtype, device=self.device)
-    n = out.numel()
-    if n == 0:
-        return out
-    x = self.contiguous()
-    if x.dtype == torch.bool:
-        x = x.view(torch.uint8)  # read bool as bytes 0/1
-    _{name}_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
-    return out
 '''
 
 # Special values: zeros, multiples of pi/2 (results near 0), large arguments that need an
@@ -143,12 +115,14 @@ def cases(name: str) -> list[Case]:
 
 
 def members() -> list[Member]:
+    from kgb.aten_families.trigonometric_solutions import solution_of
+
     return [
         Member(
             name=name, family="trigonometric", version=VERSION,
             task=TASK.format(name=name, title=title), signatures=SIGNATURES.format(name=name),
             cases=CASES, references=f"reference = torch.ops.aten.{name}.default\n",
-            solution=solution([], SOLUTION.format(name=name)),
+            solution=solution_of(name),
         )
         for name, title in TITLES.items()
     ]

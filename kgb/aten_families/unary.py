@@ -12,20 +12,18 @@ unary_text.py.
 
 Most members compute in float32 and give float32 for integer and bool inputs: their
 solution is `_<name>(x)` (inline in the table, or a kernel file) inside the float
-template below. Members with other dtype rules or extra arguments write their own entry
-point in `kernels/unary_<name>.py`.
+template of unary_solutions.py. Members with other dtype rules or extra arguments write
+their own entry point in `kernels/unary_<name>.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from textwrap import indent
 
 import torch
 
 from kgb.aten_families.member import Member
-from kgb.aten_families.source import kernel_body, solution
 from kgb.aten_families.unary_ops import OPS, Unary
 from kgb.aten_families.unary_text import task
 from kgb.operators import Case
@@ -66,36 +64,9 @@ def inputs_of(name: str) -> Callable[[Case, torch.Generator, str], dict]:
     return partial(make_inputs, MEMBERS[name])
 
 
-FLOAT_MATH = '''\
-@triton.jit
-def _{name}(x):
-{body}
-'''
-
-FLOAT_ENTRY = '''\
-@triton.jit
-def _{name}_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs, mask = _block(n, BLOCK)
-    x = tl.load(x_ptr + offs, mask=mask, other=1).to(tl.float32)
-    tl.store(y_ptr + offs, _{name}(x).to(y_ptr.dtype.element_ty), mask=mask)
-
-
-def {name}(self: torch.Tensor) -> torch.Tensor:
-    return _launch(_{name}_kernel, self, _float_result(self))
-'''
-
-
-def solution_of(op: Unary) -> str:
-    files = ["unary", *op.kernels]
-    if op.own_entry:
-        return solution(files[:-1], kernel_body(files[-1]), imports=op.imports)
-    tail = FLOAT_ENTRY.format(name=op.name)
-    if op.math is not None:
-        tail = FLOAT_MATH.format(name=op.name, body=indent(op.math.strip("\n"), "    ")) + "\n\n" + tail
-    return solution(files, tail, imports=op.imports)
-
-
 def members() -> list[Member]:
+    from kgb.aten_families.unary_solutions import solution_of
+
     return [
         Member(
             name=op.name, family="unary", version=VERSION, task=task(op.name),

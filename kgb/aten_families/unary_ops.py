@@ -45,15 +45,14 @@ class Unary:
     """One member. `draws` maps a case's `dist` to its input generator; `pick` chooses the
     key from the case's params where more than `dist` decides it. `args` are the entry
     point's arguments in order: `self` is the drawn tensor, the others come from the
-    case's params. The solution: `math` is the body of `_<name>(x)` on float32 x, for the
-    family's float template; `kernels` are kernel files pasted after kernels/unary.py
+    case's params. The solution: `kernels` are kernel files pasted after kernels/unary.py
     (helpers, or `_<name>(x)` itself); with `own_entry` the last of them defines the entry
-    point and the template is not used."""
+    point and the family's float template is not used; a member's `_<name>(x)` written
+    inline is unary_solutions.MATH's."""
 
     name: str
     cases: list[Case]
     draws: Mapping[str, Draw]
-    math: str | None = None
     kernels: tuple[str, ...] = ()
     own_entry: bool = False
     args: tuple[str, ...] = ("self",)
@@ -78,11 +77,11 @@ POLYGAMMA_EDGE = [1e-30, 1e-4, 0.5, 1.0, 1.4616321, 2.0, 9.99, 10.0, 10.01, 1e4,
                   -0.5, -1.5, -2.25, -3.75]
 
 
-def _activation(name, scale, values, math):
+def _activation(name, scale, values):
     """hardsigmoid, mish, silu: floating inputs only, MLP-sized cases."""
     cases = float_member_cases(normal_case, "bfloat16", edge=("float16",),
                                f16=("f16-mlp", [512, 3073]), strided="bfloat16")
-    return Unary(name, cases, {"normal": normal(scale), "edge": edge(values)}, math=math)
+    return Unary(name, cases, {"normal": normal(scale), "edge": edge(values)})
 
 
 def _exact(name, smoke, values, extra=(), bench=(), **draws):
@@ -156,11 +155,6 @@ OPS = [
          "edge": edge([0.0, -0.0, 1e-20, 1.0, -1.0, 10.0, -20.5, 80.0, -85.0, 88.5, -88.7, 89.5, -90.0,
                        200.0, INF, -INF, NAN])},
         kernels=("unary_exp",),
-        math="""\
-# cosh = h + 1 / (4 h) with h = e^|x| / 2; beyond 89.42 the result is +inf anyway
-a = tl.abs(x)
-half = _exp_scaled(tl.where(a > 90.0, 90.0, a), 1.0, -1)
-return half + 0.25 / half""",
     ),
     Unary(
         "erfc",
@@ -182,12 +176,7 @@ return half + 0.25 / half""",
            values=[0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 0.999999, -1e-20, 8388607.5, -8388607.5,
                    16777217.0, 1e30, -1e30, INF, -INF, NAN]),
     _activation("hardsigmoid", 3, [0.0, -0.0, -3.0, 3.0, -3.0001, 3.0001, -2.9999, 2.9999, 1.5, -1.5, 100.0,
-                                   -100.0, INF, -INF, NAN], """\
-t = x + 3.0
-# clamps written with where: a NaN fails both tests and passes through
-t = tl.where(t < 0.0, 0.0, t)
-t = tl.where(t > 6.0, 6.0, t)
-return t / 6.0"""),
+                                   -100.0, INF, -INF, NAN]),
     Unary(
         "i0",
         float_member_cases(normal_case, "float16", ints=promoted_int_cases(normal_case),
@@ -208,9 +197,6 @@ return t / 6.0"""),
          # infinities
          "edge": edge([0.0, -0.0, 1.0, 10.0, 100.0, 0.001, 0.999999, 1.000001, 1.5e-38, 3.4e38, 2.0,
                        -1.0, -1e-10, INF, -INF, NAN])},
-        math="""\
-inv_ln10 = 0.43429448190325176  # 1 / ln(10), a local: kernels may not read plain globals
-return tl.log(x) * inv_ln10  # log(0) = -inf, log(x < 0) = NaN carry over""",
     ),
     Unary(
         "logit",
@@ -259,13 +245,7 @@ def reference(self, eps=None):
 """,
     ),
     _activation("mish", 4, [0.0, -0.0, 1e-20, 1.0, -1.0, 5.0, -5.0, 19.9, 20.1, -20.0, 44.0, 88.0, 89.0, -88.0,
-                            -100.0, 100.0, INF, -INF, NAN], """\
-# tanh(softplus(x)) = p / (p + 2) with p = e (e + 2), e = exp(x): no cancellation, and
-# about e for very negative x. Beyond x = 20 the factor is 1 in float32 (and p would
-# overflow), so the result is x itself.
-e = tl.exp(tl.where(x > 20.0, 0.0, x))
-p = e * (e + 2.0)
-return tl.where(x > 20.0, x, x * (p / (p + 2.0)))"""),
+                            -100.0, 100.0, INF, -INF, NAN]),
     _exact("neg", [normal_case("smoke-int8", "smoke", [5, 17], "int8", dist="int")], normal=normal(10),
            # signed zeros, the float extremes, subnormals, infinities and NaN
            values=[0.0, -0.0, 1.0, -2.5, 3.4e38, -3.4e38, 1e-40, -1e-45, 65504.0, INF, -INF, NAN]),
@@ -331,7 +311,6 @@ def reference(n, self):
          # signed zeros, the float32 extremes, the NaN domain and infinities
          "edge": edge([0.0, -0.0, 1.0, 4.0, 0.25, 1e-37, 3.4e38, 2.0, 1e-6, 65504.0, -1.0, -1e-10, INF,
                        -INF, NAN])},
-        math="return tl.rsqrt(x)",
     ),
     _exact("sgn", [normal_case("smoke-complex64", "smoke", [5, 17], "complex64"),
                    normal_case("smoke-int8", "smoke", [5, 17], "int8", dist="small")],
@@ -345,9 +324,7 @@ def reference(n, self):
            # signed zeros, tiny and huge values, infinities and NaN
            values=[0.0, -0.0, 1e-30, -1e-30, 1.0, -2.5, 3.4e38, -3.4e38, INF, -INF, NAN]),
     _activation("silu", 4, [0.0, -0.0, 1e-20, 1.0, -1.0, 5.0, -5.0, 20.0, -20.0, 88.0, -88.0, -89.0, -100.0,
-                            100.0, INF, -INF, NAN], """\
-# exp(-x) = inf for x < -88.7 gives x / inf = -0, the limit
-return x / (1.0 + tl.exp(-x))"""),
+                            100.0, INF, -INF, NAN]),
     Unary(
         "special_entr",
         float_member_cases(normal_case, "float16", ints=promoted_int_cases(normal_case),
@@ -355,10 +332,6 @@ return x / (1.0 + tl.exp(-x))"""),
         {"normal": entr_values, "probs": softmax_rows, "int": ints(-3, 1000),
          # signed zeros, tiny and huge values, 1 (entropy 0), negatives, infinities and NaN
          "edge": edge([0.0, -0.0, 1e-30, 1e-5, 0.36787944, 1.0, 2.0, 1e30, -1e-30, -1.0, INF, -INF, NAN])},
-        math="""\
-y = -x * tl.log(x)
-y = tl.where(x == 0.0, 0.0, y)
-return tl.where(x < 0.0, float("-inf"), y)  # NaN falls through every test and stays NaN""",
     ),
     _exact("square", [normal_case("smoke-int16", "smoke", [5, 17], "int16", dist="int")],
            extra=[normal_case("bool", "check", [129, 7], "bool", dist="int"),
