@@ -17,6 +17,7 @@ from pathlib import Path
 from kgb import chips, methods, operators
 from kgb.config import Config
 from kgb.evaluate import start_engine
+from kgb.evaluate.sandbox import check_hidden_from_candidates
 from kgb.job import (
     Chip,
     config_dict,
@@ -71,6 +72,8 @@ def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
     """The job's operators, method and model; fails here, before any trial (and before
     Hydra writes anything: kgb.preflight), on a bad setting, selection, method or model."""
     check_settings(cfg)
+    if cfg.method.name != "expert":  # the known-good solutions themselves have nothing to find
+        check_hidden_from_candidates(operators.REPO_ROOT)
     ops = operators.select(cfg.source.name, cfg.ops)
     if not ops:
         raise ValueError(f"no operators selected (source={cfg.source.name}, ops={cfg.ops})")

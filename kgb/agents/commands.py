@@ -108,13 +108,13 @@ def check_hidden_from_agents() -> None:
     """Raise where the shell sandbox cannot keep kgb's package from an agent: a checkout under a
     folder it must leave readable (/opt, /usr), or a copy installed into the Python environment,
     which agents' commands run. Either would show an agent the operators' known-good solutions."""
-    from kgb.evaluate.sandbox import exposed_to_shells, landlock_abi
+    from kgb.evaluate.sandbox import exposed, landlock_abi, shell_paths
 
     if not landlock_abi():
         return  # nothing is confined, and every command's output says so
     installed = [Path(p) / "kgb" for p in sys.path if (Path(p) / "kgb" / "aten_families").is_dir()]
     for package in (PACKAGE, *installed):
-        folder = exposed_to_shells(package)
+        folder = exposed(package, shell_paths(Path("/nonexistent")))
         if folder is not None:
             raise ValueError(f"kgb's package at {package} lies under {folder}, which an agent's sandbox leaves readable: "
                              "its commands could read the operators' known-good solutions there. Run agent methods "

@@ -320,13 +320,25 @@ def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
     return Paths(base.read + etc, programs + extra_exec, base.write, base.devices)
 
 
-def exposed_to_shells(path: Path) -> str | None:
-    """The folder that an agent's shell sandbox leaves readable and that holds `path`, if any
-    does: the sandbox cannot hide what lies there (a checkout under /opt, a package installed
+def exposed(path: Path, paths: Paths) -> str | None:
+    """The folder among `paths` (read or execute) that holds `path`, if any does: a sandbox
+    with those paths cannot hide what lies there (a checkout under /opt, a package installed
     into the Python environment)."""
-    paths = shell_paths(Path("/nonexistent"))
     resolved = path.resolve()
     for folder in (*paths.read, *paths.execute):
         if resolved == Path(folder) or Path(folder) in resolved.parents:
             return folder
     return None
+
+
+def check_hidden_from_candidates(repo: Path) -> None:
+    """Raise where the candidates' sandbox cannot keep the repo from them: a checkout under a
+    folder it must leave readable (/opt, /usr) would show a candidate every operator's spec,
+    seeds and known-good solution."""
+    if not landlock_abi():
+        return  # nothing is confined, and every verdict's `sandbox` says so
+    folder = exposed(repo, default_paths(Path("/nonexistent"), allow_exec=False))
+    if folder is not None:
+        raise ValueError(f"kgb's checkout at {repo} lies under {folder}, which the candidates' sandbox leaves "
+                         "readable: a candidate could read the operators' specs and known-good solutions. "
+                         "Clone kgb elsewhere to judge anything but method=expert")
