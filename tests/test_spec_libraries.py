@@ -15,6 +15,8 @@ import json, re, sys
 from kgb.operators import import_spec_libraries
 
 import_spec_libraries()
+# and what an engine, its judges and candidate processes import besides
+import kgb.evaluate.candidate, kgb.evaluate.candidate_process, kgb.evaluate.engine_process, kgb.evaluate.judge  # noqa: E401
 # Triton code, not a task text that names a Triton function in passing ("`tl.rand(seed, ...)`")
 CODE = re.compile(r"@triton\.jit|(return|=)\s*tl\.\w|tl\.(load|store)\(")
 
