@@ -60,7 +60,7 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
 # process's own draws, float8 and chunked comparisons.
 [ "$tests" -eq 0 ] || step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
   tests/test_cuda_waits.py tests/test_timing_gpu.py tests/test_redteam.py tests/test_redraw.py tests/test_staged_replay.py \
-  tests/test_correctness.py -k "gpu or cuda or sandbox or float8 or chunk"
+  tests/test_correctness.py tests/test_call_audit.py -k "gpu or cuda or sandbox or float8 or chunk"
 
 step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py $second \
   --events "$out" --json "$out/first-run.json" -- chip=nvidia

@@ -253,3 +253,26 @@ def test_elements_are_sampled_in_the_outputs_logical_order_whatever_its_strides_
     assert audit.disagreement(e, {}, 1) is None
     at, values = call_audit.sampled([transposed], lambda device: torch.Generator().manual_seed(1))[0]
     assert at.shape == (call_audit.SAMPLED_ELEMENTS,) and torch.equal(values.view(-1), e.reshape(-1)[at])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e4m3fn, torch.complex64, torch.int64, torch.bool])
+def test_on_a_gpu_the_audit_samples_and_judges_as_on_the_cpu(dtype):
+    """The sampling's GPU side: a generator of the device, torch.take through strides (float8 as
+    bytes), the comparison on the device. A right answer in both layouts passes, a stale one does not."""
+    gen = torch.Generator().manual_seed(11)
+    wide, other = (torch.randn(600, 70, generator=gen) * 4 for _ in range(2))
+
+    def as_dtype(x):
+        if dtype == torch.bool:
+            return x > 0
+        return torch.complex(x, -x).to(dtype) if dtype.is_complex else x.to(dtype)
+
+    e, stale = as_dtype(wide).cuda(), as_dtype(other).cuda()
+    audit = CallAudit(())
+    audit.record(e.t().contiguous().t(), {})
+    audit.record(e.clone(), {})
+    assert audit.disagreement(e, {}, 1) is None
+    audit.record(stale, {})
+    message = audit.disagreement(e, {}, 1)
+    assert message is not None and "call 3" in message
