@@ -1,4 +1,4 @@
-"""Every call of the judge's replay checked, not only the last one (judge v22).
+"""The calls of the judge's replay checked, not only the last one (judge v22).
 
 The judge times its replay of the candidate's recorded call over many repetitions and compares
 the answer of one more call, after the turn, with the reference's. Every call starts from one
@@ -7,8 +7,10 @@ its inputs and memory does in each timed call what it does in the checked one. O
 by chance (the low bit of the GPU's clock) could still skip its work in most timed calls and be
 checked on a call where it did it: caught only with the probability that it skipped.
 
-So after each call, outside the timed region, the judge takes a digest of what the call wrote
-(`digest`), on the GPU and without waiting for it. After the turn, once the reference's answer
+So after a call, outside the timed region, the judge takes a digest of what the call wrote
+(`digest`), on the GPU and without waiting for it: after each of the first AUDITED_FIRST calls,
+then after a call drawn at random once it has run (the i-th with probability AUDITED_FIRST / i),
+which keeps the audit's share of a turn small where a call is short and repeated a hundred times. After the turn, once the reference's answer
 exists (it must not while the replay runs: the candidate's kernels run in the judge's CUDA
 context), each call's digest must be one that an answer the comparison accepts can have
 (`CallAudit.disagreement`). A floating tensor's digest is its count of NaNs, its count of
@@ -64,6 +66,13 @@ KEPT_BYTES = 1 << 30
 # Elements of each output a call keeps, at random positions (every element of a smaller output):
 # a few kilobytes a call, and two small kernels, outside the timed region.
 SAMPLED_ELEMENTS = 256
+# Calls audited: each of the first AUDITED_FIRST, then the i-th with probability AUDITED_FIRST / i,
+# drawn once it has run; about 29 of a measurement's 115 calls. Auditing every call took 68 s of
+# the 153 s that a first job's turns measured on the H200 (session 41): a few milliseconds of
+# digest between calls of 100 us. A kernel must skip at least half its calls to move their
+# median; one that does is missed only where every audited call was one it did not skip,
+# with probability under 1e-6 over 115 calls.
+AUDITED_FIRST = 8
 _SECRET = random.SystemRandom()
 # Rounding of the float64 sums, which add the same magnitudes in another order on another
 # tensor: relative to the sum, far above float64's error over any output that fits a GPU.
@@ -164,6 +173,7 @@ class CallAudit:
         self.names = names  # the written arguments, beside the return value
         self.whole = whole
         self.calls = 0
+        self.audited: list[int] = []  # the numbers of the calls whose digests and samples were taken
         self.digests: list[torch.Tensor] = []
         self.samples: list[Samples] = []
         self._generators: dict[torch.device, torch.Generator] = {}  # secret seeds, drawn here
@@ -174,6 +184,10 @@ class CallAudit:
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
         self.calls += 1
         if not self.whole:
+            # drawn after the call ran, from the judge's own generator: no call can tell it is audited
+            if _SECRET.random() >= AUDITED_FIRST / self.calls:
+                return
+            self.audited.append(self.calls)
             tensors = written(result, inputs, self.names)
             self.digests.append(digest(tensors))
             self.samples.append(sampled(tensors, self._generator))
@@ -238,10 +252,15 @@ class CallAudit:
         first = bad[0]
         j = int((~ok[first]).nonzero()[0, 0])
         got, want = calls[first, j].tolist(), ref[j].tolist()
-        return (f"{len(bad)} of {len(self.digests)} calls wrote what no accepted answer can be (the first, "
-                f"call {first + 1}, in its output {j}: {_described(got, reference[j])} where the reference's "
+        return (f"{len(bad)} of {self._of()} wrote what no accepted answer can be (the first, "
+                f"call {self.audited[first]}, in its output {j}: {_described(got, reference[j])} where the reference's "
                 f"has {_described(want, reference[j])})")
 
+
+    def _of(self) -> str:
+        """The calls audited, and of how many where not all were."""
+        n = len(self.audited)
+        return f"{n} calls" if n == self.calls else f"{n} calls audited (drawn at random from {self.calls})"
 
     def _wrong_elements(self, reference: list[torch.Tensor], tols: list[Tolerance | None]) -> str | None:
         """Why some call's sampled elements are not ones the comparison accepts against the
@@ -266,8 +285,8 @@ class CallAudit:
         at, got = self.samples[call][j]
         position = int(at[k])
         want = _take(reference[j].detach(), at[k:k + 1])[0]
-        return (f"{len(bad)} of {len(self.samples)} calls wrote what no accepted answer can be (the first, call "
-                f"{call + 1}, in its output {j} at element {position} of {reference[j].numel()}, one of those drawn "
+        return (f"{len(bad)} of {self._of()} wrote what no accepted answer can be (the first, call "
+                f"{self.audited[call]}, in its output {j} at element {position} of {reference[j].numel()}, one of those drawn "
                 f"at random after it ran: {_value(got[k])} where the reference has {_value(want)})")
 
 
