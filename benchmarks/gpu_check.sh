@@ -56,10 +56,14 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
 }
 
 # The tests that need a GPU (each skips on a CPU, so CI never runs them): the judge's waits and
-# clock, the red team's GPU and sandbox attacks, the audit of the replay's calls, the candidate
-# process's own draws, float8 and chunked comparisons.
+# clock, alone, since they time calls (beside the red team's busy-between-calls attack, which
+# keeps the GPU busy for seconds, a graph-timing test read a short call eagerly, session 41);
+# then the red team's GPU and sandbox attacks, the audit of the replay's calls, the candidate
+# process's own draws, float8 and chunked comparisons, eight at a time.
+[ "$tests" -eq 0 ] || step tests-timing "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="" \
+  tests/test_cuda_waits.py tests/test_timing_gpu.py -k "gpu or cuda"
 [ "$tests" -eq 0 ] || step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
-  tests/test_cuda_waits.py tests/test_timing_gpu.py tests/test_redteam.py tests/test_redraw.py tests/test_staged_replay.py \
+  tests/test_redteam.py tests/test_redraw.py tests/test_staged_replay.py \
   tests/test_correctness.py tests/test_call_audit.py -k "gpu or cuda or sandbox or float8 or chunk"
 
 step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py $second \
