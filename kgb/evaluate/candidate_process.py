@@ -277,8 +277,8 @@ class CandidateProcess:
         """Kill the process; with `wait`, reap it. A process is reaped only once it has
         closed its files, the GPU driver's among them, so its CUDA context and any GPU work
         it left queued should be gone by then (the judge closes it so before it times a
-        baseline: kgb.evaluate.bench_timing; not yet seen on a GPU, where tests/test_redteam.py's
-        busy-between-calls checks it). The judge's last close does not wait: a process's CUDA
+        baseline: kgb.evaluate.bench_timing; on an H200, tests/test_redteam.py's
+        busy-between-calls found its baselines the honest solution's, session 41). The judge's last close does not wait: a process's CUDA
         context takes a while to go, and the verdict waits for the judge to exit (its
         leftover children die with it). Closing it again does nothing."""
         if self.closed:
