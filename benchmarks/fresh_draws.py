@@ -1,0 +1,95 @@
+"""How often an operator's known-good solution fails its own comparison on fresh draws; prints
+a table. The judge checks every timed case once more on a draw from a secret seed, so a
+solution that fails one draw in fifty fails one evaluation in fifty, whatever the candidate:
+on the H200 (session 41) `vllm::paged_attention_v2` failed `qwen2-7b-8k-bf16` once, one element
+of its output off, and passed the next time.
+
+    python benchmarks/fresh_draws.py OP [--case NAME] [--draws N] [--solution FILE] [--device D]
+
+Each draw is as the judge's: the spec's `make_inputs` from a secret seed on the device, the
+solution called on a copy with its pure outputs poisoned, the reference on another copy, and
+the spec's comparison (its own `compare`, or the published tolerance). The solution runs in
+this process, not sandboxed: it is the project's own code, or a FILE of your own. Without a
+GPU the kernels run in Triton's interpreter: keep to small cases there (`--case` a smoke case).
+A failing draw's seed is printed, so it can be drawn again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before Triton is imported, by the solution
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgb import operators  # noqa: E402
+from kgb.evaluate.correctness import clone_exact, compare_outputs  # noqa: E402
+from kgb.evaluate.draws import candidate_copy, draw_inputs  # noqa: E402
+
+
+def solution_module(spec: operators.Spec, file: Path | None) -> Any:
+    if file is None:
+        return spec.solution_module()
+    found = importlib.util.spec_from_file_location(f"fresh_draws_{file.stem}", file)
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return module
+
+
+def judged(spec: operators.Spec, case: operators.Case, solution: Any, seed: int, device: str) -> str | None:
+    """The comparison's message for one draw from `seed`, None where the solution passes."""
+    inputs = draw_inputs(spec, case, seed, device)
+    entry = spec.entry_of(case)
+    theirs, ours = candidate_copy(spec, inputs), clone_exact(inputs)
+    args, kwargs = entry.bind(theirs)
+    actual = getattr(solution, entry.name)(*args, **kwargs)
+    args, kwargs = entry.bind(ours)
+    expected = spec.reference_for(entry.name)(*args, **kwargs)
+    written = [n for n in spec.written_args if n in inputs]
+    message, _, _ = compare_outputs(spec, case, {"return": actual, **{n: theirs[n] for n in written}},
+                                    {"return": expected, **{n: ours[n] for n in written}}, theirs)
+    return message
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("op")
+    parser.add_argument("--case", help="one case by name (default: every case of the operator)")
+    parser.add_argument("--draws", type=int, default=20, help="fresh draws per case")
+    parser.add_argument("--solution", type=Path, help="a kernel file to judge instead of the solution")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    args = parser.parse_args(argv)
+    spec = operators.load(args.op)
+    cases = [c for c in spec.cases if args.case in (None, c.name)]
+    if not cases:
+        parser.error(f"{args.op} has no case {args.case!r}: {', '.join(c.name for c in spec.cases)}")
+    solution = solution_module(spec, args.solution)
+    secret = random.SystemRandom()
+    failed_any = False
+    print(f"| {args.op} case | draws | failed | seconds |\n|---|---|---|---|")
+    for case in cases:
+        began, failures = time.perf_counter(), []
+        for _ in range(args.draws):
+            seed = secret.randrange(1 << 62)
+            message = judged(spec, case, solution, seed, args.device)
+            if message:
+                failures.append((seed, message))
+        print(f"| {case.name} | {args.draws} | {len(failures)} | {time.perf_counter() - began:.1f} |", flush=True)
+        for seed, message in failures:
+            print(f"    seed {seed}: {message[:300]}")
+        failed_any |= bool(failures)
+    return 1 if failed_any else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
