@@ -4,30 +4,35 @@ that is wrong on some inputs is caught on the draws where it is, and the seed is
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+from kgb import operators
+from kgb.operators import REPO_ROOT
 
-import fresh_draws  # noqa: E402
 
-from kgb import operators  # noqa: E402
+def _fresh_draws(*args: str) -> subprocess.CompletedProcess:
+    """Run as a user does: a process of its own, whose interpreter setting stays there."""
+    return subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "fresh_draws.py"), *args],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "TRITON_INTERPRET": "1"})
 
 
 def _smoke(op: str) -> str:
     return next(c.name for c in operators.load(op).cases if c.tag == operators.CaseTag.SMOKE)
 
 
-def test_a_known_good_solution_passes_every_fresh_draw(capsys):
-    assert fresh_draws.main(["aten::neg", "--case", _smoke("aten::neg"), "--draws", "4", "--device", "cpu"]) == 0
-    assert f"| {_smoke('aten::neg')} | 4 | 0 |" in capsys.readouterr().out
+def test_a_known_good_solution_passes_every_fresh_draw():
+    done = _fresh_draws("aten::neg", "--case", _smoke("aten::neg"), "--draws", "4", "--device", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert f"| {_smoke('aten::neg')} | 4 | 0 |" in done.stdout
 
 
-def test_a_kernel_wrong_where_an_input_is_large_fails_the_draws_that_have_one(tmp_path, capsys):
+def test_a_kernel_wrong_where_an_input_is_large_fails_the_draws_that_have_one(tmp_path):
     solution = operators.load("aten::neg").solution_path.read_text()
     wrong = tmp_path / "neg_wrong.py"
     # right where every input is small, wrong on a draw holding one over 2.5 (most smoke draws do)
-    wrong.write_text(solution + '''
+    wrong.write_text(solution + """
 
 _right = neg
 
@@ -37,8 +42,8 @@ def neg(self):
     if self.is_floating_point() and bool((self.abs() > 2.5).any()):
         out.view(-1)[0] += 1.0
     return out
-''')
-    code = fresh_draws.main(["aten::neg", "--case", _smoke("aten::neg"), "--draws", "4", "--device", "cpu",
-                             "--solution", str(wrong)])
-    out = capsys.readouterr().out
-    assert code == 1 and "    seed " in out and "elements outside tolerance" in out
+""")
+    done = _fresh_draws("aten::neg", "--case", _smoke("aten::neg"), "--draws", "4", "--device", "cpu",
+                        "--solution", str(wrong))
+    assert done.returncode == 1, done.stderr
+    assert "    seed " in done.stdout and "elements outside tolerance" in done.stdout
