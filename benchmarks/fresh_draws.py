@@ -30,7 +30,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb import operators  # noqa: E402
-from kgb.evaluate.correctness import clone_exact, compare_outputs  # noqa: E402
+from kgb.evaluate.case_runner import CaseRunner  # noqa: E402
+from kgb.evaluate.correctness import clone_exact  # noqa: E402
 from kgb.evaluate.draws import candidate_copy, draw_inputs  # noqa: E402
 
 
@@ -43,19 +44,17 @@ def solution_module(spec: operators.Spec, file: Path | None) -> Any:
     return module
 
 
-def judged(spec: operators.Spec, case: operators.Case, solution: Any, seed: int, device: str) -> str | None:
-    """The comparison's message for one draw from `seed`, None where the solution passes."""
-    inputs = draw_inputs(spec, case, seed, device)
+def judged(runner: CaseRunner, case: operators.Case, solution: Any, seed: int) -> str | None:
+    """The comparison's message for one draw from `seed`, None where the solution passes: the
+    judge's own reference call and comparison (kgb.evaluate.case_runner)."""
+    spec = runner.spec
+    inputs = draw_inputs(spec, case, seed, runner.device)
     entry = spec.entry_of(case)
     theirs, ours = candidate_copy(spec, inputs), clone_exact(inputs)
     args, kwargs = entry.bind(theirs)
     actual = getattr(solution, entry.name)(*args, **kwargs)
-    args, kwargs = entry.bind(ours)
-    expected = spec.reference_for(entry.name)(*args, **kwargs)
-    written = [n for n in spec.written_args if n in inputs]
-    message, _, _ = compare_outputs(spec, case, {"return": actual, **{n: theirs[n] for n in written}},
-                                    {"return": expected, **{n: ours[n] for n in written}}, theirs)
-    return message
+    expected = runner.reference(entry.name, ours, case)
+    return runner._compare(case, expected, actual, ours, theirs)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if not cases:
         parser.error(f"{args.op} has no case {args.case!r}: {', '.join(c.name for c in spec.cases)}")
     solution = solution_module(spec, args.solution)
+    runner = CaseRunner(spec, None, args.device)  # its checks only: no candidate process
     secret = random.SystemRandom()
     failed_any = False
     print(f"| {args.op} case | draws | failed | seconds |\n|---|---|---|---|")
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         began, failures = time.perf_counter(), []
         for _ in range(args.draws):
             seed = secret.randrange(1 << 62)
-            message = judged(spec, case, solution, seed, args.device)
+            message = judged(runner, case, solution, seed)
             if message:
                 failures.append((seed, message))
         print(f"| {case.name} | {args.draws} | {len(failures)} | {time.perf_counter() - began:.1f} |", flush=True)

@@ -113,8 +113,9 @@ def check_hidden_from_agents() -> None:
     if not landlock_abi():
         return  # nothing is confined, and every command's output says so
     installed = [Path(p) / "kgb" for p in sys.path if (Path(p) / "kgb" / "aten_families").is_dir()]
+    readable = shell_paths(Path("/nonexistent"))
     for package in (PACKAGE, *installed):
-        folder = exposed(package, shell_paths(Path("/nonexistent")))
+        folder = exposed(package, readable)
         if folder is not None:
             raise ValueError(f"kgb's package at {package} lies under {folder}, which an agent's sandbox leaves readable: "
                              "its commands could read the operators' known-good solutions there. Run agent methods "

@@ -267,10 +267,10 @@ class CallAudit:
         reference's at the same positions; None if all are."""
         wrong = []  # per output: calls x samples, where an element is not accepted
         for j, (e, tol) in enumerate(zip(reference, tols, strict=True)):
-            at = [s[j][0] for s in self.samples]
-            if any(a.shape != at[0].shape for a in at) or (at[0].numel() and int(torch.stack(at).max()) >= e.numel()):
+            positions = [s[j][0] for s in self.samples]
+            at = torch.stack(positions) if all(a.shape == positions[0].shape for a in positions) else None
+            if at is None or (at.numel() and int(at.max()) >= e.numel()):
                 return f"a call's output {j} has another number of elements than the reference's ({e.numel()})"
-            at = torch.stack(at)
             got = torch.stack([s[j][1] for s in self.samples])
             want = _take(e.detach(), at.reshape(-1)).view(at.shape)
             wrong.append(~close_elements(got, want, tol)[0] if tol is not None else got != want)
