@@ -127,3 +127,25 @@ for port in ({proxy}, {other}):
     assert done.stdout.split() == [str(proxy), "connected", str(other), "refused"], done.stderr[-2000:]
     for s in servers:
         s.close()
+
+
+def test_code_the_agent_plants_for_the_wrapper_does_not_run_outside_the_sandbox(trial, tmp_path_factory):
+    """The wrapper that confines each command is a Python started in the workspace, before it
+    confines itself: a `kgb` package in the workspace (first on `python -m`'s path) or a .pth
+    file in the user site folder under the agent's HOME would run there, unconfined. Until
+    session 41 the first did. Both are written here as an agent's command could write them."""
+    import sys
+
+    outside = tmp_path_factory.mktemp("outside")
+    escape = f"open({str(outside / 'escaped')!r}, 'w').write('out')\n"
+    package = trial / "workspace" / "kgb" / "agents"
+    package.mkdir(parents=True)
+    for name in ("__init__.py", "agents/__init__.py"):
+        (package.parent / name).write_text("")
+    (package / "commands.py").write_text(escape)
+    site = trial / "home" / ".local" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "planted.pth").write_text(f"import os; exec({escape!r})\n")
+    done = _run(trial, "echo still-confined")
+    assert done.exit_code == 0 and "still-confined" in done.output, done.output
+    assert not (outside / "escaped").exists()

@@ -76,7 +76,10 @@ def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: in
              exec_dirs: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that run `argv` inside the shell sandbox."""
     # options before the folder: after it, argparse's REMAINDER would take them as the program
-    wrapper = [sys.executable, "-m", "kgb.agents.commands"]
+    # -P: not the working directory (the agent's workspace) first on the path, and -s: not the
+    # user's site folder (under the agent's HOME): the wrapper runs before it confines itself,
+    # and a `kgb` package or a .pth file the agent wrote there would run outside the sandbox
+    wrapper = [sys.executable, "-P", "-s", "-m", "kgb.agents.commands"]
     if tcp_port is not None:
         wrapper += ["--tcp", str(tcp_port)]
     for d in exec_dirs:
