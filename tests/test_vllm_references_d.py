@@ -172,3 +172,41 @@ def test_attention_tolerance_admits_float32_probabilities_where_terms_cancel():
     swapped = float32_p.clone()
     swapped[3] = float32_p[4]  # one sequence's output where another's belongs
     assert compare_attention(swapped, expected, 2048, "out", magnitude) is not None
+
+
+def test_v2_tolerance_admits_partials_rounded_a_unit_apart():
+    """paged_attention_v2 rounds each partition's result to the dtype before combining them, so two
+    right kernels whose partials differ by their probabilities' rounding can land a bf16 ulp apart
+    in tmp_out (2^-10 for values in [0.125, 0.25)), and `out` moves by that ulp times the
+    partition's weight. On an H200 the known-good solution failed a fresh draw of
+    qwen2-7b-8k-bf16 so, one element off by exactly 2^-10 in a sequence of two partitions; this
+    draw (float32 probabilities, each sequence 1011 tokens long) reproduces it on the CPU, and a
+    real error is still caught."""
+    from kgb.vllm.attention import (
+        PARTITION_SIZE,
+        Partials,
+        PagedShape,
+        combine,
+        compare_v2,
+        make_paged_inputs,
+        paged_attention,
+    )
+
+    spec = operators.load("vllm::paged_attention_v2")
+    inputs = make_paged_inputs(PagedShape(16, 8, 2, 128, 16, 1024, "bfloat16"), torch.Generator().manual_seed(6), "cpu")
+    inputs["seq_lens"].fill_(1011)
+    q = inputs["query"]
+    s, h, d = q.shape
+    expected = dict(out=torch.empty(s, h, d, dtype=q.dtype), exp_sums=torch.zeros(s, h, 2),
+                    max_logits=torch.zeros(s, h, 2), tmp_out=torch.zeros(s, h, 2, d, dtype=q.dtype))
+    spec.module.reference(**expected, **inputs)
+    rest = [inputs[n] for n in ("scale", "block_tables", "seq_lens", "block_size", "alibi_slopes")]
+    p = paged_attention(q.float(), inputs["key_cache"].float(), inputs["value_cache"].float(), *rest,
+                        partition_size=PARTITION_SIZE)
+    p = Partials(p.max_logit, p.exp_sum, p.out.to(q.dtype), p.exists)  # the workspace holds the dtype
+    actual = dict(out=combine(p), exp_sums=p.exp_sum, max_logits=p.max_logit, tmp_out=p.out)
+    off = (actual["out"].double() - expected["out"].double()).abs().max()
+    assert off == 2.0**-10  # what the old tolerance refused (atol about 0.0008 here)
+    assert compare_v2(actual, expected, 1024, inputs) is None
+    unweighted = dict(actual, out=p.out.float().mean(dim=2).to(q.dtype))  # partitions averaged, not weighted
+    assert "out" in compare_v2(unweighted, expected, 1024, inputs)
