@@ -184,8 +184,8 @@ def test_v2_tolerance_admits_partials_rounded_a_unit_apart():
     real error is still caught."""
     from kgb.vllm.attention import (
         PARTITION_SIZE,
-        Partials,
         PagedShape,
+        Partials,
         combine,
         compare_v2,
         make_paged_inputs,

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgb.agents.nofollow import read_text
 from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
 from kgb.operators import CaseTag
 from kgb.tracking.events import CandidateChecked, CandidateProposed
@@ -152,9 +153,10 @@ class CheckServer:
         if reason := self.refusal():
             return {"ok": False, "error": reason}
         path = self.resolve(str(request.get("file") or "kernel.py"))
-        if not path.is_file():
+        source = read_text(path)
+        if source is None:
             return {"ok": False, "error": f"{request.get('file')}: no such file in the workspace"}
-        checked, note = self.checker.check(path.read_text(errors="replace"), self.current_call or "command",
+        checked, note = self.checker.check(source, self.current_call or "command",
                                            origin=f"check of {path.name}")
         return {"ok": True, "report": checked.report(note)}
 

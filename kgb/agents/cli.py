@@ -19,6 +19,7 @@ SessionFinished.cli_report_blob and never charged.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from kgb.agents import claude_cli, opencode_cli
 from kgb.agents.commands import confined
+from kgb.agents.nofollow import open_nofollow
 from kgb.agents.stream import CliRecord
 from kgb.models import ModelCallFailed
 from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
@@ -204,7 +206,7 @@ class CliSession:
             argv, stdin = [*opencode_cli.command(executable, model), self.prompt], ""
         # the CLI runs in the agent's shell sandbox: its trial folder writable, TCP to the proxy only
         argv, env = confined(argv, ws.trial_dir, env, tcp_port=proxy.port, exec_dirs=(install_dir(executable),))
-        self.stderr = (ws.trial_dir / f"cli-{self.session}.stderr").open("w+")
+        self.stderr = open(open_nofollow(ws.trial_dir / f"cli-{self.session}.stderr", os.O_RDWR | os.O_CREAT | os.O_TRUNC), "w+")
         proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=self.stderr, text=True, start_new_session=True)
         assert proc.stdin is not None
@@ -228,9 +230,9 @@ class CliSession:
             try:
                 self.watch(proc)
             finally:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # the CLI, and what it left running
+                proc.wait()
                 reader.join(timeout=10)
                 run.server.current_call = ""
         self.stderr.seek(0)

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgb.agents.nofollow import write_text
 from kgb.evaluate.sandbox import confine_shell
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
@@ -66,6 +67,10 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
         code = None
+    try:  # what it left running in the background (it could race the harness's reads)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     text = out.decode(errors="replace")
     if len(text) > output_chars:
         text = f"[... {len(text) - output_chars} characters cut ...]\n" + text[-output_chars:]
@@ -101,9 +106,18 @@ def import_root(trial_dir: Path) -> Path:
     package = root / "kgb"
     if package.is_symlink():  # a trial folder made before, which linked the whole package
         package.unlink()
-    for name in CHECK_MODULES:
-        (package / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(PACKAGE / name, package / name)
+    def copy() -> None:  # never through a link the agent left in the trial (kgb.agents.nofollow)
+        for name in CHECK_MODULES:
+            write_text(package / name, (PACKAGE / name).read_text(), parents=True)
+
+    try:
+        copy()
+    except OSError:  # a link on the way: the folder made again
+        if root.is_symlink():
+            root.unlink()
+        else:
+            shutil.rmtree(root, ignore_errors=True)  # follows no link
+        copy()
     return root
 
 

@@ -22,6 +22,7 @@ from kgb.agents.cli import CliSession, find_cli
 from kgb.agents.commands import check_hidden_from_agents
 from kgb.agents.config import AgentMethodConfig, Driver
 from kgb.agents.loop import SessionOutcome, loop_session
+from kgb.agents.nofollow import write_text
 from kgb.agents.workspace import Workspace, task_text
 from kgb.methods.extraction import extract
 from kgb.tracking.events import (
@@ -94,7 +95,7 @@ class AgentRun:
         is also PROTOCOL.md), then the task (also TASK.md)."""
         text = self.protocol_text if protocol_text is None else protocol_text
         if protocol_text is not None:
-            (self.workspace.root / "PROTOCOL.md").write_text(text)
+            write_text(self.workspace.root / "PROTOCOL.md", text)
         return f"{text.strip()}\n\n{task_text(self.ctx.problem)}"
 
     def session(self, prompt: str, tools: bool = True, max_turns: int | None = None) -> SessionOutcome:

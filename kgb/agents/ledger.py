@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from kgb.agents.checks import Checked
+from kgb.agents.nofollow import write_text
 
 
 def reaches(c: Checked | None, target: float) -> bool:
@@ -47,9 +48,8 @@ class Ledger:
 
     def __init__(self, path: Path, title: str, columns: tuple[str, ...]):
         self.path, self.columns = path, columns
-        path.write_text(f"# {title}\n\n| {' | '.join(columns)} |\n|{'---|' * len(columns)}\n")
+        write_text(path, f"# {title}\n\n| {' | '.join(columns)} |\n|{'---|' * len(columns)}\n")
 
     def add(self, *cells: object) -> None:
         text = " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells)
-        with self.path.open("a") as f:
-            f.write(f"| {text} |\n")
+        write_text(self.path, f"| {text} |\n", append=True)

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kgb.agents.nofollow import write_text
 from kgb.agents.stream import Item, ToolEnded, ToolStarted, UsageReported
 from kgb.usage import Usage
 
@@ -31,9 +32,8 @@ def command(executable: str, model: str) -> list[str]:
 
 def write_config(home: Path, url: str, token: str, model: str, system: str) -> Path:
     directory = home / ".config" / "opencode"
-    directory.mkdir(parents=True, exist_ok=True)
     instructions = directory / "kgb-system.md"
-    instructions.write_text(system)
+    write_text(instructions, system, parents=True)
     config = {
         "$schema": "https://opencode.ai/config.json",
         "provider": {PROVIDER: {
@@ -47,7 +47,7 @@ def write_config(home: Path, url: str, token: str, model: str, system: str) -> P
         "share": "disabled", "autoupdate": False, "mcp": {},
     }
     path = directory / "opencode.json"
-    path.write_text(json.dumps(config, indent=1))
+    write_text(path, json.dumps(config, indent=1))
     return path
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgb.agents.commands import run_command
 from kgb.agents.dialects import render
+from kgb.agents.nofollow import read_text, write_text
 from kgb.agents.workspace import OutsideWorkspace
 from kgb.models.content import Tool
 
@@ -62,30 +63,27 @@ def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> T
 
 
 def _read(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
-    path = run.workspace.resolve(args["path"])
-    if not path.is_file():
+    text = read_text(run.workspace.resolve(args["path"]))
+    if text is None:
         raise ToolError(f"{args['path']}: no such file")
-    text = path.read_text(errors="replace")
     limit = run.cfg.agent.output_chars * 4
     return ToolOutput(text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters cut ...]")
 
 
 def _write(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
-    path = run.workspace.resolve(args["path"])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(str(args["content"]))
+    write_text(run.workspace.resolve(args["path"]), str(args["content"]), parents=True)
     return ToolOutput(f"wrote {len(str(args['content']))} characters to {args['path']}")
 
 
 def _edit(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     path = run.workspace.resolve(args["path"])
-    if not path.is_file():
+    text, old = read_text(path), str(args["old"])
+    if text is None:
         raise ToolError(f"{args['path']}: no such file")
-    text, old = path.read_text(), str(args["old"])
     count = text.count(old) if old else 0
     if count != 1:
         raise ToolError(f"`old` occurs {count} times in {args['path']}; it must occur exactly once")
-    path.write_text(text.replace(old, str(args["new"])))
+    write_text(path, text.replace(old, str(args["new"])))
     return ToolOutput(f"edited {args['path']}")
 
 
@@ -106,9 +104,10 @@ def _check(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     if reason := run.budget.take_check():
         raise ToolError(f"check refused: {reason}")
     path = run.workspace.resolve(args.get("path") or "kernel.py")
-    if not path.is_file():
+    source = read_text(path)
+    if source is None:
         raise ToolError(f"{args.get('path') or 'kernel.py'}: no such file")
-    checked, note = run.checker.check(path.read_text(errors="replace"), call_id, origin=f"check of {path.name}")
+    checked, note = run.checker.check(source, call_id, origin=f"check of {path.name}")
     return ToolOutput(render(checked.report(note)))
 
 

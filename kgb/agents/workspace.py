@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgb.agents.commands import confined
+from kgb.agents.nofollow import read_text
 from kgb.operators import REPO_ROOT, Problem
 from kgb.tracking.blobs import BlobStore
 
@@ -138,7 +140,10 @@ class Workspace:
     # --- git: the harness's record of versions, and the revert of keep-or-revert methods ---
 
     def git(self, *args: str) -> str:
-        done = subprocess.run(["git", *args], cwd=self.root, env=self.env(), capture_output=True, text=True, timeout=60)
+        # in the agent's sandbox: .git and HOME are the agent's to write (hooks, core.hooksPath,
+        # core.fsmonitor, filters), and git runs what they name
+        argv, env = confined(["git", *args], self.trial_dir, self.env())
+        done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True, timeout=60)
         if done.returncode != 0:
             raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
         return done.stdout.strip()
@@ -167,8 +172,9 @@ class Workspace:
 
     def snapshot(self, blobs: BlobStore) -> tuple[str, int]:
         """Store every file as a blob; return the manifest's blob hash and the file count."""
-        manifest = {rel: blobs.put(path.read_text(errors="replace")) for rel, path in self.files().items()}
+        texts = {rel: read_text(path) for rel, path in self.files().items()}
+        manifest = {rel: blobs.put(text) for rel, text in texts.items() if text is not None}
         return blobs.put(json.dumps(manifest, indent=1, sort_keys=True)), len(manifest)
 
     def read_kernel(self) -> str:
-        return self.kernel.read_text(errors="replace") if self.kernel.is_file() else ""
+        return read_text(self.kernel) or ""

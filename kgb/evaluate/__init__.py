@@ -318,7 +318,7 @@ def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: Eva
 
     arch = settings.compile_for
     try:
-        results = check(spec.path, candidate, settings.case_tags, arch, settings.timeout_s)
+        results = check(spec.path, candidate, settings.case_tags, arch, settings.timeout_s, env=engine_env(settings))
     except subprocess.SubprocessError as exc:  # the record step re-runs the candidate; it may hang or die
         tail = (getattr(exc, "stderr", "") or "").strip()[-2000:]
         return dataclasses.replace(verdict, status=Status.COMPILE_ERROR,

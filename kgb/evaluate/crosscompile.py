@@ -37,7 +37,10 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kgb.operators import Spec
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
 _TRITON_TYPES = {
@@ -157,9 +160,9 @@ def recording() -> Iterator[list[Launch]]:
         InterpretedFunction.run = original
 
 
-def record(spec_path: Path, candidate: Path, tags: set[str], name: str = "crosscompile_candidate") -> list[Launch]:
-    """Runs `candidate` (imported as module `name`) on the cases of the spec with these tags
-    in the interpreter."""
+def record(spec_path: Path | Spec, candidate: Path, tags: set[str], name: str = "crosscompile_candidate") -> list[Launch]:
+    """Runs `candidate` (imported as module `name`) on the cases of the spec (a path, or the
+    Spec loaded) with these tags in the interpreter."""
     import torch
 
     from kgb.evaluate.draws import draw_inputs
@@ -168,7 +171,7 @@ def record(spec_path: Path, candidate: Path, tags: set[str], name: str = "crossc
 
     assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
     prepare_interpreter()
-    spec = load_spec(spec_path)
+    spec = load_spec(spec_path) if isinstance(spec_path, str | Path) else spec_path
     module = _import_file(candidate, name)
     with recording() as launches, torch.no_grad():
         for case in spec.cases:
@@ -223,13 +226,14 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
 
 def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
           timeout_s: float = 600, ptx_dir: Path | None = None,
-          compile_python: str | None = None) -> list[tuple[Launch, str | None]]:
+          compile_python: str | None = None, env: dict[str, str] | None = None) -> list[tuple[Launch, str | None]]:
     """Both steps, each in its own process; raises if the interpreter run itself fails.
 
     `compile_python`: the Python (with its own Triton) that compiles, e.g. a virtualenv
     with the GPU host's Triton version: the compilers of two versions reject different
-    kernels (Triton 3.6 wants `out_dtype` for a float64 `tl.dot`, 3.9 does not)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    kernels (Triton 3.6 wants `out_dtype` for a float64 `tl.dot`, 3.9 does not). `env`: the
+    steps' environment (the harness passes the judge's, scrubbed of secrets), else this one's."""
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "TRITON_INTERPRET"}
     # the steps run confined, where no thread may start: no OpenMP or BLAS pools
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
@@ -331,24 +335,34 @@ def main() -> int:
     spec_path, candidate = pairs[0]
     tags = tuple(args.cases.split(","))
     if args.step is not None:
-        # These steps run candidate code: confine them as the judge confines a candidate
-        # (its own spec and kgb readable, its scratch folder writable).
+        # These steps run candidate code: confine them as the judge confines a candidate. What
+        # they use of kgb, and the specs, are loaded first: the candidate reads its own file
+        # only, not kgb's package (the family modules' known-good kernels) nor the spec's
+        # folder (solution.py).
+        import importlib
+
         from kgb.evaluate.sandbox import Limits, confine
-        from kgb.operators import REPO_ROOT
+        from kgb.operators import import_spec_libraries, load_spec
+
+        import_spec_libraries()
+        for module in ("bounds", "draws", "integrity", "interpreter", "provenance"):
+            importlib.import_module(f"kgb.evaluate.{module}")
+        if args.step == "record":
+            pairs = [(load_spec(s), c) for s, c in pairs]
 
         writable = [args.launches.parent] + ([args.ptx] if args.ptx else [])
         tempfile.tempdir = str(writable[0])
         import torch
 
         torch.set_num_threads(1)
-        readable = sorted({str(REPO_ROOT / "kgb")} | {str(s.parent) for s, _ in pairs} | {str(c) for _, c in pairs})
+        readable = sorted({str(c) for _, c in pairs})
         confine(writable[0], allow_exec=True, limits=Limits(), extra_read=tuple(readable),
                 extra_write=tuple(str(w) for w in writable[1:]))
     if args.batch is not None:
         _batch_step(args.step, pairs, set(tags), args.arch, args.launches)
         return 0
     if args.step == "record":
-        args.launches.write_text(launches_to_json(record(spec_path, candidate, set(tags))))
+        args.launches.write_text(launches_to_json(record(pairs[0][0], candidate, set(tags))))
         return 0
     if args.step == "compile":
         results = compile_all(candidate, launches_from_json(args.launches.read_text()), args.arch, args.ptx)

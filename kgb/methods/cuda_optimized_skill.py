@@ -13,6 +13,7 @@ from kgb.agents.checks import Checked
 from kgb.agents.config import CudaOptimizedSkillConfig
 from kgb.agents.harness import AgentRun, check_driver, protocol
 from kgb.agents.ledger import Ledger, improves, profiler_hint, reaches, speed_text
+from kgb.agents.nofollow import read_text, write_text
 from kgb.trial import TrialContext
 
 
@@ -48,7 +49,7 @@ class CudaOptimizedSkill:
                 run.session(run.first_prompt(protocol("coding_agent")))
                 best = run.checker.best()
                 if best is not None:
-                    ws.kernel.write_text(best.source)
+                    write_text(ws.kernel, best.source)
             best_commit = ws.commit("baseline")
             for session in range(1, self.cfg.sessions + 1):
                 if best is None or reaches(best, self.cfg.target_speedup) or run.out_of_budget:
@@ -57,8 +58,8 @@ class CudaOptimizedSkill:
                 run.session(run.first_prompt(self.text(session, device)))
                 if run.out_of_budget:
                     break
-                proposal = ws.root / "PROPOSAL.md"
-                tags = proposal_tags(proposal.read_text()) if proposal.is_file() else "no proposal written"
+                proposal = read_text(ws.root / "PROPOSAL.md")
+                tags = proposal_tags(proposal) if proposal is not None else "no proposal written"
                 commit = ws.commit(f"session {session}")
                 c = run.harness_check(f"session {session}")
                 if improves(c, best, 0.0):

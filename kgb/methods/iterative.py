@@ -7,6 +7,7 @@ from __future__ import annotations
 from kgb.agents.config import IterativeConfig
 from kgb.agents.harness import AgentRun, check_driver, protocol
 from kgb.agents.ledger import Ledger, reaches, speed_text
+from kgb.agents.nofollow import write_text
 from kgb.trial import TrialContext
 
 
@@ -34,7 +35,7 @@ class Iterative:
                 table.add(session, c.candidate, c.verdict.status.value, f"{c.tests_passed}/{c.tests_total}", speed_text(c))
                 best = run.checker.best()
                 if best is not None:
-                    run.workspace.kernel.write_text(best.source)
+                    write_text(run.workspace.kernel, best.source)
                 run.workspace.commit(f"session {session}")
                 if reaches(best, self.cfg.target_speedup):
                     break
