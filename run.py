@@ -4,6 +4,7 @@ Bad input ends here in one line (kgb.preflight) before anything is written; `--h
 describes every group and setting (kgb.manual). HYDRA_FULL_ERROR=1 shows tracebacks.
 """
 
+import os
 import sys
 
 import hydra
@@ -31,4 +32,13 @@ if __name__ == "__main__":
         print_help()
         sys.exit(0)
     main_guard(sys.argv[1:])
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C: what is kept, and how to go on, rather than a traceback
+        print("\nkgb: interrupted. Every trial that finished is kept in its job's event log (under tracking.root); "
+              "run the same command again to go on: nothing judged is judged again, and MLflow catches up.", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # not sys.exit: that joins the trials' threads, which may wait minutes on a model's answer;
+        # the event log loses at most the line being written, which its readers skip
+        os._exit(130)

@@ -16,10 +16,15 @@ printed as one line by `fail`; `HYDRA_FULL_ERROR=1` shows the traceback instead.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import difflib
 import os
+import sqlite3
+import tempfile
 import traceback
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlparse
@@ -45,6 +50,8 @@ FULL_ERROR = "HYDRA_FULL_ERROR"
 CASES = ("smoke", "check", "all", "auto")
 # MLflow tracking URI schemes (a `+driver` suffix, as in postgresql+psycopg2, is allowed)
 TRACKING_SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
+# How long to wait for an MLflow server's answer before a job starts
+STORE_PROBE_S = 5.0
 # What to add where a required value is missing.
 REQUIRED = {
     "method.dir": "method=files reads your kernels from a folder: add method.dir=DIR (files named <source>__<op>.py)",
@@ -109,6 +116,8 @@ def check_settings(cfg: Config) -> None:
         raise ConfigError(REQUIRED["model.from"])
     check_ops(cfg.ops)
     check_tracking_uri(cfg.tracking.tracking_uri())
+    if cfg.tracking.mlflow:
+        check_tracking_store(cfg.tracking.tracking_uri())
 
 
 def check_ops(ops: list[str]) -> None:
@@ -140,6 +149,44 @@ def check_tracking_uri(uri: str) -> None:
     if scheme and scheme not in TRACKING_SCHEMES:
         raise ConfigError(f"tracking.uri={uri}: MLflow has no store for {scheme}://; use sqlite:///PATH.db (the default), "
                           "http(s)://HOST:PORT of an `mlflow server`, or postgresql://...")
+
+
+def check_tracking_store(uri: str) -> None:
+    """That the MLflow store can be opened, where that is quick to tell: the projection opens it
+    while the first trials run, so a store it could not open failed only once they had been
+    judged (an unreachable server after some four minutes of MLflow's retries), and left the
+    job's event log behind."""
+    scheme = urlparse(uri).scheme.split("+")[0]
+    if scheme == "sqlite":
+        _check_sqlite_store(uri, Path(uri.removeprefix("sqlite:///")))
+    elif scheme in ("http", "https"):
+        try:
+            urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=STORE_PROBE_S).close()
+        except urllib.error.HTTPError:
+            pass  # something answers: MLflow says the rest when the projection opens
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ConfigError(f"tracking.uri={uri}: no server answers there ({reason}); start one with "
+                              "`mlflow server --port PORT`, or leave tracking.uri out for sqlite:///<root>/mlflow.db") from None
+
+
+def _check_sqlite_store(uri: str, path: Path) -> None:
+    if path.exists():
+        try:
+            with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=rw", uri=True)) as db:
+                db.execute("select count(*) from sqlite_master").fetchone()
+        except sqlite3.Error as exc:
+            raise ConfigError(f"tracking.uri={uri}: {path} cannot be opened as an SQLite database ({exc})") from None
+        return
+    folder = path.resolve().parent
+    while not folder.exists():  # the store's folders are made when it is created
+        folder = folder.parent
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"tracking.uri={uri}: the store cannot be created under {folder} "
+                          f"({exc.strerror or exc}); choose a folder you can write") from None
 
 
 def require(ok: bool, setting: str, value: Any, rule: str) -> None:

@@ -66,15 +66,23 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO
             base = f"{v.baseline_us:.1f}" if v and v.baseline_us and t.correct else ""
             row += f" {_speed(t):>8} {lat:>11} {base:>12}"
         print(row.rstrip(), file=out)
-    on_cpu = all(t.best.verdict.device == "cpu" for t in outcomes if t.best and t.best.verdict)
-    speed = (f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {summary.geomean_speedup:.2f}x  "
-             if summary.geomean_speedup else "speed not timed on CPU  " if on_cpu else "speed: nothing timed  ")
+    judged = [t for t in outcomes if t.best and t.best.verdict]
+    if summary.geomean_speedup:
+        speed = f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {summary.geomean_speedup:.2f}x  "
+    elif judged and all(t.best.verdict.device == "cpu" for t in judged):
+        speed = "speed not timed on CPU  "
+    else:
+        speed = "speed: nothing timed  "
+    accuracy = f"{summary.accuracy:.3f}" if summary.accuracy is not None else "-"
     print(
-        f"\ncorrect {summary.correct}/{summary.trials}  accuracy {summary.accuracy:.3f}  {speed}"
+        f"\ncorrect {summary.correct}/{summary.trials}  accuracy {accuracy}  {speed}"
         f"skipped {summary.skipped}  tokens {summary.usage.total_tokens}  cost ${summary.usage.cost_usd:.4f}",
         file=out,
         flush=True,
     )
+    skips = sorted({t.reason for t in outcomes if t.status.value == "skipped" and t.reason})
+    if skips and not summary.trials:  # nothing ran: say why once, not only on the progress lines
+        print(f"nothing was judged: {'; '.join(skips)[:500]}", file=out, flush=True)
     retry = sum(1 for t in outcomes if t.status.value == "infra_error")
     if retry:
         print(f"{retry} trial(s) hit an infrastructure failure and have no result: run the same command "

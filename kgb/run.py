@@ -133,8 +133,13 @@ def run_job(cfg: Config) -> JobSummary:
             with project_lock:
                 projection.project(events, blobs)
 
-    with ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device)) as pool:
+    pool = ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device))
+    try:
         list(pool.map(one_trial, todo))
+    except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
     log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
                            trials_skipped_as_done=total - len(todo)))

@@ -5,12 +5,15 @@ run.py in a subprocess, from an empty working directory, as a user would meet th
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from fake_llm_server import Answer, Fail, FakeLLMServer, Queue
+from fake_llm_server import Answer, Fail, FakeLLMServer, Hang, Queue
 
 from kgb.config import GROUPS, choices
 from kgb.operators import REPO_ROOT
@@ -56,6 +59,24 @@ def test_an_unknown_operator_suggests_near_ones(tmp_path):
 def test_a_tracking_uri_mlflow_cannot_open(tmp_path):
     line = refused(tmp_path, "tracking.uri=garbage://x")
     assert "tracking.uri=garbage://x" in line and "sqlite:///" in line
+
+
+def test_a_tracking_server_that_does_not_answer_is_refused_before_any_trial(tmp_path):
+    """The projection opens the store while the first trials run: an unreachable server failed
+    only after they were judged, some four minutes of MLflow's retries later."""
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    line = refused(tmp_path, "ops=[aten::add]", f"tracking.uri=http://127.0.0.1:{port}")
+    assert "no server answers there" in line and "mlflow server" in line
+
+
+def test_a_tracking_store_that_is_not_a_database_is_refused(tmp_path):
+    not_a_db = tmp_path / "notes.db"
+    not_a_db.write_text("not SQLite")
+    line = refused(tmp_path, "ops=[aten::add]", f"tracking.uri=sqlite:///{not_a_db}")
+    assert "cannot be opened as an SQLite database" in line
+    assert not_a_db.read_text() == "not SQLite"
 
 
 def test_method_files_without_its_folder(tmp_path):
@@ -136,3 +157,23 @@ def test_a_good_job_answers_the_probe_and_runs(tmp_path):
         assert done.returncode == 0, done.stderr
         assert len(server.calls) == 2  # the probe (once, though the name is checked twice), then the trial's call
     assert "one probe call" in done.stderr
+
+
+def test_ctrl_c_says_what_is_kept_and_how_to_go_on(tmp_path):
+    """Ctrl-C (SIGINT to the terminal's process group) mid-job: one note instead of a traceback
+    through Hydra and the trials' threads, exit code 130, and the job's log kept for a re-run."""
+    with FakeLLMServer(Queue([Answer("OK"), Hang(60)]), lists_models=False) as server:
+        proc = subprocess.Popen(
+            [sys.executable, str(REPO_ROOT / "run.py"), "chip=cpu", "method=oneshot", "model=openai", "model.name=m",
+             "ops=[aten::add]", f"model.base_url={server.openai_url}", f"tracking.root={tmp_path / 'out'}",
+             "tracking.mlflow=false", "model.retries=0"],
+            cwd=tmp_path, env={**CLEAN_ENV, "OPENAI_API_KEY": "k"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while len(server.calls) < 2 and time.monotonic() < deadline:  # the probe, then the trial's call hangs
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "kgb: interrupted" in err and "run the same command again" in err
+    assert list((tmp_path / "out" / "jobs").glob("*/events.jsonl"))  # what it had begun is kept

@@ -74,6 +74,12 @@ def test_multirun_makes_one_job_per_combination(sweep):
     statuses = Counter(r.data.tags["kgb.status"] for r in trial_runs(uri(root)))
     assert statuses == Counter(correct=4, no_candidate=1, wrong_output=1)
     assert "mlflow ui --backend-store-uri" in first.stdout
+    # nothing is timed on the CPU: no share of fast operators, where 0 would read "none is faster"
+    assert all(r.fast_1_0 is None and r.geomean_speedup is None for r in table.values())
+    client = MlflowClient(uri(root))
+    jobs = client.search_runs([e.experiment_id for e in client.search_experiments()], "tags.`kgb.kind` = 'job'")
+    assert jobs and all("accuracy" in j.data.metrics and not any(m.startswith("fast_") for m in j.data.metrics)
+                        for j in jobs)
 
 
 def test_rerun_adds_no_runs_and_evaluates_nothing(sweep):
@@ -188,6 +194,11 @@ def test_chip_absent_here_is_skipped_with_reason(tmp_path):
     (run,) = trial_runs(uri(tmp_path))
     assert run.data.tags["kgb.status"] == "skipped"
     assert "needs a cuda device" in run.data.tags["kgb.reason"]
+    # nothing was judged: no accuracy of 0 out of 0, and the reason in the closing lines
+    assert "correct 0/0  accuracy -  speed: nothing timed" in done.stdout
+    assert "nothing was judged: chip nvidia needs a cuda device" in done.stdout
+    (row,) = rows(trial_rows(uri(tmp_path)))
+    assert row.accuracy is None and row.fast_1_0 is None
 
 
 def test_bad_config_fails_at_compose_time(tmp_path):

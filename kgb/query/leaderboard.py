@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgb.evaluate.verdict import geomean
-from kgb.tracking.summary import TrialRow
+from kgb.tracking.summary import TrialRow, times_cases
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,8 @@ class Row:
     settings: str  # what the verdicts were judged under, e.g. "cpu cases=smoke timeout=300s judge=v2"
     trials: int  # operators that ran (skipped excluded)
     correct: int
-    accuracy: float
-    fast_1_0: float
+    accuracy: float | None  # None where every trial was skipped
+    fast_1_0: float | None  # None where the job timed nothing (the CPU)
     geomean_speedup: float | None
     total_tokens: int
     cost_usd: float
@@ -92,8 +92,8 @@ def rows(trials: list[TrialRow]) -> list[Row]:
         cost = sum(r.cost_usd for rs in per_op.values() for r in rs)
         method, model, source, chip, settings = key
         table.append(Row(
-            method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else 0.0,
-            fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n else 0.0,
+            method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else None,
+            fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n and (timed or times_cases(settings)) else None,
             geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
             tokens_per_success=tokens / len(best) if best else None,

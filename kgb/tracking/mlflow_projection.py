@@ -15,6 +15,7 @@ client) is deleted and redone. The whole store can be rebuilt from the event log
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Sequence
@@ -71,6 +72,8 @@ class MlflowProjection:
     def __init__(self, uri: str, experiment: str, background: bool = True):
         from mlflow.tracking import MlflowClient
 
+        # MLflow's notes (a new store's tables made) would land among the job's progress lines
+        logging.getLogger("mlflow").setLevel(logging.WARNING)
         self.client = MlflowClient(tracking_uri=uri)
         self.uri = uri
         self.experiment_id = self._experiment(experiment, uri)

@@ -222,8 +222,8 @@ class JobSummary:
     trials: int  # finished trials that ran here (skipped ones excluded)
     skipped: int
     correct: int
-    accuracy: float
-    fast: dict[float, float]  # p -> share of trials correct and faster than p x baseline
+    accuracy: float | None  # None where nothing ran (every trial skipped)
+    fast: dict[float, float]  # p -> share of trials correct and faster than p x baseline; empty where nothing was timed
     geomean_speedup: float | None  # over correct, timed trials
     usage: Usage
     tokens_per_success: float | None
@@ -235,7 +235,7 @@ class JobSummary:
         """Flat numeric metrics for MLflow (absent values are left out, not -1)."""
         m: dict[str, float] = {
             "trials": self.trials, "skipped": self.skipped, "correct_ops": self.correct,
-            "accuracy": self.accuracy, "input_tokens": self.usage.input_tokens,
+            "input_tokens": self.usage.input_tokens,
             "output_tokens": self.usage.output_tokens,
             "cache_read_tokens": self.usage.cache_read_tokens,
             "cache_write_tokens": self.usage.cache_write_tokens,
@@ -243,6 +243,8 @@ class JobSummary:
             "total_tokens": self.usage.total_tokens, "cost_usd": self.usage.cost_usd,
             "wall_s": self.wall_s,
         }
+        if self.accuracy is not None:
+            m["accuracy"] = self.accuracy
         for p, share in self.fast.items():
             m[f"fast_{p}"] = share
         if self.geomean_speedup is not None:
@@ -279,8 +281,10 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
         trials=n,
         skipped=len({t.op for t in finished} - set(by_op)),
         correct=len(correct_ops),
-        accuracy=len(correct_ops) / n if n else 0.0,
-        fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS},
+        accuracy=len(correct_ops) / n if n else None,
+        # on the CPU nothing is timed: no fast_p at all, where 0 would read "none is faster"
+        fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS}
+        if timed or any(t.best and t.best.verdict and t.best.verdict.device != "cpu" for t in ran) else {},
         geomean_speedup=geomean(timed) if timed else None,
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,

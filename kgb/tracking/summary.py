@@ -20,6 +20,13 @@ TABLE_VERSION = 1
 REASON_CHARS = 500  # the full reason is a tag of the trial run and in its trial.json
 
 
+def times_cases(settings: str) -> bool:
+    """Whether a job judged under this settings line (RunStarted.settings,
+    `kgb.identity.Judging.summary`) timed its cases: only then does a share of fast operators
+    mean anything (on the CPU nothing is timed, and fast_p of 0 would read "none is faster")."""
+    return any(part.startswith("timed=") for part in settings.split())
+
+
 @dataclass(frozen=True)
 class JobInfo:
     """What identifies the job a row belongs to (the table's header)."""
