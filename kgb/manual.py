@@ -2,7 +2,9 @@
 
 Nothing here is written twice: a group option's sentence is the comment that opens its
 conf/<group>/<option>.yaml, and a setting's sentence is the comment on its field in
-kgb/config.py (the schema's documentation), so the help cannot drift from either.
+kgb/config.py (the schema's documentation), so the help cannot drift from either. The
+methods' settings are read from the method schemas in Hydra's ConfigStore, each shown for
+the options built on the schema that declares it: a new method needs no edit here.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import dataclasses
 import inspect
 import re
 from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
 
 from kgb import config as schema
 from kgb.config import CONF_DIR, GROUPS, choices
@@ -32,13 +37,8 @@ GROUP_SENTENCES = {
     "source": "which operators a job covers",
     "chip": "where kernels run; a chip this machine lacks makes its trials `skipped`",
 }
-# Settings sections: (prefix, schema, which methods or models have them)
+# Settings sections after the methods' (method_sections): (prefix, schema, which models or jobs have them)
 SECTIONS: list[tuple[str, type, str]] = [
-    ("method", schema.MethodConfig, "every method"),
-    ("method", schema.LLMMethodConfig, "oneshot, passk, refine"),
-    ("method", schema.PasskConfig, "passk"),
-    ("method", schema.RefineConfig, "refine"),
-    ("method", schema.TransferConfig, "transfer"),
     ("model", schema.LLMConfig, "every model but none"),
     ("model.price", schema.PriceConfig, "every model but none"),
     ("model", schema.ReplayConfig, "replay"),
@@ -62,6 +62,78 @@ def wants_help(args: list[str]) -> bool:
 def field_sentences(cls: type) -> dict[str, str]:
     """Field name -> the comment on its line, for the fields `cls` itself declares."""
     return {m.group(1): m.group(2) for line in inspect.getsource(cls).splitlines() if (m := FIELD.match(line))}
+
+
+def method_sentences(cls: type) -> dict[str, str]:
+    """field_sentences, and for a field `cls` declares again without a comment (a new
+    default), the comment of the nearest base class that has one."""
+    sentences = field_sentences(cls)
+    for name in own_fields(cls):
+        inherited = [s for base in cls.__mro__[1:] if dataclasses.is_dataclass(base)
+                     if (s := field_sentences(base).get(name))]
+        if name not in sentences and inherited:
+            sentences[name] = inherited[0]
+    return sentences
+
+
+def own_fields(cls: type) -> list[str]:
+    """The fields `cls` itself declares (ClassVars are not fields)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return [name for name in vars(cls).get("__annotations__", {}) if name in names]
+
+
+def method_schemas() -> dict[type, list[str]]:
+    """Each method schema in the ConfigStore -> the method= options built on it: the
+    conf/method/*.yaml whose defaults name it (an alias through the option it names); a
+    schema no option uses yet is shown under the name it gives its method."""
+    schema.register()
+    stored = {name.removesuffix(".yaml"): OmegaConf.get_type(entry.node)
+              for name, entry in ConfigStore.instance().repo.get("method", {}).items()}
+    users: dict[type, list[str]] = {cls: [] for cls in stored.values()
+                                    if isinstance(cls, type) and issubclass(cls, schema.MethodConfig)}
+
+    def built_on(option: str, seen: tuple[str, ...] = ()) -> type | None:
+        for entry in OmegaConf.load(CONF_DIR / "method" / f"{option}.yaml").get("defaults") or []:
+            if entry in stored:
+                return stored[entry]
+            if isinstance(entry, str) and entry in choices("method") and entry not in seen:
+                return built_on(entry, (*seen, option))
+        return None
+
+    for option in choices("method"):
+        if (cls := built_on(option)) in users:
+            users[cls].append(option)
+    return {cls: options or [str(default(cls, "name"))] for cls, options in users.items()}
+
+
+def method_sections() -> list[tuple[str, type, str]]:
+    """A section for each class of the method schemas' bases that declares settings: its own
+    fields, for the options built on it; a field holding settings of its own (`agent`) is a
+    section of its own (method.agent.*)."""
+    users = method_schemas()
+    every = sorted({option for options in users.values() for option in options})
+    sections: list[tuple[str, type, str]] = []
+    done: set[type] = set()
+    for cls in users:
+        for base in reversed(cls.__mro__):
+            if base in done or not issubclass(base, schema.MethodConfig):
+                continue
+            done.add(base)
+            who = sorted({option for c, options in users.items() if issubclass(c, base) for option in options})
+            words = methods_in_words(who, every)
+            sections.append(("method", base, words))
+            for f in dataclasses.fields(base):
+                if f.name in own_fields(base) and dataclasses.is_dataclass(f.default_factory):
+                    sections.append((f"method.{f.name}", f.default_factory, words))
+    return sections
+
+
+def methods_in_words(who: list[str], every: list[str]) -> str:
+    """`passk`, `every method`, or `every method but expert, files` where that is shorter."""
+    others = [option for option in every if option not in who]
+    if not others:
+        return "every method"
+    return f"every method but {', '.join(others)}" if 2 * len(others) < len(who) else ", ".join(who)
 
 
 def option_sentence(group: str, option: str) -> str:
@@ -89,13 +161,16 @@ def text() -> str:
         out.append(f"  {group}: {GROUP_SENTENCES[group]}")
         out += [f"    {option:<16} {option_sentence(group, option)}" for option in choices(group)]
     out.append("\nSettings (SETTING=VALUE, default in brackets):")
-    for prefix, cls, who in SECTIONS:
-        sentences = {**field_sentences(cls), **EXTRA.get(cls, {})}
+    heading = ""
+    for prefix, cls, who in [*method_sections(), *SECTIONS]:
+        sentences = {**(method_sentences if prefix == "method" else field_sentences)(cls), **EXTRA.get(cls, {})}
         keys = {name: f"{prefix}.{name}" if prefix else name for name in sentences}
         shown_here = [name for name in sentences if keys[name] not in CHOSEN_BY_GROUP]
         if not shown_here:
             continue
-        out.append(f"  for {who}:")
+        if who != heading:
+            out.append(f"  for {who}:")
+            heading = who
         for name in shown_here:
             key, sentence = keys[name], sentences[name]
             shown = f"{key} [{default(cls, name)}]" if name not in ("price", "from") else key

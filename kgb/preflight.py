@@ -2,7 +2,8 @@
 
 Three layers, earliest first:
 - `check_command_line`: every config group choice on the command line names a file under
-  conf/ (Hydra's own message lists the schemas' base_* too, on several lines);
+  conf/ (Hydra's own message lists the schemas' base_* too, on several lines), and every
+  setting names a key of the config it sets (Hydra's message for `methd=...` takes five);
 - `check_settings`: every value is one a job can run with (a negative timeout would
   otherwise judge every candidate `timeout` and record that as a result);
 - `SweepCheck`, a Hydra callback (conf/config.yaml): before Hydra makes its output folder,
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import difflib
 import os
 import sqlite3
@@ -29,12 +31,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlparse
 
+from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override, OverrideType
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import MissingMandatoryValue
 
 from kgb.config import (
+    CONF_DIR,
     GROUPS,
     Config,
     ConfigError,
@@ -71,12 +76,14 @@ def fail(error: Exception) -> NoReturn:
 
 
 def check_command_line(args: list[str]) -> None:
-    """Every config group choice (`method=...`, also in a sweep `a,b`) names a conf/ file."""
+    """Every config group choice (`method=...`, also in a sweep `a,b`) names a conf/ file,
+    then every setting (`eval.cases=...`) a key of the config it sets."""
     overrides = [a for a in args if not a.startswith("-") and "=" in a]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
     except Exception:  # noqa: BLE001 - a syntax error is Hydra's to report, with its position
         return
+    chosen: dict[str, list[str]] = {}
     for override in parsed:
         group = override.key_or_group
         if group not in GROUPS or override.package or override.is_delete():
@@ -86,6 +93,79 @@ def check_command_line(args: list[str]) -> None:
         for value in values:
             if str(value) not in known:
                 raise ConfigError(f"unknown {group} {value!r}: choose one of {', '.join(known)} (conf/{group}/)")
+        chosen[group] = [str(v) for v in values]
+    # another config (--config-name ...) has other keys, and HYDRA_FULL_ERROR asks for Hydra's own trace
+    if not os.environ.get(FULL_ERROR) and not any(a.startswith(("-cn", "-cp", "-cd", "--config")) for a in args):
+        check_setting_names([o for o in parsed if is_setting(o)], chosen)
+
+
+def is_setting(override: Override) -> bool:
+    """`key=value` or `key.sub=value` that Hydra sets in the composed config; not a group
+    choice, not Hydra's own (`hydra.*`, `hydra/launcher=...`), not `+key` (which adds one)."""
+    key = override.key_or_group
+    return (override.type == OverrideType.CHANGE and not override.package and key not in GROUPS
+            and "/" not in key and key.split(".")[0] != "hydra")
+
+
+def check_setting_names(settings: list[Override], chosen: dict[str, list[str]]) -> None:
+    """Each setting names a key of the composed config, under each option the command line
+    chooses for its group (`method=oneshot,passk method.k=3` is refused for oneshot, as Hydra
+    would refuse that job)."""
+    configs: dict[str, DictConfig | None] = {}
+    for override in settings:
+        key = override.key_or_group
+        head = key.split(".")[0]
+        for value in chosen.get(head, [""]):
+            choice = f"{head}={value}" if value else ""
+            if choice not in configs:
+                configs[choice] = composed([choice] if choice else [])
+            unknown_setting(key, configs[choice])
+
+
+def composed(overrides: list[str]) -> DictConfig | None:
+    """The config run.py composes with these group choices, Hydra's node included (it records
+    the choices); None where it cannot be composed here."""
+    from hydra import compose, initialize_config_dir
+
+    try:
+        with initialize_config_dir(version_base="1.3", config_dir=str(CONF_DIR)):
+            return compose(config_name="config", overrides=overrides, return_hydra_config=True)
+    except Exception:  # noqa: BLE001 - e.g. Hydra already initialised in this process
+        return None
+
+
+def unknown_setting(key: str, config: DictConfig | None) -> None:
+    """A ConfigError naming the nearest key where `key` is not one of `config`'s; without a
+    config, in the schemas: `group.key` in all of the group's, any other in Config. Only nodes
+    made from a schema are checked: their keys are all there are."""
+    parts = key.split(".")
+    group = parts[0] if parts[0] in GROUPS else None
+    if config is not None:
+        nodes, first = [config], 0
+        choice = f"{group}={config.hydra.runtime.choices[group]}" if group else ""
+    elif group:
+        nodes, first, choice = [e.node for e in ConfigStore.instance().repo.get(group, {}).values()], 1, f"any {group}"
+    else:
+        nodes, first, choice = [OmegaConf.structured(Config)], 0, ""
+    for depth in range(first, len(parts)):
+        nodes = [n for n in nodes if schema_node(n)]
+        if not nodes:
+            return
+        if not any(parts[depth] in n.keys() for n in nodes):
+            here = "".join(f"{p}." for p in parts[:depth])
+            names = sorted({str(k) for n in nodes for k in n.keys() if k not in ("_target_", "hydra")})
+            known = [here + k for k in names]
+            near = difflib.get_close_matches(parts[depth], names, n=1)
+            where = f" for {choice}" if depth and choice else ""
+            hint = f"did you mean {here}{near[0]}?" if near else f"the settings there are {', '.join(known)};"
+            raise ConfigError(f"unknown setting {key}{where}; {hint} `python run.py --help` describes every setting")
+        nodes = [n._get_node(parts[depth]) for n in nodes if parts[depth] in n.keys()]
+
+
+def schema_node(node: Any) -> bool:
+    """A config node with a value, made from a dataclass schema (its keys are all it may have)."""
+    return (isinstance(node, DictConfig) and not node._is_missing() and not node._is_none()
+            and dataclasses.is_dataclass(OmegaConf.get_type(node)))
 
 
 def check_settings(cfg: Config) -> None:
@@ -242,7 +322,7 @@ def sweep_overrides(config: DictConfig) -> list[list[str]]:
 
 
 def main_guard(args: list[str]) -> None:
-    """run.py's first step: one line and exit 1 for a bad group choice."""
+    """run.py's first step: one line and exit 1 for a bad group choice or setting name."""
     try:
         check_command_line(args)
     except ConfigError as e:

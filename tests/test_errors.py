@@ -177,3 +177,48 @@ def test_ctrl_c_says_what_is_kept_and_how_to_go_on(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "kgb: interrupted" in err and "run the same command again" in err
     assert list((tmp_path / "out" / "jobs").glob("*/events.jsonl"))  # what it had begun is kept
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("methd=expert",), "unknown setting methd; did you mean method?"),
+    (("method.sample=2",), "unknown setting method.sample for method=expert; did you mean method.samples?"),
+    (("method=aiko", "method.agent.drivr=claude"), "unknown setting method.agent.drivr for method=aiko; did you mean method.agent.driver?"),
+    (("-m", "method=expert,files", "method.dir=.", "eval.case=smoke,all"), "unknown setting eval.case; did you mean eval.cases?"),
+    (("-m", "method=expert,passk", "method.k=3"), "unknown setting method.k for method=expert; the settings there are"),
+])
+def test_a_misspelt_setting_names_the_nearest_one(tmp_path, args, says):
+    """Not Hydra's five lines ("Could not override 'methd'... full_key: methd"): the keys of
+    the composed config, of the option the command line chooses for the setting's group."""
+    line = refused(tmp_path, *args)
+    assert says in line and "python run.py --help" in line
+
+
+def test_a_misspelt_setting_under_full_error_gives_hydras_traceback(tmp_path):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    done = run_py(cwd, "chip=cpu", "methd=expert", env={"HYDRA_FULL_ERROR": "1"})
+    assert done.returncode != 0 and "Traceback (most recent call last)" in done.stderr
+    assert "methd" in done.stderr and list(cwd.iterdir()) == []
+
+
+def test_the_settings_of_a_sweep_with_commas_pass_the_check():
+    from kgb.config import register
+    from kgb.preflight import main_guard
+
+    register()
+    main_guard(["-m", "method=expert,files", "method.dir=.", "eval.cases=smoke,all", "ops=[aten::add,aten::abs]",
+                "model=replay", "model.from=x", "chip=cpu,auto", "method.samples=1,2", "+extra=1", "hydra.job.chdir=false"])
+
+
+def test_a_setting_checked_without_a_composed_config_is_looked_up_in_every_schema_of_its_group():
+    """Where the config cannot be composed in this process, a group's setting is looked up in
+    every schema of the group: `method.k` is one (passk's), `method.sample` none."""
+    from kgb.config import ConfigError, register
+    from kgb.preflight import unknown_setting
+
+    register()
+    unknown_setting("method.k", None)
+    with pytest.raises(ConfigError, match="unknown setting method.sample for any method; did you mean method.samples?"):
+        unknown_setting("method.sample", None)
+    with pytest.raises(ConfigError, match="unknown setting evl.cases; did you mean eval?"):
+        unknown_setting("evl.cases", None)

@@ -129,6 +129,10 @@ def test_best_downloads_the_kernel(sweep, tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "kernel.py").read_text() == SOFTMAX.read_text()
     assert '"status": "correct"' in (tmp_path / "verdict.json").read_text()
+    umask = os.umask(0o022)
+    os.umask(umask)
+    # both as any new file (kernel.py was 0600, a temporary file's mode, beside a 0644 verdict.json)
+    assert {(tmp_path / name).stat().st_mode & 0o777 for name in ("kernel.py", "verdict.json")} == {0o666 & ~umask}
 
 
 def test_a_sweep_with_one_bad_job_stops_before_any_job_runs(tmp_path):

@@ -50,9 +50,7 @@ class AgentMethodConfig(LLMMethodConfig):
     """Common to the agent methods."""
 
     agent: AgentConfig = field(default_factory=AgentConfig)
-    # an earlier run's tracking root: optimise-mode methods start from the best correct
-    # kernel it holds for the operator (None: from an empty kernel.py)
-    baseline: str | None = None
+    baseline: str | None = None  # an earlier run's tracking root: optimise-mode methods start from its best correct kernel of the operator (null: an empty kernel.py)
 
 
 @dataclass
@@ -70,8 +68,8 @@ class IterativeConfig(AgentMethodConfig):
 
     _target_: str = "kgb.methods.iterative.Iterative"
     name: str = "iterative"
-    sessions: int = 5
-    target_speedup: float = 1.5  # where speed is not measured (CPU), a correct kernel ends it
+    sessions: int = 5  # agent sessions per trial, each writing and checking one new version
+    target_speedup: float = 1.5  # stop once the best version is this much faster; where speed is not measured (CPU), a correct kernel ends it
 
 
 @dataclass
@@ -80,9 +78,9 @@ class AutokernelConfig(AgentMethodConfig):
 
     _target_: str = "kgb.methods.autokernel.Autokernel"
     name: str = "autokernel"
-    experiments: int = 20
+    experiments: int = 20  # keep-or-revert experiments per trial, after the baseline check
     min_gain: float = 0.02  # a kept experiment is this much faster than the best (fraction)
-    target_speedup: float = 2.0
+    target_speedup: float = 2.0  # stop once the best version is this much faster (CPU: once one is correct)
     plateau: int = 5  # stop after this many experiments in a row that were not kept
 
 
@@ -93,7 +91,7 @@ class AikoConfig(AgentMethodConfig):
     _target_: str = "kgb.methods.aiko.Aiko"
     name: str = "aiko"
     iterations: int = 15  # checks after the baseline check
-    target_speedup: float = 2.0
+    target_speedup: float = 2.0  # end the session once the best version is this much faster (CPU: once one is correct)
 
 
 @dataclass
@@ -102,8 +100,8 @@ class CudaOptimizedSkillConfig(AgentMethodConfig):
 
     _target_: str = "kgb.methods.cuda_optimized_skill.CudaOptimizedSkill"
     name: str = "cuda_optimized_skill"
-    sessions: int = 5
-    target_speedup: float = 2.0
+    sessions: int = 5  # optimisation sessions per trial, each proposing one strategy
+    target_speedup: float = 2.0  # stop once the best version is this much faster (CPU: once one is correct)
 
 
 SCHEMAS: dict[str, type[AgentMethodConfig]] = {

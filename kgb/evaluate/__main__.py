@@ -34,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     for case in verdict.cases:
         timing = f"  {case.latency_us:.1f} us vs {case.baseline_us:.1f} us" if case.latency_us else ""
         print(f"  {case.status:<12} {case.name}{timing}")
-    print(f"{args.op}: {verdict.status}: {verdict.message}")
+    # a correct verdict on the CPU with compile_for passed the compile check (evaluate's
+    # _cross_compiled turns a failed one into compile_error); say so, or it reads as a run without it
+    compiled = f"; compiled for sm_{args.compile_for}" if verdict.correct and verdict.device == "cpu" and args.compile_for else ""
+    print(f"{args.op}: {verdict.status}: {verdict.message}{compiled}")
     if not verdict.correct and verdict.logs.strip():
         print(verdict.logs[-3000:], file=sys.stderr)
     return 0 if verdict.correct else 1

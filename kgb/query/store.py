@@ -7,9 +7,10 @@ tracking server) are read through MLflow's client. Both give the same rows.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sqlite3
 import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,9 +135,12 @@ class Store:
             raise StoreError(f"run {run_id} has no {name}")
         dest.mkdir(parents=True, exist_ok=True)
         target = dest / Path(name).name
-        with tempfile.NamedTemporaryFile("w", dir=dest, delete=False) as f:
+        # written beside it, then renamed over it; opened as any new file (0666 less the umask:
+        # a NamedTemporaryFile's 0600 made kernel.py unlike the verdict.json written next to it)
+        part = dest / f".{target.name}.{uuid.uuid4().hex}.part"
+        with open(part, "x") as f:
             f.write(text)
-        shutil.move(f.name, target)
+        os.replace(part, target)
         return target
 
 
