@@ -82,7 +82,12 @@ def _keep_out_of_the_workspace(private: Path) -> None:
     # made here: PyTorch does not make it where judges starting side by side race to (on the
     # H200, session 25, judges warned that they could not and compiled those kernels again)
     Path(kernels).mkdir(parents=True, exist_ok=True)
-    os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache, PYTORCH_KERNEL_CACHE_PATH=kernels)
+    os.environ.update(TMPDIR=str(private), TRITON_CACHE_DIR=cache, PYTORCH_KERNEL_CACHE_PATH=kernels,
+                      # the rest of what the engine set to the workspace for its candidate processes:
+                      # nothing the judge's libraries look up (the CUDA driver's JIT cache, Triton's
+                      # home, a user's config files) may be read from where a candidate writes
+                      HOME=str(private), TRITON_HOME=str(private), CUDA_CACHE_PATH=str(private / "cuda-cache"),
+                      TORCHINDUCTOR_CACHE_DIR=str(private / "inductor-cache"))
     tempfile.tempdir = str(private)
     try:
         import triton
