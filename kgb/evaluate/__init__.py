@@ -76,8 +76,8 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
         env["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
         cuda_waits.mode()  # a bad KGB_CUDA_WAIT fails here, not in every judge
         timing_lock.gather_s()  # and a bad KGB_GATHER_S
-    env["KGB_DRIVER_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-triton-driver-cache")
-    env["KGB_TORCH_KERNEL_CACHE"] = str(Path(tempfile.gettempdir()) / "kgb-torch-kernel-cache")
+    env["KGB_DRIVER_CACHE"] = str(workdirs.users_own("triton-driver-cache"))
+    env["KGB_TORCH_KERNEL_CACHE"] = str(workdirs.users_own("torch-kernel-cache"))
     # numpy's BLAS (the interpreter's tl.dot) must not want threads: the candidate process may
     # not start any, and a pool started in the engine does not survive the fork.
     env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", BLIS_NUM_THREADS="1")

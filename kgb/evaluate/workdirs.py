@@ -38,6 +38,24 @@ def remove_left_behind() -> list[Path]:
     return removed
 
 
+def users_own(name: str) -> Path:
+    """A folder of the temporary directory that this user's judges on this machine share (what
+    they compile for themselves, which they load and run), which no other user can write: a
+    fixed name such as /tmp/kgb-triton-driver-cache let any local user plant a launcher there
+    that every judge would load. Refused where another user made it or may write it."""
+    parent = Path(tempfile.gettempdir()) / f"kgb-user-{os.getuid()}"
+    for folder in (parent, parent / name):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        st = folder.lstat()
+        if folder.is_symlink() or st.st_uid != os.getuid() or st.st_mode & 0o022:
+            raise RuntimeError(f"{folder} is not this user's own folder (owner {st.st_uid}, mode "
+                               f"{oct(st.st_mode & 0o777)}): remove it, or point TMPDIR elsewhere")
+    return parent / name
+
+
 def _ours() -> str:
     """The start of this host's folder names (mkdtemp's random part holds no "-")."""
     return f"{PREFIX}{socket.gethostname().replace('/', '_')}-"
