@@ -8,36 +8,22 @@ git as itself, so such a program ran unconfined at the agent's next commit."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from agent_script import ADD, check, done
 from fake_llm_server import Answer, FakeLLMServer, ToolCall
-from test_agents import SECRET, events, model, of
+from test_agent_methods import fake_judge  # noqa: F401 - the judge reads a speed from the candidate
+from test_agents import events, model, of
 
 from kgb.agents.config import IterativeConfig
 from kgb.config import ChipConfig, Config, EvalConfig, SourceConfig, TrackingConfig
-from kgb.evaluate import CaseResult, Status, Verdict
 from kgb.evaluate.sandbox import landlock_abi
 from kgb.run import run_job
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import ToolCalled
 
 pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
-
-
-def _judge(source, spec, settings, baselines=None) -> Verdict:
-    speed = float(m.group(1)) if (m := re.search(r"# SPEED=([\d.]+)", source)) else 1.0
-    return Verdict(Status.CORRECT, "all cases correct",
-                   (CaseResult("bench-1", "bench", Status.CORRECT, latency_us=100 / speed, baseline_us=100.0),))
-
-
-@pytest.fixture(autouse=True)
-def fake_judge(monkeypatch):
-    monkeypatch.setattr("kgb.agents.checks.evaluate", _judge)
-    monkeypatch.setattr("kgb.trial.evaluate", _judge)
-    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
 
 
 def _job(method, llm, root: Path) -> Config:
