@@ -4,13 +4,14 @@ solution that fails one draw in fifty fails one evaluation in fifty, whatever th
 on the H200 (session 41) `vllm::paged_attention_v2` failed `qwen2-7b-8k-bf16` once, one element
 of its output off, and passed the next time.
 
-    python benchmarks/fresh_draws.py OP [--case NAME] [--draws N] [--solution FILE] [--device D]
+    python benchmarks/fresh_draws.py OP [--case NAME | --tag TAG] [--draws N] [--solution FILE] [--device D]
 
 Each draw is as the judge's: the spec's `make_inputs` from a secret seed on the device, the
 solution called on a copy with its pure outputs poisoned, the reference on another copy, and
 the spec's comparison (its own `compare`, or the published tolerance). The solution runs in
 this process, not sandboxed: it is the project's own code, or a FILE of your own. Without a
-GPU the kernels run in Triton's interpreter: keep to small cases there (`--case` a smoke case).
+GPU the kernels run in Triton's interpreter, and only the smoke cases are drawn unless `--case` or
+`--tag` says otherwise (as the judge runs only those there).
 A failing draw's seed is printed, so it can be drawn again.
 """
 
@@ -33,6 +34,7 @@ from kgb import operators  # noqa: E402
 from kgb.evaluate.case_runner import CaseRunner  # noqa: E402
 from kgb.evaluate.correctness import clone_exact  # noqa: E402
 from kgb.evaluate.draws import candidate_copy, draw_inputs  # noqa: E402
+from kgb.evaluate.interpreter import prepare_interpreter  # noqa: E402
 
 
 def solution_module(spec: operators.Spec, file: Path | None) -> Any:
@@ -60,15 +62,20 @@ def judged(runner: CaseRunner, case: operators.Case, solution: Any, seed: int) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("op")
-    parser.add_argument("--case", help="one case by name (default: every case of the operator)")
+    parser.add_argument("--case", help="one case by name (default: every case of the operator the judge runs here)")
+    parser.add_argument("--tag", choices=[t.value for t in operators.CaseTag],
+                        help="the cases of one tag (default: smoke on the CPU, every case on a GPU)")
     parser.add_argument("--draws", type=int, default=20, help="fresh draws per case")
     parser.add_argument("--solution", type=Path, help="a kernel file to judge instead of the solution")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args(argv)
     spec = operators.load(args.op)
-    cases = [c for c in spec.cases if args.case in (None, c.name)]
+    tag = args.tag or (None if args.case or args.device != "cpu" else operators.CaseTag.SMOKE.value)
+    cases = [c for c in spec.cases if args.case in (None, c.name) and tag in (None, c.tag)]
     if not cases:
         parser.error(f"{args.op} has no case {args.case!r}: {', '.join(c.name for c in spec.cases)}")
+    if args.device == "cpu":  # Triton's interpreter as the candidate process has it (bf16 arithmetic and casts)
+        prepare_interpreter()
     solution = solution_module(spec, args.solution)
     runner = CaseRunner(spec, None, args.device)  # its checks only: no candidate process
     secret = random.SystemRandom()

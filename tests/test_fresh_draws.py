@@ -28,6 +28,15 @@ def test_a_known_good_solution_passes_every_fresh_draw():
     assert f"| {_smoke('aten::neg')} | 4 | 0 |" in done.stdout
 
 
+def test_on_the_cpu_the_interpreter_is_the_candidate_processs_own():
+    """Without kgb's fixes to Triton's interpreter (bf16 arithmetic and casts), a bf16 known-good
+    solution read garbage on every draw here (vllm::hadacore_transform, 192 of 192 elements off),
+    where the judge passes it: the tool drew failures the judge never sees."""
+    done = _fresh_draws("vllm::hadacore_transform", "--tag", "smoke", "--draws", "3", "--device", "cpu")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| smoke-n64-bf16-copy | 3 | 0 |" in done.stdout
+
+
 def test_a_kernel_wrong_where_an_input_is_large_fails_the_draws_that_have_one(tmp_path):
     solution = operators.load("aten::neg").solution_path.read_text()
     wrong = tmp_path / "neg_wrong.py"
