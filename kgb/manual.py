@@ -69,10 +69,11 @@ def method_sentences(cls: type) -> dict[str, str]:
     default), the comment of the nearest base class that has one."""
     sentences = field_sentences(cls)
     for name in own_fields(cls):
-        inherited = [s for base in cls.__mro__[1:] if dataclasses.is_dataclass(base)
-                     if (s := field_sentences(base).get(name))]
-        if name not in sentences and inherited:
-            sentences[name] = inherited[0]
+        if name not in sentences:
+            inherited = (s for base in cls.__mro__[1:] if dataclasses.is_dataclass(base)
+                         if (s := field_sentences(base).get(name)))
+            if sentence := next(inherited, None):
+                sentences[name] = sentence
     return sentences
 
 
@@ -122,8 +123,9 @@ def method_sections() -> list[tuple[str, type, str]]:
             who = sorted({option for c, options in users.items() if issubclass(c, base) for option in options})
             words = methods_in_words(who, every)
             sections.append(("method", base, words))
+            own = own_fields(base)
             for f in dataclasses.fields(base):
-                if f.name in own_fields(base) and dataclasses.is_dataclass(f.default_factory):
+                if f.name in own and dataclasses.is_dataclass(f.default_factory):
                     sections.append((f"method.{f.name}", f.default_factory, words))
     return sections
 

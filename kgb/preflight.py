@@ -224,8 +224,13 @@ def check_model_settings(model: LLMConfig) -> None:
     require(model.max_job_cost_usd is None or model.max_job_cost_usd > 0, "model.max_job_cost_usd", model.max_job_cost_usd, "give a positive number, or null for no cap")
 
 
+def store_scheme(uri: str) -> str:
+    """The MLflow store's kind: `postgresql` of postgresql+psycopg2://..., "" for a plain path."""
+    return urlparse(uri).scheme.split("+")[0]
+
+
 def check_tracking_uri(uri: str) -> None:
-    scheme = urlparse(uri).scheme.split("+")[0]
+    scheme = store_scheme(uri)
     if scheme and scheme not in TRACKING_SCHEMES:
         raise ConfigError(f"tracking.uri={uri}: MLflow has no store for {scheme}://; use sqlite:///PATH.db (the default), "
                           "http(s)://HOST:PORT of an `mlflow server`, or postgresql://...")
@@ -236,7 +241,7 @@ def check_tracking_store(uri: str) -> None:
     while the first trials run, so a store it could not open failed only once they had been
     judged (an unreachable server after some four minutes of MLflow's retries), and left the
     job's event log behind."""
-    scheme = urlparse(uri).scheme.split("+")[0]
+    scheme = store_scheme(uri)
     if scheme == "sqlite":
         _check_sqlite_store(uri, Path(uri.removeprefix("sqlite:///")))
     elif scheme in ("http", "https"):
