@@ -19,11 +19,9 @@ SessionFinished.cli_report_blob and never charged.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -35,6 +33,7 @@ from typing import TYPE_CHECKING
 from kgb.agents import claude_cli, opencode_cli
 from kgb.agents.commands import confined
 from kgb.agents.nofollow import open_nofollow
+from kgb.agents.reaper import stop
 from kgb.agents.stream import CliRecord
 from kgb.models import ModelCallFailed
 from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
@@ -190,7 +189,7 @@ class CliSession:
             # a failed model call is the CLI's to report: it ends on its own (the proxy
             # refuses it any further call), within the wall clock
             if over or done or self.stop.end in (SessionEnd.BUDGET, SessionEnd.TURNS):
-                os.killpg(proc.pid, signal.SIGKILL)
+                stop(proc)
                 break
             time.sleep(POLL_S)
         proc.wait()
@@ -230,8 +229,7 @@ class CliSession:
             try:
                 self.watch(proc)
             finally:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)  # the CLI, and what it left running
+                stop(proc)  # the CLI, and what it left running
                 proc.wait()
                 reader.join(timeout=10)
                 run.server.current_call = ""

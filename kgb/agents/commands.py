@@ -8,8 +8,10 @@ the system and the Python environment are read-only, and there is no network. No
 the repo is readable: not the operators' specs, other trials, event logs or home folders,
 and not kgb's own package either, whose family modules hold the operators' known-good
 solutions (kernels/, the solutions' text); the few modules the check command imports are
-copied into the trial (`import_root`). A small Python step applies the sandbox to itself and
-then becomes bash, so the harness (which has threads) never confines a forked child.
+copied into the trial (`import_root`). A small Python step forks a child that applies the
+sandbox to itself and then becomes bash, so the harness (which has threads) never confines a
+forked child; the step itself stays, to end everything the command leaves running
+(kgb.agents.reaper).
 
     python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] TRIAL_DIR -- PROGRAM [ARG ...]
 
@@ -28,8 +30,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from kgb.agents.nofollow import write_text
+from kgb.agents.reaper import stop, supervise
 from kgb.evaluate.sandbox import confine_shell
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
@@ -64,10 +68,10 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
         out, _ = proc.communicate(timeout=max(timeout_s, 0.1))
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        stop(proc)
         out, _ = proc.communicate()
         code = None
-    try:  # what it left running in the background (it could race the harness's reads)
+    try:  # what it left running in its group, where it ran unconfined (the wrapper ended the rest)
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
@@ -150,11 +154,19 @@ def _main(args: list[str]) -> None:
     parser.add_argument("program", nargs=argparse.REMAINDER)
     ns = parser.parse_args(args)
     program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
-    applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs))
-    for note in applied.notes:
-        print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
-    os.environ["PYTHONPATH"] = ns.pythonpath
-    os.execvp(program[0], program)
+
+    def command() -> NoReturn:
+        applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs))
+        for note in applied.notes:
+            print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
+        os.environ["PYTHONPATH"] = ns.pythonpath
+        try:
+            os.execvp(program[0], program)
+        except OSError as e:
+            print(f"{program[0]}: {e.strerror}", file=sys.stderr, flush=True)
+            os._exit(127)
+
+    supervise(command)  # the wrapper stays, to end whatever the command leaves running
 
 
 if __name__ == "__main__":

@@ -25,11 +25,13 @@ from pathlib import Path
 
 from kgb.agents.commands import confined
 from kgb.agents.nofollow import read_text
+from kgb.agents.reaper import stop
 from kgb.operators import REPO_ROOT, Problem
 from kgb.tracking.blobs import BlobStore
 
 KERNEL = "kernel.py"
 SNAPSHOT_MAX_BYTES = 1_000_000  # bigger files (a profiler dump) are left out of snapshots
+GIT_TIMEOUT_S = 60
 CHECK_SCRIPT = f"""#!/bin/sh
 # kgb's check tool: judges kernel.py (or the file given) on the cases you may see.
 exec "{sys.executable}" -m kgb.agents.check "$@"
@@ -143,10 +145,17 @@ class Workspace:
         # in the agent's sandbox: .git and HOME are the agent's to write (hooks, core.hooksPath,
         # core.fsmonitor, filters), and git runs what they name
         argv, env = confined(["git", *args], self.trial_dir, self.env())
-        done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True, timeout=60)
-        if done.returncode != 0:
-            raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
-        return done.stdout.strip()
+        proc = subprocess.Popen(argv, cwd=self.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            stop(proc)  # git, and what a hook of the agent's started
+            out, err = proc.communicate()
+            raise RuntimeError(f"git {' '.join(args)} ran past {GIT_TIMEOUT_S} s: {err.strip()[-500:]}") from None
+        if proc.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)} failed: {err.strip()[-500:]}")
+        return out.strip()
 
     def commit(self, message: str) -> str:
         """Commit every change (even none) and return the commit's hash."""

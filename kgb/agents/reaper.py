@@ -1,0 +1,132 @@
+"""The end of an agent's command: every process it started ends with it.
+
+A process group is not enough: a process can leave it (`setsid`, a double fork) and would
+keep running after its command, its CLI session and the trial, beside the next commands,
+the harness's reads of the trial and other trials' timings. So the sandbox's wrapper
+(kgb.agents.commands) splits in two: its child confines itself and becomes the command; the
+wrapper stays, unconfined but running nothing of the agent's, as the command's *subreaper*:
+the kernel hands it every orphan below it, whatever session the orphan made. When the
+command exits, or the harness asks (SIGTERM), or the harness dies (the parent-death
+signal), it kills every process below it and then leaves with the command's status.
+
+The agent's processes cannot end the wrapper first: with Landlock ABI 6 or later their
+domain may signal no process outside it, and the wrapper is outside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import NoReturn
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
+SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
+
+
+def supervise(child: Callable[[], NoReturn]) -> NoReturn:
+    """Fork `child` (which confines itself and becomes the command), stay as its subreaper
+    until it exits, end everything below, and leave as the command did."""
+    parent = os.getppid()
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    for sig in ENDINGS:
+        signal.signal(sig, _ended_by)
+    pid = os.fork()
+    if pid == 0:
+        for sig in ENDINGS:
+            signal.signal(sig, signal.SIG_DFL)
+        child()
+    if os.getppid() != parent:  # the harness died before the death signal was asked for
+        _ended_by(signal.SIGTERM, None)
+    status = _wait_for(pid)
+    end_descendants()
+    _leave(status)
+
+
+def _ended_by(sig: int, _frame: object) -> NoReturn:
+    end_descendants()
+    _die_of(sig)  # as the command would have, killed by the same signal
+
+
+def _wait_for(pid: int) -> int:
+    """Reap the orphans handed over until `pid` exits; its wait status."""
+    while True:
+        reaped, status = os.waitpid(-1, 0)
+        if reaped == pid:
+            return status
+
+
+def _leave(status: int) -> NoReturn:
+    """Exit with the command's exit code, or die of the signal that killed it."""
+    if os.WIFEXITED(status):
+        os._exit(os.WEXITSTATUS(status))
+    _die_of(os.WTERMSIG(status))
+
+
+def _die_of(sig: int) -> NoReturn:
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)  # a signal this process cannot die of
+
+
+def end_descendants() -> None:
+    """Kill every live process below this one, until none is left (or SWEEP_S runs out)."""
+    deadline = time.monotonic() + SWEEP_S
+    while True:
+        alive = descendants(os.getpid())
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        _reap()
+        if not alive or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)
+
+
+def descendants(root: int) -> list[int]:
+    """The live processes below `root`, from /proc (zombies have ended)."""
+    children: dict[int, list[int]] = defaultdict(list)
+    live = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue  # it ended
+        state, ppid = stat[stat.rindex(")") + 2:].split()[:2]  # after the name, which may hold anything
+        children[int(ppid)].append(int(entry))
+        if state not in "ZX":
+            live.add(int(entry))
+    below, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            below.append(pid)
+            todo.append(pid)
+    return [pid for pid in below if pid in live]
+
+
+def _reap() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def stop(proc: subprocess.Popen, grace_s: float = SWEEP_S + 2) -> None:
+    """The harness's side: ask the wrapper `proc` to end its command and all below it, then
+    kill its process group whatever it did (a wrapper that is not there, a plain program)."""
+    proc.send_signal(signal.SIGTERM)  # not once it has been reaped: its pid may be another's by then
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
