@@ -268,16 +268,32 @@ def load_spec(path: Path) -> Spec:
     return _validated(_import_file(path, _module_name(path)), path)
 
 
-def spec_from_text(text: str, path: Path) -> Spec:
+def spec_from_text(text: str, path: Path, cases: Callable[[], list[Case]] | None = None) -> Spec:
     """The spec that `text`, the contents of `path`, defines, without reading any file: for
     a confined process that may not read the repo (kgb.evaluate.candidate).
-    The kgb modules the spec imports must be imported already (`import_spec_libraries`)."""
+    The kgb modules the spec imports must be imported already (`import_spec_libraries`).
+    `cases`: where `text` has no CASES (`text_without_cases`), the cases it is to have, made
+    once the module exists (their params may hold its classes)."""
     path = Path(path)
     module = ModuleType(_module_name(path))
     module.__file__ = str(path)
     sys.modules[module.__name__] = module  # dataclasses defined in a spec look their module up
     exec(compile(text, str(path), "exec"), module.__dict__)  # noqa: S102 - the judge's own spec file
+    if cases is not None:
+        module.CASES = cases()
     return _validated(module, path)
+
+
+def text_without_cases(path: Path) -> str:
+    """The module of a spec file without its CASES statement, nor its comments: what a
+    process that draws inputs needs of the spec (make_inputs and what it uses), and nothing of
+    the cases it is not to know (a candidate process: the hidden ones)."""
+    tree = ast.parse(Path(path).read_text())
+    tree.body = [node for node in tree.body if not (
+        isinstance(node, ast.Assign | ast.AnnAssign)
+        and "CASES" in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                        if isinstance(t, ast.Name)})]
+    return ast.unparse(tree)
 
 
 # The packages of kgb that spec files import: a process that loads a spec from its text, in

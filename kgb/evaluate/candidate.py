@@ -15,9 +15,11 @@ attacks stay open.
 
 from __future__ import annotations
 
+import base64
 import gc
 import importlib
 import os
+import pickle
 import statistics
 import sys
 import traceback
@@ -145,9 +147,9 @@ class _Server:
     def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
         codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
 
-    def take_spec(self, text: str, path: str) -> None:
+    def take_spec(self, text: str, path: str, cases: str) -> None:
         try:
-            self.spec = spec_from_text(text, Path(path))
+            self.spec = spec_from_text(text, Path(path), lambda: pickle.loads(base64.b64decode(cases)))
         except Exception as exc:  # noqa: BLE001 - the judge sends the inputs instead
             self.no_spec = f"its spec did not load here: {type(exc).__name__}: {str(exc)[:300]}"
 
@@ -291,7 +293,7 @@ class _Server:
             if msg.kind == "load":
                 self.load(msg.fields["source"])
             elif msg.kind == "spec":
-                self.take_spec(msg.fields["text"], msg.fields["path"])
+                self.take_spec(msg.fields["text"], msg.fields["path"], msg.fields["cases"])
             elif msg.kind in ("call", "time"):
                 value = msg.value
                 if "draw" in msg.fields:

@@ -8,7 +8,9 @@ reports (kgb.evaluate.timing_lock): both are host work that no timing turn shoul
 
 from __future__ import annotations
 
+import base64
 import os
+import pickle
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +27,7 @@ from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.operators import Spec
+from kgb.operators import CaseTag, Spec, text_without_cases
 
 
 class CandidateDied(Exception):
@@ -177,8 +179,12 @@ class CandidateProcess:
         """Send the operator's spec, with which the process draws a case's inputs itself
         where the judge names their seeds (`Redraw`). Sent once no check is left that the
         spec's seeds would let a candidate know in advance: after the cases that are not
-        benched and their re-checks on secret seeds."""
-        codec.send(self.conn, "spec", None, text=spec.path.read_text(), path=str(spec.path))
+        benched and their re-checks on secret seeds. Of the cases, only those an agent is
+        shown (smoke and bench): the file's text goes without its CASES statement, and the
+        shown cases as data (pickled: this process trusts the judge, never the other way)."""
+        shown = [c for c in spec.cases if c.tag != CaseTag.CHECK]
+        codec.send(self.conn, "spec", None, text=text_without_cases(spec.path), path=str(spec.path),
+                   cases=base64.b64encode(pickle.dumps(shown)).decode())
         self.has_spec = True
 
     def load(self, source: str) -> Reply:

@@ -106,19 +106,20 @@ def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess |
     candidate process a spare judge started for this workspace before the request came
     (kgb.evaluate.spare)."""
     phase = Phases()
-    with phase("spec"):
-        spec = load_spec(Path(request["spec"]))
     device = request["device"]
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
     limits = limits_of(request)
-    try:  # forked before this process touches the GPU
+    try:  # forked before this process touches the GPU, and before it loads the spec: the
+        # candidate process gets none of its hidden cases (kgb.operators.text_without_cases)
         with phase("process start"):
             candidate = started if started is not None else start_candidate(device, workspace, limits)
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
-    _keep_out_of_the_workspace(workspace.parent / "judge")
     try:
+        with phase("spec"):
+            spec = load_spec(Path(request["spec"]))
+        _keep_out_of_the_workspace(workspace.parent / "judge")
         return _judge(spec, candidate, request, emit, phase)
     finally:
         candidate.close(wait=False)

@@ -1,0 +1,131 @@
+"""A candidate process holds none of the cases an agent is not shown.
+
+An agent's `./check` judges its kernel on the smoke and bench cases; the final judgement also
+uses the `check` cases, which it never sees, to test what it was not shown. Until session 43
+the candidate process had them all in memory: the judge loaded the spec before forking it,
+and on a GPU sent it the spec's whole text to draw bench inputs with, so a candidate could
+find the hidden cases (`gc`, `sys.modules`) and print them into the agent's check report.
+The judge now forks its candidate process before it loads the spec, and sends the spec's text
+without its CASES statement, with the shown cases as data (`kgb.operators.text_without_cases`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kgb import operators
+from kgb.evaluate import EvalSettings, evaluate
+from kgb.evaluate.candidate_process import CandidateProcess
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.sandbox import Limits
+from kgb.evaluate.timing_lock import TimingLock
+
+HIDDEN = "hidden-shape-7919"
+SPEC = f'''
+"""Twice x, into out."""
+
+import torch
+
+from kgb.operators import Case
+
+VERSION = 1
+SIGNATURES = """
+def twice(x: torch.Tensor, out: torch.Tensor) -> None:
+    \\"\\"\\"out = 2 * x\\"\\"\\"
+"""
+OUTPUT_ARGS = ("out",)
+CASES = [
+    Case("small", "smoke", {{"n": 64}}, seed=3),
+    # a comment about the hidden case, {HIDDEN}
+    Case("{HIDDEN}", "check", {{"n": 7919}}, seed=5),
+    Case("big", "bench", {{"n": 4096}}, seed=4),
+]
+
+
+def make_inputs(case, gen, device):
+    n = case.params["n"]
+    return {{"x": torch.randn(n, generator=gen, device=device), "out": torch.empty(n, device=device)}}
+
+
+def reference(x, out):
+    out.copy_(2 * x)
+'''
+
+# Fails with what it found: the names of the cases in its process, and any text naming one
+PROBE = f'''
+import sys
+import triton
+import triton.language as tl
+
+
+def _found():
+    gc = sys.modules["g" + "c"]  # the static check refuses `import gc` by name, not this
+    names = sorted({{o.name for o in gc.get_objects() if type(o).__name__ == "Case"}})
+    texts = [o for o in gc.get_objects() if isinstance(o, str) and "{HIDDEN[:6]}" + "{HIDDEN[6:]}" in o]
+    return f"FOUND cases={{names}} texts={{len(texts)}}"
+
+
+def twice(x, out):
+    raise RuntimeError(_found())
+'''
+
+
+def _spec(tmp_path: Path) -> Path:
+    folder = tmp_path / "ops" / "aten" / "twice"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(SPEC)
+    return folder / "spec.py"
+
+
+def test_a_judged_candidate_finds_no_hidden_case_in_its_process(tmp_path):
+    spec = operators.load_spec(_spec(tmp_path))
+    verdict = evaluate(PROBE, spec, EvalSettings(device="cpu", case_tags=("smoke",), compile_cache=None))
+    assert "FOUND" in verdict.message, verdict.message
+    assert HIDDEN not in verdict.message
+    assert "texts=0" in verdict.message, verdict.message
+
+
+def test_the_spec_a_candidate_process_draws_with_has_the_shown_cases_only(tmp_path):
+    """On a GPU the judge gives the candidate process the spec, to draw bench inputs itself."""
+    (tmp_path / "ws").mkdir()
+    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    process.exclusive = TimingLock(None, Phases())
+    try:
+        spec = operators.load_spec(_spec(tmp_path))  # after the fork, as the judge does
+        process.give_spec(spec)
+        assert process.load(PROBE).error is None
+        x = __import__("torch").zeros(4)
+        reply = process.call("twice", (x, x.clone()), {})
+        message = reply.error["message"]
+    finally:
+        process.close()
+    assert "cases=['big', 'small']" in message, message  # the shown ones came, as data
+    assert HIDDEN not in message and "texts=0" in message, message
+
+
+def test_the_text_without_cases_draws_as_the_spec_does_for_every_operator():
+    """What the candidate process execs of every spec: no CASES statement left, the same
+    make_inputs (a smoke case drawn both ways is the same, bit for bit)."""
+    import re
+
+    import torch
+
+    from kgb.evaluate import codec
+    from kgb.evaluate.draws import digest
+
+    operators.import_spec_libraries()
+    for op, path in operators.discover().items():
+        spec = operators.load_spec(path)
+        text = operators.text_without_cases(path)
+        assert not re.search(r"^CASES\b", text, re.M), op
+        hidden = [c.name for c in spec.cases if c.tag == "check"]
+        assert not [h for h in hidden if f"'{h}'" in text or f'"{h}"' in text], op
+        shown = [c for c in spec.cases if c.tag != "check"]
+        again = operators.spec_from_text(text, path, lambda shown=shown: shown)
+        assert [c.name for c in again.cases] == [c.name for c in shown], op
+        case = next(c for c in shown if c.tag == "smoke")
+        ours, twice, theirs = ([digest(s) for s in codec.storages_in(
+            s.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu")).by_id.values()]
+            for s in (spec, spec, again))
+        if ours == twice:  # not an output left uninitialised (torch.empty), which differs every time
+            assert ours == theirs, op
