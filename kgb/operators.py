@@ -284,6 +284,21 @@ def spec_from_text(text: str, path: Path, cases: Callable[[], list[Case]] | None
     return _validated(module, path)
 
 
+def load_shown(path: Path, tags: set[str]) -> Spec:
+    """The spec at `path` with only its cases of these tags (and its smoke cases), its module
+    holding no other: for a process that runs candidate code (kgb.evaluate.crosscompile's
+    steps), which could otherwise find the hidden cases in memory. The whole spec is
+    loaded first to know them, then let go of."""
+    full = load_spec(path)
+    shown = [c for c in full.cases if str(c.tag) in tags or c.tag == CaseTag.SMOKE]
+    del full
+    spec = spec_from_text(text_without_cases(path), Path(path).resolve(), lambda: shown)
+    import gc
+
+    gc.collect()  # the first module and its cases sit in reference cycles
+    return spec
+
+
 def text_without_cases(path: Path) -> str:
     """The module of a spec file without its CASES statement, nor its comments: what a
     process that draws inputs needs of the spec (make_inputs and what it uses), and nothing of

@@ -11,14 +11,13 @@ without its CASES statement, with the shown cases as data (`kgb.operators.text_w
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
-from kgb.evaluate.candidate_process import CandidateProcess
-from kgb.evaluate.phases import Phases
-from kgb.evaluate.sandbox import Limits
-from kgb.evaluate.timing_lock import TimingLock
 
 HIDDEN = "hidden-shape-7919"
 SPEC = f'''
@@ -86,21 +85,31 @@ def test_a_judged_candidate_finds_no_hidden_case_in_its_process(tmp_path):
 
 
 def test_the_spec_a_candidate_process_draws_with_has_the_shown_cases_only(tmp_path):
-    """On a GPU the judge gives the candidate process the spec, to draw bench inputs itself."""
-    (tmp_path / "ws").mkdir()
-    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
-    process.exclusive = TimingLock(None, Phases())
-    try:
-        spec = operators.load_spec(_spec(tmp_path))  # after the fork, as the judge does
+    """On a GPU the judge gives the candidate process the spec, to draw bench inputs itself.
+    Forked from a fresh process, as from a judge: this one may have loaded the spec already."""
+    script = textwrap.dedent(f"""
+        import torch
+        from pathlib import Path
+        from kgb import operators
+        from kgb.evaluate.candidate_process import CandidateProcess
+        from kgb.evaluate.phases import Phases
+        from kgb.evaluate.sandbox import Limits
+        from kgb.evaluate.timing_lock import TimingLock
+
+        process = CandidateProcess("cpu", Path({str(tmp_path / "ws")!r}), Limits(cpu_s=120)).wait_ready()
+        process.exclusive = TimingLock(None, Phases())
+        spec = operators.load_spec(Path({str(_spec(tmp_path))!r}))  # after the fork, as the judge does
         process.give_spec(spec)
-        assert process.load(PROBE).error is None
-        x = __import__("torch").zeros(4)
-        reply = process.call("twice", (x, x.clone()), {})
-        message = reply.error["message"]
-    finally:
+        assert process.load({PROBE!r}).error is None
+        x = torch.zeros(4)
+        print(process.call("twice", (x, x.clone()), {{}}).error["message"])
         process.close()
-    assert "cases=['big', 'small']" in message, message  # the shown ones came, as data
-    assert HIDDEN not in message and "texts=0" in message, message
+    """)
+    (tmp_path / "ws").mkdir()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "cases=['big', 'small']" in done.stdout, done.stdout  # the shown ones came, as data
+    assert HIDDEN not in done.stdout and "texts=0" in done.stdout, done.stdout
 
 
 def test_the_text_without_cases_draws_as_the_spec_does_for_every_operator():
@@ -124,8 +133,41 @@ def test_the_text_without_cases_draws_as_the_spec_does_for_every_operator():
         again = operators.spec_from_text(text, path, lambda shown=shown: shown)
         assert [c.name for c in again.cases] == [c.name for c in shown], op
         case = next(c for c in shown if c.tag == "smoke")
-        ours, twice, theirs = ([digest(s) for s in codec.storages_in(
-            s.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu")).by_id.values()]
-            for s in (spec, spec, again))
-        if ours == twice:  # not an output left uninitialised (torch.empty), which differs every time
-            assert ours == theirs, op
+        ours, theirs = ([digest(s) for s in codec.storages_in({  # not the outputs: torch.empty, garbage
+            k: v for k, v in s.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu").items()
+            if k not in spec.output_args}).by_id.values()] for s in (spec, again))
+        assert ours == theirs, op
+
+
+KERNEL = '''
+import os
+import sys
+
+import triton
+import triton.language as tl
+
+if "kgb-crosscompile-" in os.environ.get("TRITON_CACHE_DIR", ""):  # the compile check's record step
+    gc = sys.modules["g" + "c"]
+    ours = ("small", "big", "hidden-" + "shape-7919")  # this spec's (the families' cases are many)
+    names = sorted({o.name for o in gc.get_objects() if type(o).__name__ == "Case" and o.name in ours})
+    sys.stderr.write(f"FOUND cases={names}\\n")
+    raise SystemExit(3)
+
+
+@triton.jit
+def _twice(x, out, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + i, tl.load(x + i, mask=i < n) * 2, mask=i < n)
+
+
+def twice(x, out):
+    _twice[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+'''
+
+
+def test_the_compile_check_runs_a_candidate_with_the_cases_it_checks_only(tmp_path):
+    """`eval.compile_for` runs a correct candidate again on the job's cases (kgb.evaluate.crosscompile)."""
+    spec = operators.load_spec(_spec(tmp_path))
+    verdict = evaluate(KERNEL, spec, EvalSettings(device="cpu", case_tags=("smoke",), compile_for=90))
+    assert "FOUND cases=['small']" in verdict.logs, verdict.logs[-2000:]
+    assert HIDDEN not in verdict.logs

@@ -342,13 +342,13 @@ def main() -> int:
         import importlib
 
         from kgb.evaluate.sandbox import Limits, confine
-        from kgb.operators import import_spec_libraries, load_spec
+        from kgb.operators import import_spec_libraries, load_shown
 
         import_spec_libraries()
         for module in ("bounds", "draws", "integrity", "interpreter", "provenance"):
             importlib.import_module(f"kgb.evaluate.{module}")
-        if args.step == "record":
-            pairs = [(load_spec(s), c) for s, c in pairs]
+        if args.step == "record":  # with the cases it runs, not the hidden ones (kgb.operators.load_shown)
+            pairs = [(load_shown(s, set(tags)), c) for s, c in pairs]
 
         writable = [args.launches.parent] + ([args.ptx] if args.ptx else [])
         tempfile.tempdir = str(writable[0])
