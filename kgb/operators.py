@@ -293,6 +293,7 @@ def load_shown(path: Path, tags: set[str]) -> Spec:
     shown = [c for c in full.cases if str(c.tag) in tags or c.tag == CaseTag.SMOKE]
     del full
     spec = spec_from_text(text_without_cases(path), Path(path).resolve(), lambda: shown)
+    forget_case_modules()
     import gc
 
     gc.collect()  # the first module and its cases sit in reference cycles
@@ -314,21 +315,35 @@ def text_without_cases(path: Path) -> str:
 # The packages of kgb that spec files import: a process that loads a spec from its text, in
 # a sandbox that cannot read the repo, needs them imported before the sandbox closes.
 SPEC_LIBRARIES = ("kgb.aten_families", "kgb.cublas_families", "kgb.vllm")
+# ... but not their modules that no process running candidate code may hold
+KEPT_OUT = ("_solutions", "_cases")
 
 
 def import_spec_libraries() -> None:
     """Import every module that a spec file may import from kgb (0.15 s on the project's
     machine, once per engine: the processes it forks have them). Not the generators, nor the
-    modules that hold the known-good solutions' text for them (`*_solutions`): a candidate
-    process could read that text through `sys.modules` (tests/test_spec_libraries.py)."""
+    modules that hold the known-good solutions' text for them (`*_solutions`), nor those that
+    hold the families' cases (`*_cases`, imported when a judge loads a spec): a candidate
+    process could read them through `sys.modules` (tests/test_spec_libraries.py,
+    tests/test_hidden_cases.py)."""
     import pkgutil
 
     importlib.import_module("kgb.cublas")
     importlib.import_module("kgb.generated_files")
     for package in SPEC_LIBRARIES:
         for found in pkgutil.iter_modules(importlib.import_module(package).__path__):
-            if found.name not in ("generate", "__main__") and not found.name.endswith("_solutions"):
+            if found.name not in ("generate", "__main__") and not found.name.endswith(KEPT_OUT):
                 importlib.import_module(f"{package}.{found.name}")
+
+
+def forget_case_modules() -> None:
+    """Let go of the families' case modules (`*_cases`) a spec's loading imported: for a
+    process that runs candidate code after it loaded a spec (kgb.operators.load_shown)."""
+    for name in [n for n in sys.modules if n.startswith("kgb.") and n.endswith("_cases")]:
+        parent, _, leaf = name.rpartition(".")
+        sys.modules.pop(name)
+        if hasattr(sys.modules.get(parent), leaf):
+            delattr(sys.modules[parent], leaf)
 
 
 def _validated(module: ModuleType, path: Path) -> Spec:
