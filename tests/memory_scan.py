@@ -9,7 +9,7 @@ holds in a container or a code object's constants, where a case table's names wo
     python tests/memory_scan.py [OP_PREFIX ...]
 
 prints, for each operator (or those whose ids start with a prefix), how many of its hidden
-cases' names such a process holds.
+cases' names such a process holds that a process without the spec libraries does not.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ PROBE = r'''
 import gc, json, sys, types
 from kgb import operators
 
-operators.import_spec_libraries()
+if sys.argv[1] == "libraries":
+    operators.import_spec_libraries()
 import kgb.evaluate.candidate, kgb.evaluate.candidate_process, kgb.evaluate.engine_process, kgb.evaluate.judge  # noqa: E401
 
 strings = set()
@@ -56,16 +57,20 @@ print(json.dumps({"case_modules": sorted(n for n in sys.modules if n.endswith("_
 '''
 
 
-def scan() -> dict:
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True)
+def scan(libraries: bool = True) -> dict:
+    """What a fresh process holds once it imported what an engine imports (without the spec
+    libraries: the words any process of kgb's holds, "f32", "empty", "transposed")."""
+    done = subprocess.run([sys.executable, "-c", PROBE, "libraries" if libraries else "-"],
+                          capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def held(found: dict, prefixes: tuple[str, ...] = ("",)) -> dict[str, tuple[int, int]]:
-    """For each operator: (its hidden cases whose names the process holds, its hidden cases)."""
+def held(found: dict, prefixes: tuple[str, ...] = ("",), words: dict | None = None) -> dict[str, tuple[int, int]]:
+    """For each operator: (its hidden cases whose names the process holds, its hidden cases);
+    not counting the names that the process `words` describes holds too."""
     from kgb import operators
 
-    strings = set(found["strings"])
+    strings = set(found["strings"]) - set(words["strings"] if words else ())
     out = {}
     for op in operators.discover():
         if op.startswith(prefixes):
@@ -75,8 +80,8 @@ def held(found: dict, prefixes: tuple[str, ...] = ("",)) -> dict[str, tuple[int,
 
 
 if __name__ == "__main__":
-    found = scan()
+    found, words = scan(), scan(libraries=False)
     print("case modules imported:", found["case_modules"] or "none")
     print("hidden Case objects:", len(found["hidden_cases"]))
-    for op, (n, total) in held(found, tuple(sys.argv[1:]) or ("",)).items():
-        print(f"{op:50s} {n:3d} of {total:3d} hidden names held")
+    for op, (n, total) in held(found, tuple(sys.argv[1:]) or ("",), words).items():
+        print(f"{op:50s} {n:3d} of {total:3d} hidden names held (beyond the words any kgb process holds)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from kgb.aten_families import pointwise
-from kgb.aten_families.pointwise_backward import activation_cases
+from kgb.aten_families.pointwise_backward_cases import activation_cases
 from kgb.aten_families.pointwise_solutions import Kernel, functions, render
 
 

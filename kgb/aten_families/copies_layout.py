@@ -1,8 +1,9 @@
-"""Cases, inputs and comparisons of the copies family's layout copies: clone, contiguous,
+"""Inputs and comparisons of the copies family's layout copies: clone, contiguous,
 _to_copy, to and copy_ (which compares as the in-place index_put_ does:
-indexing.compare). Each draws its tensors in one of a few layouts (plain, transposed,
-permuted, every other column, channels-last, a broadcast row), values exact for a copy
-(`exact_values`) or in range for every conversion (`converted_values`)."""
+indexing.compare); their cases are in copies_cases.py. Each draws its tensors in one of a
+few layouts (plain, transposed, permuted, every other column, channels-last, a broadcast
+row), values exact for a copy (`exact_values`) or in range for every conversion
+(`converted_values`)."""
 
 from __future__ import annotations
 
@@ -77,55 +78,6 @@ def _shares(a, x):
 # ---- clone and contiguous: one tensor in some layout, copied exactly -----------------------
 
 
-def _format_case(name, tag, shape, dtype="float32", layout="plain", memory_format=None, seed=0):
-    return Case(name, tag, dict(shape=shape, dtype=dtype, layout=layout, memory_format=memory_format), seed=seed)
-
-
-CLONE_CASES = [
-    _format_case("smoke-f32", "smoke", (5, 7)),
-    _format_case("smoke-t-f16", "smoke", (6, 3), "float16", layout="t", seed=1),
-    _format_case("hidden-bf16", "check", (4, 77, 768), "bfloat16"),
-    _format_case("transposed-f32", "check", (129, 65), layout="t"),
-    _format_case("permuted-f16", "check", (8, 33, 17), "float16", layout="perm"),
-    _format_case("gaps-to-contiguous", "check", (20, 30), layout="gaps"),
-    _format_case("expanded", "check", (50, 31), layout="expand"),
-    _format_case("cl-preserved", "check", (2, 8, 5, 6), layout="cl"),
-    _format_case("cl-to-contiguous", "check", (2, 8, 5, 6), "bfloat16", layout="cl", memory_format="contiguous"),
-    _format_case("to-channels-last", "check", (2, 3, 7, 7), memory_format="channels_last"),
-    _format_case("nan-inf-f32", "check", (1000,), "special"),
-    _format_case("int64", "check", (37, 41), "int64"),
-    _format_case("uint8", "check", (3, 32, 32), "uint8"),
-    _format_case("bool", "check", (64, 65), "bool"),
-    _format_case("float64", "check", (17, 19), "float64", layout="t"),
-    _format_case("zero-dim", "check", ()),
-    _format_case("empty", "check", (0, 5)),
-    _format_case("bench-f32", "bench", (8192, 8192)),
-    _format_case("bench-t-bf16", "bench", (8192, 8192), "bfloat16", layout="t"),
-    _format_case("bench-cl-f16", "bench", (64, 256, 56, 56), "float16", memory_format="channels_last"),
-]
-
-CONTIGUOUS_CASES = [
-    _format_case("smoke-t-f32", "smoke", (5, 7), layout="t"),
-    _format_case("smoke-already-f16", "smoke", (6, 3), "float16", seed=1),
-    _format_case("heads-bf16", "check", (8, 33, 17), "bfloat16", layout="perm"),
-    _format_case("transposed-f32", "check", (129, 65), layout="t"),
-    _format_case("gaps", "check", (20, 30), layout="gaps"),
-    _format_case("expanded", "check", (50, 31), layout="expand"),
-    _format_case("cl-to-contiguous", "check", (2, 8, 5, 6), layout="cl"),
-    _format_case("cl-already", "check", (2, 8, 5, 6), "float16", layout="cl", memory_format="channels_last"),
-    _format_case("to-channels-last", "check", (2, 3, 7, 7), memory_format="channels_last"),
-    _format_case("already-contiguous", "check", (4, 77, 768), "bfloat16"),
-    _format_case("nan-inf-f32", "check", (1000,), "special"),
-    _format_case("int64-t", "check", (37, 41), "int64", layout="t"),
-    _format_case("bool-gaps", "check", (64, 65), "bool", layout="gaps"),
-    _format_case("float64-t", "check", (17, 19), "float64", layout="t"),
-    _format_case("zero-dim", "check", ()),
-    _format_case("empty-t", "check", (0, 5), layout="t"),
-    _format_case("bench-t-f32", "bench", (8192, 8192), layout="t"),
-    _format_case("bench-heads-bf16", "bench", (64, 2048, 128), "bfloat16", layout="perm"),
-    _format_case("bench-cl-f16", "bench", (64, 256, 56, 56), "float16", memory_format="channels_last"),
-]
-
 def clone_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     p = case.params
     x = laid_out(p["shape"], p["layout"], partial(exact_values, p["dtype"], gen=gen), device)
@@ -174,79 +126,6 @@ def contiguous_compare(actual, expected, case, inputs):
 
 
 # ---- _to_copy and to: one tensor converted to another dtype and/or layout ------------------
-
-
-def _to_copy_case(name, tag, shape, src, dst, layout="plain", memory_format=None, same_device=False, seed=0):
-    params = dict(shape=shape, src=src, dst=dst, layout=layout, memory_format=memory_format, same_device=same_device)
-    return Case(name, tag, params, seed=seed)
-
-
-TO_COPY_CASES = [
-    _to_copy_case("smoke-f32-f16", "smoke", (5, 7), "float32", "float16"),
-    _to_copy_case("smoke-t-bf16-f32", "smoke", (6, 3), "bfloat16", "float32", layout="t", seed=1),
-    _to_copy_case("f32-bf16", "check", (333, 257), "float32", "bfloat16"),
-    _to_copy_case("bf16-f32-hidden", "check", (4, 77, 768), "bfloat16", "float32"),
-    _to_copy_case("f16-f32-transposed", "check", (129, 65), "float16", "float32", layout="t"),
-    _to_copy_case("f32-i64", "check", (1000,), "float32", "int64"),
-    _to_copy_case("i64-f32", "check", (37, 41), "int64", "float32"),
-    _to_copy_case("i64-f16", "check", (37, 41), "int64", "float16"),
-    _to_copy_case("i32-bf16", "check", (100, 10), "int32", "bfloat16"),
-    _to_copy_case("bool-f32", "check", (64, 65), "bool", "float32"),
-    _to_copy_case("f32-bool", "check", (64, 65), "float32", "bool"),
-    _to_copy_case("u8-f32-images", "check", (2, 3, 32, 32), "uint8", "float32"),
-    _to_copy_case("i64-i32", "check", (513,), "int64", "int32"),
-    _to_copy_case("f32-i8", "check", (513,), "float32", "int8"),
-    _to_copy_case("f64-f32", "check", (17, 19), "float64", "float32"),
-    _to_copy_case("f32-f64", "check", (17, 19), "float32", "float64"),
-    _to_copy_case("f64-bf16", "check", (300,), "float64", "bfloat16"),
-    _to_copy_case("same-dtype-gaps", "check", (20, 30), "float32", None, layout="gaps"),
-    _to_copy_case("cl-preserved-f16", "check", (2, 8, 5, 6), "float32", "float16", layout="cl"),
-    _to_copy_case("cl-to-contiguous", "check", (2, 8, 5, 6), "float16", None, layout="cl", memory_format="contiguous"),
-    _to_copy_case("to-channels-last", "check", (2, 3, 7, 7), "float32", "bfloat16", memory_format="channels_last"),
-    _to_copy_case("same-device-arg", "check", (10, 10), "float16", "float32", same_device=True),
-    _to_copy_case("zero-dim", "check", (), "float32", "float16"),
-    _to_copy_case("empty", "check", (0, 5), "float32", "float16"),
-    _to_copy_case("bench-f32-bf16", "bench", (8192, 8192), "float32", "bfloat16"),
-    _to_copy_case("bench-f16-f32", "bench", (64, 2048, 1024), "float16", "float32"),
-    _to_copy_case("bench-cl-u8-f32", "bench", (64, 3, 512, 512), "uint8", "float32", layout="cl"),
-]
-
-
-def _to_case(name, tag, entry, shape, src, dst, layout="plain", memory_format=None, copy=False, seed=0):
-    params = dict(shape=shape, src=src, dst=dst, layout=layout, memory_format=memory_format, copy=copy)
-    return Case(name, tag, params, seed=seed, entry=entry)
-
-
-TO_CASES = [
-    _to_case("smoke-f32-f16", "smoke", "to_dtype", (5, 7), "float32", "float16"),
-    _to_case("smoke-same-alias", "smoke", "to_dtype", (4, 3), "float32", "float32", seed=1),
-    _to_case("bf16-f32-hidden", "check", "to_dtype", (4, 77, 768), "bfloat16", "float32"),
-    _to_case("f16-f32-transposed", "check", "to_dtype", (129, 65), "float16", "float32", layout="t"),
-    _to_case("i64-f32", "check", "to_dtype", (37, 41), "int64", "float32"),
-    _to_case("f32-bool", "check", "to_dtype", (64, 65), "float32", "bool"),
-    _to_case("u8-f16", "check", "to_dtype", (3, 32, 32), "uint8", "float16"),
-    _to_case("copy-flag-transposed", "check", "to_dtype", (30, 20), "float32", "float32", layout="t", copy=True),
-    _to_case("transposed-contiguous-alias", "check", "to_dtype", (30, 20), "float32", "float32", layout="t",
-          memory_format="contiguous"),
-    _to_case("cl-to-contiguous", "check", "to_dtype", (2, 8, 5, 6), "float16", "float16", layout="cl",
-          memory_format="contiguous"),
-    _to_case("cl-same-format-alias", "check", "to_dtype", (2, 8, 5, 6), "float16", "float16", layout="cl",
-          memory_format="channels_last"),
-    _to_case("to-channels-last", "check", "to_dtype", (2, 3, 7, 7), "float32", "bfloat16", memory_format="channels_last"),
-    _to_case("gaps-alias", "check", "to_dtype", (20, 30), "float32", "float32", layout="gaps"),
-    _to_case("gaps-convert", "check", "to_dtype", (20, 30), "float32", "float64", layout="gaps"),
-    _to_case("device-f16-f32", "check", "to_device", (33, 17), "float16", "float32"),
-    _to_case("device-alias", "check", "to_device", (33, 17), "int64", "int64"),
-    _to_case("other-f64", "check", "to_other", (17, 19), "float32", "float64"),
-    _to_case("other-alias", "check", "to_other", (17, 19), "bfloat16", "bfloat16"),
-    _to_case("layout-bf16", "check", "to_dtype_layout", (100, 10), "float32", "bfloat16"),
-    _to_case("layout-copy", "check", "to_dtype_layout", (2, 3, 4, 5), "int32", None, layout="cl", copy=True),
-    _to_case("layout-cl", "check", "to_dtype_layout", (2, 3, 4, 5), "float32", None, memory_format="channels_last"),
-    _to_case("zero-dim", "check", "to_dtype", (), "float32", "float16"),
-    _to_case("empty", "check", "to_dtype", (0, 5), "float32", "float16"),
-    _to_case("bench-f32-bf16", "bench", "to_dtype", (8192, 8192), "float32", "bfloat16"),
-    _to_case("bench-other-f16-f32", "bench", "to_other", (64, 2048, 1024), "float16", "float32"),
-]
 
 
 def _converted_self(p, gen, device):
@@ -307,37 +186,6 @@ def to_compare(actual, expected, case, inputs):
 
 
 # ---- copy_: src converted into an existing self ----------------------------------------------
-
-
-def _copy_case(name, tag, shape, dst, src, src_shape=None, dst_layout="plain", src_layout="plain", seed=0):
-    params = dict(shape=shape, dst=dst, src=src, src_shape=shape if src_shape is None else src_shape,
-                  dst_layout=dst_layout, src_layout=src_layout)
-    return Case(name, tag, params, seed=seed)
-
-
-COPY_CASES = [
-    _copy_case("smoke-f32", "smoke", (5, 7), "float32", "float32"),
-    _copy_case("smoke-row-into-t-f16", "smoke", (6, 3), "float16", "float32", src_shape=(3,), dst_layout="t", seed=1),
-    _copy_case("f32-into-bf16", "check", (4, 77, 768), "bfloat16", "float32"),
-    _copy_case("t-f16-into-f32", "check", (129, 65), "float32", "float16", src_layout="t"),
-    _copy_case("into-gaps", "check", (20, 30), "float32", "float32", dst_layout="gaps", src_layout="t"),
-    _copy_case("into-channels-last", "check", (2, 8, 5, 6), "float16", "float16", dst_layout="cl"),
-    _copy_case("from-channels-last", "check", (2, 8, 5, 6), "bfloat16", "float32", src_layout="cl"),
-    _copy_case("f32-into-i64", "check", (37, 41), "int64", "float32"),
-    _copy_case("i64-into-f32", "check", (37, 41), "float32", "int64"),
-    _copy_case("i32-into-bf16", "check", (100, 10), "bfloat16", "int32"),
-    _copy_case("f32-into-bool", "check", (64, 65), "bool", "float32"),
-    _copy_case("bool-into-f32", "check", (64, 65), "float32", "bool"),
-    _copy_case("i64-into-u8", "check", (3, 32, 32), "uint8", "int64"),
-    _copy_case("f32-into-f64", "check", (17, 19), "float64", "float32", src_layout="t"),
-    _copy_case("scalar-broadcast", "check", (33, 17), "float32", "float32", src_shape=()),
-    _copy_case("column-broadcast", "check", (33, 17), "float16", "float16", src_shape=(33, 1)),
-    _copy_case("zero-dim", "check", (), "float16", "float32"),
-    _copy_case("empty", "check", (0, 5), "float32", "float32"),
-    _copy_case("bench-bf16-into-f32", "bench", (8192, 8192), "float32", "bfloat16"),
-    _copy_case("bench-transpose-f32", "bench", (8192, 8192), "float32", "float32", src_layout="t"),
-    _copy_case("bench-into-cl-f16", "bench", (64, 256, 56, 56), "float16", "float16", dst_layout="cl"),
-]
 
 
 def copy_inputs(case: Case, gen: torch.Generator, device: str) -> dict:

@@ -1,10 +1,14 @@
 """cuBLAS routines as families: each family module describes several routines once
-(data, task text, cases, inputs, references, a Triton solution template), and
-`python -m kgb.cublas_families` writes their `operators/cublas/<name>/` files.
+(data, task text, inputs, references, a Triton solution template; their cases in
+`<family>_cases.py`), and `python -m kgb.cublas_families` writes their
+`operators/cublas/<name>/` files.
 
 A family module provides `routines() -> list[Routine]` and
 `make_inputs(name, case, gen, device)`, plus the reference (and compare) functions its
-routines name. See docs/adding-an-operator.md, "Generated families".
+routines name. Only `routines()` imports the family's `_cases` module, inside the
+function: engines import the family modules for their specs, and a process that runs
+candidate code must not hold the hidden cases (kgb.operators.import_spec_libraries). See
+docs/adding-an-operator.md, "Generated families".
 """
 
 from functools import cache

@@ -32,7 +32,7 @@ def fmax(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 CASES = pointwise.cases("fmax")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "9bf7ca0cee9f38a2"
+FAMILY_DIGEST = "c539c34513148fa6"
 
 make_inputs = pointwise.fmax_inputs
 

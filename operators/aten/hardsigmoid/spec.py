@@ -33,7 +33,7 @@ make_inputs = unary.inputs_of("hardsigmoid")
 
 CASES = unary.cases("hardsigmoid")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "036c6053d0d245f4"
+FAMILY_DIGEST = "23a931ec50f27eba"
 
 
 

@@ -32,7 +32,7 @@ def heaviside(self: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
 
 CASES = pointwise.cases("heaviside")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "8d744101c9b5ed74"
+FAMILY_DIGEST = "3264c98768fc0988"
 
 make_inputs = pointwise.heaviside_inputs
 

@@ -32,7 +32,7 @@ def huber_loss(self: torch.Tensor, target: torch.Tensor, reduction: int = 1, del
 
 CASES = loss.cases("huber_loss")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "5e33e8d048af1a47"
+FAMILY_DIGEST = "aaaa4df256a0b6bf"
 
 make_inputs = loss.huber_inputs
 

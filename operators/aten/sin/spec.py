@@ -32,7 +32,7 @@ def sin(self: torch.Tensor) -> torch.Tensor:
 
 CASES = trigonometric.cases("sin")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "0292ccf385df886e"
+FAMILY_DIGEST = "03dd628e7625d1ee"
 
 make_inputs = trigonometric.make_inputs
 
