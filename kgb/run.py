@@ -148,7 +148,7 @@ def run_job(cfg: Config) -> JobSummary:
     if projection:
         projection.project(events, blobs)
     outcomes = list(trial_outcomes(events).values())
-    summary = summarize(outcomes)
+    summary = summarize(outcomes, next((e.settings for e in events if isinstance(e, RunStarted)), ""))
     summary_table(outcomes, summary)
     print(f"event log: {path}")
     if projection:

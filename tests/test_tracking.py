@@ -135,6 +135,23 @@ def test_projection_picks_the_fastest_correct_candidate_and_aggregates():
     assert s.usage.total_tokens == 150 and s.tokens_per_success == pytest.approx(75)
 
 
+def test_whether_fast_p_is_reported_is_one_rule_for_the_summary_and_the_tables():
+    """fast_p means something only where the job timed its cases (its settings line says so):
+    a GPU job whose every trial failed has 0 of its operators faster, where a CPU job has no
+    fast_p at all. Until session 43 the job's summary (the closing line, MLflow's job metrics)
+    decided it from the best verdicts' device, and left it out for such a GPU job, which the
+    leaderboard and the report (from the settings line) gave as 0."""
+    from kgb.tracking.summary import reports_speed
+
+    outcomes = list(trial_outcomes(_trial("a", "aten::a", verdict(Status.WRONG_OUTPUT))
+                                   + _trial("b", "aten::b", verdict(Status.COMPILE_ERROR))).values())
+    gpu, cpu = "cases=smoke,check,bench timed=bench judge=v23", "cases=smoke judge=v23"
+    assert summarize(outcomes, gpu).fast == {0.8: 0.0, 1.0: 0.0, 1.5: 0.0}
+    assert summarize(outcomes, cpu).fast == {}
+    assert reports_speed(gpu, []) and not reports_speed(cpu, [0.0, 0.0])
+    assert reports_speed("", [1.3])  # a table written before the settings line: by its speedups
+
+
 def test_unfinished_trial_is_not_counted():
     events = _trial("a", "aten::a", verdict(Status.CORRECT))[:-1]
     outcome = trial_outcomes(events)["a"]

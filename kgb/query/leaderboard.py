@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kgb.evaluate.verdict import geomean
-from kgb.tracking.summary import TrialRow, times_cases
+from kgb.tracking.summary import TrialRow, reports_speed
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def rows(trials: list[TrialRow]) -> list[Row]:
         method, model, source, chip, settings = key
         table.append(Row(
             method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else None,
-            fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n and (timed or times_cases(settings)) else None,
+            fast_1_0=sum(1 for s in best.values() if s > 1.0) / n if n and reports_speed(settings, timed) else None,
             geomean_speedup=geomean(timed) if timed else None,
             total_tokens=tokens, cost_usd=cost,
             tokens_per_success=tokens / len(best) if best else None,

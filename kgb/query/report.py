@@ -25,7 +25,7 @@ from kgb.evaluate.verdict import geomean
 from kgb.query.leaderboard import best_speedups, by_job
 from kgb.query.stats import Interval, bootstrap_geomean, wilson
 from kgb.tracking.projections import FAST_THRESHOLDS
-from kgb.tracking.summary import TrialRow, times_cases
+from kgb.tracking.summary import TrialRow, reports_speed
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _speed_cells(group: list[OpResult]) -> list[object]:
     correct = sum(r.correct for r in group)
     timed = [r.speedup for r in group if r.correct and r.speedup > 0]
     cells: list[object] = [n, correct, correct / n if n else None, wilson(correct, n)]
-    timed_any = any(times_cases(r.settings) or r.speedup > 0 for r in group)  # else fast_p says nothing
+    timed_any = any(reports_speed(r.settings, (r.speedup,)) for r in group)  # else fast_p says nothing
     cells += [sum(r.speedup > p for r in group) / n if n and timed_any else None for p in FAST_THRESHOLDS]
     cells += [len(timed), geomean(timed) if timed else None, bootstrap_geomean(timed)]
     return cells

@@ -225,7 +225,7 @@ class MlflowProjection:
     def _log_job_metrics(self, state: JobState, ts: float) -> None:
         from mlflow.entities import Metric
 
-        summary = summarize(list(state.fold.trials.values()))
+        summary = summarize(list(state.fold.trials.values()), state.info.settings)
         # only changed values: a re-run that adds no trial must not add a history step
         changed = {k: float(v) for k, v in summary.metrics().items() if state.metrics.get(k) != float(v)}
         if changed:

@@ -22,6 +22,7 @@ from kgb.tracking.events import (
     TrialFinished,
     TrialStarted,
 )
+from kgb.tracking.summary import reports_speed
 from kgb.usage import Usage
 
 FAST_THRESHOLDS = (0.8, 1.0, 1.5)
@@ -258,9 +259,10 @@ class JobSummary:
         return m
 
 
-def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
+def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
     """Aggregate finished trials. With several samples of one operator, the operator
-    counts once and is correct if any sample is (pass@k)."""
+    counts once and is correct if any sample is (pass@k). `settings`: the job's
+    RunStarted.settings, which says whether it timed its cases (`reports_speed`)."""
     finished = [t for t in outcomes if t.finished]
     ran = [t for t in finished if t.status != TrialStatus.SKIPPED]
     by_op: dict[str, list[TrialOutcome]] = defaultdict(list)
@@ -282,9 +284,8 @@ def summarize(outcomes: list[TrialOutcome]) -> JobSummary:
         skipped=len({t.op for t in finished} - set(by_op)),
         correct=len(correct_ops),
         accuracy=len(correct_ops) / n if n else None,
-        # on the CPU nothing is timed: no fast_p at all, where 0 would read "none is faster"
         fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS}
-        if timed or any(t.best and t.best.verdict and t.best.verdict.device != "cpu" for t in ran) else {},
+        if reports_speed(settings, timed) else {},
         geomean_speedup=geomean(timed) if timed else None,
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,

@@ -9,6 +9,7 @@ a header naming the job and the columns; each further line is one trial as a JSO
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import MISSING, asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +23,16 @@ REASON_CHARS = 500  # the full reason is a tag of the trial run and in its trial
 
 def times_cases(settings: str) -> bool:
     """Whether a job judged under this settings line (RunStarted.settings,
-    `kgb.identity.Judging.summary`) timed its cases: only then does a share of fast operators
-    mean anything (on the CPU nothing is timed, and fast_p of 0 would read "none is faster")."""
+    `kgb.identity.Judging.summary`) timed its cases."""
     return any(part.startswith("timed=") for part in settings.split())
+
+
+def reports_speed(settings: str, speedups: Iterable[float]) -> bool:
+    """Whether a share of fast operators (fast_p) means anything for a job: only where it timed
+    its cases (on the CPU nothing is timed, and fast_p of 0 would read "none is faster"). A job
+    recorded before its settings line was, by whether any trial has a speedup. The one rule of
+    the leaderboard, the report, the job's summary and its MLflow metrics."""
+    return times_cases(settings) or any(s > 0 for s in speedups)
 
 
 @dataclass(frozen=True)
