@@ -18,7 +18,8 @@ from kgb import chips
 from kgb.config import ChipConfig, Config, ConfigError, EvalConfig, chip_config
 from kgb.evaluate import EvalSettings
 from kgb.identity import CASE_SETS, Identity, Judging
-from kgb.operators import REPO_ROOT
+from kgb.operators import REPO_ROOT, Spec
+from kgb.tracking.events import Event, RunStarted, TrialFinished, TrialStarted
 
 PACKAGES = ("kgb", "torch", "triton", "numpy", "mlflow", "hydra-core", "anthropic", "openai")
 
@@ -131,3 +132,27 @@ def driver_version() -> str | None:
 
 def events_path(root: Path, job: str) -> Path:
     return Path(root) / "jobs" / job / "events.jsonl"
+
+
+def spec_record(spec: Spec) -> str:
+    """What RunStarted records of a spec: its VERSION, which trial keys name, and its text's digest."""
+    return f"v{spec.version}:{spec.digest}"
+
+
+def changed_specs(events: list[Event], specs: dict[str, Spec], kept: set[str]) -> list[str]:
+    """The operators of `kept` (trials an earlier run finished, which this one keeps) whose
+    last finished trial was judged under another spec.py than today's of the same VERSION: a
+    trial's key names the version, not the text, so an edit that did not bump it (a tolerance,
+    a case) leaves such trials standing."""
+    run: dict[str, str] = {}
+    op_of: dict[str, str] = {}
+    judged_under: dict[str, str] = {}
+    for e in events:
+        if isinstance(e, RunStarted):
+            run = e.specs
+        elif isinstance(e, TrialStarted):
+            op_of[e.trial] = e.op
+        elif isinstance(e, TrialFinished) and op_of.get(e.trial) in run:
+            judged_under[op_of[e.trial]] = run[op_of[e.trial]]
+    return sorted(op for op in kept if op in judged_under and judged_under[op] != spec_record(specs[op]))
+

@@ -20,6 +20,7 @@ from kgb.evaluate import start_engine
 from kgb.evaluate.sandbox import check_hidden_from_candidates
 from kgb.job import (
     Chip,
+    changed_specs,
     config_dict,
     driver_version,
     eval_settings,
@@ -28,6 +29,7 @@ from kgb.job import (
     identity,
     packages,
     resolve_chip,
+    spec_record,
 )
 from kgb.methods import NoCandidate
 from kgb.models.model import Model
@@ -95,12 +97,18 @@ def run_job(cfg: Config) -> JobSummary:
     if chip.present and sum(o.finished for o in earlier.values()) < len(ops) * cfg.method.samples:
         start_engine(settings)  # while the specs, the event log, MLflow and the baselines get ready
     specs = {op: operators.load(op) for op in ops}
-    todo = []
+    todo, kept = [], set()
     for op, spec in specs.items():
         for sample in range(cfg.method.samples):
             key = ident.trial_key(op, spec.version, sample)
             if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
                 todo.append((spec, sample, key))
+            else:
+                kept.add(op)
+    changed = changed_specs(log.events(), specs, kept)
+    if changed:
+        print(f"note: {len(changed)} operator(s) keep trials judged under an earlier spec.py of the same VERSION "
+              f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''}); bump a spec's VERSION to judge it again")
     order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
     todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
     started_at = time.perf_counter()
@@ -108,7 +116,7 @@ def run_job(cfg: Config) -> JobSummary:
         job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
         chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
         device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
-        specs={op: f"v{s.version}:{s.digest}" for op, s in specs.items()},
+        specs={op: spec_record(s) for op, s in specs.items()},
         identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
     ))
     projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None

@@ -400,3 +400,23 @@ def test_a_projection_opening_beside_the_first_trials_gets_every_call_in_order_a
     failed = Opening(broken, lambda: [], blobs)
     with pytest.raises(RuntimeError, match="refused the connection"):
         failed.project([], blobs)
+
+
+def test_a_resumed_job_names_the_kept_trials_judged_under_another_spec_of_the_same_version():
+    """A trial's key names its spec's VERSION, not its text: a spec edited without a bump (a
+    tolerance, a case) leaves the trials judged under the old text standing; the run says so."""
+    import dataclasses
+
+    from kgb import operators
+    from kgb.job import changed_specs, spec_record
+
+    spec = operators.load("aten::softmax")
+    before = dataclasses.replace(_started(), specs={"aten::softmax": "v1:0123456789abcdef", "aten::add": "v1:x"})
+    events = [before, *_trial("k", "aten::softmax", verdict(Status.CORRECT)),
+              *_trial("l", "aten::add", verdict(Status.CORRECT))[:-1]]  # add's trial did not finish
+    specs = {"aten::softmax": spec, "aten::add": operators.load("aten::add")}
+    assert changed_specs(events, specs, {"aten::softmax", "aten::add"}) == ["aten::softmax"]
+    assert changed_specs(events, specs, {"aten::add"}) == []  # softmax's trial is judged again: not kept
+    again = dataclasses.replace(before, specs={"aten::softmax": spec_record(spec)})
+    assert changed_specs([*events, again, *_trial("k", "aten::softmax", verdict(Status.CORRECT))], specs,
+                         {"aten::softmax"}) == []  # judged again under today's text
