@@ -11,6 +11,7 @@ The sandbox's wrapper now stays as the command's subreaper and ends every proces
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -24,7 +25,8 @@ from kgb.agents.workspace import Workspace
 from kgb.evaluate.sandbox import landlock_abi
 
 pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
-LEAVE = "setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > {pidfile}"  # a session of its own
+# a session of its own; its duration names it: in the command's PID namespace its pid is not ours
+LEAVE = "setsid sleep {token} > /dev/null 2>&1 < /dev/null &"
 
 
 @pytest.fixture
@@ -34,84 +36,124 @@ def trial(tmp_path):
     return tmp_path
 
 
+@pytest.fixture
+def token():
+    return str(random.randrange(10**6, 10**7))
+
+
 def _env(trial: Path) -> dict[str, str]:
     return {"PATH": os.environ["PATH"], "HOME": str(trial / "home"), "TMPDIR": str(trial / "home")}
 
 
-def _running(pidfile: Path) -> bool:
-    """Whether the process whose pid the command wrote still runs (a zombie has ended)."""
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 5  # the kernel's delivery of a kill is not instant
-    while time.monotonic() < deadline:
+def _sleeping(token: str) -> list[int]:
+    """The live processes running `sleep TOKEN`, by their pids here."""
+    found = []
+    for entry in os.listdir("/proc"):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except FileNotFoundError:
-            return False
-        if stat[stat.rindex(")") + 2] in "ZX":
-            return False
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[:2]
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if cmdline == [b"sleep", token.encode()] and stat[stat.rindex(")") + 2] not in "ZX":
+            found.append(int(entry))
+    return found
+
+
+def _running(token: str) -> bool:
+    """Whether what the command left behind still runs, a moment after it returned."""
+    deadline = time.monotonic() + 5  # the kernel's delivery of a kill is not instant
+    while _sleeping(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)  # not left behind by the test either
-    return True
+    left = _sleeping(token)
+    for pid in left:  # not left behind by the test either
+        os.kill(pid, signal.SIGKILL)
+    return bool(left)
 
 
-def test_a_process_in_a_session_of_its_own_ends_with_its_command(trial):
-    pidfile = trial / "workspace" / "pid"
-    done = run_command(LEAVE.format(pidfile=pidfile), trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
+def _started(token: str) -> None:
+    deadline = time.monotonic() + 30
+    while not _sleeping(token):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_process_in_a_session_of_its_own_ends_with_its_command(trial, token):
+    done = run_command(LEAVE.format(token=token), trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
     assert done.exit_code == 0, done.output
-    assert not _running(pidfile)
+    assert not _running(token)
 
 
-def test_it_ends_when_its_command_is_killed_at_the_timeout(trial):
-    pidfile = trial / "workspace" / "pid"
-    done = run_command(LEAVE.format(pidfile=pidfile) + "; sleep 300", trial / "workspace", _env(trial), 1.5, 4000,
+def test_it_ends_when_its_command_is_killed_at_the_timeout(trial, token):
+    done = run_command(LEAVE.format(token=token) + " sleep 300", trial / "workspace", _env(trial), 1.5, 4000,
                        confine_to=trial)
     assert done.timed_out
     assert done.duration_s < 30
-    assert not _running(pidfile)
+    assert not _running(token)
 
 
-def test_orphans_of_orphans_end_too(trial):
+def test_orphans_of_orphans_end_too(trial, token):
     """A double fork: the middle process exits at once, its child is reparented."""
-    pidfile = trial / "workspace" / "pid"
-    command = f"( ( setsid sleep 300 > /dev/null 2>&1 < /dev/null & echo $! > {pidfile} ) & ) ; sleep 0.5"
+    command = f"( ( setsid sleep {token} > /dev/null 2>&1 < /dev/null & ) & ) ; sleep 0.5"
     done = run_command(command, trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
     assert done.exit_code == 0, done.output
-    assert not _running(pidfile)
+    assert not _running(token)
 
 
-def test_a_git_hooks_leftover_neither_holds_the_harness_nor_outlives_git(tmp_path):
+def test_a_git_hooks_leftover_neither_holds_the_harness_nor_outlives_git(tmp_path, token):
     ws = Workspace(tmp_path, "cpu")
     for d in (ws.root, ws.home / ".cache"):
         d.mkdir(parents=True)
     ws.git("init", "-q", "-b", "main")
-    pidfile = ws.root / "pid"
     hook = ws.root / ".git" / "hooks" / "post-commit"
     # it keeps git's stderr, which the harness reads to its end
-    hook.write_text(f"#!/bin/sh\nsetsid sleep 300 < /dev/null > /dev/null & echo $! > {pidfile}\n")
+    hook.write_text(f"#!/bin/sh\nsetsid sleep {token} < /dev/null > /dev/null &\n")
     hook.chmod(0o755)
     started = time.monotonic()
     ws.commit("one")
     assert time.monotonic() - started < 30  # git's own timeout is 60 s
-    assert not _running(pidfile)
+    assert not _running(token)
 
 
 def test_the_exit_status_is_the_commands(trial):
     assert run_command("exit 3", trial / "workspace", _env(trial), 60, 4000, confine_to=trial).exit_code == 3
     argv, env = confined(["bash", "-c", "kill -TERM $$"], trial, _env(trial))
-    assert subprocess.run(argv, env=env, cwd=trial / "workspace").returncode == -signal.SIGTERM
+    # 128 + the signal, as a shell says, from a PID namespace's first process (which cannot die of its own)
+    assert subprocess.run(argv, env=env, cwd=trial / "workspace").returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
 
 
-def test_they_end_when_the_harness_is_killed(trial):
+def test_they_end_when_the_harness_is_killed(trial, token):
     """kill -9 of a run: the wrapper's parent dies without a word to it."""
-    pidfile = trial / "workspace" / "pid"
-    argv, env = confined(["bash", "-c", LEAVE.format(pidfile=pidfile) + "; sleep 300"], trial, _env(trial))
+    argv, env = confined(["bash", "-c", LEAVE.format(token=token) + " sleep 300"], trial, _env(trial))
     harness = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
                                 f"subprocess.Popen({argv!r}, env={env!r}, cwd={str(trial / 'workspace')!r}); "
                                 "time.sleep(300)"])
-    deadline = time.monotonic() + 30
-    while not pidfile.exists() or not pidfile.read_text().strip():
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    _started(token)
     harness.kill()
     harness.wait()
-    assert not _running(pidfile)
+    assert not _running(token)
+
+
+def _pid_namespaces() -> bool:
+    """Whether this machine gives a command a PID namespace of its own (user namespaces allowed)."""
+    probe = "from kgb.agents.reaper import _own_pids; print(_own_pids() is None)"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "True"
+
+
+def test_a_command_sees_and_signals_no_process_outside_it(trial, token):
+    """`kill -9 -1` or `pkill python` in an agent's command must not reach the harness, the
+    engine or other trials' judges: Landlock scopes signals only from ABI 6 (Linux 6.12), and
+    until session 43 an older kernel let a command kill every process of the user."""
+    namespaces = _pid_namespaces()
+    if not namespaces and landlock_abi() < 6:
+        pytest.skip("neither a PID namespace nor Landlock's signal scoping here: kill -1 would reach this test")
+    outside = subprocess.Popen(["sleep", token])
+    try:
+        done = run_command(f"kill -0 {os.getpid()}; kill -9 -1; echo survived", trial / "workspace", _env(trial),
+                           60, 4000, confine_to=trial)
+        assert "survived" in done.output, done.output
+        assert outside.poll() is None  # kill -1 reached nothing outside the command
+        if namespaces:
+            assert "No such process" in done.output, done.output  # this test's process is not there to see
+    finally:
+        outside.kill()
+        outside.wait()

@@ -10,7 +10,8 @@ and not kgb's own package either, whose family modules hold the operators' known
 solutions (kernels/, the solutions' text); the few modules the check command imports are
 copied into the trial (`import_root`). A small Python step forks a child that applies the
 sandbox to itself and then becomes bash, so the harness (which has threads) never confines a
-forked child; the step itself stays, to end everything the command leaves running
+forked child; the step itself stays, to end everything the command leaves running, and
+gives the command a PID namespace of its own, where it can signal nothing outside
 (kgb.agents.reaper).
 
     python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] TRIAL_DIR -- PROGRAM [ARG ...]

@@ -9,8 +9,9 @@ the kernel hands it every orphan below it, whatever session the orphan made. Whe
 command exits, or the harness asks (SIGTERM), or the harness dies (the parent-death
 signal), it kills every process below it and then leaves with the command's status.
 
-The agent's processes cannot end the wrapper first: with Landlock ABI 6 or later their
-domain may signal no process outside it, and the wrapper is outside.
+The agent's processes cannot end the wrapper first, nor any other process of the user's:
+the command runs in a PID namespace of its own, where they cannot name one (and, with
+Landlock ABI 6 or later, their domain may signal no process outside it anyway).
 """
 
 from __future__ import annotations
@@ -20,14 +21,18 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import NoReturn
 
+from kgb.evaluate.sandbox import landlock_abi
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
 ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
 SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
 
@@ -40,16 +45,54 @@ def supervise(child: Callable[[], NoReturn]) -> NoReturn:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     for sig in ENDINGS:
         signal.signal(sig, _ended_by)
+    why_not = _own_pids()
+    if why_not and landlock_abi() < 6:  # without signal scoping, it is the only fence
+        print(f"[kgb sandbox: {why_not}: the command's processes can signal this user's others]",
+              file=sys.stderr, flush=True)
     pid = os.fork()
     if pid == 0:
         for sig in ENDINGS:
             signal.signal(sig, signal.SIG_DFL)
-        child()
+        if why_not:
+            child()
+        _init(child)
     if os.getppid() != parent:  # the harness died before the death signal was asked for
         _ended_by(signal.SIGTERM, None)
     status = _wait_for(pid)
     end_descendants()
     _leave(status)
+
+
+def _own_pids() -> str | None:
+    """Give the children this process forks from now on a PID namespace of their own (in a
+    user namespace that maps this user's ids to themselves): they see no process outside it,
+    so they can signal none (`kill -9 -1`, `pkill python` reach the harness and other
+    trials' judges where Landlock cannot scope signals, before ABI 6, Linux 6.12), and
+    when its first process ends the kernel kills the rest. None, or why not."""
+    uid, gid = os.getuid(), os.getgid()
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0:
+        return f"no PID namespace of its own ({os.strerror(ctypes.get_errno())})"
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as e:  # it keeps its own ids; programs see them as nobody's
+        print(f"[kgb sandbox: the user namespace's ids are not mapped ({e.strerror})]", file=sys.stderr, flush=True)
+    return None
+
+
+def _init(child: Callable[[], NoReturn]) -> NoReturn:
+    """Process 1 of the command's PID namespace: fork the command (process 2, where signals
+    work as anywhere else: the kernel spares process 1 every signal it has no handler for),
+    reap every orphan of the namespace, and leave as the command did (exit status 128 +
+    the signal that killed it, as a shell says; process 1 cannot die of its own signal). Its
+    end, and the wrapper's (the death signal), ends the whole namespace."""
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    pid = os.fork()
+    if pid == 0:
+        child()
+    status = _wait_for(pid)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
 
 
 def _ended_by(sig: int, _frame: object) -> NoReturn:
