@@ -17,6 +17,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from test_redraw import KERNEL as TWICE_KERNEL
+
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
 
@@ -180,30 +182,19 @@ def test_a_candidate_process_draws_every_operators_inputs_from_the_spec_without_
     assert json.loads(done.stdout.splitlines()[-1]) == {}
 
 
+# test_redraw's kernel, which in the compile check's record step (its cache lies in a
+# kgb-crosscompile- folder) first says which of this spec's cases its process holds, and fails
 KERNEL = '''
 import os
 import sys
 
-import triton
-import triton.language as tl
-
-if "kgb-crosscompile-" in os.environ.get("TRITON_CACHE_DIR", ""):  # the compile check's record step
+if "kgb-crosscompile-" in os.environ.get("TRITON_CACHE_DIR", ""):
     gc = sys.modules["g" + "c"]
     ours = ("small", "big", "hidden-" + "shape-7919")  # this spec's (the families' cases are many)
     names = sorted({o.name for o in gc.get_objects() if type(o).__name__ == "Case" and o.name in ours})
     sys.stderr.write(f"FOUND cases={names}\\n")
     raise SystemExit(3)
-
-
-@triton.jit
-def _twice(x, out, n, BLOCK: tl.constexpr):
-    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out + i, tl.load(x + i, mask=i < n) * 2, mask=i < n)
-
-
-def twice(x, out):
-    _twice[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
-'''
+''' + TWICE_KERNEL
 
 
 def test_the_compile_check_runs_a_candidate_with_the_cases_it_checks_only(tmp_path):

@@ -27,6 +27,29 @@ def cases(name: str) -> list[Case]:
     def case(*args, **kwargs):
         return _case(op, *args, **kwargs)
 
+    def layouts() -> list[Case]:  # the rows, columns and dims cases both members check
+        return [
+            case("rows-f32", "check", (1823, 781), "float32", dim=[-1]),
+            case("rows-bf16", "check", (64, 4099), "bfloat16", dim=[1], keepdim=True),
+            case("cols-f32", "check", (2000, 300), "float32", dim=[0]),
+            case("middle-f16", "check", (8, 129, 33), "float16", dim=[1]),
+            case("spatial-f32", "check", (4, 16, 14, 14), "float32", dim=[2, 3], keepdim=True),
+            case("outer-inner-f32", "check", (6, 7, 8, 9), "float32", dim=[0, 3]),
+            case("transposed-rows", "check", (257, 300), "float32", dim=[1], transpose=True),
+            case("dim-none", "check", (33, 44), "float32", dim=None, keepdim=True),
+        ]
+
+    def empty_and_bench() -> list[Case]:  # both members' last cases
+        return [
+            case("empty-reduced", "check", (5, 0), "float32", dim=[1]),
+            case("empty-all", "check", (0, 3), "float32"),
+            case("empty-kept", "check", (0, 7), "float32", dim=[1]),
+            case("bench-all-f32", "bench", (64 * 1024 * 1024,), "float32"),
+            case("bench-rows-bf16", "bench", (8192, 8192), "bfloat16", dim=[-1]),
+            case("bench-cols-f16", "bench", (8192, 8192), "float16", dim=[0]),
+            case("bench-spatial-f32", "bench", (64, 256, 56, 56), "float32", dim=[2, 3]),
+        ]
+
     if name == "mean":
         return [
             case("smoke-all-f32", "smoke", (7, 33), "float32"),
@@ -36,26 +59,13 @@ def cases(name: str) -> list[Case]:
             case("all-bf16-to-f32", "check", (3, 5000), "bfloat16", out_dtype="float32"),
             case("all-int-to-f32", "check", (100, 77), "int32", out_dtype="float32"),
             case("all-transposed", "check", (300, 129), "float32", transpose=True),
-            case("rows-f32", "check", (1823, 781), "float32", dim=[-1]),
-            case("rows-bf16", "check", (64, 4099), "bfloat16", dim=[1], keepdim=True),
-            case("cols-f32", "check", (2000, 300), "float32", dim=[0]),
-            case("middle-f16", "check", (8, 129, 33), "float16", dim=[1]),
-            case("spatial-f32", "check", (4, 16, 14, 14), "float32", dim=[2, 3], keepdim=True),
-            case("outer-inner-f32", "check", (6, 7, 8, 9), "float32", dim=[0, 3]),
-            case("transposed-rows", "check", (257, 300), "float32", dim=[1], transpose=True),
-            case("dim-none", "check", (33, 44), "float32", dim=None, keepdim=True),
+            *layouts(),
             case("dim-empty-list", "check", (33, 44), "float16", dim=[]),
             case("f16-to-f32", "check", (64, 512), "float16", dim=[1], out_dtype="float32"),
             case("tokens-f32", "check", (4, 77, 768), "float32", dim=[1]),
             case("scalar", "check", (), "float32"),
             case("scalar-dim", "check", (), "float32", dim=[-1], keepdim=True),
-            case("empty-reduced", "check", (5, 0), "float32", dim=[1]),
-            case("empty-all", "check", (0, 3), "float32"),
-            case("empty-kept", "check", (0, 7), "float32", dim=[1]),
-            case("bench-all-f32", "bench", (64 * 1024 * 1024,), "float32"),
-            case("bench-rows-bf16", "bench", (8192, 8192), "bfloat16", dim=[-1]),
-            case("bench-cols-f16", "bench", (8192, 8192), "float16", dim=[0]),
-            case("bench-spatial-f32", "bench", (64, 256, 56, 56), "float32", dim=[2, 3]),
+            *empty_and_bench(),
         ]
     return [
         case("smoke-all-f32", "smoke", (7, 33), "float32"),
@@ -66,14 +76,7 @@ def cases(name: str) -> list[Case]:
         case("all-bool", "check", (100, 77), "bool"),
         case("all-int64", "check", (12345,), "int64"),
         case("all-transposed", "check", (300, 129), "float32", transpose=True),
-        case("rows-f32", "check", (1823, 781), "float32", dim=[-1]),
-        case("rows-bf16", "check", (64, 4099), "bfloat16", dim=[1], keepdim=True),
-        case("cols-f32", "check", (2000, 300), "float32", dim=[0]),
-        case("middle-f16", "check", (8, 129, 33), "float16", dim=[1]),
-        case("spatial-f32", "check", (4, 16, 14, 14), "float32", dim=[2, 3], keepdim=True),
-        case("outer-inner-f32", "check", (6, 7, 8, 9), "float32", dim=[0, 3]),
-        case("transposed-rows", "check", (257, 300), "float32", dim=[1], transpose=True),
-        case("dim-none", "check", (33, 44), "float32", dim=None, keepdim=True),
+        *layouts(),
         case("dim-empty-list", "check", (33, 44), "int32", dim=[]),
         case("int8-to-int64", "check", (50, 60), "int8", dim=[1]),
         case("uint8-rows", "check", (50, 600), "uint8", dim=[-1]),
@@ -82,11 +85,5 @@ def cases(name: str) -> list[Case]:
         case("f16-to-f32", "check", (64, 512), "float16", dim=[1], out_dtype="float32"),
         case("scalar", "check", (), "float32"),
         case("scalar-dim", "check", (), "float32", dim=[0], keepdim=True),
-        case("empty-reduced", "check", (5, 0), "float32", dim=[1]),
-        case("empty-all", "check", (0, 3), "float32"),
-        case("empty-kept", "check", (0, 7), "float32", dim=[1]),
-        case("bench-all-f32", "bench", (64 * 1024 * 1024,), "float32"),
-        case("bench-rows-bf16", "bench", (8192, 8192), "bfloat16", dim=[-1]),
-        case("bench-cols-f16", "bench", (8192, 8192), "float16", dim=[0]),
-        case("bench-spatial-f32", "bench", (64, 256, 56, 56), "float32", dim=[2, 3]),
+        *empty_and_bench(),
     ]
