@@ -284,34 +284,6 @@ def spec_from_text(text: str, path: Path, cases: Callable[[], list[Case]] | None
     return _validated(module, path)
 
 
-def load_shown(path: Path, tags: set[str]) -> Spec:
-    """The spec at `path` with only its cases of these tags (and its smoke cases), its module
-    holding no other: for a process that runs candidate code (kgb.evaluate.crosscompile's
-    steps), which could otherwise find the hidden cases in memory. The whole spec is
-    loaded first to know them, then let go of."""
-    full = load_spec(path)
-    shown = [c for c in full.cases if str(c.tag) in tags or c.tag == CaseTag.SMOKE]
-    del full
-    spec = spec_from_text(text_without_cases(path), Path(path).resolve(), lambda: shown)
-    forget_case_modules()
-    import gc
-
-    gc.collect()  # the first module and its cases sit in reference cycles
-    return spec
-
-
-def text_without_cases(path: Path) -> str:
-    """The module of a spec file without its CASES statement, nor its comments: what a
-    process that draws inputs needs of the spec (make_inputs and what it uses), and nothing of
-    the cases it is not to know (a candidate process: the hidden ones)."""
-    tree = ast.parse(Path(path).read_text())
-    tree.body = [node for node in tree.body if not (
-        isinstance(node, ast.Assign | ast.AnnAssign)
-        and "CASES" in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-                        if isinstance(t, ast.Name)})]
-    return ast.unparse(tree)
-
-
 # The packages of kgb that spec files import: a process that loads a spec from its text, in
 # a sandbox that cannot read the repo, needs them imported before the sandbox closes.
 SPEC_LIBRARIES = ("kgb.aten_families", "kgb.cublas_families", "kgb.vllm")
@@ -338,7 +310,7 @@ def import_spec_libraries() -> None:
 
 def forget_case_modules() -> None:
     """Let go of the families' case modules (`*_cases`) a spec's loading imported: for a
-    process that runs candidate code after it loaded a spec (kgb.operators.load_shown)."""
+    process that runs candidate code after it loaded a spec (kgb.shown_spec.load_shown)."""
     for name in [n for n in sys.modules if n.startswith("kgb.") and n.endswith("_cases")]:
         parent, _, leaf = name.rpartition(".")
         sys.modules.pop(name)

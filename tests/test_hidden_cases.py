@@ -6,7 +6,7 @@ the candidate process had them all in memory: the judge loaded the spec before f
 and on a GPU sent it the spec's whole text to draw bench inputs with, so a candidate could
 find the hidden cases (`gc`, `sys.modules`) and print them into the agent's check report.
 The judge now forks its candidate process before it loads the spec, and sends the spec's text
-without its CASES statement, with the shown cases as data (`kgb.operators.text_without_cases`).
+without its CASES statement, with the shown cases as data (`kgb.shown_spec`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from test_redraw import KERNEL as TWICE_KERNEL
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
+from kgb.shown_spec import text_without_cases
 
 HIDDEN = "hidden-shape-7919"
 SPEC = f'''
@@ -119,6 +120,7 @@ DRAW_WITHOUT_CASES = r"""
 import json, pickle, sys
 import torch
 from kgb import operators
+from kgb.shown_spec import text_without_cases  # the judge's side: it sends the text
 from kgb.evaluate import codec
 from kgb.evaluate.draws import digest
 
@@ -138,7 +140,7 @@ sys.meta_path.insert(0, NoMoreKgb())
 failed = {}
 for op, (path, shown, smoke, outputs, digests) in expected.items():
     try:
-        spec = operators.spec_from_text(operators.text_without_cases(path), path, lambda: pickle.loads(shown))
+        spec = operators.spec_from_text(text_without_cases(path), path, lambda: pickle.loads(shown))
         case = next(c for c in spec.cases if c.name == smoke)
         value = spec.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu")
         drawn = [digest(s) for s in codec.storages_in({k: v for k, v in value.items() if k not in outputs}).by_id.values()]
@@ -165,7 +167,7 @@ def test_a_candidate_process_draws_every_operators_inputs_from_the_spec_without_
     expected = {}
     for op, path in operators.discover().items():
         spec = operators.load_spec(path)
-        text = operators.text_without_cases(path)
+        text = text_without_cases(path)
         assert not re.search(r"^CASES\b", text, re.M), op
         hidden = [c.name for c in spec.cases if c.tag == "check"]
         assert not [h for h in hidden if f"'{h}'" in text or f'"{h}"' in text], op

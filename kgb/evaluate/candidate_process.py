@@ -27,7 +27,8 @@ from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.operators import CaseTag, Spec, text_without_cases
+from kgb.operators import CaseTag, Spec
+from kgb.shown_spec import text_without_cases
 
 
 class CandidateDied(Exception):

@@ -342,12 +342,13 @@ def main() -> int:
         import importlib
 
         from kgb.evaluate.sandbox import Limits, confine
-        from kgb.operators import import_spec_libraries, load_shown
+        from kgb.operators import import_spec_libraries
+        from kgb.shown_spec import load_shown
 
         import_spec_libraries()
         for module in ("bounds", "draws", "integrity", "interpreter", "provenance"):
             importlib.import_module(f"kgb.evaluate.{module}")
-        if args.step == "record":  # with the cases it runs, not the hidden ones (kgb.operators.load_shown)
+        if args.step == "record":  # with the cases it runs, not the hidden ones (kgb.shown_spec.load_shown)
             pairs = [(load_shown(s, set(tags)), c) for s, c in pairs]
 
         writable = [args.launches.parent] + ([args.ptx] if args.ptx else [])

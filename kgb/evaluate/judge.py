@@ -111,7 +111,7 @@ def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess |
     workspace.mkdir(parents=True, exist_ok=True)
     limits = limits_of(request)
     try:  # forked before this process touches the GPU, and before it loads the spec: the
-        # candidate process gets none of its hidden cases (kgb.operators.text_without_cases)
+        # candidate process gets none of its hidden cases (kgb.shown_spec)
         with phase("process start"):
             candidate = started if started is not None else start_candidate(device, workspace, limits)
     except CandidateDied as exc:
