@@ -157,3 +157,21 @@ def test_a_command_sees_and_signals_no_process_outside_it(trial, token):
     finally:
         outside.kill()
         outside.wait()
+
+
+def test_a_command_is_the_first_the_kernel_ends_when_memory_runs_out(trial, token):
+    """An agent's command that eats the host's memory must not get the harness, an engine or
+    another trial's judge killed in its place: it runs with the highest OOM score, which it
+    cannot lower (raising one's own needs no privilege; lowering does)."""
+    import threading
+
+    ran = threading.Thread(target=run_command, args=(f"exec sleep {token}", trial / "workspace", _env(trial), 5,
+                                                     4000), kwargs={"confine_to": trial})
+    ran.start()
+    try:
+        _started(token)
+        (pid,) = _sleeping(token)
+        assert Path(f"/proc/{pid}/oom_score_adj").read_text().strip() == "1000"
+        assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"  # not the harness's
+    finally:
+        ran.join()

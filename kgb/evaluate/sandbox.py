@@ -291,6 +291,7 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     network stays and Landlock allows TCP connections to those ports only."""
     limits = limits or Limits()
     notes = []
+    _first_to_go()
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
@@ -307,6 +308,18 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
         notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
     _landlock(shell_paths(workspace, extra_exec), abi, tcp_connect)
     return Applied(_level(True, False), notes)
+
+
+def _first_to_go() -> None:
+    """Make this process, and what it starts, the kernel's first choice when the host runs
+    out of memory: an agent's command that eats it is ended, not the harness, an engine or
+    another trial's judge (whose candidate would be recorded as having died). Raising one's
+    own score needs no privilege; a process cannot lower it again."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass  # no /proc here: the kernel chooses as it would have
 
 
 def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
