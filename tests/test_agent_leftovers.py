@@ -175,3 +175,22 @@ def test_a_command_is_the_first_the_kernel_ends_when_memory_runs_out(trial, toke
         assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"  # not the harness's
     finally:
         ran.join()
+
+
+def test_a_command_sees_its_own_processes_in_proc(trial, token):
+    """`ps`, `top` and a child's /proc/self work in a command, and show its processes only: a
+    procfs of its PID namespace over /proc. Until session 43 the sandbox left the host's
+    /proc unreadable, but for the shell's own /proc/self: `ps` said to mount one."""
+    if not _pid_namespaces():
+        pytest.skip("no PID namespace here")
+    outside = subprocess.Popen(["sleep", token])
+    try:
+        done = run_command("sleep 30 & ps -e -o comm= ; cat /proc/self/stat > /dev/null && echo read-self; "
+                           "ls /proc | grep -c '^[0-9]'", trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
+    finally:
+        outside.kill()
+        outside.wait()
+    names = done.output.split()
+    assert "ps" in names and "sleep" in names and "read-self" in names, done.output
+    assert "pytest" not in done.output and token not in done.output, done.output  # nothing outside it
+    assert int(names[-1]) < 10, done.output  # the init, bash, sleep, ls, grep: not the host's processes

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from kgb.agents import reaper
 from kgb.agents.nofollow import write_text
-from kgb.agents.reaper import stop, supervise
 from kgb.evaluate.sandbox import confine_shell
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
@@ -69,7 +69,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
         out, _ = proc.communicate(timeout=max(timeout_s, 0.1))
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        stop(proc)
+        reaper.stop(proc)
         out, _ = proc.communicate()
         code = None
     try:  # what it left running in its group, where it ran unconfined (the wrapper ended the rest)
@@ -157,7 +157,8 @@ def _main(args: list[str]) -> None:
     program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
 
     def command() -> NoReturn:
-        applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs))
+        applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs),
+                                extra_read=("/proc",) if reaper.own_proc else ())
         for note in applied.notes:
             print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
         os.environ["PYTHONPATH"] = ns.pythonpath
@@ -167,7 +168,7 @@ def _main(args: list[str]) -> None:
             print(f"{program[0]}: {e.strerror}", file=sys.stderr, flush=True)
             os._exit(127)
 
-    supervise(command)  # the wrapper stays, to end whatever the command leaves running
+    reaper.supervise(command)  # the wrapper stays, to end whatever the command leaves running
 
 
 if __name__ == "__main__":

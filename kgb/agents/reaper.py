@@ -32,7 +32,7 @@ from kgb.evaluate.sandbox import landlock_abi
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
-CLONE_NEWUSER, CLONE_NEWPID = 0x10000000, 0x20000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS = 0x10000000, 0x20000000, 0x00020000
 ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
 SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
 
@@ -88,11 +88,30 @@ def _init(child: Callable[[], NoReturn]) -> NoReturn:
     the signal that killed it, as a shell says; process 1 cannot die of its own signal). Its
     end, and the wrapper's (the death signal), ends the whole namespace."""
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    global own_proc
+    own_proc = _own_proc()
     pid = os.fork()
     if pid == 0:
         child()
     status = _wait_for(pid)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
+# Whether the command's /proc is a procfs of its own PID namespace (`_own_proc`), which its
+# sandbox may then let it read whole: set in the namespace's process 1 before it forks the command
+own_proc = False
+
+
+def _own_proc() -> bool:
+    """Mount a procfs of this PID namespace over /proc, in a mount namespace of its own: the
+    command's `ps`, `top` and a child's /proc/self then work, and show its own processes
+    only (the host's /proc, which the sandbox cannot open to it, shows every process's).
+    False where the kernel refuses (a container whose /proc has masked entries)."""
+    MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+    _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    return (_libc.unshare(CLONE_NEWNS) == 0
+            and _libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing of it reaches the host
+            and _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
 
 
 def _ended_by(sig: int, _frame: object) -> NoReturn:

@@ -283,7 +283,7 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
 
 
 def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tuple[int, ...] = (),
-                  extra_exec: tuple[str, ...] = ()) -> Applied:
+                  extra_exec: tuple[str, ...] = (), extra_read: tuple[str, ...] = ()) -> Applied:
     """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
     exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
     network namespace of its own keep it to the workspace, the system and no network. With
@@ -306,7 +306,8 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
         return Applied(_level(False, False), notes)
     if tcp_connect and abi < 4:
         notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
-    _landlock(shell_paths(workspace, extra_exec), abi, tcp_connect)
+    paths = shell_paths(workspace, extra_exec)
+    _landlock(Paths(paths.read + extra_read, paths.execute, paths.write, paths.devices), abi, tcp_connect)
     return Applied(_level(True, False), notes)
 
 
