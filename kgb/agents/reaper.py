@@ -3,8 +3,9 @@
 A process group is not enough: a process can leave it (`setsid`, a double fork) and would
 keep running after its command, its CLI session and the trial, beside the next commands,
 the harness's reads of the trial and other trials' timings. So the sandbox's wrapper
-(kgb.agents.commands) splits in two: its child confines itself and becomes the command; the
-wrapper stays, unconfined but running nothing of the agent's, as the command's *subreaper*:
+(kgb.agents.commands) forks the command's side (process 1 of a PID namespace of its own,
+which forks the command; the command confines itself) and stays, unconfined but running
+nothing of the agent's, as the command's *subreaper*:
 the kernel hands it every orphan below it, whatever session the orphan made. When the
 command exits, or the harness asks (SIGTERM), or the harness dies (the parent-death
 signal), it kills every process below it and then leaves with the command's status.
