@@ -155,4 +155,3 @@ def changed_specs(events: list[Event], specs: dict[str, Spec], kept: set[str]) -
         elif isinstance(e, TrialFinished) and op_of.get(e.trial) in run:
             judged_under[op_of[e.trial]] = run[op_of[e.trial]]
     return sorted(op for op in kept if op in judged_under and judged_under[op] != spec_record(specs[op]))
-

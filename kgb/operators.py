@@ -308,16 +308,6 @@ def import_spec_libraries() -> None:
                 importlib.import_module(f"{package}.{found.name}")
 
 
-def forget_case_modules() -> None:
-    """Let go of the families' case modules (`*_cases`) a spec's loading imported: for a
-    process that runs candidate code after it loaded a spec (kgb.shown_spec.load_shown)."""
-    for name in [n for n in sys.modules if n.startswith("kgb.") and n.endswith("_cases")]:
-        parent, _, leaf = name.rpartition(".")
-        sys.modules.pop(name)
-        if hasattr(sys.modules.get(parent), leaf):
-            delattr(sys.modules[parent], leaf)
-
-
 def _validated(module: ModuleType, path: Path) -> Spec:
     source, name = path.parent.parent.name, path.parent.name
     op_id = f"{source}::{name}"

@@ -67,8 +67,9 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO
             row += f" {_speed(t):>8} {lat:>11} {base:>12}"
         print(row.rstrip(), file=out)
     judged = [t for t in outcomes if t.best and t.best.verdict]
-    if summary.geomean_speedup:
-        speed = f"fast_1.0 {summary.fast[1.0]:.3f}  geomean speedup {summary.geomean_speedup:.2f}x  "
+    if summary.fast:  # the job timed its cases (tracking.summary.reports_speed)
+        geomean = f"  geomean speedup {summary.geomean_speedup:.2f}x" if summary.geomean_speedup else ""
+        speed = f"fast_1.0 {summary.fast[1.0]:.3f}{geomean}  "
     elif judged and all(t.best.verdict.device == "cpu" for t in judged):
         speed = "speed not timed on CPU  "
     else:

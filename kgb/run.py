@@ -156,7 +156,7 @@ def run_job(cfg: Config) -> JobSummary:
     if projection:
         projection.project(events, blobs)
     outcomes = list(trial_outcomes(events).values())
-    summary = summarize(outcomes, next((e.settings for e in events if isinstance(e, RunStarted)), ""))
+    summary = summarize(outcomes, ident.settings)
     summary_table(outcomes, summary)
     print(f"event log: {path}")
     if projection:

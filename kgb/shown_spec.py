@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 import gc
+import sys
 from pathlib import Path
 
-from kgb.operators import CaseTag, Spec, forget_case_modules, load_spec, spec_from_text
+from kgb.operators import CaseTag, Spec, load_spec, spec_from_text
 
 
 def load_shown(path: Path, tags: set[str]) -> Spec:
@@ -27,7 +28,7 @@ def load_shown(path: Path, tags: set[str]) -> Spec:
     shown = [c for c in full.cases if str(c.tag) in tags or c.tag == CaseTag.SMOKE]
     del full
     spec = spec_from_text(text_without_cases(path), Path(path).resolve(), lambda: shown)
-    forget_case_modules()
+    _forget_case_modules()
     gc.collect()  # the first module and its cases sit in reference cycles
     return spec
 
@@ -42,3 +43,13 @@ def text_without_cases(path: Path) -> str:
         and "CASES" in {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
                         if isinstance(t, ast.Name)})]
     return ast.unparse(tree)
+
+
+def _forget_case_modules() -> None:
+    """Let go of the families' case modules (`*_cases`, kept out of the spec libraries) that a
+    spec's loading imported."""
+    for name in [n for n in sys.modules if n.startswith("kgb.") and n.endswith("_cases")]:
+        parent, _, leaf = name.rpartition(".")
+        sys.modules.pop(name)
+        if hasattr(sys.modules.get(parent), leaf):
+            delattr(sys.modules[parent], leaf)

@@ -148,6 +148,14 @@ def test_whether_fast_p_is_reported_is_one_rule_for_the_summary_and_the_tables()
     gpu, cpu = "cases=smoke,check,bench timed=bench judge=v23", "cases=smoke judge=v23"
     assert summarize(outcomes, gpu).fast == {0.8: 0.0, 1.0: 0.0, 1.5: 0.0}
     assert summarize(outcomes, cpu).fast == {}
+    assert summarize([], gpu).fast == {}  # nothing ran: undefined, as the leaderboard's None
+    from io import StringIO
+
+    from kgb.progress import summary_table
+
+    line = StringIO()
+    summary_table(outcomes, summarize(outcomes, gpu), line)
+    assert "fast_1.0 0.000" in line.getvalue()  # the closing line says it too
     assert reports_speed(gpu, []) and not reports_speed(cpu, [0.0, 0.0])
     assert reports_speed("", [1.3])  # a table written before the settings line: by its speedups
 

@@ -32,6 +32,7 @@ from kgb.evaluate.sandbox import landlock_abi
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS = 0x10000000, 0x20000000, 0x00020000
 ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
@@ -109,7 +110,6 @@ def _own_proc() -> bool:
     only (the host's /proc, which the sandbox cannot open to it, shows every process's).
     False where the kernel refuses (a container whose /proc has masked entries)."""
     MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
-    _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
     return (_libc.unshare(CLONE_NEWNS) == 0
             and _libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing of it reaches the host
             and _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)

@@ -284,8 +284,8 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
         skipped=len({t.op for t in finished} - set(by_op)),
         correct=len(correct_ops),
         accuracy=len(correct_ops) / n if n else None,
-        fast={p: (sum(1 for s in speedups.values() if s > p) / n if n else 0.0) for p in FAST_THRESHOLDS}
-        if reports_speed(settings, timed) else {},
+        fast={p: sum(1 for s in speedups.values() if s > p) / n for p in FAST_THRESHOLDS}
+        if n and reports_speed(settings, timed) else {},
         geomean_speedup=geomean(timed) if timed else None,
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,
