@@ -185,7 +185,9 @@ def test_a_command_sees_its_own_processes_in_proc(trial, token):
         pytest.skip("no PID namespace here")
     outside = subprocess.Popen(["sleep", token])
     try:
-        done = run_command("sleep 30 & ps -e -o comm= ; cat /proc/self/stat > /dev/null && echo read-self; "
+        # ps once the background child has become sleep (until it execs, it is a copy of bash)
+        done = run_command("sleep 30 & until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done; "
+                           "ps -e -o comm= ; cat /proc/self/stat > /dev/null && echo read-self; "
                            "ls /proc | grep -c '^[0-9]'", trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
     finally:
         outside.kill()
