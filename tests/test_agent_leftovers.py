@@ -25,8 +25,9 @@ from kgb.agents.workspace import Workspace
 from kgb.evaluate.sandbox import landlock_abi
 
 pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
-# a session of its own; its duration names it: in the command's PID namespace its pid is not ours
-LEAVE = "setsid sleep {token} > /dev/null 2>&1 < /dev/null &"
+# a process group of its own (bash's job control; a session of its own is refused since session
+# 44); its duration names it: in the command's PID namespace its pid is not ours
+LEAVE = "set -m; sleep {token} > /dev/null 2>&1 < /dev/null & set +m;"
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ def _started(token: str) -> None:
         time.sleep(0.05)
 
 
-def test_a_process_in_a_session_of_its_own_ends_with_its_command(trial, token):
+def test_a_process_in_a_group_of_its_own_ends_with_its_command(trial, token):
     done = run_command(LEAVE.format(token=token), trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
     assert done.exit_code == 0, done.output
     assert not _running(token)
@@ -93,7 +94,7 @@ def test_it_ends_when_its_command_is_killed_at_the_timeout(trial, token):
 
 def test_orphans_of_orphans_end_too(trial, token):
     """A double fork: the middle process exits at once, its child is reparented."""
-    command = f"( ( setsid sleep {token} > /dev/null 2>&1 < /dev/null & ) & ) ; sleep 0.5"
+    command = f"( ( {LEAVE.format(token=token)} ) & ) ; sleep 0.5"
     done = run_command(command, trial / "workspace", _env(trial), 60, 4000, confine_to=trial)
     assert done.exit_code == 0, done.output
     assert not _running(token)
@@ -106,7 +107,7 @@ def test_a_git_hooks_leftover_neither_holds_the_harness_nor_outlives_git(tmp_pat
     ws.git("init", "-q", "-b", "main")
     hook = ws.root / ".git" / "hooks" / "post-commit"
     # it keeps git's stderr, which the harness reads to its end
-    hook.write_text(f"#!/bin/sh\nsetsid sleep {token} < /dev/null > /dev/null &\n")
+    hook.write_text(f"#!/bin/bash\n{LEAVE.format(token=token)}\n")
     hook.chmod(0o755)
     started = time.monotonic()
     ws.commit("one")

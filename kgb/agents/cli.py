@@ -207,7 +207,7 @@ class CliSession:
         argv, env = confined(argv, ws.trial_dir, env, tcp_port=proxy.port, exec_dirs=(install_dir(executable),))
         self.stderr = open(open_nofollow(ws.trial_dir / f"cli-{self.session}.stderr", os.O_RDWR | os.O_CREAT | os.O_TRUNC), "w+")
         proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=self.stderr, text=True, start_new_session=True)
+                                stderr=self.stderr, text=True, process_group=0)
         assert proc.stdin is not None
         try:
             proc.stdin.write(stdin)

@@ -61,9 +61,12 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
     argv = ["bash", "-c", command]
     if confine_to is not None:
         argv, env = confined(argv, confine_to, env)
+    # a process group of its own (to end it whole), but the harness's session: a session of its
+    # own would be an autogroup of its own, level with all of judging for the cores however
+    # low its priority (kgb.evaluate.sandbox.confine_shell)
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0,
     )
     try:
         out, _ = proc.communicate(timeout=max(timeout_s, 0.1))

@@ -145,8 +145,8 @@ class Workspace:
         # in the agent's sandbox: .git and HOME are the agent's to write (hooks, core.hooksPath,
         # core.fsmonitor, filters), and git runs what they name
         argv, env = confined(["git", *args], self.trial_dir, self.env())
-        proc = subprocess.Popen(argv, cwd=self.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, process_group=0)
         try:
             out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
         except subprocess.TimeoutExpired:

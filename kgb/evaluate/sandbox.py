@@ -205,8 +205,7 @@ def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None
 
 # ---------------------------------------------------------------------------- seccomp
 
-def _seccomp(allow_exec: bool) -> None:
-    program = seccomp_filter.program(allow_exec)
+def _seccomp(program: bytes) -> None:
     n = len(program) // 8
     filt = ctypes.create_string_buffer(program, len(program))
 
@@ -276,7 +275,7 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
         notes.append("Landlock is not available: the file system is not confined")
     seccomp = platform.machine() in seccomp_filter.SYSCALLS
     if seccomp:
-        _seccomp(allow_exec)
+        _seccomp(seccomp_filter.program(allow_exec))
     else:
         notes.append(f"no seccomp filter for {platform.machine()}")
     return Applied(_level(abi > 0, seccomp), notes)
@@ -292,6 +291,7 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     limits = limits or Limits()
     notes = []
     _first_to_go()
+    _behind_judging()
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
@@ -300,6 +300,11 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     if note:
         notes.append(note)
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if platform.machine() in seccomp_filter.SYSCALLS:
+        _seccomp(seccomp_filter.shell_program())
+    else:
+        notes.append(f"no seccomp filter for {platform.machine()}: a session of its own would put the "
+                     "command's processes level with judging for the cores")
     abi = landlock_abi()
     if not abi:
         notes.append("Landlock is not available: the file system is not confined")
@@ -309,6 +314,21 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     paths = shell_paths(workspace, extra_exec)
     _landlock(Paths(paths.read + extra_read, paths.execute, paths.write, paths.devices), abi, tcp_connect)
     return Applied(_level(True, False), notes)
+
+
+def _behind_judging() -> None:
+    """Put this process, and what it starts, behind the harness and the judges for the cores:
+    nice 19, whose weight is 15 against a nice-0 process's 1024, for good. Judges' verdicts run
+    against wall-clock timeouts, and an agent's command that keeps every core busy would
+    otherwise slow every other trial's judging; a core nobody else wants is still the
+    command's. Raising one's own nice value needs no privilege; lowering it needs RLIMIT_NICE,
+    set to none here (a host's limits.conf may grant some), as is RLIMIT_RTPRIO (a real-time
+    policy). Nice values weigh only within one autogroup (a session, where the kernel's
+    autogroup scheduling is on): the harness starts each command in its own session, and the
+    seccomp filter keeps it there (kgb.evaluate.seccomp_filter.shell_program)."""
+    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
 
 
 def _first_to_go() -> None:

@@ -22,7 +22,7 @@ SYSCALLS = {
                    io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248,
                    request_key=249, init_module=175, finit_module=313, kexec_load=246,
                    open_by_handle_at=304, name_to_handle_at=303, fsopen=430, fsmount=432,
-                   move_mount=429, open_tree=428, personality=135, seccomp=317),
+                   move_mount=429, open_tree=428, personality=135, seccomp=317, setsid=112),
     "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
                     process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
                     unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
@@ -30,7 +30,7 @@ SYSCALLS = {
                     io_uring_register=427, keyctl=219, add_key=217, request_key=218,
                     init_module=105, finit_module=273, kexec_load=104, open_by_handle_at=265,
                     name_to_handle_at=264, fsopen=430, fsmount=432, move_mount=429, open_tree=428,
-                    personality=92),
+                    personality=92, setsid=157),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
 AF_UNIX = 1
@@ -134,4 +134,23 @@ def program(allow_exec: bool) -> bytes:
     p.ret(deny)
     p.label("nosys")
     p.ret(nosys)
+    return p.assemble()
+
+
+def shell_program() -> bytes:
+    """The filter of an agent's shell commands, which must fork and exec: every system call but
+    setsid. A session of its own is where the kernel's autogroup scheduling would give a
+    command's processes a share of the cores equal to the whole harness's, judges included,
+    whatever their nice value (kgb.evaluate.sandbox.confine_shell keeps them behind judging)."""
+    arch = platform.machine()
+    p = _Program()
+    p.load(4)  # seccomp_data.arch
+    p.jump_if(_JEQ_K, AUDIT_ARCH[arch], None, "deny")  # another numbering would dodge the rule
+    p.load(0)  # seccomp_data.nr
+    if arch == "x86_64":
+        p.jump_if(_JSET_K, 0x40000000, "deny", None)  # the x32 ABI
+    p.jump_if(_JEQ_K, SYSCALLS[arch]["setsid"], "deny", None)
+    p.ret(RET_ALLOW)
+    p.label("deny")
+    p.ret(RET_ERRNO | EPERM)
     return p.assemble()

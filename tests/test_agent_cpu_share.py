@@ -1,0 +1,73 @@
+"""An agent's commands stay behind judging for the host's cores.
+
+Until session 44 each command ran at the harness's priority in a session of its own, which
+the kernel's autogroup scheduling (on by default on Ubuntu and Fedora) weighs as much as the
+harness's whole session, every judge in it: one agent's command spinning on every core took
+about half of the cores from judging, four of them two thirds (`python
+benchmarks/command_share.py`), and judges' verdicts run against wall-clock timeouts. A
+command now runs at nice 19 in the harness's session, and can neither lower its nice value
+nor start a session of its own (kgb.evaluate.sandbox.confine_shell)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kgb.agents.commands import run_command
+from kgb.agents.workspace import Workspace
+from kgb.evaluate.sandbox import landlock_abi
+
+pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
+AUTOGROUP = Path("/proc/self/autogroup")  # where the kernel has autogroup scheduling
+
+
+@pytest.fixture
+def trial(tmp_path):
+    for d in ("workspace", "home"):
+        (tmp_path / d).mkdir()
+    return tmp_path
+
+
+def _run(trial: Path, command: str) -> str:
+    env = {"PATH": os.environ["PATH"], "HOME": str(trial / "home"), "TMPDIR": str(trial / "home")}
+    done = run_command(command, trial / "workspace", env, 60, 4000, confine_to=trial)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+def test_a_command_runs_at_the_lowest_priority_and_cannot_raise_it(trial):
+    out = _run(trial, "nice; renice -n 0 $$ > /dev/null 2>&1 || echo renice-refused; "
+                      "python3 -c 'import os; os.setpriority(os.PRIO_PROCESS, 0, 10)' 2> /dev/null || echo refused; "
+                      "python3 -c 'import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))' "
+                      "2> /dev/null || echo fifo-refused; nice")
+    assert out.split() == ["19", "renice-refused", "refused", "fifo-refused", "19"], out
+    assert os.getpriority(os.PRIO_PROCESS, 0) != 19  # the harness's own is untouched
+
+
+def test_a_command_cannot_leave_the_harnesss_session(trial):
+    """A session of its own would be an autogroup of its own: its processes would weigh as
+    much as the harness and its judges together, whatever their nice value."""
+    out = _run(trial, "setsid true 2>&1; python3 -c 'import os; os.setsid()' 2>&1 | tail -1; "
+                      "cat /proc/self/autogroup 2> /dev/null || echo no-autogroup")
+    assert "setsid failed: Operation not permitted" in out, out
+    assert "PermissionError" in out, out
+    if AUTOGROUP.exists():
+        assert out.splitlines()[-1] == AUTOGROUP.read_text().strip(), out  # the harness's autogroup
+
+
+def test_git_runs_behind_judging_too(tmp_path):
+    """The harness's git runs hooks the agent wrote; they get the commands' priority."""
+    ws = Workspace(tmp_path, "cpu")
+    for d in (ws.root, ws.home / ".cache"):
+        d.mkdir(parents=True)
+    ws.git("init", "-q", "-b", "main")
+    hook = ws.root / ".git" / "hooks" / "post-commit"
+    hook.write_text("#!/bin/sh\nnice > seen\n(cat /proc/self/autogroup 2> /dev/null || echo none) >> seen\n")
+    hook.chmod(0o755)
+    ws.commit("one")
+    nice, group = (ws.root / "seen").read_text().splitlines()
+    assert nice == "19"
+    if AUTOGROUP.exists():
+        assert group == AUTOGROUP.read_text().strip()
