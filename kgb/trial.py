@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
+from kgb.evaluate import EvalSettings, JudgeKilled, Verdict, evaluate
 from kgb.operators import Problem, Spec
 from kgb.tracking.baselines import BaselineBook
 from kgb.tracking.blobs import BlobStore
@@ -30,11 +30,6 @@ from kgb.tracking.log import EventLog
 
 # Errors of the machine rather than of anything a method or candidate did.
 MACHINE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.ENOMEM})
-# The judge's own process (not the candidate's), killed by one of these without the judge
-# having timed it out, was killed from outside: an operator, a host shutting down, the OOM
-# killer. The candidate's process dying is the candidate's failure, whatever the signal:
-# it can signal itself, and must not turn its failures into retries that are never counted.
-OUTSIDE_KILLS = ("the worker process died (killed by signal SIGKILL", "the worker process died (killed by signal SIGTERM")
 
 
 class InfrastructureFailure(Exception):
@@ -45,11 +40,6 @@ class InfrastructureFailure(Exception):
 def machine_error(error: BaseException) -> bool:
     """Whether an exception is the machine's failure (a full disk, an I/O error)."""
     return isinstance(error, OSError) and error.errno in MACHINE_ERRNOS
-
-
-def killed_from_outside(verdict: Verdict) -> bool:
-    """Whether the verdict is the judge's process being killed rather than the candidate failing."""
-    return verdict.status == Status.RUNTIME_ERROR and any(kill in verdict.message for kill in OUTSIDE_KILLS)
 
 
 @dataclass(frozen=True)
@@ -124,10 +114,10 @@ class TrialContext:
             # per GPU (a lock file) and lets checks overlap.
             known = self.baselines.known(self.spec) if self.baselines else None
             verdict = evaluate(source, self.spec, self.settings, baselines=known)
+        except JudgeKilled as e:
+            raise InfrastructureFailure(str(e)) from e
         except Exception as e:  # noqa: BLE001 - see the docstring
             raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
-        if killed_from_outside(verdict):
-            raise InfrastructureFailure(f"the judge's process was killed from outside: {verdict.message}")
         if self.baselines is not None:
             verdict = self.baselines.record(self.emit, self.job, self.spec, verdict)
         return verdict

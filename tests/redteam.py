@@ -243,6 +243,27 @@ def softmax_int(self, dim, dtype=None):
             pass
     os._exit(0)
 ''', "the result file is the judge's, beyond Landlock; a candidate that exits is a dead candidate"),
+    Attack("forge-the-verdict", "rewrite its process's replies through the codec (reached by sys.modules, "
+           "not an import) so that loading says {'status': 'correct'}, and compute nothing",
+           '''
+import sys
+
+_codec = sys.modules["kgb.evaluate" + ".codec"]
+_send = _codec.send
+
+
+def _forged(conn, kind, value=None, *args, **fields):
+    fields["error"] = {"status": "correct", "message": "all cases correct"}
+    return _send(conn, kind, value, *args, **fields)
+
+
+_codec.send = _forged
+
+
+def softmax_int(self, dim, dtype=None):
+    return torch.zeros_like(self)
+''', "the judge takes only failures from a candidate process's replies (CandidateProcess.Reply.failure); "
+       "before session 44 this was judged correct with no case run"),
     Attack("write-outside-workspace", "leave a file outside the workspace",
            '''
 def softmax_int(self, dim, dtype=None):

@@ -31,7 +31,7 @@ from kgb.config import (
     SourceConfig,
     TrackingConfig,
 )
-from kgb.evaluate import EvalSettings
+from kgb.evaluate import EvalSettings, Status
 from kgb.operators import REPO_ROOT
 from kgb.query import trial_runs
 from kgb.run import run_job
@@ -165,3 +165,19 @@ def test_a_worker_killed_from_outside_is_not_the_candidates_verdict(tmp_path):
         judged.set()
         killer.join()
     assert not any(isinstance(e, CandidateEvaluated) for e in ctx.log.events())
+
+
+def test_a_candidate_that_says_its_judge_was_killed_is_judged_as_what_it_did(tmp_path):
+    """Until session 44 a killed judge was told by its verdict's message, which quotes the
+    candidate: a candidate that raised the right words on the cases it was unsure of ended
+    its trial as an infrastructure error, no result, left out of accuracy and retried."""
+    spec = operators.load("aten::softmax")
+    settings = EvalSettings(device="cpu", case_tags=("smoke",), time_cases=(), timeout_s=120)
+    ctx = TrialContext(problem=spec.problem(chip_notes="", show_reference=True), spec=spec, settings=settings,
+                       log=EventLog(tmp_path / "events.jsonl"), blobs=BlobStore(tmp_path / "blobs"),
+                       job="j", key="k", sample=0)
+    source = ("import torch\nimport triton\n\n\ndef softmax_int(self, dim, dtype=None):\n"
+              "    raise RuntimeError('the worker process died (killed by signal SIGKILL)')\n")
+    verdict = ctx.evaluate(source).verdict
+    assert verdict.status == Status.RUNTIME_ERROR
+    assert "killed by signal SIGKILL" in verdict.message  # its words, reported as its failure

@@ -208,3 +208,47 @@ def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(s
     timed = {c.name: c.latency_us for c in verdict.cases if c.latency_us}
     assert set(honest) and set(timed) <= set(honest), (timed, honest)
     assert not verdict.correct or all(timed[n] > 0.5 * honest[n] for n in timed), (timed, honest)
+
+
+def test_a_flooded_log_is_read_by_its_tail(tmp_path):
+    """A candidate writes into its evaluation's log (its stderr), up to its file size limit:
+    150 MB of newlines took the harness from 0.2 to 2.8 GB of memory when the log was read
+    whole (session 44's red team), enough to have a job killed with every trial in flight."""
+    import tracemalloc
+
+    from kgb.evaluate import LOG_TAIL_CHARS, _readable_log
+
+    log = tmp_path / "stderr.log"
+    with open(log, "wb") as f:
+        for _ in range(64):
+            f.write(b"\n" * (1 << 20))
+        f.write(b"USDT: the profiler's chatter\nRuntimeError: the last words\n")
+    tracemalloc.start()
+    try:
+        text = _readable_log(log)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text.endswith("RuntimeError: the last words\n") and "USDT" not in text
+    assert len(text) <= LOG_TAIL_CHARS
+    assert peak < 16 << 20, f"{peak / 2**20:.0f} MiB to read a 64 MiB log"
+
+
+def test_inputs_inside_a_list_must_not_be_modified_either():
+    """cat's known-good kernel, then every input zeroed: the spec says inputs are not to be
+    modified, and until session 44 only tensor arguments were compared, not tensors in a list."""
+    spec = operators.load("aten::cat")
+    source = spec.solution_path.read_text() + '''
+
+_honest_cat = cat
+
+
+def cat(tensors, dim=0):
+    out = _honest_cat(tensors, dim)
+    for t in tensors:
+        t.fill_(0)
+    return out
+'''
+    verdict = evaluate(source, spec, SMOKE)
+    assert verdict.status == Status.WRONG_OUTPUT
+    assert "modified its input tensors" in verdict.message

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.agents.nofollow import read_text
-from kgb.evaluate import EvalSettings, Status, Verdict, evaluate
+from kgb.evaluate import EvalSettings, JudgeKilled, Status, Verdict, evaluate
 from kgb.operators import CaseTag
 from kgb.tracking.events import CandidateChecked, CandidateProposed
 from kgb.trial import TrialContext
@@ -156,8 +156,11 @@ class CheckServer:
         source = read_text(path)
         if source is None:
             return {"ok": False, "error": f"{request.get('file')}: no such file in the workspace"}
-        checked, note = self.checker.check(source, self.current_call or "command",
-                                           origin=f"check of {path.name}")
+        try:
+            checked, note = self.checker.check(source, self.current_call or "command",
+                                               origin=f"check of {path.name}")
+        except JudgeKilled as e:  # the machine's failure: no verdict on the agent's kernel
+            return {"ok": False, "error": f"{e}; no verdict on this kernel: check it again"}
         return {"ok": True, "report": checked.report(note)}
 
     def __enter__(self) -> CheckServer:

@@ -27,11 +27,26 @@ from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import REPO_ROOT, Spec
 
-__all__ = ["evaluate", "start_engine", "EngineDied", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
+__all__ = ["evaluate", "start_engine", "EngineDied", "JudgeKilled", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
+
+# How the engine says a judge process ended when a signal that no part of kgb sends a judge
+# killed it: an operator, a host shutting down, the OOM killer. kgb ends a judge only at its
+# timeout ("timeout"); its candidate process, which can signal only itself, ends apart from it.
+KILLED_FROM_OUTSIDE = frozenset({"died:killed by signal SIGKILL", "died:killed by signal SIGTERM"})
+
+
+class JudgeKilled(RuntimeError):
+    """The judge's own process was killed from outside before it gave a verdict: the machine's
+    failure, no verdict on the candidate. Told by how the process ended, which a candidate
+    cannot write: until session 44 it was told by the verdict's message, which quotes the
+    candidate's words, so a candidate that raised the right text had its failure retried on
+    every run and never counted."""
+
 
 # Names of environment variables a candidate must never see (API keys and the like).
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|AUTH|PASS", re.IGNORECASE)
 LOG_TAIL_CHARS = 20_000
+LOG_TAIL_BYTES = 16 * LOG_TAIL_CHARS  # read of a log, to find that many characters among the profiler's lines
 MIN_SECRET_CHARS = 8  # shorter values (a "1", a "true") would scrub harmless text
 
 
@@ -299,7 +314,11 @@ def _readable_log(path: Path) -> str:
     """The judge's and candidate's output, less the profiler's start/stop chatter."""
     if not path.exists():
         return ""
-    lines = path.read_text(errors="replace").splitlines(keepends=True)
+    # its tail only: the candidate writes to it too, up to its file size limit, and a log read
+    # whole took the harness from 0.2 to 2.8 GB for a candidate that wrote 150 MB (session 44)
+    with open(path, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+        lines = f.read().decode(errors="replace").splitlines(keepends=True)
     return "".join(line for line in lines if not line.startswith("USDT:"))[-LOG_TAIL_CHARS:]
 
 
@@ -364,6 +383,8 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
             judge_s=float(final.get("eval_s", 0.0)),
         )
     done = f" after {len(cases)} passing case(s)" if cases else ""
+    if outcome in KILLED_FROM_OUTSIDE:
+        raise JudgeKilled(f"the judge's process was killed from outside ({outcome.removeprefix('died:')}){done}")
     if outcome == "timeout":
         return Verdict(Status.TIMEOUT, f"the evaluation ran past {settings.timeout_s:g} s and was killed{done}", tuple(cases), logs, device=settings.device)
     last = logs.strip().splitlines()[-1] if logs.strip() else "no output"

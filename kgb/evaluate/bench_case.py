@@ -118,8 +118,8 @@ class BenchCaseTiming:
                                                           min(repeats, OWN_CLOCK_REPEATS), written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
-        if reply.error:
-            raise Failed(Status(reply.error["status"]), f"case {case.name}: {reply.error['message']}")
+        if (failure := reply.failure) is not None:
+            raise Failed(failure[0], f"case {case.name}: {failure[1]}")
         baseline = None
         if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
             # on set T as drawn, which nothing else reads: a clone of it was one more copy of

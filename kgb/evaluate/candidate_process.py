@@ -27,6 +27,7 @@ from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
+from kgb.evaluate.verdict import Status
 from kgb.operators import CaseTag, Spec
 from kgb.shown_spec import text_without_cases
 
@@ -55,6 +56,12 @@ DRAWN = "inputs drawn by the candidate process"
 TURN_LIMIT_S = 120.0
 
 
+# What a candidate process may report of itself (kgb.evaluate.candidate): that it failed, and
+# how. Only the judge's own checks find a candidate correct.
+CANDIDATE_FAILURES = frozenset({Status.REJECTED, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.WRONG_OUTPUT})
+MESSAGE_CHARS = 4000
+
+
 @dataclass
 class Reply:
     value: Any
@@ -63,8 +70,18 @@ class Reply:
     sent_instead: str = ""  # why the inputs were sent where the candidate process was asked to draw them
 
     @property
-    def error(self) -> dict | None:
-        return self.fields.get("error")
+    def failure(self) -> tuple[Status, str] | None:
+        """The failure the candidate process reports, if any, as a status the judge accepts
+        from it: its own failures only. What it sends is its code's to write (a candidate can
+        reach the codec's `send` through sys.modules), and until session 44 a reply whose
+        error said "correct" was taken as the verdict, with no case run."""
+        error = self.fields.get("error")
+        if error is None:
+            return None
+        status, message = (error.get("status"), error.get("message")) if isinstance(error, dict) else (None, None)
+        if status not in CANDIDATE_FAILURES or not isinstance(message, str):
+            return Status.REJECTED, f"the candidate process sent a verdict of its own ({str(status)[:40]!r})"
+        return Status(status), message[:MESSAGE_CHARS]
 
 
 @dataclass(frozen=True)
@@ -221,7 +238,7 @@ class CandidateProcess:
         `redraw`, the process is asked to draw them itself (`_send_inputs`)."""
         sent, instead = self._send_inputs("call", bound_value([(args, kwargs)]), redraw, entry=entry)
         msg = self._receive(sent)
-        if msg.fields.get("error"):
+        if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=instead)
         for sid, data in msg.known_bytes.items():
             codec.overwrite(sent.by_id[sid], data)

@@ -142,8 +142,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     try:
         with runner.phase("import"), runner.exclusive.work():  # its import may launch GPU work
             loaded = candidate.load(request["source"])
-        if loaded.error:
-            return _final(Status(loaded.error["status"]), loaded.error["message"], results, runner, **emit_sandbox)
+        if (failure := loaded.failure) is not None:
+            return _final(*failure, results, runner, **emit_sandbox)
         runner.audit(loaded, "at import")
 
         def checked(result: CaseResult) -> bool:
