@@ -4,14 +4,16 @@ them) and the harness's files are unreadable, and there is no network (kgb/agent
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
-from kgb.agents.commands import run_command
+from kgb.agents.commands import confined, run_command
 from kgb.evaluate.sandbox import landlock_abi
 from kgb.operators import REPO_ROOT
 
@@ -149,3 +151,41 @@ def test_code_the_agent_plants_for_the_wrapper_does_not_run_outside_the_sandbox(
     done = _run(trial, "echo still-confined")
     assert done.exit_code == 0 and "still-confined" in done.output, done.output
     assert not (outside / "escaped").exists()
+
+
+def test_an_agent_cli_sends_no_datagram(tmp_path):
+    """An agent CLI keeps the host's network to reach kgb's model proxy, and Landlock limits
+    its TCP to the proxy's port; it governs no UDP. Until session 44 a datagram from the CLI's
+    sandbox reached any host (DNS tunnelling, QUIC): the shell's seccomp filter now refuses IP
+    sockets other than streams."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(2)
+    got: list[bytes] = []
+
+    def listen() -> None:
+        with contextlib.suppress(OSError):
+            got.append(udp.recvfrom(100)[0])
+
+    listener = threading.Thread(target=listen)
+    listener.start()
+    for d in ("workspace", "home"):
+        (tmp_path / d).mkdir()
+    script = ("import socket\n"
+              "for family in (socket.AF_INET, socket.AF_INET6):\n"
+              "    try:\n"
+              "        socket.socket(family, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK)\n"
+              "        print('opened')\n"
+              "    except OSError as e:\n"
+              "        print('refused', e.errno)\n"
+              "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
+              "print('stream', s.fileno() > 0)\n"
+              f"socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'out', ('127.0.0.1', {udp.getsockname()[1]}))\n")
+    argv, env = confined(["python3", "-c", script], tmp_path, {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")},
+                         tcp_port=1)
+    done = subprocess.run(argv, cwd=tmp_path / "workspace", env=env, capture_output=True, text=True, timeout=60)
+    listener.join()
+    udp.close()
+    assert done.stdout.split("\n")[:3] == ["refused 1", "refused 1", "stream True"], done.stdout + done.stderr
+    assert "PermissionError" in done.stderr
+    assert got == []

@@ -86,6 +86,30 @@ def test_a_key_under_any_name_never_reaches_the_candidate(softmax, monkeypatch):
     assert key not in verdict.message + verdict.logs
 
 
+def test_only_what_the_libraries_read_of_the_environment_reaches_a_candidate(softmax, monkeypatch):
+    """Credentials under names that look like nothing secret, with values kgb does not know
+    to be secrets: until session 44 the judges' environment was the harness's less what
+    looked secret, and the candidate's error message showed these to the agent's check."""
+    leaked = {"DATABASE_URL": "postgresql://kgb:S3cretDbPw@db.internal/kgb",
+              "HTTPS_PROXY": "http://alice:Hunter2Proxy@proxy.internal:3128",
+              "GITHUB_PAT": "ghp_kgbtest0123456789abcdef"}
+    for name, value in leaked.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TRITON_DEBUG_KGBTEST", "0")  # what Triton reads still crosses
+    source = PRELUDE + '''
+import os
+
+
+def softmax_int(self, dim, dtype=None):
+    raise RuntimeError("ENV " + repr(sorted(os.environ.items())))
+'''
+    verdict = evaluate(source, softmax, SMOKE)
+    assert verdict.status == Status.RUNTIME_ERROR and "ENV" in verdict.message
+    assert "TRITON_DEBUG_KGBTEST" in verdict.message
+    for name, value in leaked.items():
+        assert name not in verdict.message + verdict.logs and value not in verdict.message + verdict.logs
+
+
 def test_the_judge_records_the_sandbox(softmax):
     verdict = evaluate(softmax.solution_path.read_text(), softmax, SMOKE)
     assert verdict.status == Status.CORRECT

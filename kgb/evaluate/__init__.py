@@ -69,13 +69,24 @@ def scrub(text: str, secrets: set[str]) -> str:
 VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 
 
+# What an engine's environment keeps of the harness's: what Python, the C toolchain, CUDA,
+# PyTorch, Triton, their thread pools and kgb's own settings read. Until session 44 it kept
+# everything but the names and values known to be secret: a database URL, a proxy with its
+# password or a token under a name like GITHUB_PAT reached every candidate, and through a
+# raised error an agent's check report.
+KEPT_ENV = re.compile(r"PATH|LANG|LANGUAGE|TZ|USER|LOGNAME|TERM|VIRTUAL_ENV|LD_LIBRARY_PATH|LIBRARY_PATH|CPATH"
+                      r"|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|CC|CXX|LC_\w+|PYTHON\w*|CONDA_\w+|CUDA_\w+|NVIDIA_\w+"
+                      r"|NV_\w+|TRITON_\w+|TORCH\w*|PYTORCH_\w+|KGB_\w+|OMP_\w+|MKL_\w+|OPENBLAS_\w+|BLIS_\w+"
+                      r"|KMP_\w+|GOMP_\w+")
+
+
 def engine_env(settings: EvalSettings) -> dict[str, str]:
-    """The engine's (and so every judge's) environment: no variable named like a secret,
-    none holding a secret's value, whatever its name."""
+    """The engine's (and so every judge's) environment: what the libraries read (KEPT_ENV),
+    less any variable named like a secret or holding a secret's value, whatever its name."""
     secrets = secret_values(settings)
     env = {k: v for k, v in os.environ.items()
-           if not SECRET_NAME.search(k) and k not in settings.secret_env and k not in VOLATILE_ENV
-           and not any(s in v for s in secrets)}
+           if KEPT_ENV.fullmatch(k) and not SECRET_NAME.search(k) and k not in settings.secret_env
+           and k not in VOLATILE_ENV and not any(s in v for s in secrets)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if settings.device == "cpu":

@@ -33,10 +33,11 @@ SYSCALLS = {
                     personality=92, setsid=157),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
-AF_UNIX = 1
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCK_STREAM, SOCK_TYPE_MASK = 1, 0xF
 EPERM, ENOSYS = 1, 38
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA = 0x20, 0x15, 0x45, 0x06, 0x05
+_LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA, _ALU_AND_K = 0x20, 0x15, 0x45, 0x06, 0x05, 0x54
 
 
 class _Program:
@@ -50,6 +51,10 @@ class _Program:
 
     def jump_if(self, op: int, k: int, true: str | None, false: str | None) -> None:
         self.code.append((op, true, false, k))
+
+    def mask(self, k: int) -> None:
+        """The accumulator ANDed with k."""
+        self.code.append((_ALU_AND_K, None, None, k))
 
     def ret(self, value: int) -> None:
         self.code.append((_RET_K, 0, 0, value))
@@ -139,17 +144,33 @@ def program(allow_exec: bool) -> bytes:
 
 def shell_program() -> bytes:
     """The filter of an agent's shell commands, which must fork and exec: every system call but
-    setsid. A session of its own is where the kernel's autogroup scheduling would give a
-    command's processes a share of the cores equal to the whole harness's, judges included,
-    whatever their nice value (kgb.evaluate.sandbox.confine_shell keeps them behind judging)."""
+    two kinds. setsid: a session of its own is where the kernel's autogroup scheduling would
+    give a command's processes a share of the cores equal to the whole harness's, judges
+    included, whatever their nice value (kgb.evaluate.sandbox.confine_shell keeps them behind
+    judging). UDP and raw IP sockets (and io_uring, which makes sockets past this filter): an
+    agent CLI keeps the host's network to reach kgb's model proxy, and Landlock limits its TCP
+    alone; a datagram reached any host until session 44 (DNS tunnelling, QUIC)."""
     arch = platform.machine()
+    nr = SYSCALLS[arch]
     p = _Program()
     p.load(4)  # seccomp_data.arch
-    p.jump_if(_JEQ_K, AUDIT_ARCH[arch], None, "deny")  # another numbering would dodge the rule
+    p.jump_if(_JEQ_K, AUDIT_ARCH[arch], None, "deny")  # another numbering would dodge the rules
     p.load(0)  # seccomp_data.nr
     if arch == "x86_64":
         p.jump_if(_JSET_K, 0x40000000, "deny", None)  # the x32 ABI
-    p.jump_if(_JEQ_K, SYSCALLS[arch]["setsid"], "deny", None)
+    for name in ("setsid", "io_uring_setup", "io_uring_enter", "io_uring_register"):
+        p.jump_if(_JEQ_K, nr[name], "deny", None)
+    p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    p.ret(RET_ALLOW)
+    p.label("socket")  # socket(domain, type, protocol): an IP socket only for streams (TCP)
+    p.load(16)
+    p.jump_if(_JEQ_K, AF_INET, "ip", None)
+    p.jump_if(_JEQ_K, AF_INET6, "ip", "allow")
+    p.label("ip")
+    p.load(24)
+    p.mask(SOCK_TYPE_MASK)  # less SOCK_NONBLOCK and SOCK_CLOEXEC
+    p.jump_if(_JEQ_K, SOCK_STREAM, "allow", "deny")
+    p.label("allow")
     p.ret(RET_ALLOW)
     p.label("deny")
     p.ret(RET_ERRNO | EPERM)
