@@ -189,3 +189,35 @@ def test_an_agent_cli_sends_no_datagram(tmp_path):
     assert done.stdout.split("\n")[:3] == ["refused 1", "refused 1", "stream True"], done.stdout + done.stderr
     assert "PermissionError" in done.stderr
     assert got == []
+
+
+def test_a_command_reaches_no_unix_socket_of_the_host(tmp_path):
+    """Landlock governs no connect() to a socket's path, nor does a network namespace: until
+    session 44 a command (and a candidate: threat model, Open) reached a daemon listening
+    under /run (docker's, the D-Bus, a database's) or /tmp (ssh-agent). Where the command
+    need not see them, they are empty in its mount namespace."""
+    from kgb.evaluate.sandbox import shell_paths, socket_places
+
+    if "/run" not in socket_places(shell_paths(tmp_path)):
+        pytest.skip("/run holds what the sandbox grants here")
+    try:
+        folder = Path("/run") / f"kgb-test-{os.getpid()}"
+        folder.mkdir()
+    except OSError:
+        pytest.skip("/run is not writable here")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(folder / "daemon.sock"))
+        server.listen()
+        for d in ("workspace", "home"):
+            (tmp_path / d).mkdir()
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+        done = run_command(f"python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{folder}/daemon.sock'); "
+                           "print('connected')\" 2>&1 | tail -1", tmp_path / "workspace", env, 60, 4000,
+                           confine_to=tmp_path)
+        assert "FileNotFoundError" in done.output, done.output  # an empty /run
+    finally:
+        server.close()
+        for f in folder.iterdir():
+            f.unlink()
+        folder.rmdir()

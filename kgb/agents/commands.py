@@ -35,7 +35,7 @@ from typing import NoReturn
 
 from kgb.agents import reaper
 from kgb.agents.nofollow import write_text
-from kgb.evaluate.sandbox import confine_shell
+from kgb.evaluate.sandbox import confine_shell, shell_paths, socket_places
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
 # What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
@@ -171,7 +171,8 @@ def _main(args: list[str]) -> None:
             print(f"{program[0]}: {e.strerror}", file=sys.stderr, flush=True)
             os._exit(127)
 
-    reaper.supervise(command)  # the wrapper stays, to end whatever the command leaves running
+    # the wrapper stays, to end whatever the command leaves running
+    reaper.supervise(command, hide=socket_places(shell_paths(ns.trial_dir, tuple(ns.exec_dirs))))
 
 
 if __name__ == "__main__":

@@ -39,9 +39,10 @@ ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrappe
 SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
 
 
-def supervise(child: Callable[[], NoReturn]) -> NoReturn:
+def supervise(child: Callable[[], NoReturn], hide: tuple[str, ...] = ()) -> NoReturn:
     """Fork `child` (which confines itself and becomes the command), stay as its subreaper
-    until it exits, end everything below, and leave as the command did."""
+    until it exits, end everything below, and leave as the command did. `hide`: folders
+    that the command's mount namespace covers with an empty one (`_hide`)."""
     parent = os.getppid()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
@@ -57,7 +58,7 @@ def supervise(child: Callable[[], NoReturn]) -> NoReturn:
             signal.signal(sig, signal.SIG_DFL)
         if why_not:
             child()
-        _init(child)
+        _init(child, hide)
     if os.getppid() != parent:  # the harness died before the death signal was asked for
         _ended_by(signal.SIGTERM, None)
     status = _wait_for(pid)
@@ -83,7 +84,7 @@ def _own_pids() -> str | None:
     return None
 
 
-def _init(child: Callable[[], NoReturn]) -> NoReturn:
+def _init(child: Callable[[], NoReturn], hide: tuple[str, ...]) -> NoReturn:
     """Process 1 of the command's PID namespace: fork the command (process 2, where signals
     work as anywhere else: the kernel spares process 1 every signal it has no handler for),
     reap every orphan of the namespace, and leave as the command did (exit status 128 +
@@ -92,6 +93,8 @@ def _init(child: Callable[[], NoReturn]) -> NoReturn:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     global own_proc
     own_proc = _own_proc()
+    if own_proc:
+        _hide(hide)
     pid = os.fork()
     if pid == 0:
         child()
@@ -113,6 +116,18 @@ def _own_proc() -> bool:
     return (_libc.unshare(CLONE_NEWNS) == 0
             and _libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing of it reaches the host
             and _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
+
+
+def _hide(folders: tuple[str, ...]) -> None:
+    """Cover each folder with an empty, read-only one, in the command's mount namespace:
+    where a host keeps its Unix sockets (/run: docker's, the D-Bus, databases', a user's
+    ssh-agent; /tmp: ssh-agent, X11). Landlock governs no connect() to a socket's path, nor
+    does a network namespace, and until session 44 a command reached a daemon listening
+    there. The caller leaves out a folder that holds what the command uses (its trial, the
+    Python environment: `kgb.evaluate.sandbox.socket_places`)."""
+    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+    for folder in folders:
+        _libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k")
 
 
 def _ended_by(sig: int, _frame: object) -> NoReturn:

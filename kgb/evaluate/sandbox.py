@@ -316,19 +316,25 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     return Applied(_level(True, False), notes)
 
 
+# An agent's command's nice value: a weight of 110 against a judge's 1024 (nice 0) for a core
+# both want. Not 19 (a weight of 15): the agent CLIs run at it too, and at 19 a test's CLI,
+# started beside a loaded host, made no model call within its 6 s wall-clock budget.
+COMMAND_NICE = 10
+
+
 def _behind_judging() -> None:
-    """Put this process, and what it starts, behind the harness and the judges for the cores:
-    nice 19, whose weight is 15 against a nice-0 process's 1024, for good. Judges' verdicts run
-    against wall-clock timeouts, and an agent's command that keeps every core busy would
-    otherwise slow every other trial's judging; a core nobody else wants is still the
-    command's. Raising one's own nice value needs no privilege; lowering it needs RLIMIT_NICE,
-    set to none here (a host's limits.conf may grant some), as is RLIMIT_RTPRIO (a real-time
-    policy). Nice values weigh only within one autogroup (a session, where the kernel's
-    autogroup scheduling is on): the harness starts each command in its own session, and the
-    seccomp filter keeps it there (kgb.evaluate.seccomp_filter.shell_program)."""
+    """Put this process, and what it starts, behind the harness and the judges for the cores
+    (COMMAND_NICE), for good: judges' verdicts run against wall-clock timeouts, and an
+    agent's command that keeps every core busy would otherwise slow every other trial's
+    judging; a core nobody else wants is still the command's. Raising one's own nice value
+    needs no privilege; lowering it needs RLIMIT_NICE, set to none here (a host's
+    limits.conf may grant some), as is RLIMIT_RTPRIO (a real-time policy). Nice values weigh
+    only within one autogroup (a session, where the kernel's autogroup scheduling is on): the
+    harness starts each command in its own session, and the seccomp filter keeps it there
+    (kgb.evaluate.seccomp_filter.shell_program)."""
     resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
     resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
-    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    os.setpriority(os.PRIO_PROCESS, 0, COMMAND_NICE)
 
 
 def _first_to_go() -> None:
@@ -352,6 +358,19 @@ def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
     etc = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl", "/etc/alternatives",
            "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
     return Paths(base.read + etc, programs + extra_exec, base.write, base.devices)
+
+
+# Where hosts keep their Unix sockets (/var/run is mostly a link to /run)
+SOCKET_PLACES = ("/run", "/var/run", "/tmp", "/var/tmp")
+
+
+def socket_places(paths: Paths) -> tuple[str, ...]:
+    """The folders of SOCKET_PLACES that an agent's command can do without: none of `paths`
+    (its trial, the Python environment, a CLI's install) lies beneath, nor is it a link."""
+    granted = [Path(p) for p in (*paths.read, *paths.execute, *paths.write)]
+    return tuple(place for place in SOCKET_PLACES
+                 if Path(place).is_dir() and not Path(place).is_symlink()
+                 and not any(g == Path(place) or Path(place) in g.parents for g in granted))
 
 
 def exposed(path: Path, paths: Paths) -> str | None:
