@@ -164,10 +164,10 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back(t
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     try:
-        assert process.load("def f(x, y):\n    x.add_(y)\n    return x.sum()\n").error is None
+        assert process.load("def f(x, y):\n    x.add_(y)\n    return x.sum()\n").failure is None
         x, y = torch.arange(1 << 20, dtype=torch.float32), torch.full((1 << 20,), 2.0)
         reply = process.call("f", (x, y), {})
-        assert reply.error is None, reply.error
+        assert reply.failure is None, reply.failure
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 2)  # what it left in its input
         assert float(reply.value) == float(x.sum())
     finally:
@@ -220,10 +220,10 @@ def test_a_candidate_process_answers_calls_written_into_one_kept_memory_file(tmp
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     try:
-        assert process.load("def f(x):\n    return x.sum()\n").error is None
+        assert process.load("def f(x):\n    return x.sum()\n").failure is None
         for value in (1.0, 2.0, 3.0):  # each call's inputs over the last one's, in the same file
             reply = process.call("f", (torch.full((1 << 20,), value),), {})
-            assert reply.error is None and float(reply.value) == value * (1 << 20)
+            assert reply.failure is None and float(reply.value) == value * (1 << 20)
         assert process._outbox is not None and process._outbox._file is not None
     finally:
         process.close()

@@ -104,9 +104,9 @@ def test_the_spec_a_candidate_process_draws_with_has_the_shown_cases_only(tmp_pa
         process.exclusive = TimingLock(None, Phases())
         spec = operators.load_spec(Path({str(_spec(tmp_path))!r}))  # after the fork, as the judge does
         process.give_spec(spec)
-        assert process.load({PROBE!r}).error is None
+        assert process.load({PROBE!r}).failure is None
         x = torch.zeros(4)
-        print(process.call("twice", (x, x.clone()), {{}}).error["message"])
+        print(process.call("twice", (x, x.clone()), {{}}).failure[1])
         process.close()
     """)
     (tmp_path / "ws").mkdir()

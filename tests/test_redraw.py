@@ -99,14 +99,14 @@ def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = 
     try:
         if give_spec:
             process.give_spec(spec)
-        assert process.load(CANDIDATE).error is None
+        assert process.load(CANDIDATE).failure is None
         case = next(c for c in spec.cases if c.tag == "bench")
         seeds = (case.seed, 987654321)
         drawn = timing_draws(spec, case, seeds, "cpu")
         entry = spec.entry_of(case)
         reply, sent, _ = process.time(entry.name, entry.bind(drawn.cand_t), entry.bind(drawn.cand_v), 2,
                                       [drawn.cand_t["out"]], Redraw(case.name, seeds))
-        assert reply.error is None, reply.error
+        assert reply.failure is None, reply.failure
         return reply, sent, drawn, phase
     finally:
         process.close()
@@ -201,13 +201,13 @@ def test_the_checking_process_draws_a_case_it_is_given_the_seed_of(tmp_path):
     process.exclusive = TimingLock(None, phase)
     try:
         process.give_spec(spec)
-        assert process.load(CANDIDATE).error is None
+        assert process.load(CANDIDATE).failure is None
         case = next(c for c in spec.cases if c.tag == "bench")
         pristine = draw_inputs(spec, case, case.seed, "cpu")
         cand_in = message_value(spec, case, [pristine])  # the judge's copy: x and a poisoned out
         cand_in["args"][1].fill_(float("nan"))
         reply = process.call("twice", tuple(cand_in["args"]), {}, Redraw(case.name, (case.seed,)))
-        assert reply.error is None and reply.sent_instead == ""
+        assert reply.failure is None and reply.sent_instead == ""
         assert torch.equal(cand_in["args"][1], 2 * pristine["x"])
         assert phase.seconds.get(DRAWN, 0) > 0
     finally:

@@ -407,7 +407,7 @@ def test_inputs_cross_with_the_work_section_let_go_of_and_the_call_runs_inside_i
             "            return 'inside a section'\n"
             "    return 'outside every section'\n"
         )
-        assert process.load(source).error is None
+        assert process.load(source).failure is None
         with lock.work():
             reply = process.call("f", (torch.ones(1 << 20),), {})
         assert free_while_writing == free_while_encoding == free_while_decoding == [True]
@@ -510,7 +510,7 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
     reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}), 3, [])
-    assert reply.error is None
+    assert reply.failure is None
     assert reply.value["recording"] == {"drained": True, "go during the turn": False, "go after": True}
     os.waitpid(pid, 0)
 
