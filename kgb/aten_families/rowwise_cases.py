@@ -14,8 +14,10 @@ def _capped(n):
     return max(1, min(n, 1024))
 
 
-def _softmax(name, tag, shape, dim, dtype, half_to_float=False, transpose=False, seed=0):
+def _softmax(name, tag, shape, dim, dtype, half_to_float=False, transpose=False, seed=0, neg_inf=False):
     params = dict(shape=shape, dim=dim, dtype=dtype, half_to_float=half_to_float, transpose=transpose)
+    if neg_inf:  # scattered -inf and a row of them (rowwise.softmax_inputs)
+        params["neg_inf"] = True
     return Case(name, tag, params, seed=seed, reduction=_capped(shape[dim] if shape else 1))
 
 
@@ -58,7 +60,7 @@ CASES = {
         _softmax("first-dim", "check", (65, 3, 40), 0, "float16"),
         _softmax("attn-4d", "check", (2, 12, 77, 77), -1, "float32"),
         _softmax("vector", "check", (70001,), 0, "float32"),
-        _softmax("with-inf", "check", (33, 100), -1, "float32", seed=5),
+        _softmax("with-inf", "check", (33, 100), -1, "float32", seed=5, neg_inf=True),
         _softmax("scalar", "check", (), 0, "float32"),
         _softmax("empty", "check", (0, 16), -1, "float32"),
         _softmax("attn-f16", "bench", (32 * 16, 2048), -1, "float16"),
