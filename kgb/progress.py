@@ -8,7 +8,6 @@ import time
 from typing import TextIO
 
 from kgb.tracking.projections import JobSummary, TrialOutcome
-from kgb.tracking.summary import times_cases
 
 
 def _clock(seconds: float) -> str:
@@ -53,12 +52,9 @@ class Progress:
             )
 
 
-def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, settings: str,
-                  out: TextIO = sys.stdout) -> None:
+def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO = sys.stdout) -> None:
     """One row per trial and a closing line. Columns of timings appear only where
-    something was timed: on the CPU they would all be empty, so they are left out.
-    `settings`: the job's settings line (`kgb.identity.Judging.summary`), which says whether
-    it times its cases."""
+    something was timed: on the CPU they would all be empty, so they are left out."""
     timed = any(t.speedup for t in outcomes)
     header = f"{'operator':<34} {'status':<13}"
     print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header.rstrip()}", file=out)
@@ -70,13 +66,14 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, settings: s
             base = f"{v.baseline_us:.1f}" if v and v.baseline_us and t.correct else ""
             row += f" {_speed(t):>8} {lat:>11} {base:>12}"
         print(row.rstrip(), file=out)
+    judged = [t for t in outcomes if t.best and t.best.verdict]
     if summary.fast:  # the job timed its cases (tracking.summary.reports_speed)
         geomean = f"  geomean speedup {summary.geomean_speedup:.2f}x" if summary.geomean_speedup else ""
         speed = f"fast_1.0 {summary.fast[1.0]:.3f}{geomean}  "
-    elif times_cases(settings):
-        speed = "speed: nothing timed  "  # nothing ran
-    else:  # by the settings, not the verdicts: a job whose every trial was skipped has none
-        speed = "speed not timed on CPU  " if settings.split()[:1] == ["cpu"] else "speed not timed  "
+    elif judged and all(t.best.verdict.device == "cpu" for t in judged):
+        speed = "speed not timed on CPU  "
+    else:
+        speed = "speed: nothing timed  "
     accuracy = f"{summary.accuracy:.3f}" if summary.accuracy is not None else "-"
     print(
         f"\ncorrect {summary.correct}/{summary.trials}  accuracy {accuracy}  {speed}"

@@ -157,7 +157,7 @@ def run_job(cfg: Config) -> JobSummary:
         projection.project(events, blobs)
     outcomes = list(trial_outcomes(events).values())
     summary = summarize(outcomes, ident.settings)
-    summary_table(outcomes, summary, ident.settings)
+    summary_table(outcomes, summary)
     print(f"event log: {path}")
     if projection:
         print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
