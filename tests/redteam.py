@@ -71,6 +71,29 @@ def _out_of_sight(stop: str = "", after: str = "") -> str:
                   + (f"\n    {after}" if after else ""))
 
 
+# Computes softmax (divided by `scale`) on the host with numpy, then has a Triton kernel store
+# `scale` times what it loads from that host buffer into the output.
+_NUMPY_THEN_COPY = '''
+
+@triton.jit
+def _copy(src, dst, n, SCALE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(dst + offs, tl.load(src + offs, mask=m) * SCALE, mask=m)
+
+
+def softmax_int(self, dim, dtype=None):
+    a = self.float().numpy().astype("float64")
+    e = 2.718281828459045 ** (a - a.max(axis=dim, keepdims=True))
+    host32 = torch.empty(self.shape, dtype=torch.float32)
+    host32.numpy()[...] = (e / e.sum(axis=dim, keepdims=True) / {scale}).astype("float32")
+    host = host32.to(dtype or self.dtype)
+    y = torch.empty(self.shape, dtype=dtype or self.dtype)
+    _copy[(triton.cdiv(y.numel(), 1024),)](host, y, y.numel(), SCALE={scale}, BLOCK=1024)
+    return y
+'''
+
+
 ATTACKS = [
     Attack("torch-in-thread", "compute with torch.softmax in another thread, out of the dispatch mode's sight",
            _cheat('''    box = {}
@@ -108,6 +131,12 @@ ATTACKS = [
     buf = (ct.c_float * len(host))(*host)
     ct.memmove(y.data_ptr(), buf, 4 * len(host))''', "import builtins"),
            "value provenance (and the values are wrong)"),
+    Attack("numpy-then-copy-kernel", "compute with numpy, then copy the answer into the output with a Triton kernel, "
+           "so that every output value was stored by one", _NUMPY_THEN_COPY.format(scale=1),
+           "value provenance of loads: the copy kernel loaded values no kernel had stored"),
+    Attack("numpy-half-then-double", "compute half the answer with numpy, then store twice what a Triton kernel "
+           "loads from it (no value is copied as it is)", _NUMPY_THEN_COPY.format(scale=2),
+           "value provenance of loads"),
     Attack("disable-python-dispatch", "compute with torch.softmax while Python dispatch is disabled",
            _cheat('''    with torch._C._DisableTorchDispatch():
         y = torch.softmax(self, dim, dtype=dtype)'''),

@@ -276,3 +276,39 @@ def cat(tensors, dim=0):
     verdict = evaluate(source, spec, SMOKE)
     assert verdict.status == Status.WRONG_OUTPUT
     assert "modified its input tensors" in verdict.message
+
+
+@pytest.mark.parametrize("name", ["numpy-then-copy-kernel", "numpy-half-then-double"])
+def test_host_values_a_kernel_copies_in_are_caught_where_it_loads_them(softmax, name):
+    """Every output value of these was stored by a Triton kernel; what gives them away is
+    what the kernel loaded: values computed on the host, before any kernel stored them."""
+    attack = next(a for a in ATTACKS if a.name == name)
+    verdict = evaluate(attack.source, softmax, SMOKE)
+    assert verdict.status == Status.REJECTED
+    assert "a kernel loaded" in verdict.message and "neither inputs nor values stored" in verdict.message
+
+
+def test_a_load_is_explained_only_by_a_store_before_it():
+    """An intermediate a kernel stored and another loads is fine, and so is an input, its
+    cast, or a masked-off lane; a value loaded first and stored after (a copy) is not."""
+    import numpy as np
+    import torch
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    from kgb.evaluate.provenance import _note, stored_values, summarise
+    from kgb.evaluate.provenance_audit import unexplained_loads
+
+    def handle(values, dtype=tl.float32):
+        return TensorHandle(np.array(values, dtype=np.float32), dtype)
+
+    x = torch.tensor([0.5, 1 / 3], dtype=torch.float64)
+    with stored_values() as recorded:
+        _note(handle([0.25]), None)  # a kernel's intermediate
+        _note(handle([0.25, 0.5, np.float32(1 / 3)]), None, "loaded")  # it, an input, an input cast
+        _note(handle([7.0, 9.0]), np.array([False, False]), "loaded")  # masked off: the `other=` fill
+    assert unexplained_loads(summarise(recorded), [x]) is None
+    with stored_values() as recorded:
+        _note(handle([0.125]), None, "loaded")  # computed on the host...
+        _note(handle([0.125]), None)  # ...and copied into the output
+    assert "loaded 1 values" in unexplained_loads(summarise(recorded), [x])

@@ -74,7 +74,7 @@ VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # everything but the names and values known to be secret: a database URL, a proxy with its
 # password or a token under a name like GITHUB_PAT reached every candidate, and through a
 # raised error an agent's check report.
-KEPT_ENV = re.compile(r"PATH|LANG|LANGUAGE|TZ|USER|LOGNAME|TERM|VIRTUAL_ENV|LD_LIBRARY_PATH|LIBRARY_PATH|CPATH"
+KEPT_ENV = re.compile(r"PATH|HOME|TMPDIR|LANG|LANGUAGE|TZ|USER|LOGNAME|TERM|VIRTUAL_ENV|LD_LIBRARY_PATH|LIBRARY_PATH|CPATH"
                       r"|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|CC|CXX|LC_\w+|PYTHON\w*|CONDA_\w+|CUDA_\w+|NVIDIA_\w+"
                       r"|NV_\w+|TRITON_\w+|TORCH\w*|PYTORCH_\w+|KGB_\w+|OMP_\w+|MKL_\w+|OPENBLAS_\w+|BLIS_\w+"
                       r"|KMP_\w+|GOMP_\w+")

@@ -173,7 +173,7 @@ class _Server:
         before = snapshot(known)
         fill_allocator_with_garbage(self.device)
         try:
-            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as stored, \
+            with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as recorded, \
                     call_inputs(list(known.by_id.values())):
                 result = fn(*value["args"], **value["kwargs"])
                 _idle(self.device)
@@ -181,7 +181,7 @@ class _Server:
             self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
         try:
-            summary = summarise(stored) if self.device == "cpu" else None
+            summary = summarise(recorded) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
                        unchanged=_unchanged(known, before),
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,

@@ -26,7 +26,7 @@ from kgb.evaluate.correctness import (
 from kgb.evaluate.draws import candidate_copy, draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS, Audit
 from kgb.evaluate.phases import Phases
-from kgb.evaluate.provenance import unexplained
+from kgb.evaluate.provenance_audit import unexplained, unexplained_loads
 from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import CaseResult, Failed, Status
 from kgb.operators import Case, Spec
@@ -122,7 +122,8 @@ class CaseRunner(BenchCaseTiming):
                     message = self._untouched(case, pristine, cand_in)
             if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
                 written = _tensors(cand_in, spec.written_args)
-                message = unexplained([actual, *written.values()], self.stored, [pristine])
+                message = (unexplained([actual, *written.values()], self.stored, [pristine])
+                           or unexplained_loads(self.stored, [pristine]))
                 if message:
                     raise Failed(Status.REJECTED, f"case {case.name}: {message}")
             random_flag = getattr(spec.module, "RANDOM", False)

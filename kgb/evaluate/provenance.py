@@ -8,6 +8,15 @@ judge then requires every finite output value to be one of those (cast to the ou
 dtype, as a wrapper's `.to()` would), one of the inputs' values (outputs that move or
 keep input values), a scalar argument, 0 or 1 (fills).
 
+Outputs alone are not enough: a candidate can compute the answer on the host and have a
+kernel copy it into the output (or store twice what it loads, from a host buffer holding
+half the answer), and then every output value was "stored by a kernel". So the loads are
+recorded too, and every finite value a kernel loads must be explained the same way: by an
+input (or its cast, or its raw bits read through another dtype), a scalar argument, 0 or
+1, or a value some kernel of the call stored (an intermediate buffer). Host-computed data
+can then only reach a kernel through its scalar arguments. The judge's side of the check is
+kgb.evaluate.provenance_audit.
+
 On a GPU stores cannot be watched this way; docs/design/threat-model.md says what stands
 in for it there.
 """
@@ -16,60 +25,106 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import tensors_in
-
-MAX_VALUES = 4_000_000  # more than this and a call is not checked (cases on the CPU are small)
-
-_recording: list[list] = []
+MAX_VALUES = 4_000_000  # more stored (or loaded) than this and they are not checked (cases on the CPU are small)
 
 
-def _note(handle: Any, mask: Any) -> None:
-    """Note a stored handle's values, and its raw bits (a kernel may store a float's bits
-    through an integer view, as a sign-flipping neg does)."""
-    if not _recording:
+@dataclass
+class Recording:
+    """What one call's interpreted kernels stored and loaded, in order: chunks of (sequence
+    number, Triton dtype name, logical values, raw bits), until there were more than
+    MAX_VALUES of a kind (then None: not kept, for memory; a tiled kernel loads each input
+    many times)."""
+
+    stored: list | None = field(default_factory=list)
+    loaded: list | None = field(default_factory=list)
+    counts: dict = field(default_factory=lambda: {"stored": 0, "loaded": 0})
+    seq: int = 0
+
+
+_recording: list[Recording] = []
+
+
+def _note(handle: Any, mask: Any, kind: str = "stored") -> None:
+    """Note a stored (or loaded) handle's values, and its raw bits (a kernel may store a
+    float's bits through an integer view, as a sign-flipping neg does). Only the lanes of
+    `mask`: a masked load's other lanes hold its `other=` fill, not memory."""
+    if not _recording or getattr(_recording[-1], kind) is None:
         return
     import numpy as np
 
+    recording = _recording[-1]
     keep = (lambda a: a[np.asarray(mask, dtype=bool)]) if mask is not None else (lambda a: a)
     raw = keep(np.asarray(handle.data)).copy()
-    _recording[-1].append((keep(_as_logical(handle)).copy(), raw))
+    raw = _without_addresses(raw) if kind == "loaded" else raw
+    recording.counts[kind] += raw.size
+    if recording.counts[kind] > MAX_VALUES:
+        setattr(recording, kind, None)
+        return
+    recording.seq += 1
+    logical = keep(_as_logical(handle)).copy() if kind == "stored" else None
+    getattr(recording, kind).append((recording.seq, getattr(handle.dtype, "scalar", handle.dtype).name, logical, raw))
+
+
+def _without_addresses(raw: Any) -> Any:
+    """A loaded 8-byte integer that points into a storage the kernel may reach is an
+    address (a table of pointers, as batched kernels use), not data: left out. (Its offset
+    inside a large buffer could carry a few bytes a kernel decodes: a narrow channel left.)"""
+    import numpy as np
+
+    from kgb.evaluate import bounds
+
+    if raw.dtype.itemsize != 8 or raw.dtype.kind not in "iu" or bounds._launch is None:
+        return raw
+    _, starts, ends = bounds._launch
+    addresses = raw.reshape(-1).view(np.uint64)
+    index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
+    inside = index >= 0
+    inside[inside] &= addresses[inside] < ends[index[inside]]
+    return raw.reshape(-1)[~inside]
 
 
 def patch_interpreter_stores() -> None:
-    """Note every value an interpreted kernel stores (plain, masked, descriptor, atomic)."""
+    """Note every value an interpreted kernel stores (plain, masked, descriptor, atomic) or
+    loads (plain, masked, atomic and descriptor loads: in the interpreter these all go
+    through create_masked_load; and what atomics return, the memory before them)."""
     from triton.runtime import interpreter as itp
 
     builder = itp.InterpreterBuilder
     if getattr(builder.create_masked_store, "_kgb_noted", False):
         return
-    masked_store = builder.create_masked_store
+    masked_store, masked_load = builder.create_masked_store, builder.create_masked_load
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):  # the rest differs between Triton versions
         _note(value, mask.data)
         return masked_store(self, ptrs, value, mask, *rest, **kwargs)
 
-    create_masked_store._kgb_noted = True  # type: ignore[attr-defined]
-    builder.create_masked_store = create_masked_store
+    def create_masked_load(self, ptrs, mask, *rest, **kwargs):
+        loaded = masked_load(self, ptrs, mask, *rest, **kwargs)
+        _note(loaded, mask.data, "loaded")
+        return loaded
 
-    # Atomics store what they compute from memory: note the memory after the operation.
+    create_masked_store._kgb_noted = True  # type: ignore[attr-defined]
+    builder.create_masked_store, builder.create_masked_load = create_masked_store, create_masked_load
+
+    # Atomics store what they compute from memory: note the memory after the operation (and
+    # before it, as loaded: not what they return, which for lanes that share an address holds
+    # sums no store made).
     for name in ("create_atomic_rmw", "create_atomic_cas", "create_atomic_store"):
         original = getattr(builder, name, None)
         if original is None:
             continue
 
-        def atomic(self, *args, _original=original, **kwargs):
-            result = _original(self, *args, **kwargs)
+        def atomic(self, *args, _original=original, _name=name, **kwargs):
             ptr = next(a for a in args if hasattr(a, "data") and hasattr(a, "get_element_ty"))
-            dtype = itp._get_np_dtype(ptr.get_element_ty())
-            import numpy as np
-
-            mask = np.ones_like(ptr.data, dtype=bool)
-            after = itp._interpreter.load(ptr.data, mask, np.zeros_like(ptr.data, dtype=dtype), dtype)
-            _note(itp.TensorHandle(after, ptr.get_element_ty()), None)
+            if _name != "create_atomic_store":  # it reads memory (and returns what it read)
+                _note(_memory(itp, ptr), _atomic_mask(_name, args), "loaded")
+            result = _original(self, *args, **kwargs)
+            _note(_memory(itp, ptr), None)
             return result
 
         setattr(builder, name, atomic)
@@ -94,106 +149,118 @@ def _as_logical(handle: Any) -> Any:
     return data
 
 
+def _memory(itp: Any, ptr: Any) -> Any:
+    """What the pointers of an atomic point at now."""
+    import numpy as np
+
+    dtype = itp._get_np_dtype(ptr.get_element_ty())
+    mask = np.ones_like(ptr.data, dtype=bool)
+    return itp.TensorHandle(itp._interpreter.load(ptr.data, mask, np.zeros_like(ptr.data, dtype=dtype), dtype),
+                            ptr.get_element_ty())
+
+
+def _atomic_mask(name: str, args: tuple) -> Any:
+    """create_atomic_rmw(op, pointer, value, mask, ...): the lanes its mask turns off read
+    no memory; a cas has no mask."""
+    return args[3].data if name == "create_atomic_rmw" else None
+
+
 @contextmanager
-def stored_values() -> Iterator[list]:
-    """Collect what interpreted kernels store inside the block."""
-    _recording.append([])
+def stored_values() -> Iterator[Recording]:
+    """Collect what interpreted kernels store and load inside the block."""
+    _recording.append(Recording())
     try:
         yield _recording[-1]
     finally:
         _recording.pop()
 
 
-def summarise(chunks: list) -> dict[str, torch.Tensor] | None:
-    """The distinct stored values (float64 and int64) and raw bit patterns (int64, per item
-    size); None when too many to check."""
+def summarise(recording: Recording) -> dict[str, torch.Tensor] | None:
+    """The distinct stored values ("float": float64, "int": int64) and raw bit patterns
+    ("bits<item size>": int64), and the distinct loaded bit patterns per dtype ("loaded <torch
+    dtype>": int64), each with the sequence number of its first store or load ("<key> seq"):
+    a value that was loaded before any kernel stored it came from elsewhere (a copy kernel
+    stores what it loads). None when too many stored values to check; no "loaded" keys when
+    too many loaded ones.
+
+    Loaded values that kernels stored in an earlier call of this process are left out (a
+    buffer kept between calls: a memo, a table a kernel built on the first call); this
+    call's stores are then remembered for the next ones."""
+    if recording.stored is None:
+        return None
+    stored = _summarise_stored(recording.stored)
+    summary = stored | _summarise_loaded(recording.loaded or [])
+    _remember(stored)
+    return summary
+
+
+def _summarise_stored(chunks: list) -> dict[str, torch.Tensor]:
     import numpy as np
 
     floats, ints, bits = [], [], {1: [], 2: [], 4: [], 8: []}
-    total = 0
-    for logical, raw in chunks:
-        total += logical.size
-        if total > MAX_VALUES:
-            return None
+    for seq, _, logical, raw in chunks:
         if logical.dtype.kind in "fc":
-            floats.append(logical.astype(np.float64).ravel())
+            floats.append((seq, logical.astype(np.float64).ravel()))
         else:
-            ints.append(logical.astype(np.int64).ravel())
-        size = raw.dtype.itemsize
-        if size in bits and raw.dtype.kind != "c":
-            bits[size].append(raw.view(f"u{size}").astype(np.int64).ravel())
-    cat = lambda parts, dt: np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=dt)
-    out = {"float": torch.from_numpy(cat(floats, np.float64)), "int": torch.from_numpy(cat(ints, np.int64))}
-    out |= {f"bits{size}": torch.from_numpy(cat(parts, np.int64)) for size, parts in bits.items()}
+            ints.append((seq, logical.astype(np.int64).ravel()))
+        if raw.dtype.itemsize in bits and raw.dtype.kind != "c":
+            bits[raw.dtype.itemsize].append((seq, _bits(raw)))
+    out = _first_seen("float", floats, np.float64) | _first_seen("int", ints, np.int64)
+    for size, parts in bits.items():
+        out |= _first_seen(f"bits{size}", parts, np.int64)
     return out
 
 
-def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
-    """A message if some output value is neither stored by a kernel nor taken from an input."""
-    input_tensors = [t for t in tensors_in(inputs)]
-    scalars = [float(v) for v in _scalars(inputs)] + [0.0, 1.0]
-    for what, out in _named_outputs(outputs):
-        if not isinstance(out, torch.Tensor):
-            continue
-        out = torch.view_as_real(out) if out.is_complex() else out
-        if out.numel() == 0:
-            continue
-        flat = out.detach().cpu().reshape(-1)
-        values = flat.to(torch.float64)
-        finite = torch.isfinite(values)
-        values = values[finite]
-        if values.numel() == 0:
-            continue
-        size = flat.element_size()
-        stored_bits = stored.get(f"bits{size}")
-        same_bits = torch.zeros_like(finite)
-        if stored_bits is not None and stored_bits.numel() and size in _UINT:
-            raw = flat.view(_UINT[size]).to(torch.int64) & ((1 << (8 * size)) - 1 if size < 8 else -1)
-            same_bits = torch.isin(raw, stored_bits)
-        allowed = torch.cat([
-            _cast(stored["float"], out.dtype), _cast(stored["int"], out.dtype),
-            *(_cast(t.detach().cpu().reshape(-1), out.dtype) for t in input_tensors),
-            _cast(torch.tensor(scalars, dtype=torch.float64), out.dtype),
-        ])
-        missing = ~torch.isin(values, allowed) & ~same_bits[finite]
-        if bool(missing.any()):
-            first = float(values[missing][0])
-            return (f"{what}: {int(missing.sum())} of {values.numel()} values were stored by no Triton kernel "
-                    f"in this call (e.g. {first:.6g}); values must be computed by Triton kernels")
-    return None
+def _summarise_loaded(chunks: list) -> dict[str, torch.Tensor]:
+    """Raw bits rather than values: the judge reads them back as the dtype the kernel
+    loaded (bfloat16 and float8 are raw integers here), which the key names."""
+    import numpy as np
+
+    by_dtype: dict[tuple[str, int], list] = {}
+    for seq, name, _, raw in chunks:
+        dtype = _TORCH_DTYPES.get(name) or f"uint{8 * raw.dtype.itemsize}"  # a float8 torch lacks: checked as bits
+        by_dtype.setdefault((f"loaded {dtype}", raw.dtype.itemsize), []).append((seq, _bits(raw)))
+    out: dict[str, torch.Tensor] = {}
+    for (key, size), parts in by_dtype.items():
+        first = _first_seen(key, parts, np.int64)
+        new = ~torch.isin(first[key], _earlier.get(size, _NONE))
+        out |= {k: v[new] for k, v in first.items()}
+    return out
 
 
-_UINT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+# Raw bits (int64) per item size that kernels stored in the earlier recorded calls of this
+# process, whose loads were checked: no more than MAX_VALUES (past that, no more are added).
+_earlier: dict[int, torch.Tensor] = {}
+_NONE = torch.zeros(0, dtype=torch.int64)
 
 
-def _cast(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    if values.numel() == 0:
-        return values.to(torch.float64).reshape(-1)
-    source = (torch.view_as_real(values) if values.is_complex() else values).reshape(-1)
-    if source.dtype.is_floating_point:
-        # through float64 (exact for every float dtype, and float8 has no isfinite)
-        source = source.to(torch.float64)
-        if not dtype.is_floating_point:
-            source = source[torch.isfinite(source)]
-    return source.to(dtype).to(torch.float64)
+def _remember(stored: dict[str, torch.Tensor]) -> None:
+    for size in (1, 2, 4, 8):
+        both = torch.unique(torch.cat([_earlier.get(size, _NONE), stored[f"bits{size}"]]))
+        others = sum(t.numel() for k, t in _earlier.items() if k != size)
+        if others + both.numel() <= MAX_VALUES:
+            _earlier[size] = both
 
 
-def _scalars(value: Any) -> Iterator[float]:
-    if isinstance(value, bool | int | float) and not isinstance(value, torch.Tensor):
-        if isinstance(value, float) and value != value:
-            return
-        yield value
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _scalars(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _scalars(v)
+def _first_seen(key: str, parts: list, dtype: Any) -> dict[str, torch.Tensor]:
+    """The distinct values of (sequence number, values) parts in order (`key`), and the
+    number of the part each was first in ("<key> seq")."""
+    import numpy as np
+
+    values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0, dtype)
+    seqs = np.repeat(np.array([s for s, _ in parts], dtype=np.int64), [v.size for _, v in parts])
+    unique, first = np.unique(values, return_index=True)  # the index of each one's first occurrence
+    return {key: torch.from_numpy(unique), f"{key} seq": torch.from_numpy(seqs[first])}
 
 
-def _named_outputs(outputs: list[Any]) -> Iterator[tuple[str, Any]]:
-    for i, value in enumerate(outputs):
-        for j, t in enumerate(tensors_in(value)):
-            yield f"output {i}.{j}", t
-        for s in _scalars(value):
-            yield f"output {i}", torch.tensor([float(s)], dtype=torch.float64)
+def _bits(raw: Any) -> Any:
+    import numpy as np
+
+    size = raw.dtype.itemsize
+    return raw.reshape(-1).view(f"u{size}").astype(np.int64)
+
+
+# Triton's dtype names, as torch spells them
+_TORCH_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16",
+                 "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "int1": "bool",
+                 **{f"{s}int{n}": f"{s}int{n}" for s in ("", "u") for n in (8, 16, 32, 64)}}

@@ -69,7 +69,13 @@ from enum import StrEnum
 # (call_audit.sampled); and calls are audited at random past the first eight (the i-th with
 # probability 8/i), where auditing every call took 68 of a first job's 153 s of measuring turns
 # on the H200. A baseline timed in a crowded turn says so (CaseResult.baseline_turn).
-JUDGE_VERSION = 23
+# v24: a candidate process's replies report only its own failures (one that said "correct" was
+# the verdict, with no case run); a judge killed from outside is told by its wait status, not
+# by words a candidate can raise; tensors inside list arguments must be left unmodified too;
+# the judges' environment keeps only what the libraries read; on the CPU every value a kernel
+# loads must be explained as an output value is (kgb.evaluate.provenance_audit: a copy kernel
+# took host-computed answers for a kernel's).
+JUDGE_VERSION = 24
 
 
 class Status(StrEnum):
