@@ -1,9 +1,9 @@
 """An agent's commands stay behind judging for the host's cores.
 
 Until session 44 each command ran at the harness's priority in a session of its own, which
-the kernel's autogroup scheduling (on by default on Ubuntu and Fedora) weighs as much as the
+the kernel's autogroup scheduling (on wherever the kernel is built with it, unless booted with `noautogroup`; on here) weighs as much as the
 harness's whole session, every judge in it: one agent's command spinning on every core took
-about half of the cores from judging, four of them two thirds (`python
+half of the cores from judging, four of them four fifths (`python
 benchmarks/command_share.py`), and judges' verdicts run against wall-clock timeouts. A
 command now runs at nice 10 in the harness's session, and can neither lower its nice value
 nor start a session of its own (kgb.evaluate.sandbox.confine_shell)."""
