@@ -22,9 +22,20 @@ register()
 def main(cfg: DictConfig) -> float:
     job = OmegaConf.to_object(cfg)
     head_start(job)
+    from kgb.job import JobRunning
     from kgb.run import run_job  # torch and MLflow: imported while the engine imports its own
+    from kgb.trial import machine_error
 
-    return run_job(job).accuracy
+    try:
+        return run_job(job).accuracy
+    except JobRunning as e:
+        sys.exit(f"kgb: {e}")
+    except OSError as e:
+        if not machine_error(e):
+            raise
+        # a full disk, say: the job stops where it is, and a later run goes on from there
+        sys.exit(f"kgb: {e.strerror} ({e.filename or 'the job folder'}): every trial that finished is kept; "
+                 "make room (or fix the disk) and run the same command again to go on")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,12 @@ and resumes it.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import os
+import socket
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -132,6 +137,33 @@ def driver_version() -> str | None:
 
 def events_path(root: Path, job: str) -> Path:
     return Path(root) / "jobs" / job / "events.jsonl"
+
+
+class JobRunning(RuntimeError):
+    """The job is running in another process."""
+
+
+@contextmanager
+def running(events: Path) -> Iterator[None]:
+    """Hold the job whose event log is `events` for this process while it runs. Until session
+    44 a second run of a running job (the same command in two terminals, two hosts of a
+    cluster given one job) judged its trials again beside the first, paid a model for each
+    twice, and interleaved both runs' events in one log under repeated sequence numbers."""
+    lock = events.parent / "running.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            raise JobRunning(f"job {events.parent.name} is already running ({holder}): wait for it to end, "
+                             "or stop it, then run the command again to go on where it stopped") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # and with it the lock
 
 
 def spec_record(spec: Spec) -> str:

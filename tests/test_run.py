@@ -192,6 +192,26 @@ def test_kill_minus_nine_then_rerun_loses_and_duplicates_nothing(tmp_path):
     assert all(r.data.tags["kgb.status"] == "correct" for r in runs)
 
 
+def test_a_job_runs_in_one_process_at_a_time(tmp_path):
+    """Until session 44 the same command in a second terminal judged every trial of the
+    running job again beside the first (a model method paid for twice) and interleaved the
+    two runs' events in one log under repeated sequence numbers."""
+    ops = "ops=[aten::softmax,aten::add,vllm::rms_norm,vllm::fused_add_rms_norm]"
+    first = kgb_run("method=expert", "source=all", "chip=cpu", ops, root=tmp_path, popen=True)
+    deadline = time.time() + 300
+    while not any(isinstance(e, TrialFinished) for e in all_events(tmp_path)):
+        assert time.time() < deadline and first.poll() is None, "the first run judged nothing"
+        time.sleep(0.2)
+    second = subprocess.run([sys.executable, "run.py", f"tracking.root={tmp_path}", "method=expert", "source=all",
+                             "chip=cpu", ops], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert first.wait(timeout=600) == 0
+    assert second.returncode == 1
+    assert "is already running (pid" in second.stderr and "Traceback" not in second.stderr, second.stderr
+    events = all_events(tmp_path)
+    assert sorted(Counter(e.trial for e in events if isinstance(e, TrialFinished)).values()) == [1, 1, 1, 1]
+    assert [e.seq for e in events] == list(range(len(events)))
+
+
 def test_chip_absent_here_is_skipped_with_reason(tmp_path):
     done = kgb_run("method=expert", "source=aten", "chip=nvidia", "ops=[aten::softmax]", root=tmp_path)
     assert "skipped" in done.stdout

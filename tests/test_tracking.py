@@ -428,3 +428,18 @@ def test_a_resumed_job_names_the_kept_trials_judged_under_another_spec_of_the_sa
     again = dataclasses.replace(before, specs={"aten::softmax": spec_record(spec)})
     assert changed_specs([*events, again, *_trial("k", "aten::softmax", verdict(Status.CORRECT))], specs,
                          {"aten::softmax"}) == []  # judged again under today's text
+
+
+def test_jobs_that_start_at_once_make_one_store_between_them(tmp_path):
+    """Two jobs started together into a new tracking.root raced through MLflow's migrations
+    of the SQLite store, and one died of it (session 44: in 7 of 9 processes started three at
+    a time, before the store was made under a lock)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from kgb.tracking.mlflow_projection import MlflowProjection; "
+            "MlflowProjection(sys.argv[1], 'kgb', background=False)")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    procs = [subprocess.Popen([sys.executable, "-c", code, uri], stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(e[-500:] for e in errors)

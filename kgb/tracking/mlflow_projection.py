@@ -14,11 +14,13 @@ client) is deleted and redone. The whole store can be rebuilt from the event log
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +68,23 @@ class JobState:
     status: str = ""
 
 
+@contextmanager
+def _made_alone(uri: str) -> Iterator[None]:
+    """An SQLite store made (its tables migrated) and its experiment found by one process at a
+    time: two jobs started at once into a new `tracking.root` (a multirun on a local cluster,
+    two terminals) raced through MLflow's migrations, and one of them died of it ("Online
+    migration expected to match one row", "duplicate column name"; session 44). A server
+    store makes its own tables once, when it starts."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    lock = Path(uri.removeprefix("sqlite:///") + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # held until the file closes
+        yield
+
+
 class MlflowProjection:
     """Writes job and trial runs into one MLflow tracking store."""
 
@@ -74,9 +93,10 @@ class MlflowProjection:
 
         # MLflow's notes (a new store's tables made) would land among the job's progress lines
         logging.getLogger("mlflow").setLevel(logging.WARNING)
-        self.client = MlflowClient(tracking_uri=uri)
-        self.uri = uri
-        self.experiment_id = self._experiment(experiment, uri)
+        with _made_alone(uri):
+            self.client = MlflowClient(tracking_uri=uri)
+            self.uri = uri
+            self.experiment_id = self._experiment(experiment, uri)
         self.writer = writer_for(uri, self.client)
         # the agent view folds agent events (an extension, imported here rather than at the
         # top: kgb.agents imports kgb.tracking); now, so a live job's first trial does not wait for it
