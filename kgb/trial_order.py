@@ -22,6 +22,7 @@ import functools
 import json
 from pathlib import Path
 
+from kgb.evaluate.held_memory import merged
 from kgb.operators import OPERATORS_DIR
 
 TABLE = OPERATORS_DIR / "judging_seconds.json"
@@ -48,13 +49,15 @@ def longest_first(ops: list[str], device: str, path: Path | None = None) -> list
 
 
 def refreshed(sweep: dict[str, dict], device: str, measured: str, path: Path | None = None) -> dict:
-    """The table with `device`'s figures replaced by a sweep's (only its correct verdicts:
-    a failed one ends early and says nothing of how long judging the operator takes)."""
+    """The table with `device`'s figures for the sweep's operators replaced by the sweep's
+    (only its correct verdicts: a failed one ends early and says nothing of how long judging
+    the operator takes); the other operators keep theirs (a job over one new operator
+    replaced the whole device's figures with its one until session 44)."""
     table = dict(_read(path or TABLE))
     seconds = {op: round(e["wall_s"], 1) for op, e in sorted(sweep.items()) if e.get("status") == "correct"}
     if not seconds:
         raise ValueError("the sweep has no correct verdict to take times from")
-    table[device] = {"measured": measured, "seconds": seconds}
+    table[device] = merged(table.get(device, {}), "seconds", seconds, measured)
     return table
 
 

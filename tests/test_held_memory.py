@@ -44,9 +44,12 @@ def test_the_table_is_refreshed_from_a_jobs_correct_verdicts_at_their_most(tmp_p
     monkeypatch.setattr(held_memory, "TABLE", table(tmp_path, {"a::old": 1}))
     held_memory.main([str(log), "--measured", "an H200"])
     written = json.loads(held_memory.TABLE.read_text())
-    assert written["cuda"]["mib"] == {"a::x": 1700}, "a failed verdict may end before its bench cases; a CPU one says nothing"
-    refreshed = held_memory.refreshed({"a::x": 1700}, "cuda", "an H200", table(tmp_path, {"a::old": 1}))
-    assert refreshed["cuda"] == {"measured": "an H200", "mib": {"a::x": 1700}}
+    # a failed verdict may end before its bench cases; a CPU one says nothing; the operators
+    # the job did not judge keep their figures (until session 44 they were dropped)
+    assert written["cuda"]["mib"] == {"a::old": 1, "a::x": 1700}
+    assert written["cuda"]["measured"] == "a test; a::x: an H200"
+    refreshed = held_memory.refreshed({"a::old": 2, "a::x": 1700}, "cuda", "an H200", table(tmp_path, {"a::old": 1}))
+    assert refreshed["cuda"] == {"measured": "an H200", "mib": {"a::old": 2, "a::x": 1700}}  # all measured anew
     with pytest.raises(ValueError, match="no correct verdict"):
         held_memory.refreshed({}, "cuda", "an H200", tmp_path / "t.json")
 

@@ -42,11 +42,15 @@ def test_a_gpu_the_table_does_not_name_takes_the_cuda_order_and_the_cpu_only_its
 
 
 def test_refreshing_takes_only_correct_verdicts_and_keeps_the_other_devices(tmp_path):
-    path = table(tmp_path, {"cpu": {"a::x": 1.0}})
+    path = table(tmp_path, {"cpu": {"a::x": 1.0, "a::z": 4.0}})
     sweep = {"a::x": {"wall_s": 12.34, "status": "correct"}, "a::y": {"wall_s": 0.2, "status": "runtime_error"}}
     refreshed = trial_order.refreshed(sweep, "cuda", "an H200", path)
     assert refreshed["cuda"] == {"measured": "an H200", "seconds": {"a::x": 12.3}}
-    assert refreshed["cpu"]["seconds"] == {"a::x": 1.0}
+    assert refreshed["cpu"]["seconds"] == {"a::x": 1.0, "a::z": 4.0}
+    # a job over some of a device's operators: the others keep theirs (until session 44 a job
+    # over one new operator left the table with its one)
+    refreshed = trial_order.refreshed(sweep, "cpu", "a laptop", path)
+    assert refreshed["cpu"] == {"measured": "a test; a::x: a laptop", "seconds": {"a::x": 12.3, "a::z": 4.0}}
     with pytest.raises(ValueError, match="no correct verdict"):
         trial_order.refreshed({"a::y": sweep["a::y"]}, "cuda", "an H200", path)
 

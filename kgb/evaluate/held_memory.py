@@ -71,13 +71,23 @@ def most_held(judged: Iterable[tuple[str, Verdict]]) -> dict[str, int]:
 
 
 def refreshed(held: dict[str, int], device: str, measured: str, path: Path | None = None) -> dict:
-    """The table with `device`'s figures replaced."""
+    """The table with `device`'s figures for the job's operators replaced; the others keep theirs."""
     if not held:
         raise ValueError("the event log has no correct verdict that says what GPU memory it held "
                          "(Verdict.gpu_mib: a job on a GPU, by kgb of session 35 or later)")
     table = dict(_read(path or TABLE))
-    table[device] = {"measured": measured, "mib": held}
+    table[device] = merged(table.get(device, {}), "mib", held, measured)
     return table
+
+
+def merged(entry: dict, key: str, figures: dict, measured: str) -> dict:
+    """A device's entry of a table measured from jobs (this one, kgb.trial_order's) with
+    `figures` in place of those it had for the same operators, the others kept, and what
+    measured them. Until session 44 a job over one new operator replaced the device's whole
+    entry with its one figure."""
+    kept = {op: v for op, v in entry.get(key, {}).items() if op not in figures}
+    note = f"{entry['measured']}; {', '.join(sorted(figures))}: {measured}" if kept and "measured" in entry else measured
+    return {"measured": note, key: dict(sorted({**kept, **figures}.items()))}
 
 
 def main(argv: list[str] | None = None) -> None:
