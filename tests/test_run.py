@@ -135,6 +135,23 @@ def test_best_downloads_the_kernel(sweep, tmp_path):
     assert {(tmp_path / name).stat().st_mode & 0o777 for name in ("kernel.py", "verdict.json")} == {0o666 & ~umask}
 
 
+def test_a_store_in_a_read_only_folder_can_be_queried(sweep):
+    """MLflow's store is in WAL mode, whose readers make a -shm file beside it: in a folder
+    this user cannot write (a result copied out read-only, a read-only mount) the queries
+    said "is not an MLflow store (unable to open database file)" until session 44."""
+    import shutil
+
+    root, _, _ = sweep
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"]).returncode != 0:
+        pytest.skip("no user and mount namespaces here, to mount a folder read-only")
+    query = (f"mount --bind -o ro {root} {root} && touch {root}/probe 2> /dev/null && echo WRITABLE; "
+             f"{sys.executable} -m kgb.query leaderboard --tracking-uri {uri(root)}")
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", query], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and "WRITABLE" not in done.stdout, done.stdout + done.stderr
+    assert "expert" in done.stdout and "files" in done.stdout
+
+
 def test_a_sweep_with_one_bad_job_stops_before_any_job_runs(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     # the bad combination comes last: without the check, the first job would run

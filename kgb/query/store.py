@@ -7,6 +7,7 @@ tracking server) are read through MLflow's client. Both give the same rows.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import tempfile
@@ -51,11 +52,24 @@ class Store:
 
     def _sql(self, query: str, args: tuple = ()) -> list[tuple]:
         assert self.path is not None
-        with sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=60) as conn:
-            try:
-                return conn.execute(query, args).fetchall()
-            except sqlite3.OperationalError as e:
+        try:
+            return self._read(query, args, "mode=ro")
+        except sqlite3.OperationalError as e:
+            if os.access(self.path.parent, os.W_OK):
                 raise StoreError(f"{self.path} is not an MLflow store ({e})") from e
+        # A store in WAL mode (MLflow's) is opened, even to be read, by making its -shm file
+        # beside it: in a folder this user cannot write (a result copied out read-only, a
+        # read-only mount) "unable to open database file" until session 44. Read as a file
+        # nobody writes meanwhile.
+        try:
+            return self._read(query, args, "immutable=1")
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"{self.path} is not an MLflow store ({e})") from e
+
+    def _read(self, query: str, args: tuple, mode: str) -> list[tuple]:
+        assert self.path is not None
+        with contextlib.closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?{mode}", uri=True, timeout=60)) as conn:
+            return conn.execute(query, args).fetchall()
 
     def client(self) -> Any:
         if self._client is None:
