@@ -42,7 +42,7 @@ if __name__ == "__main__":
     if wants_help(sys.argv[1:]):
         print_help()
         sys.exit(0)
-    main_guard(sys.argv[1:])
+    sys.argv[1:] = main_guard(sys.argv[1:])
     try:
         main()
     except KeyboardInterrupt:  # Ctrl-C: what is kept, and how to go on, rather than a traceback

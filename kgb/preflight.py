@@ -326,9 +326,30 @@ def sweep_overrides(config: DictConfig) -> list[list[str]]:
     return [combo for batch in BasicSweeper.split_arguments(parsed, None) for combo in batch]
 
 
-def main_guard(args: list[str]) -> None:
-    """run.py's first step: one line and exit 1 for a bad group choice or setting name."""
+def main_guard(args: list[str]) -> list[str]:
+    """run.py's first step: one line and exit 1 for a bad group choice or setting name; else
+    the command line to give Hydra (`swept_settings`)."""
     try:
         check_command_line(args)
     except ConfigError as e:
         fail(e)
+    return swept_settings(args)
+
+
+def swept_settings(args: list[str]) -> list[str]:
+    """`args` with each setting under a group that a multirun sweeps (`method=aiko,autokernel
+    method.agent.max_turns=4`) forced (`++`): Hydra checks a sweep's plain settings against
+    the group's default choice before it makes any job, and refused that one ("Key 'agent'
+    not in 'ExpertConfig'") though every job of the sweep has the key. check_command_line has
+    checked the key under each choice the sweep makes, so forcing adds nothing new."""
+    if not {"-m", "--multirun"} & set(args):
+        return args
+    overrides = [a for a in args if not a.startswith("-") and "=" in a]
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+    except Exception:  # noqa: BLE001 - Hydra reports a syntax error
+        return args
+    swept = {o.key_or_group for o in parsed if o.key_or_group in GROUPS and o.is_sweep_override()}
+    forced = {o.input_line for o in parsed if is_setting(o) and o.key_or_group.split(".")[0] in swept
+              and "." in o.key_or_group}
+    return [f"++{a}" if a in forced else a for a in args]

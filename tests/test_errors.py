@@ -150,6 +150,18 @@ def test_help_describes_every_group_option_and_setting(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_setting_of_every_method_a_sweep_chooses_reaches_its_jobs(tmp_path):
+    """`-m method=aiko,autokernel method.agent.max_turns=4`: Hydra checks a sweep's settings
+    against the group's default (expert) before it makes a job, and until session 44 refused
+    this one ("Key 'agent' not in 'ExpertConfig'"). Now each job is made, and kgb's own check
+    of each (here: no API key) is what stops it."""
+    done = run_py(tmp_path, "-m", "chip=cpu", "method=aiko,autokernel", "model=claude-opus-4-6",
+                  "method.agent.max_turns=4")
+    assert done.returncode != 0 and "ExpertConfig" not in done.stderr, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "method.agent.max_turns=4" in line and "ANTHROPIC_API_KEY is not set" in line, line
+
+
 def test_a_good_job_answers_the_probe_and_runs(tmp_path):
     """The other side of the probe: an endpoint that serves the name is used."""
     with FakeLLMServer(Queue([Answer("OK"), Answer("no code")]), lists_models=False) as server:
