@@ -282,6 +282,31 @@ def test_trial_runs_have_times_reasons_and_open_as_training_runs(tmp_path, store
     assert {a.path for a in client.list_artifacts(a.run_id)} == {"kernel.py", "trial.json"}
 
 
+def test_a_jobs_wall_s_is_the_time_it_took_and_trial_s_its_trials_summed(tmp_path, store):
+    """Two trials of 3 s each at once, in a run of 4 s, and a resumed run of 1 s: until
+    session 44 the job run's wall_s was the trials' seconds summed (103.9 s for a job that
+    took 54.0 s, in a user's walk), which is its trial_s now."""
+    from mlflow.tracking import MlflowClient
+
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    def timed(events: list) -> list:
+        return [dataclasses.replace(e, wall_s=3.0) if isinstance(e, TrialFinished) else e for e in events]
+
+    events = ([_started()] + timed(_trial("a", "aten::a", verdict(Status.CORRECT)) + _trial("b", "aten::b", verdict(
+        Status.CORRECT))) + [RunFinished(job="j", wall_s=4.0, trials_run=2, trials_skipped_as_done=0), _started(),
+                             RunFinished(job="j", wall_s=1.0, trials_run=0, trials_skipped_as_done=2)])
+    blobs = BlobStore(tmp_path / "blobs")
+    kernel = blobs.put("import triton\n")
+    events = [dataclasses.replace(e, seq=i, ts=1000.0 + i) for i, e in enumerate(events)]
+    events = [dataclasses.replace(e, source_blob=kernel) if isinstance(e, CandidateProposed) else e for e in events]
+    uri = store()
+    MlflowProjection(uri, "kgb", background=False).project(events, blobs)
+    (job,) = MlflowClient(uri).search_runs([MlflowClient(uri).get_experiment_by_name("kgb").experiment_id],
+                                           "tags.`kgb.kind` = 'job'")
+    assert (job.data.metrics["wall_s"], job.data.metrics["trial_s"]) == (5.0, 6.0)
+
+
 def _started():
     from kgb.tracking.events import RunStarted
 

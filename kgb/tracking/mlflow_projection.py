@@ -66,6 +66,7 @@ class JobState:
     metrics: dict[str, float] = field(default_factory=dict)  # as last logged on the job run
     metrics_at: float = 0.0
     status: str = ""
+    wall_s: float = 0.0  # the job's runs' seconds, launch to end, summed (their RunFinished events folded)
 
 
 @contextmanager
@@ -199,8 +200,9 @@ class MlflowProjection:
         if not first and len(events) <= state.folded and events[-1].seq <= state.last_seq:
             return  # an older copy of the log than the one already projected
         if state.folded > len(events) or (state.folded and events[state.folded - 1].seq != state.last_seq):
-            state.fold, state.folded = TrialFold(), 0  # not the log folded so far: start again
+            state.fold, state.folded, state.wall_s = TrialFold(), 0, 0.0  # not the log folded so far: start again
         new = events[state.folded:]
+        state.wall_s += sum(e.wall_s for e in new if isinstance(e, RunFinished))
         finished: list[TrialOutcome] = []
         for e in new:
             t = state.fold.add(e)
@@ -246,8 +248,9 @@ class MlflowProjection:
         from mlflow.entities import Metric
 
         summary = summarize(list(state.fold.trials.values()), state.info.settings)
+        metrics = summary.metrics() | ({"wall_s": state.wall_s} if state.wall_s else {})
         # only changed values: a re-run that adds no trial must not add a history step
-        changed = {k: float(v) for k, v in summary.metrics().items() if state.metrics.get(k) != float(v)}
+        changed = {k: float(v) for k, v in metrics.items() if state.metrics.get(k) != float(v)}
         if changed:
             self.client.log_batch(state.parent, metrics=[Metric(k, v, int(ts * 1000), 0) for k, v in changed.items()])
             state.metrics.update(changed)

@@ -228,7 +228,10 @@ class JobSummary:
     geomean_speedup: float | None  # over correct, timed trials
     usage: Usage
     tokens_per_success: float | None
-    wall_s: float
+    # the trials' seconds summed: the job's work, more than the time it took where trials ran
+    # at once (until session 44 logged as the job's wall_s; that is RunFinished's, summed over
+    # its runs: kgb.tracking.mlflow_projection)
+    trial_s: float
     pass_at: dict[int, float] = field(default_factory=dict)  # r -> share of operators correct within r rounds
     extractions: dict[str, int] = field(default_factory=dict)  # Extraction outcome -> completions
 
@@ -242,7 +245,7 @@ class JobSummary:
             "cache_write_tokens": self.usage.cache_write_tokens,
             "reasoning_tokens": self.usage.reasoning_tokens,
             "total_tokens": self.usage.total_tokens, "cost_usd": self.usage.cost_usd,
-            "wall_s": self.wall_s,
+            "trial_s": self.trial_s,
         }
         if self.accuracy is not None:
             m["accuracy"] = self.accuracy
@@ -289,7 +292,7 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
         geomean_speedup=geomean(timed) if timed else None,
         usage=usage,
         tokens_per_success=usage.total_tokens / len(correct_ops) if correct_ops else None,
-        wall_s=sum(t.wall_s for t in finished),
+        trial_s=sum(t.wall_s for t in finished),
         pass_at={r: sum(1 for f in first.values() if f <= r) / n for r in range(1, rounds + 1)} if n else {},
         extractions=dict(sorted(extractions.items())),
     )
