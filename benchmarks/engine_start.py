@@ -5,7 +5,7 @@
 Every sweep begins by starting the engine (kgb.evaluate.engine_process): a fresh Python that
 imports torch, Triton and the judge before it forks any judge, so nothing is judged until it
 is up. Each round starts one in a fresh Python, with the environment the harness gives it
-(kgb.evaluate.engine_env), and reports its steps (`engine_process._warm`) and the whole, from
+(kgb.evaluate.environment.engine_env), and reports its steps (`engine_process._warm`) and the whole, from
 the command to the process's exit (its "ready" comes after the steps; the exit adds torch's
 teardown). The first round may read the files from disk; later ones from the
 page cache.

@@ -37,7 +37,7 @@ from enum import StrEnum
 # v16: each repetition of a call estimated under 100 us starts after a spin of the GPU, so
 # that the host's time to queue the call is not in a time read from events (the views); the
 # judge's and candidate's CUDA contexts have one hardware work queue, not eight
-# (kgb.evaluate.engine_env); the replay's launchers are built before its warm-up, which the
+# (kgb.evaluate.environment.engine_env); the replay's launchers are built before its warm-up, which the
 # first warm-up call's launcher build had cut to one call.
 # v17: a timed call whose profile lost a device activity's record in some repetitions is timed
 # by the GPU's count of those recorded whole, where they are most of them, not by events
