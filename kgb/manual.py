@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import re
+import sys
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -181,4 +183,10 @@ def text() -> str:
 
 
 def print_help() -> None:
-    print(text())
+    """The help on stdout; a reader that stops early (`--help | head`) ends it quietly, as it
+    would a Unix tool: exit status 141, a SIGPIPE death's, and no traceback."""
+    try:
+        print(text(), flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that exit's own flush cannot fail
+        sys.exit(141)

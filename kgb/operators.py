@@ -9,6 +9,7 @@ docs/adding-an-operator.md.
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import importlib.util
 import inspect
@@ -347,6 +348,16 @@ def discover(root: Path = OPERATORS_DIR) -> dict[str, Path]:
         for spec_path in sorted((root / source).glob("*/spec.py")):
             found[f"{source}::{spec_path.parent.name}"] = spec_path
     return found
+
+
+def unknown_operator(op: str) -> str | None:
+    """What to tell of an operator id that names no operator, with the nearest ids; None if it names one."""
+    known = discover()
+    if op in known:
+        return None
+    near = difflib.get_close_matches(op, known, n=3)
+    hint = f"did you mean {', '.join(near)}? " if near else ""
+    return f"unknown operator {op!r}; {hint}ids are <source>::<folder> of operators/, e.g. aten::softmax"
 
 
 def select(source: str, ops: list[str] | None = None, root: Path = OPERATORS_DIR) -> list[str]:

@@ -3,7 +3,8 @@
 Three layers, earliest first:
 - `check_command_line`: every config group choice on the command line names a file under
   conf/ (Hydra's own message lists the schemas' base_* too, on several lines), and every
-  setting names a key of the config it sets (Hydra's message for `methd=...` takes five);
+  setting names a key of the config it sets (Hydra's message for `methd=...` takes five),
+  and a list setting is given a list (`ops=aten::softmax` is Hydra's "str is not a ListConfig");
 - `check_settings`: every value is one a job can run with (a negative timeout would
   otherwise judge every candidate `timeout` and record that as a result);
 - `SweepCheck`, a Hydra callback (conf/config.yaml): before Hydra makes its output folder,
@@ -23,6 +24,7 @@ import dataclasses
 import difflib
 import os
 import sqlite3
+import sys
 import tempfile
 import traceback
 import urllib.error
@@ -35,7 +37,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import MissingMandatoryValue
 
 from kgb.config import (
@@ -63,6 +65,8 @@ REQUIRED = {
     "model.name": "this model config needs the model id: add model.name=NAME (e.g. model.name=claude-opus-4-6)",
     "model.from": "model=replay answers from an earlier run: add model.from=OUTPUTS_DIR",
 }
+# The warnings this process has printed: a run checks its job twice (SweepCheck, then the job)
+_warned: set[str] = set()
 
 
 def fail(error: Exception) -> NoReturn:
@@ -73,6 +77,13 @@ def fail(error: Exception) -> NoReturn:
         raise SystemExit(1)
     message = " ".join(str(error).split())
     raise SystemExit(f"error: {message}")
+
+
+def warn(message: str | None) -> None:
+    """One line on stderr for input that is legal but likely a mistake, once per process."""
+    if message and message not in _warned:
+        _warned.add(message)
+        print(f"warning: {message}", file=sys.stderr)
 
 
 def check_command_line(args: list[str]) -> None:
@@ -120,6 +131,7 @@ def check_setting_names(settings: list[Override], chosen: dict[str, list[str]]) 
             if choice not in configs:
                 configs[choice] = composed([choice] if choice else [])
             unknown_setting(key, configs[choice])
+            not_a_list(override, configs[choice])
 
 
 def composed(overrides: list[str]) -> DictConfig | None:
@@ -162,6 +174,22 @@ def unknown_setting(key: str, config: DictConfig | None) -> None:
         nodes = [n._get_node(parts[depth]) for n in nodes if parts[depth] in n.keys()]
 
 
+def not_a_list(override: Override, config: DictConfig | None) -> None:
+    """A ConfigError where a list setting is given something else: `ops=aten::softmax`, or
+    `ops=aten::softmax,aten::add` (Hydra: "Ambiguous value" outside -m, a job per string in it)."""
+    node: Any = config if config is not None or "." in override.key_or_group else OmegaConf.structured(Config)
+    for part in override.key_or_group.split("."):
+        node = node._get_node(part) if isinstance(node, DictConfig) and part in node else None
+    values = list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+    if not isinstance(node, ListConfig) or all(isinstance(v, list) or v is None and node._is_optional() for v in values):
+        return
+    key, items = override.key_or_group, [str(v) for v in values if v not in (None, "")]
+    hint = f"{key}=[{','.join(items)}]"
+    if len(items) > 1:
+        hint += f" (one job over all), or -m '{key}={','.join(f'[{i}]' for i in items)}' (a job each)"
+    raise ConfigError(f"{key} takes a list: {hint}")
+
+
 def schema_node(node: Any) -> bool:
     """A config node with a value, made from a dataclass schema (its keys are all it may have)."""
     return (isinstance(node, DictConfig) and not node._is_missing() and not node._is_none()
@@ -195,20 +223,28 @@ def check_settings(cfg: Config) -> None:
     if isinstance(cfg.model, ReplayConfig) and getattr(cfg.model, "from", "???") in ("???", "", None):
         raise ConfigError(REQUIRED["model.from"])
     check_ops(cfg.ops)
+    if m.name == "files":
+        check_files_dir(Path(m.dir).expanduser(), cfg.source.name, cfg.ops)
     check_tracking_uri(cfg.tracking.tracking_uri())
     if cfg.tracking.mlflow:
         check_tracking_store(cfg.tracking.tracking_uri())
 
 
 def check_ops(ops: list[str]) -> None:
-    from kgb import operators
+    from kgb.operators import unknown_operator
 
-    known = operators.discover()
     for op in ops:
-        if op not in known:
-            near = difflib.get_close_matches(op, known, n=3)
-            hint = f"did you mean {', '.join(near)}? " if near else ""
-            raise ConfigError(f"ops: unknown operator {op!r}; {hint}ids are <source>::<folder> of operators/, e.g. aten::softmax")
+        if message := unknown_operator(op):
+            raise ConfigError(f"ops: {message}")
+
+
+def check_files_dir(folder: Path, source: str, ops: list[str]) -> None:
+    """method=files: warn of a folder with no file for the job's operators, or with files that
+    name no operator (a misnamed kernel would otherwise only end its trial no_candidate)."""
+    from kgb import operators
+    from kgb.methods.files import folder_warning
+
+    warn(folder_warning(folder, operators.select(source, ops)))
 
 
 def check_model_settings(model: LLMConfig) -> None:

@@ -228,3 +228,52 @@ def test_a_setting_checked_without_a_composed_config_is_looked_up_in_every_schem
         unknown_setting("method.sample", None)
     with pytest.raises(ConfigError, match="unknown setting evl.cases; did you mean eval?"):
         unknown_setting("evl.cases", None)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("ops=aten::softmax",), "ops takes a list: ops=[aten::softmax]"),
+    (("ops=aten::softmax,aten::add",), "ops takes a list: ops=[aten::softmax,aten::add] (one job over all), "
+                                       "or -m 'ops=[aten::softmax],[aten::add]' (a job each)"),
+    (("-m", "ops=aten::softmax,aten::add"), "ops takes a list: ops=[aten::softmax,aten::add]"),
+    (("ops=null",), "ops takes a list: ops=[]"),
+    (("chip.slurm.setup=module load x",), "chip.slurm.setup takes a list: chip.slurm.setup=[module load x]"),
+])
+def test_a_list_setting_given_a_plain_value(tmp_path, args, says):
+    """Not Hydra's "Invalid value assigned: str is not a ListConfig" (or, with a comma, its
+    "Ambiguous value" lines; under -m, a job per string that each failed so)."""
+    assert refused(tmp_path, *args).startswith(f"error: {says}")
+
+
+def test_a_list_setting_given_lists_passes_the_check():
+    from kgb.config import register
+    from kgb.preflight import main_guard
+
+    register()
+    main_guard(["ops=[aten::add]", "ops=[]", "chip.slurm.setup=null"])
+    main_guard(["-m", "ops=[aten::add],[aten::abs]"])
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("aten::nope", "f.py"), "error: unknown operator 'aten::nope'; did you mean aten::neg"),
+    (("aten::softmax", "/no/such/file.py"), "error: no such candidate file: /no/such/file.py"),
+])
+def test_evaluate_refuses_a_bad_operator_or_file_in_one_line(capsys, args, says):
+    """`python -m kgb.evaluate`: not a FileNotFoundError's traceback."""
+    from kgb.evaluate.__main__ import main
+
+    assert main(list(args)) == 1
+    out, err = capsys.readouterr()
+    (line,) = err.splitlines()
+    assert out == "" and line.startswith(says), line
+
+
+def test_help_into_a_reader_that_stops_early_ends_quietly(tmp_path):
+    """`python run.py --help | head`: a BrokenPipeError's traceback before."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line is written
+    try:
+        done = subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), "--help"], cwd=tmp_path, env=CLEAN_ENV,
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=180)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

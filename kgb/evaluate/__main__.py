@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-for", type=int, default=None, metavar="SM",
                         help="on the CPU, also compile the kernels for this NVIDIA compute capability (90: H100/H200)")
     args = parser.parse_args(argv)
+    if unknown := operators.unknown_operator(args.op):
+        return refuse(unknown)
+    if args.file and not Path(args.file).is_file():
+        return refuse(f"no such candidate file: {args.file}")
     spec = operators.load(args.op)
     path = Path(args.file) if args.file else spec.solution_path
     device = chips.local_device()
@@ -41,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     if not verdict.correct and verdict.logs.strip():
         print(verdict.logs[-3000:], file=sys.stderr)
     return 0 if verdict.correct else 1
+
+
+def refuse(message: str | None) -> int:
+    """A bad argument in one line on stderr (run.py's form), and exit status 1."""
+    print(f"error: {message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

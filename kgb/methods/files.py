@@ -1,21 +1,49 @@
 """The files method: kernels a user brings, one file per operator.
 
 `method.dir=DIR` holds `<source>__<op>.py` (e.g. `aten__softmax.py`). Operators without
-a file end as `no_candidate`.
+a file end as `no_candidate`, whose reason names a misnamed file that is near the name
+looked for. Before the job, `folder_warning` (kgb.preflight) tells of a folder with no
+file for the job's operators, and of files that name no operator at all.
 """
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
+from kgb import operators
 from kgb.config import FilesConfig
 from kgb.methods import NoCandidate
 from kgb.trial import TrialContext
+
+NAMING = "files are named <source>__<op>.py, e.g. aten__softmax.py"
 
 
 def file_name(op: str) -> str:
     source, _, name = op.partition("::")
     return f"{source}__{name}.py"
+
+
+def stray_files(folder: Path) -> list[str]:
+    """The .py files of `folder` that name no operator kgb knows: misnamed, most likely."""
+    known = {file_name(op) for op in operators.discover()}
+    return sorted(p.name for p in folder.glob("*.py") if p.name not in known and not p.name.startswith((".", "_")))
+
+
+def near(name: str, names: list[str]) -> str | None:
+    return next(iter(difflib.get_close_matches(name, names, n=1)), None)
+
+
+def folder_warning(folder: Path, ops: list[str]) -> str | None:
+    """What is likely a mistake in the folder a job over `ops` reads, in one sentence; None if nothing."""
+    strays = stray_files(folder)
+    named = [f"{s} (did you mean {hint}?)" if (hint := near(s, [file_name(op) for op in ops])) else s
+             for s in strays[:5]]
+    odd = f"{', '.join(named)}{', ...' if len(strays) > 5 else ''} name no operator and will not be judged"
+    if not any((folder / file_name(op)).is_file() for op in ops):
+        return (f"method.dir={folder} has no file for any of this job's {len(ops)} operator(s), so every trial "
+                f"will end no_candidate{'; ' + odd if strays else ''} ({NAMING})")
+    return f"method.dir={folder}: {odd} ({NAMING})" if strays else None
 
 
 class Files:
@@ -29,5 +57,6 @@ class Files:
     def solve(self, ctx: TrialContext) -> None:
         path = self.dir / file_name(ctx.problem.op)
         if not path.is_file():
-            raise NoCandidate(f"no file {path.name} in {self.dir}")
+            hint = near(path.name, stray_files(self.dir))
+            raise NoCandidate(f"no file {path.name} in {self.dir}" + (f"; did you mean {hint}?" if hint else ""))
         ctx.evaluate(path.read_text(), origin=str(path))
