@@ -8,6 +8,7 @@ import contextlib
 import os
 import socket
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -180,13 +181,19 @@ def test_an_agent_cli_sends_no_datagram(tmp_path):
               "        print('refused', e.errno)\n"
               "s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
               "print('stream', s.fileno() > 0)\n"
+              "try:\n"  # MPTCP: a stream that Landlock's TCP port rules do not govern
+              "    socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)\n"
+              "    print('mptcp opened')\n"
+              "except OSError as e:\n"
+              "    print('mptcp refused', e.errno)\n"
               f"socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'out', ('127.0.0.1', {udp.getsockname()[1]}))\n")
     argv, env = confined(["python3", "-c", script], tmp_path, {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")},
                          tcp_port=1)
     done = subprocess.run(argv, cwd=tmp_path / "workspace", env=env, capture_output=True, text=True, timeout=60)
     listener.join()
     udp.close()
-    assert done.stdout.split("\n")[:3] == ["refused 1", "refused 1", "stream True"], done.stdout + done.stderr
+    assert done.stdout.split("\n")[:4] == ["refused 1", "refused 1", "stream True", "mptcp refused 1"], \
+        done.stdout + done.stderr
     assert "PermissionError" in done.stderr
     assert got == []
 
@@ -198,7 +205,7 @@ def test_a_command_reaches_no_unix_socket_of_the_host(tmp_path):
     need not see them, they are empty in its mount namespace."""
     from kgb.evaluate.sandbox import shell_paths, socket_places
 
-    if "/run" not in socket_places(shell_paths(tmp_path)):
+    if "/run" not in dict(socket_places(shell_paths(tmp_path))):
         pytest.skip("/run holds what the sandbox grants here")
     try:
         folder = Path("/run") / f"kgb-test-{os.getpid()}"
@@ -221,3 +228,69 @@ def test_a_command_reaches_no_unix_socket_of_the_host(tmp_path):
         for f in folder.iterdir():
             f.unlink()
         folder.rmdir()
+
+
+def test_a_command_has_no_capability_even_as_root():
+    """Where the harness runs as root and the kernel refuses a user namespace, a command runs
+    as root in the host's namespaces: until session 44 it kept root's capabilities, which
+    override the nice limits (it reniced itself to -20 and took SCHED_FIFO) and open packet
+    sockets. The shell sandbox drops them all (`_no_capabilities`, in `confine_shell` before
+    anything else of it), from the bounding set too, so that no program it runs regains them.
+    (With user namespaces, as here, a command holds capabilities only in namespaces of its own.)"""
+    if os.geteuid() != 0:
+        pytest.skip("only root holds capabilities to drop")
+    code = """
+import os
+from pathlib import Path
+from kgb.evaluate.sandbox import _no_capabilities
+os.setpriority(os.PRIO_PROCESS, 0, -1)  # root may, before
+_no_capabilities()
+status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+print(int(status["CapEff"], 16), int(status["CapBnd"], 16))
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, -20)
+    print("reniced")
+except OSError:
+    print("refused")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.stdout.split() == ["0", "0", "refused"], done.stdout + done.stderr
+
+
+def test_tmp_is_covered_though_the_trial_lies_in_it(tmp_path):
+    """Trials are made under $TMPDIR (/tmp by default), and until the second red team of
+    session 44 that kept /tmp uncovered, an ssh-agent's socket there reachable: the trial
+    folder (and the Python environment, where it lies under /tmp) is mounted again inside the
+    cover. A socket in the trial (the check command's) still answers."""
+    import tempfile
+
+    from kgb.evaluate.sandbox import shell_paths, socket_places
+
+    if tempfile.gettempdir() != "/tmp" or str(tmp_path).split("/")[1] != "tmp":
+        pytest.skip("the test's folders are not under /tmp here")
+    if "/tmp" not in dict(socket_places(shell_paths(tmp_path))):
+        pytest.skip("/tmp is granted whole here")
+    servers = []
+    for folder in (Path(tempfile.mkdtemp(prefix="kgb-test-agent-")), tmp_path):  # the agent's, the trial's
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(folder / "daemon.sock"))
+        server.listen()
+        servers.append((folder, server))
+    try:
+        for d in ("workspace", "home"):
+            (tmp_path / d).mkdir()
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")}
+        connect = "import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print('connected')"
+        command = (f"echo kept > kept.txt && cat kept.txt; for s in {servers[0][0]}/daemon.sock {tmp_path}/daemon.sock; "
+                   f"do python3 -c \"{connect}\" $s 2>&1 | tail -1; done")
+        done = run_command(command, tmp_path / "workspace", env, 60, 4000, confine_to=tmp_path)
+        lines = done.output.strip().splitlines()
+        assert lines[0] == "kept" and (tmp_path / "workspace" / "kept.txt").read_text() == "kept\n", done.output
+        assert "FileNotFoundError" in lines[1], done.output  # another's socket in /tmp: not there
+        assert lines[2] == "connected", done.output  # the trial's own
+    finally:
+        for folder, server in servers:
+            server.close()
+            (folder / "daemon.sock").unlink()
+        servers[0][0].rmdir()

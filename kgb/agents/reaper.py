@@ -33,16 +33,21 @@ from kgb.evaluate.sandbox import landlock_abi
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 8, 32, 4096, 1 << 14
+MNT_DETACH = 2
+MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS = 0x10000000, 0x20000000, 0x00020000
 ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
 SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
 
 
-def supervise(child: Callable[[], NoReturn], hide: tuple[str, ...] = ()) -> NoReturn:
+def supervise(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> NoReturn:
     """Fork `child` (which confines itself and becomes the command), stay as its subreaper
     until it exits, end everything below, and leave as the command did. `hide`: folders
-    that the command's mount namespace covers with an empty one (`_hide`)."""
+    that the command's mount namespace covers with an empty one, each with the paths beneath
+    it that stay (`_hide`)."""
     parent = os.getppid()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
@@ -84,7 +89,7 @@ def _own_pids() -> str | None:
     return None
 
 
-def _init(child: Callable[[], NoReturn], hide: tuple[str, ...]) -> NoReturn:
+def _init(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, ...]], ...]) -> NoReturn:
     """Process 1 of the command's PID namespace: fork the command (process 2, where signals
     work as anywhere else: the kernel spares process 1 every signal it has no handler for),
     reap every orphan of the namespace, and leave as the command did (exit status 128 +
@@ -112,22 +117,47 @@ def _own_proc() -> bool:
     command's `ps`, `top` and a child's /proc/self then work, and show its own processes
     only (the host's /proc, which the sandbox cannot open to it, shows every process's).
     False where the kernel refuses (a container whose /proc has masked entries)."""
-    MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
     return (_libc.unshare(CLONE_NEWNS) == 0
             and _libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) == 0  # nothing of it reaches the host
             and _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0)
 
 
-def _hide(folders: tuple[str, ...]) -> None:
-    """Cover each folder with an empty, read-only one, in the command's mount namespace:
-    where a host keeps its Unix sockets (/run: docker's, the D-Bus, databases', a user's
-    ssh-agent; /tmp: ssh-agent, X11). Landlock governs no connect() to a socket's path, nor
-    does a network namespace, and until session 44 a command reached a daemon listening
-    there. The caller leaves out a folder that holds what the command uses (its trial, the
-    Python environment: `kgb.evaluate.sandbox.socket_places`)."""
-    MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-    for folder in folders:
-        _libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k")
+def _hide(places: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    """Cover each folder with an empty, read-only one, in the command's mount namespace, with
+    the paths given beside it mounted again at their places inside: where a host keeps its
+    Unix sockets (/run: docker's, the D-Bus, databases', a user's ssh-agent; /tmp: ssh-agent,
+    X11). Landlock governs no connect() to a socket's path, nor does a network namespace, and
+    until session 44 a command reached a daemon listening there. A folder whose paths cannot
+    all be mounted again is left as it was."""
+    for folder, keep in places:
+        held = {}
+        try:
+            for path in keep:  # reached through a descriptor once the cover hides the path
+                held[path] = os.open(path, os.O_PATH)
+            _check_mount(_libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                                     b"size=64k,mode=755"))
+            try:
+                for path, fd in held.items():
+                    if os.path.isdir(f"/proc/self/fd/{fd}"):
+                        os.makedirs(path, exist_ok=True)
+                    else:
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                        open(path, "a").close()
+                    _check_mount(_libc.mount(f"/proc/self/fd/{fd}".encode(), path.encode(), None, MS_BIND | MS_REC, None))
+                _check_mount(_libc.mount(None, folder.encode(), None,
+                                         MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None))
+            except OSError:
+                _libc.umount2(folder.encode(), MNT_DETACH)  # the cover and what was mounted inside it
+        except OSError:
+            pass  # this folder stays as it is
+        finally:
+            for fd in held.values():
+                os.close(fd)
+
+
+def _check_mount(result: int) -> None:
+    if result != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
 
 
 def _ended_by(sig: int, _frame: object) -> NoReturn:

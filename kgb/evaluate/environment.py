@@ -48,13 +48,18 @@ KEPT_ENV = re.compile(r"PATH|HOME|TMPDIR|LANG|LANGUAGE|TZ|USER|LOGNAME|TERM|VIRT
                       r"|KMP_\w+|GOMP_\w+")
 
 
+# A URL that carries a password (https://user:token@host/...): Conda reads CONDA_* settings,
+# whose channel URLs can hold a token (session 44's second red team)
+URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+
+
 def engine_env(settings: EvalSettings) -> dict[str, str]:
     """The engine's (and so every judge's) environment: what the libraries read (KEPT_ENV),
     less any variable named like a secret or holding a secret's value, whatever its name."""
     secrets = secret_values(settings)
     env = {k: v for k, v in os.environ.items()
            if KEPT_ENV.fullmatch(k) and not SECRET_NAME.search(k) and k not in settings.secret_env
-           and k not in VOLATILE_ENV and not any(s in v for s in secrets)}
+           and k not in VOLATILE_ENV and not any(s in v for s in secrets) and not URL_WITH_PASSWORD.search(v)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if settings.device == "cpu":

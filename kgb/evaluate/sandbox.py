@@ -52,6 +52,8 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+CAPSET = {"x86_64": 126, "aarch64": 91}  # the capset system call's number
 SECCOMP_MODE_FILTER = 2
 
 
@@ -292,6 +294,7 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     notes = []
     _first_to_go()
     _behind_judging()
+    _no_capabilities()
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
@@ -337,6 +340,27 @@ def _behind_judging() -> None:
     os.setpriority(os.PRIO_PROCESS, 0, COMMAND_NICE)
 
 
+def _no_capabilities() -> None:
+    """No capability for this process nor for any program it runs, even as root: where the
+    harness runs as root and the kernel refuses the command a user namespace, root's
+    CAP_SYS_NICE and CAP_SYS_RESOURCE overrode the limits above (a command reniced itself to
+    -20 and took SCHED_FIFO, session 44's second red team), and CAP_NET_RAW opens packet
+    sockets. The bounding set is what an exec of a root program gets; dropping from it needs
+    CAP_SETPCAP, which a process without capabilities has no need of."""
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(last + 1):
+        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    number = CAPSET.get(platform.machine())
+    if number is not None:
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capabilities): none
+        _libc.syscall(number, header, data)
+
+
 def _first_to_go() -> None:
     """Make this process, and what it starts, the kernel's first choice when the host runs
     out of memory: an agent's command that eats it is ended, not the harness, an engine or
@@ -364,13 +388,20 @@ def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
 SOCKET_PLACES = ("/run", "/var/run", "/tmp", "/var/tmp")
 
 
-def socket_places(paths: Paths) -> tuple[str, ...]:
-    """The folders of SOCKET_PLACES that an agent's command can do without: none of `paths`
-    (its trial, the Python environment, a CLI's install) lies beneath, nor is it a link."""
+def socket_places(paths: Paths) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folders of SOCKET_PLACES that an agent's command's mount namespace covers, each with
+    what of `paths` lies beneath it (its trial, under $TMPDIR by default; a Python environment
+    or a CLI's install there), which is mounted again inside the cover. Not a folder that is a
+    link, nor one that a granted path holds whole."""
     granted = [Path(p) for p in (*paths.read, *paths.execute, *paths.write)]
-    return tuple(place for place in SOCKET_PLACES
-                 if Path(place).is_dir() and not Path(place).is_symlink()
-                 and not any(g == Path(place) or Path(place) in g.parents for g in granted))
+    places = []
+    for place in map(Path, SOCKET_PLACES):
+        if not place.is_dir() or place.is_symlink() or any(g == place or g in place.parents for g in granted):
+            continue
+        beneath = sorted({g for g in granted if place in g.parents and g.exists()})
+        outermost = [g for g in beneath if not any(o in g.parents for o in beneath)]
+        places.append((str(place), tuple(map(str, outermost))))
+    return tuple(places)
 
 
 def exposed(path: Path, paths: Paths) -> str | None:

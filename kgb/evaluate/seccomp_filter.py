@@ -33,8 +33,8 @@ SYSCALLS = {
                     personality=92, setsid=157),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
-AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
-SOCK_STREAM, SOCK_TYPE_MASK = 1, 0xF
+AF_UNIX, AF_INET, AF_INET6, AF_PACKET = 1, 2, 10, 17
+SOCK_STREAM, SOCK_TYPE_MASK, IPPROTO_TCP = 1, 0xF, 6
 EPERM, ENOSYS = 1, 38
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA, _ALU_AND_K = 0x20, 0x15, 0x45, 0x06, 0x05, 0x54
@@ -147,9 +147,10 @@ def shell_program() -> bytes:
     two kinds. setsid: a session of its own is where the kernel's autogroup scheduling would
     give a command's processes a share of the cores equal to the whole harness's, judges
     included, whatever their nice value (kgb.evaluate.sandbox.confine_shell keeps them behind
-    judging). UDP and raw IP sockets (and io_uring, which makes sockets past this filter): an
-    agent CLI keeps the host's network to reach kgb's model proxy, and Landlock limits its TCP
-    alone; a datagram reached any host until session 44 (DNS tunnelling, QUIC)."""
+    judging). IP sockets other than TCP streams, packet sockets, and io_uring (which makes
+    sockets past this filter): an agent CLI keeps the host's network to reach kgb's model
+    proxy, and Landlock limits plain TCP alone; a datagram reached any host until session 44
+    (DNS tunnelling, QUIC), as did an MPTCP stream to any port."""
     arch = platform.machine()
     nr = SYSCALLS[arch]
     p = _Program()
@@ -162,14 +163,20 @@ def shell_program() -> bytes:
         p.jump_if(_JEQ_K, nr[name], "deny", None)
     p.jump_if(_JEQ_K, nr["socket"], "socket", None)
     p.ret(RET_ALLOW)
-    p.label("socket")  # socket(domain, type, protocol): an IP socket only for streams (TCP)
+    p.label("socket")  # socket(domain, type, protocol): an IP socket only for TCP
     p.load(16)
+    p.jump_if(_JEQ_K, AF_PACKET, "deny", None)  # raw frames, where the command has the host's network
     p.jump_if(_JEQ_K, AF_INET, "ip", None)
     p.jump_if(_JEQ_K, AF_INET6, "ip", "allow")
     p.label("ip")
     p.load(24)
     p.mask(SOCK_TYPE_MASK)  # less SOCK_NONBLOCK and SOCK_CLOEXEC
-    p.jump_if(_JEQ_K, SOCK_STREAM, "allow", "deny")
+    p.jump_if(_JEQ_K, SOCK_STREAM, None, "deny")
+    # and plain TCP: Landlock's port rules govern TCP alone, and MPTCP (or SCTP) streams to any
+    # port passed them (session 44's second red team)
+    p.load(32)
+    p.jump_if(_JEQ_K, 0, "allow", None)
+    p.jump_if(_JEQ_K, IPPROTO_TCP, "allow", "deny")
     p.label("allow")
     p.ret(RET_ALLOW)
     p.label("deny")
