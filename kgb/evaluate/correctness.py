@@ -230,16 +230,21 @@ def compare_outputs(
     return None, worst_abs, worst_rel
 
 
-def tensors_in(value: Any) -> Iterator[torch.Tensor]:
-    """Every tensor in a value of tensors, lists, tuples and dicts, in order."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, list | tuple):
+def leaves(value: Any) -> Iterator[Any]:
+    """Every value in a value of lists, tuples and dicts that is none of them, in order."""
+    if isinstance(value, list | tuple):
         for v in value:
-            yield from tensors_in(v)
+            yield from leaves(v)
     elif isinstance(value, dict):
         for v in value.values():
-            yield from tensors_in(v)
+            yield from leaves(v)
+    else:
+        yield value
+
+
+def tensors_in(value: Any) -> Iterator[torch.Tensor]:
+    """Every tensor in a value of tensors, lists, tuples and dicts, in order."""
+    return (v for v in leaves(value) if isinstance(v, torch.Tensor))
 
 
 def load_values(dst: Any, src: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate.correctness import PERTURB_BYTE, tensors_in
+from kgb.evaluate.correctness import PERTURB_BYTE, leaves, tensors_in
 
 
 def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
@@ -139,16 +139,8 @@ def _cast(values: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _scalars(value: Any) -> Iterator[float]:
-    if isinstance(value, bool | int | float) and not isinstance(value, torch.Tensor):
-        if isinstance(value, float) and value != value:
-            return
-        yield value
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _scalars(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _scalars(v)
+    """The numbers (not NaN) in a value of lists, tuples and dicts."""
+    return (v for v in leaves(value) if isinstance(v, bool | int | float) and v == v)
 
 
 def _named_outputs(outputs: list[Any]) -> Iterator[tuple[str, Any]]:
