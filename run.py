@@ -5,6 +5,7 @@ describes every group and setting (kgb.manual). HYDRA_FULL_ERROR=1 shows traceba
 """
 
 import os
+import signal
 import sys
 
 import hydra
@@ -53,3 +54,6 @@ if __name__ == "__main__":
         # not sys.exit: that joins the trials' threads, which may wait minutes on a model's answer;
         # the event log loses at most the line being written, which its readers skip
         os._exit(130)
+    # The job is over and said so: a Ctrl-C from here on would land in the interpreter's own
+    # ending (engines closed, threads joined) as a traceback, with the job's results all kept.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
