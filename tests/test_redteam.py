@@ -314,3 +314,21 @@ def test_a_load_is_explained_only_by_a_store_before_it():
         _note(handle([0.125]), None, "loaded")  # computed on the host...
         _note(handle([0.125]), None)  # ...and copied into the output
     assert "loaded 1 values" in unexplained_loads(summarise(recorded), [x])
+
+
+def test_a_constant_table_the_wrapper_builds_from_literals_is_not_host_data(softmax):
+    """softmax's known-good kernel with log2(e) loaded from a table its wrapper built with
+    torch.tensor([...]) at import: rejected as data from the host until the second red team
+    of session 44 found it; the numbers a source writes explain what a kernel loads."""
+    source = softmax.solution_path.read_text()
+    edits = [
+        ("def _softmax_rows(x_ptr, y_ptr, n_cols,", "def _softmax_rows(x_ptr, y_ptr, c_ptr, n_cols,"),
+        ("        y = tl.exp(x - row_max) / row_sum", "        y = tl.exp2((x - row_max) * tl.load(c_ptr)) / row_sum"),
+        ("            rows, out, n_cols,", "            rows, out, _LOG2E, n_cols,"),
+    ]
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    source += "\n_LOG2E = torch.tensor([1.4426950408889634], dtype=torch.float32)\n"
+    verdict = evaluate(source, softmax, EvalSettings(device="cpu", case_tags=("smoke", "check"), timeout_s=120))
+    assert verdict.status == Status.CORRECT, verdict.message

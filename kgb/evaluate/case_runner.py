@@ -53,6 +53,7 @@ class CaseRunner(BenchCaseTiming):
         self.torch_ops: list[str] = []
         self.produced_elements = False  # some case's output is non-empty
         self.stored: dict | None = None  # what the last call's interpreted kernels stored
+        self.literals: list[float] = []  # the numbers its source writes (provenance_audit.literal_numbers)
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
         self.phase = phase or Phases()
         # the GPU's timing turn and the work sections it waits for (set by _judge)
@@ -123,7 +124,7 @@ class CaseRunner(BenchCaseTiming):
             if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
                 written = _tensors(cand_in, spec.written_args)
                 message = (unexplained([actual, *written.values()], self.stored, [pristine])
-                           or unexplained_loads(self.stored, [pristine]))
+                           or unexplained_loads(self.stored, [pristine, self.literals]))
                 if message:
                     raise Failed(Status.REJECTED, f"case {case.name}: {message}")
             random_flag = getattr(spec.module, "RANDOM", False)

@@ -32,6 +32,7 @@ from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
 from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.phases import Phases
+from kgb.evaluate.provenance_audit import literal_numbers
 from kgb.evaluate.sandbox import Limits, die_with_parent
 from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import CaseResult, Failed, Status
@@ -133,6 +134,7 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     cases = [c for c in spec.cases if c.tag in tags]
     timed = [c for c in cases if c.tag in set(request["time_tags"])] if device != "cpu" else []
     runner = CaseRunner(spec, candidate, device, phase)
+    runner.literals = literal_numbers(request["source"]) if device == "cpu" else []
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
     runner.exclusive.tag = spec.id

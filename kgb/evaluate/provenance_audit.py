@@ -30,6 +30,31 @@ def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: lis
     return None
 
 
+MAX_LITERALS = 10_000  # a source's numbers beyond these explain nothing more
+
+
+def literal_numbers(source: str) -> list[float]:
+    """The numbers written in a candidate's source (`1.4426950408889634`, `-0.5`): what a
+    constant table its wrapper builds (`torch.tensor([...])`) holds, which a kernel may load.
+    An answer cannot be written there: the cases it is checked on are drawn after the source
+    is fixed. Until then such a table was refused as data from the host (the second red team
+    of session 44)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    found: list[float] = []
+    for node in ast.walk(tree):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found += [float(value), -float(value)]  # its sign is a unary minus above it
+        if len(found) >= MAX_LITERALS:
+            break
+    return found
+
+
 def unexplained_loads(stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
     """A message if some kernel loaded values that are neither the inputs' nor stored by a
     kernel of the call before they were loaded: data computed on the host, which a kernel
