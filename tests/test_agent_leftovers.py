@@ -197,3 +197,26 @@ def test_a_command_sees_its_own_processes_in_proc(trial, token):
     assert "ps" in names and "sleep" in names and "read-self" in names, done.output
     assert "pytest" not in done.output and token not in done.output, done.output  # nothing outside it
     assert int(names[-1]) < 10, done.output  # the init, bash, sleep, ls, grep: not the host's processes
+
+
+def test_a_killed_harnesss_trial_folders_are_removed_by_the_next(monkeypatch, tmp_path):
+    """A harness killed (or ended by Ctrl-C, which leaves by os._exit) left each running agent
+    trial's folder in the temporary directory, a git repository each: seventeen on one machine
+    in a day of tests until session 44. The next harness that makes a trial folder removes
+    those whose process has ended, and no other's."""
+    from kgb.agents import workspace
+    from kgb.evaluate import workdirs
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr(workspace, "_swept", False)
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    ours = workdirs._ours(workspace.PREFIX)
+    left = tmp_path / f"{ours}{ended.pid}-abc123"  # a harness process that is gone
+    live = tmp_path / f"{ours}{os.getpid()}-def456"  # this one's
+    other = tmp_path / "kgb-agent-xyz789"  # named before session 44: left alone
+    for folder in (left, live, other):
+        (folder / "workspace").mkdir(parents=True)
+    workspace._sweep_once()
+    assert not left.exists() and live.exists() and other.exists()
+    assert workspace.PREFIX in workdirs.new(workspace.PREFIX).name  # where Workspace.create makes one

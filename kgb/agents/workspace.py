@@ -19,19 +19,32 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.agents.commands import confined
 from kgb.agents.nofollow import read_text
 from kgb.agents.reaper import stop
+from kgb.evaluate import workdirs
 from kgb.operators import REPO_ROOT, Problem
 from kgb.tracking.blobs import BlobStore
 
 KERNEL = "kernel.py"
 SNAPSHOT_MAX_BYTES = 1_000_000  # bigger files (a profiler dump) are left out of snapshots
 GIT_TIMEOUT_S = 60
+# A trial's folder in the temporary directory, named after the host and harness process that
+# made it (kgb.evaluate.workdirs): a run that ends as it should removes it, and one killed or
+# ended by Ctrl-C (os._exit) left it behind, a git repository each, until session 44
+PREFIX = "kgb-agent-"
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Remove the trial folders that ended harness processes of this user on this host left."""
+    global _swept
+    if not _swept:
+        _swept = True
+        workdirs.remove_left_behind(PREFIX)
 CHECK_SCRIPT = f"""#!/bin/sh
 # kgb's check tool: judges kernel.py (or the file given) on the cases you may see.
 exec "{sys.executable}" -m kgb.agents.check "$@"
@@ -88,7 +101,8 @@ class Workspace:
 
     @classmethod
     def create(cls, problem: Problem, protocol: str, kernel: str, device: str) -> Workspace:
-        ws = cls(Path(tempfile.mkdtemp(prefix="kgb-agent-")).resolve(), device)
+        _sweep_once()
+        ws = cls(workdirs.new(PREFIX).resolve(), device)
         ws.root.mkdir()
         for d in (ws.home, ws.home / ".config", ws.home / ".cache"):
             d.mkdir(parents=True, exist_ok=True)

@@ -16,16 +16,17 @@ from pathlib import Path
 PREFIX = "kgb-eval-"
 
 
-def new() -> Path:
-    """A new evaluation folder of this process."""
-    return Path(tempfile.mkdtemp(prefix=f"{_ours()}{os.getpid()}-"))
+def new(prefix: str = PREFIX) -> Path:
+    """A new evaluation folder of this process (or another kind of folder, by its prefix:
+    an agent trial's, kgb.agents.workspace)."""
+    return Path(tempfile.mkdtemp(prefix=f"{_ours(prefix)}{os.getpid()}-"))
 
 
-def remove_left_behind() -> list[Path]:
-    """Remove the evaluation folders this user made on this host whose harness process has
-    ended; the ones removed."""
+def remove_left_behind(prefix: str = PREFIX) -> list[Path]:
+    """Remove the folders of this kind that this user made on this host whose harness process
+    has ended; the ones removed."""
     removed = []
-    ours = _ours()
+    ours = _ours(prefix)
     for folder in Path(tempfile.gettempdir()).glob(f"{ours}*-*"):
         pid = folder.name[len(ours):].partition("-")[0]
         try:
@@ -56,9 +57,9 @@ def users_own(name: str) -> Path:
     return parent / name
 
 
-def _ours() -> str:
+def _ours(prefix: str = PREFIX) -> str:
     """The start of this host's folder names (mkdtemp's random part holds no "-")."""
-    return f"{PREFIX}{socket.gethostname().replace('/', '_')}-"
+    return f"{prefix}{socket.gethostname().replace('/', '_')}-"
 
 
 def _alive(pid: int) -> bool:
