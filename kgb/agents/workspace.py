@@ -37,6 +37,10 @@ GIT_TIMEOUT_S = 60
 # ended by Ctrl-C (os._exit) left it behind, a git repository each, until session 44
 PREFIX = "kgb-agent-"
 _swept = False
+CHECK_SCRIPT = f"""#!/bin/sh
+# kgb's check tool: judges kernel.py (or the file given) on the cases you may see.
+exec "{sys.executable}" -m kgb.agents.check "$@"
+"""
 
 
 def _sweep_once() -> None:
@@ -45,10 +49,6 @@ def _sweep_once() -> None:
     if not _swept:
         _swept = True
         workdirs.remove_left_behind(PREFIX)
-CHECK_SCRIPT = f"""#!/bin/sh
-# kgb's check tool: judges kernel.py (or the file given) on the cases you may see.
-exec "{sys.executable}" -m kgb.agents.check "$@"
-"""
 
 
 class OutsideWorkspace(ValueError):

@@ -68,20 +68,30 @@ def _ranges(storages: list[torch.UntypedStorage]) -> tuple[np.ndarray, np.ndarra
     return starts, ends
 
 
+def inside_launch(addresses: np.ndarray, itemsize: int) -> np.ndarray | None:
+    """Which of `addresses` (uint64) start `itemsize` bytes that lie within one storage of
+    the launch being interpreted; None outside a launch."""
+    if _launch is None:
+        return None
+    _, starts, ends = _launch
+    # the storage starting at or before each address; spans never overlap (distinct storages)
+    index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
+    inside = index >= 0
+    inside[inside] &= addresses[inside] + np.uint64(itemsize) <= ends[index[inside]]
+    return inside
+
+
 def check(ptrs: np.ndarray, mask: np.ndarray | None, itemsize: int, what: str) -> None:
     """Raise OutOfBounds if an active lane addresses bytes outside the launch's storages."""
     if _launch is None:
         return
-    name, starts, ends = _launch
+    name = _launch[0]
     addresses = np.asarray(ptrs, dtype=np.uint64).reshape(-1)
     if mask is not None:
         addresses = addresses[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
     if addresses.size == 0:
         return
-    # the storage starting at or before each address; spans never overlap (distinct storages)
-    index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
-    inside = index >= 0
-    inside[inside] &= addresses[inside] + np.uint64(itemsize) <= ends[index[inside]]
+    inside = inside_launch(addresses, itemsize)
     if not inside.all():
         bad = int(addresses[~inside][0])
         raise OutOfBounds(

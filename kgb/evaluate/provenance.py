@@ -78,14 +78,10 @@ def _without_addresses(raw: Any) -> Any:
 
     from kgb.evaluate import bounds
 
-    if raw.dtype.itemsize != 8 or raw.dtype.kind not in "iu" or bounds._launch is None:
+    if raw.dtype.itemsize != 8 or raw.dtype.kind not in "iu":
         return raw
-    _, starts, ends = bounds._launch
-    addresses = raw.reshape(-1).view(np.uint64)
-    index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
-    inside = index >= 0
-    inside[inside] &= addresses[inside] < ends[index[inside]]
-    return raw.reshape(-1)[~inside]
+    inside = bounds.inside_launch(raw.reshape(-1).view(np.uint64), 1)
+    return raw if inside is None else raw.reshape(-1)[~inside]
 
 
 def patch_interpreter_stores() -> None:

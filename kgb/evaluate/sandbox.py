@@ -286,8 +286,10 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
 def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tuple[int, ...] = (),
                   extra_exec: tuple[str, ...] = (), extra_read: tuple[str, ...] = ()) -> Applied:
     """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
-    exec the system's programs, so there is no seccomp filter; Landlock, rlimits and a
-    network namespace of its own keep it to the workspace, the system and no network. With
+    exec the system's programs, so its seccomp filter refuses only what would undo the rest
+    (seccomp_filter.shell_program); Landlock, rlimits and a network namespace of its own keep
+    it to the workspace, the system and no network, behind judging for the cores, with no
+    capability. With
     `tcp_connect` (an agent CLI that talks to kgb's model proxy on the host), the host's
     network stays and Landlock allows TCP connections to those ports only."""
     limits = limits or Limits()
@@ -333,8 +335,8 @@ def _behind_judging() -> None:
     needs no privilege; lowering it needs RLIMIT_NICE, set to none here (a host's
     limits.conf may grant some), as is RLIMIT_RTPRIO (a real-time policy). Nice values weigh
     only within one autogroup (a session, where the kernel's autogroup scheduling is on): the
-    harness starts each command in its own session, and the seccomp filter keeps it there
-    (kgb.evaluate.seccomp_filter.shell_program)."""
+    harness starts each command in its own session, a process group of its own in it, and
+    the seccomp filter keeps it there (kgb.evaluate.seccomp_filter.shell_program)."""
     resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
     resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
     os.setpriority(os.PRIO_PROCESS, 0, COMMAND_NICE)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kgb.tracking.artifacts import local_dir
+from kgb.tracking.mlflow_store import sqlite_path
 from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, parse
 
 REBUILD = "python -m kgb.tracking rebuild OUTPUTS_DIR --tracking-uri URI"
@@ -30,10 +31,6 @@ class StoreError(Exception):
 class JobRun:
     run_id: str
     artifact_uri: str
-
-
-def sqlite_path(uri: str) -> Path | None:
-    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
 
 class Store:

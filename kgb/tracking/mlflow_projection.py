@@ -22,14 +22,13 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
 from kgb.tracking.follower import Follower
-from kgb.tracking.mlflow_store import NewRun, search_all, writer_for
+from kgb.tracking.mlflow_store import NewRun, search_all, sqlite_path, writer_for
 from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
 from kgb.tracking.summary import TABLE_NAME, JobInfo, header, line, trial_row
 
@@ -76,10 +75,11 @@ def _made_alone(uri: str) -> Iterator[None]:
     two terminals) raced through MLflow's migrations, and one of them died of it ("Online
     migration expected to match one row", "duplicate column name"; session 44). A server
     store makes its own tables once, when it starts."""
-    if not uri.startswith("sqlite:///"):
+    store = sqlite_path(uri)
+    if store is None:
         yield
         return
-    lock = Path(uri.removeprefix("sqlite:///") + ".lock")
+    lock = store.with_name(store.name + ".lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)  # held until the file closes
@@ -137,9 +137,8 @@ class MlflowProjection:
     @staticmethod
     def _artifact_root(uri: str) -> str | None:
         """Keep artifacts beside a SQLite store instead of in the current directory."""
-        if uri.startswith("sqlite:///"):
-            return (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
-        return None
+        store = sqlite_path(uri)
+        return (store.parent / "mlartifacts").resolve().as_uri() if store is not None else None
 
     def project(self, events: Sequence[Event], blobs: BlobStore) -> str | None:
         """Bring the store up to date with one job's log; return the parent run id. A live

@@ -17,6 +17,7 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from kgb.tracking.artifacts import ArtifactWriter, File
@@ -54,6 +55,11 @@ class RunWriter(Protocol):
     def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
         """The live trial runs of a job, by trial key."""
         ...
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The file of a SQLite store's URI (sqlite:///PATH); None for another store."""
+    return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
 
 
 def writer_for(uri: str, client: Any) -> RunWriter:
