@@ -310,7 +310,7 @@ def softmax_int(self, dim, dtype=None):
     y = torch.empty(self.shape, dtype=dtype or self.dtype)
     _launch_decoy(self.device)
     return y
-'''.replace("def softmax_int", "import builtins\n\n\ndef softmax_int"), "seccomp: Unix sockets only; Landlock: no TCP"),
+'''.replace("def softmax_int", "import builtins\n\n\ndef softmax_int"), "seccomp: no new socket; Landlock: no TCP"),
     Attack("secrets-from-parent", "read an API key from the parent's /proc environ and leak it in the error",
            '''
 import os

@@ -3,6 +3,7 @@ what it was after."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,42 @@ def test_nothing_is_written_outside_the_workspace(softmax):
     attack = next(a for a in ATTACKS if a.name == "write-outside-workspace")
     evaluate(attack.source, softmax, SMOKE)
     assert not marker.exists()
+
+
+_DAEMON_CLIENT = """
+
+def softmax_int(self, dim, dtype=None):
+    s = builtins.__dict__["__imp" + "ort__"]("soc" + "ket")
+    try:
+        c = s.socket(s.AF_UNIX, s.SOCK_STREAM)
+        c.connect(PATH)
+        c.sendall(b"give me your secrets")
+        outcome = "connected"
+    except OSError as e:
+        outcome = f"refused ({e})"
+    raise RuntimeError(f"DAEMON {outcome}")
+"""
+
+
+def test_a_candidate_cannot_reach_a_daemon_by_its_sockets_path(softmax, tmp_path):
+    """Landlock governs no connect() to a Unix socket's path, so a daemon listening outside
+    the workspace (docker's under /run, a user's agent under /tmp) was reachable from a
+    candidate process (session 44's red team). Since session 45 it may open no socket: its
+    CUDA context, MPS client included, exists before it confines itself."""
+    path = tmp_path / "daemon.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as daemon:
+        daemon.bind(str(path))
+        daemon.listen(4)
+        source = (PRELUDE + "import builtins\n" + _DAEMON_CLIENT).replace("PATH", repr(str(path)))
+        verdict = evaluate(source, softmax, SMOKE)
+        daemon.setblocking(False)
+        try:
+            daemon.accept()[0].close()
+            reached = True
+        except BlockingIOError:
+            reached = False
+    assert "DAEMON refused" in verdict.message + verdict.logs, verdict.message  # the candidate ran and tried
+    assert not reached
 
 
 def test_a_key_under_any_name_never_reaches_the_candidate(softmax, monkeypatch):
@@ -190,6 +227,60 @@ def test_on_a_gpu_work_queued_between_calls_does_not_slow_the_baseline(softmax):
     slowed = {c.name: c.baseline_us / base[c.name] for c in verdict.cases if c.baseline_us}
     assert set(slowed) == set(base) and len(base) == 3
     assert all(0.8 < r < 1.2 for r in slowed.values()), slowed
+
+
+_ON_THE_HOST = {
+    "numpy-through-cpu": """
+def softmax_int(self, dim, dtype=None):
+    a = self.float().cpu().numpy()
+    e = 2.718281828459045 ** (a - a.max(axis=dim, keepdims=True))
+    y = torch.from_numpy(e / e.sum(axis=dim, keepdims=True)).to(self.device, dtype or self.dtype)
+    _launch_decoy(self.device)
+    return y
+""",
+    "python-through-tolist": """
+def softmax_int(self, dim, dtype=None):
+    rows = self.movedim(dim, -1).reshape(-1, self.shape[dim]).tolist()
+    out = []
+    for r in rows:
+        e = [2.718281828459045 ** (v - max(r)) for v in r]
+        out.append([v / sum(e) for v in e])
+    shape = self.movedim(dim, -1).shape
+    y = torch.tensor(out, dtype=dtype or self.dtype).to(self.device).reshape(shape).movedim(-1, dim)
+    _launch_decoy(self.device)
+    return y
+""",
+}
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("name", sorted(_ON_THE_HOST))
+def test_on_a_gpu_an_answer_computed_on_the_host_is_rejected(name, softmax):
+    """The CPU's value provenance has no GPU counterpart: until session 45 a softmax that read
+    its input back with .cpu() or .tolist(), computed with numpy or Python and copied the answer
+    in was judged correct on a GPU (and left untimed)."""
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "check"), timeout_s=600)
+    verdict = evaluate(PRELUDE + _ON_THE_HOST[name], softmax, settings)
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert "from the GPU to the host" in verdict.message
+
+
+def test_what_counts_as_a_read_back_to_the_host():
+    """host_read_elements on real ops; meta tensors stand in for a GPU's (any device but the
+    host's is the same to it)."""
+    import torch
+
+    from kgb.evaluate.integrity import host_read_elements
+
+    aten = torch.ops.aten
+    gpu, host = torch.empty(6, 5, device="meta"), torch.empty(6, 5)
+    assert host_read_elements(aten._to_copy.default, (gpu,), host) == 30  # .cpu()
+    assert host_read_elements(aten.copy_.default, (host, gpu), host) == 30  # host.copy_(gpu)
+    assert host_read_elements(aten._local_scalar_dense.default, (gpu[0, 0],), 1.0) == 1  # .item()
+    assert host_read_elements(aten._to_copy.default, (host,), gpu) == 0  # to the GPU
+    assert host_read_elements(aten.copy_.default, (gpu, host), gpu) == 0
+    assert host_read_elements(aten._to_copy.default, (host,), host.double()) == 0  # on the host
+    assert host_read_elements(aten._local_scalar_dense.default, (host[0, 0],), 1.0) == 0
 
 
 def test_the_skip_when_done_kernel_skips_a_row_it_has_done_and_computes_one_it_has_not(softmax):

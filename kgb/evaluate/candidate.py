@@ -185,7 +185,8 @@ class _Server:
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
                        unchanged=_unchanged(known, before),
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
-                       hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device))
+                       hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device),
+                       host_reads=audit.host_reads)
         except codec.WireError as exc:
             self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
 

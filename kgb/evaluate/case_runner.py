@@ -24,7 +24,7 @@ from kgb.evaluate.correctness import (
     tensors_in,
 )
 from kgb.evaluate.draws import candidate_copy, draw_inputs
-from kgb.evaluate.integrity import ALLOWED_OPS, Audit
+from kgb.evaluate.integrity import ALLOWED_OPS, HOST_READ_LIMIT, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance_audit import unexplained, unexplained_loads
 from kgb.evaluate.timing_lock import TimingLock, trace
@@ -77,6 +77,10 @@ class CaseRunner(BenchCaseTiming):
         if bad:
             raise Failed(Status.REJECTED, f"{what}: the candidate computed with PyTorch ({', '.join(bad)}); "
                          "values must be computed by Triton kernels")
+        if (read := int(fields.get("host_reads", 0))) > HOST_READ_LIMIT:
+            raise Failed(Status.REJECTED, f"{what}: the candidate copied {read} values from the GPU to the host "
+                         f"(.cpu(), .tolist(), .item(); at most {HOST_READ_LIMIT} in a call, to size a grid or a "
+                         "result); values must be computed by Triton kernels on the GPU")
 
     def _call(self, entry: str, cand_in: dict, what: str, redraw: Redraw | None = None) -> Any:
         args, kwargs = self.spec.signatures[entry].bind(cand_in)

@@ -38,6 +38,12 @@ ALLOWED_OPS = frozenset(
     """.split()
 )
 
+# Values a call may copy from a GPU's memory to the host's, all its copies together: a grid or a
+# result's length read as a scalar (aten::index's one `.item()`) is what the known-good
+# solutions read. More is the answer computed on the host (`.cpu()`, `.tolist()` into numpy or
+# Python), which on a GPU no value provenance sees (the CPU's is kgb.evaluate.provenance).
+HOST_READ_LIMIT = 64
+
 
 @dataclass
 class Audit:
@@ -47,6 +53,7 @@ class Audit:
     kernels: list[str] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)  # pre-run hooks found on launched kernels
     in_launch: int = 0
+    host_reads: int = 0  # values copied from a device's memory to the host's (host_read_elements)
 
     def violations(self, allowed: frozenset[str], denied: frozenset[str]) -> list[str]:
         bad = []
@@ -89,7 +96,29 @@ class _Recorder(TorchDispatchMode):
             self.audit.torch_ops.append(func._schema.name + (f".{func._overloadname}" if func._overloadname != "default" else ""))
         out = func(*args, **(kwargs or {}))
         bounds.made(out)
+        if not _in_transfer[0]:
+            self.audit.host_reads += host_read_elements(func, args, out)
         return out
+
+
+def host_read_elements(func, args: tuple, out: object) -> int:
+    """How many values an op copied from a device's memory into the host's."""
+    import torch
+
+    def off_host(t: object) -> bool:
+        return isinstance(t, torch.Tensor) and t.device.type != "cpu"
+
+    def on_host(t: object) -> bool:
+        return isinstance(t, torch.Tensor) and t.device.type == "cpu"
+
+    name = func._schema.name
+    if name == "aten::_local_scalar_dense":  # .item(), and tolist() of a one-value tensor
+        return 1 if off_host(args[0]) else 0
+    if name == "aten::_to_copy" and off_host(args[0]) and on_host(out):  # .cpu(), .to("cpu")
+        return args[0].numel()
+    if name == "aten::copy_" and len(args) > 1 and on_host(args[0]) and off_host(args[1]):
+        return args[1].numel()
+    return 0
 
 
 _current: list[Audit] = []

@@ -1,7 +1,7 @@
 """The candidate's seccomp filter, as the kernel's BPF bytecode (`program`): which system
 calls the candidate process may make once kgb.evaluate.sandbox installs it. No new threads,
 no fork, no exec (unless allowed: a GPU run may exec Triton's ptxas, vfork+exec only), no
-sockets but Unix ones, signals only to itself, no ptrace, no namespace or mount changes, no
+new socket (its channel to the judge and its CUDA context are open before), signals only to itself, no ptrace, no namespace or mount changes, no
 io_uring (it would bypass the filter); a system call of another architecture's numbering
 is refused. docs/design/threat-model.md says what each rule stops.
 """
@@ -33,7 +33,7 @@ SYSCALLS = {
                     personality=92, setsid=157),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
-AF_UNIX, AF_INET, AF_INET6, AF_PACKET = 1, 2, 10, 17
+AF_INET, AF_INET6, AF_PACKET = 2, 10, 17
 SOCK_STREAM, SOCK_TYPE_MASK, IPPROTO_TCP = 1, 0xF, 6
 EPERM, ENOSYS = 1, 38
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
@@ -108,7 +108,11 @@ def program(allow_exec: bool) -> bytes:
             p.jump_if(_JEQ_K, nr[name], "deny", None)
     p.jump_if(_JEQ_K, nr["clone3"], "nosys", None)  # glibc falls back to clone, filtered below
     p.jump_if(_JEQ_K, nr["clone"], "clone", None)
-    p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    # No socket at all: Landlock governs no connect() to a Unix socket's path, so any daemon
+    # listening under /run or /tmp was in reach (session 44's red team). What a candidate
+    # process needs is open before it confines itself: its channel to the judge (a socket
+    # pair) and its CUDA context, with an MPS daemon's connection where there is one.
+    p.jump_if(_JEQ_K, nr["socket"], "deny", None)
     p.jump_if(_JEQ_K, nr["kill"], "kill", None)
     p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
     p.ret(RET_ALLOW)
@@ -121,9 +125,6 @@ def program(allow_exec: bool) -> bytes:
     else:
         p.jump_if(_JSET_K, CLONE_VFORK, None, "deny")
         p.jump_if(_JSET_K, CLONE_VM, "allow", "deny")
-    p.label("socket")
-    p.load(16)
-    p.jump_if(_JEQ_K, AF_UNIX, "allow", "deny")
     # signals only to itself (pid 0 is its own process group: it has a session of its own)
     own = os.getpid()
     p.label("kill")

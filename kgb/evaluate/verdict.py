@@ -75,7 +75,10 @@ from enum import StrEnum
 # the judges' environment keeps only what the libraries read; on the CPU every value a kernel
 # loads must be explained as an output value is (kgb.evaluate.provenance_audit: a copy kernel
 # took host-computed answers for a kernel's).
-JUDGE_VERSION = 24
+# v25: a candidate process opens no socket (a daemon's Unix socket was reachable by its path);
+# on a GPU a call that copies more than 64 values back to the host is rejected (an answer
+# computed with numpy from `.cpu()` was correct there; integrity.HOST_READ_LIMIT).
+JUDGE_VERSION = 25
 
 
 class Status(StrEnum):
