@@ -16,6 +16,13 @@ _one_at_a_time = threading.Lock()
 
 
 def parse(source: str) -> ast.Module:
-    """`ast.parse(source)`; raises SyntaxError as it does."""
+    """`ast.parse(source)`; raises SyntaxError as it does, and for a source the parser cannot
+    hold: nested or chained too deep (`1+1+...+1` 300,000 times raised RecursionError, which
+    the harness took for its own failure, session 45's red team), or holding a NUL byte."""
     with _one_at_a_time:
-        return ast.parse(source)
+        try:
+            return ast.parse(source)
+        except (RecursionError, MemoryError) as exc:
+            raise SyntaxError(f"too deeply nested to parse ({type(exc).__name__})") from None
+        except ValueError as exc:
+            raise SyntaxError(str(exc)) from None

@@ -108,6 +108,51 @@ def test_a_candidate_cannot_reach_a_daemon_by_its_sockets_path(softmax, tmp_path
     assert not reached
 
 
+_HUGE_REPLY = """
+import json, os, struct
+
+
+def softmax_int(self, dim, dtype=None):
+    for n in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{n}").startswith("socket:"):
+                fd = int(n)
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    head = json.dumps({"kind": "returned", "value": None, "buffers": [5 << 30]}).encode()
+    os.write(fd, struct.pack("!i", len(head)) + head)  # and never the 5 GiB it announced
+    return torch.empty(0)
+"""
+
+
+def test_a_reply_announcing_more_than_it_may_hold_is_the_candidates_failure(softmax):
+    """A candidate wrote a reply of its own on its socket announcing one buffer larger than
+    the host's memory, then streamed zeros: the judge filled memory until the OOM killer took
+    it, which kgb reports as an infrastructure failure, out of accuracy and retried every run
+    (session 45's red team, in a 3 GB cgroup). The judge now refuses what a reply may not hold
+    before it allocates anything (candidate_process.reply_limit); until then this one, which
+    never sends the bytes, held its judge until the evaluation's timeout."""
+    settings = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=60)
+    verdict = evaluate(PRELUDE + _HUGE_REPLY, softmax, settings)
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert "announced 5,368,709,120 bytes" in verdict.message
+
+
+def test_a_source_the_parser_cannot_hold_is_the_candidates_failure(softmax):
+    """A legal expression chained 300,000 deep raised RecursionError in the harness's static
+    check, which the job took for its own failure: `infra_error`, out of accuracy, retried
+    every run (session 45's red team); a number too large for a float (10**400) killed the
+    judge when it read the source's literals. Both are the candidate's now."""
+    honest = softmax.solution_path.read_text()
+    deep = honest + "\n_X = " + "+".join(["1"] * 300_000) + "\n"
+    verdict = evaluate(deep, softmax, SMOKE)
+    assert verdict.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR), verdict.message
+    big = evaluate(honest + "\n_BIG = 10**400 + 0x" + "f" * 400 + "\n", softmax, SMOKE)
+    assert big.status == Status.CORRECT, big.message
+    huge = evaluate(honest + "\n# " + "x" * (2 << 20) + "\n", softmax, SMOKE)
+    assert huge.status == Status.REJECTED and "at most 1,048,576" in huge.message, huge.message
+
+
 def test_a_key_under_any_name_never_reaches_the_candidate(softmax, monkeypatch):
     """The key sits in this process's environment (so in /proc/<pid>/environ) under a
     name that looks like nothing; the candidate searches /proc and its environment and

@@ -61,6 +61,20 @@ TURN_LIMIT_S = 120.0
 CANDIDATE_FAILURES = frozenset({Status.REJECTED, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.WRONG_OUTPUT})
 MESSAGE_CHARS = 4000
 
+# What a reply's buffers may hold: the storages the judge sent, which come back with what the
+# candidate left in them, many times over (an output may be larger than its inputs: im2col's
+# nine-fold), and room for outputs made from nothing (a factory op's, arange's). A candidate
+# that announced one buffer larger than the host's memory had its judge fill memory until the
+# OOM killer took the judge, read as an infrastructure failure: no result, retried every run
+# (session 45's red team).
+REPLY_BASE_BYTES = 4 << 30
+REPLY_PER_SENT_BYTE = 16
+
+
+def reply_limit(sent: codec.Storages | None) -> int:
+    sent_bytes = sum(s.nbytes() for s in sent.by_id.values()) if sent is not None else 0
+    return REPLY_BASE_BYTES + REPLY_PER_SENT_BYTE * sent_bytes
+
 
 @dataclass
 class Reply:
@@ -141,11 +155,13 @@ class CandidateProcess:
             with lock.paused(), lock.phase(RECEIVING):
                 yield
 
+        limit = reply_limit(known)
         try:
-            msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work)
+            msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work, max_bytes=limit)
             while msg.kind == "compiling":
                 self._while_compiling()
-                msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work)
+                msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
+                                    max_bytes=limit)
             said = msg.fields.get("gpu_mib")
             if isinstance(said, int) and not isinstance(said, bool):
                 self.held_mib = max(self.held_mib, said)

@@ -250,7 +250,8 @@ class Message:
 def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False,
             reading: Callable[[], AbstractContextManager] = nullcontext,
             before_device: Callable[[str], None] = lambda kind: None,
-            copying: Callable[[], AbstractContextManager] = nullcontext, memory_files: bool = False) -> Message:
+            copying: Callable[[], AbstractContextManager] = nullcontext, memory_files: bool = False,
+            max_bytes: int | None = None) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
@@ -260,6 +261,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     short ones, which a timing turn waits for one chunk at most (kgb.evaluate.timing_lock).
     `memory_files`: whether the buffers may come in a memory file (`encode`); only the
     candidate process accepts one, so the judge never maps memory its candidate could change.
+    `max_bytes`: the most its buffers may announce, checked before any is allocated (a peer
+    that announced terabytes had its receiver fill memory until the OOM killer took it).
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -270,6 +273,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
         raise WireError(f"unreadable message header: {exc}") from exc
     if any(n < 0 for n in sizes):
         raise WireError("negative buffer size")
+    if max_bytes is not None and sum(sizes) > max_bytes:
+        raise WireError(f"a message announced {sum(sizes):,} bytes of buffers, more than the {max_bytes:,} it may hold")
     in_file = bool(header.pop("memory_file", False))
     if in_file and not memory_files:
         raise WireError("a memory file where none is accepted")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger
+from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger
 from kgb.evaluate.bench_case import secret_seed
 from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
@@ -186,6 +186,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         bench_memory.close()
     except Failed as f:
         return _final(f.status, f.message, results, runner, **emit_sandbox)
+    except codec.WireError as exc:  # the judge's own codec on both ends: a candidate tampered with it
+        return _final(Status.REJECTED, f"the candidate process broke the judge's protocol: {exc}", results, runner,
+                      **emit_sandbox)
     except CandidateDied as exc:
         done = f" after {len(results)} passing case(s)" if results else ""
         return _final(Status.RUNTIME_ERROR, f"the candidate process died ({exc}){done}", results, runner, **emit_sandbox)

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from kgb import syntax
 from kgb.evaluate.correctness import PERTURB_BYTE, leaves, tensors_in
 
 
@@ -42,14 +43,18 @@ def literal_numbers(source: str) -> list[float]:
     import ast
 
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return []
     found: list[float] = []
     for node in ast.walk(tree):
         value = node.value if isinstance(node, ast.Constant) else None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            found += [float(value), -float(value)]  # its sign is a unary minus above it
+            try:
+                number = float(value)
+            except OverflowError:  # 10**400: no float, so no value a kernel loads
+                continue
+            found += [number, -number]  # its sign is a unary minus above it
         if len(found) >= MAX_LITERALS:
             break
     return found

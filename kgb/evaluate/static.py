@@ -27,6 +27,9 @@ FORBIDDEN_ATTRIBUTES = {
     "settrace", "setprofile", "addaudithook", "_getframe", "load_inline", "__subclasses__",
     "__globals__", "__builtins__", "f_back", "f_globals", "f_locals", "gi_frame", "tb_frame",
 }
+# Far above any kernel file (the known-good solutions' longest is tens of KB); a source of many
+# MB is a candidate filling the harness's parser, its event log and MLflow's artifacts.
+MAX_SOURCE_BYTES = 1 << 20
 OS_PROCESS_CALLS = {"system", "popen", "fork", "forkpty", "execv", "execve", "execvp", "spawnv", "kill"}
 
 
@@ -67,6 +70,8 @@ def static_check(source: str, entry_points: tuple[str, ...], kernel_required: bo
     A syntax error is not a reason here: the judge reports it as a compile error with
     Python's own message.
     """
+    if (size := len(source.encode("utf-8", "surrogatepass"))) > MAX_SOURCE_BYTES:
+        return [f"is {size:,} bytes long; a candidate may be at most {MAX_SOURCE_BYTES:,}"]
     try:
         tree = syntax.parse(source)
     except SyntaxError:
