@@ -67,10 +67,15 @@ class EventLog:
                 f.truncate(data.rfind(b"\n") + 1)
 
     def append(self, event: Event) -> Event:
-        """Stamp the event with its seq and time, write it, and return the stamped event."""
+        """Stamp the event with its seq and time, write it, and return the stamped event (its
+        text made writable, `writable_text`)."""
         with self._lock:
             stamped = dataclasses.replace(event, seq=self._seq, ts=time.time())
-            self._file.write(json.dumps(to_json(stamped)) + "\n")
+            line = json.dumps(to_json(stamped))
+            if _LONE_SURROGATE in line:
+                record = writable_text(json.loads(line))
+                stamped, line = from_json(record), json.dumps(record)
+            self._file.write(line + "\n")
             self._file.flush()
             if isinstance(stamped, DURABLE):
                 os.fsync(self._file.fileno())
@@ -147,6 +152,25 @@ def upgrade(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+# Text a candidate or a model wrote can hold a lone UTF-16 surrogate (a `"\ud800"` escape in
+# JSON, `chr(0xD800)` in an error message), which no UTF-8 writer takes: a candidate whose
+# error message quoted one broke the MLflow projection's SQLite writes, on that run and on
+# every run of the job after it (session 45's red team). The log keeps such text with U+FFFD
+# in its place. Lines are written ASCII-escaped, so every surrogate shows as this escape.
+_LONE_SURROGATE = "\\ud"
+
+
+def writable_text(value: Any) -> Any:
+    """`value` (a decoded JSON record) with each lone surrogate in its strings made U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [writable_text(v) for v in value]
+    if isinstance(value, dict):
+        return {writable_text(k): writable_text(v) for k, v in value.items()}
+    return value
+
+
 def read_events(path: Path) -> list[Event]:
     """All events of a log, in order (gzipped where its name ends in .gz, as docs/results
     keeps them). A torn last line is skipped; a torn line anywhere else is corruption and
@@ -163,5 +187,7 @@ def read_events(path: Path) -> list[Event]:
             if i >= len(lines) - 2:  # the last line, possibly followed by nothing
                 break
             raise ValueError(f"{path}:{i + 1}: corrupt event line") from e
+        if _LONE_SURROGATE in line:  # a log written before session 45 may hold one
+            record = writable_text(record)
         events.append(from_json(upgrade(record)))
     return events
