@@ -51,6 +51,7 @@ from kgb.config import (
     choices,
 )
 from kgb.evaluate import compile_cache, cuda_waits, timing_lock
+from kgb.tracking.mlflow_store import sqlite_path
 
 # Hydra's own word for "trace this error", honoured here too.
 FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -278,8 +279,8 @@ def check_tracking_store(uri: str) -> None:
     judged (an unreachable server after some four minutes of MLflow's retries), and left the
     job's event log behind."""
     scheme = store_scheme(uri)
-    if scheme == "sqlite":
-        _check_sqlite_store(uri, Path(uri.removeprefix("sqlite:///")))
+    if (path := sqlite_path(uri)) is not None:
+        _check_sqlite_store(uri, path)
     elif scheme in ("http", "https"):
         try:
             urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=STORE_PROBE_S).close()

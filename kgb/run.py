@@ -11,13 +11,15 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kgb import chips, methods, operators
 from kgb.config import Config
-from kgb.evaluate import start_engine
+from kgb.evaluate import EvalSettings, start_engine
 from kgb.evaluate.sandbox import check_hidden_from_candidates
+from kgb.identity import Identity
 from kgb.job import (
     Chip,
     changed_specs,
@@ -38,7 +40,7 @@ from kgb.preflight import check_settings
 from kgb.progress import Progress, summary_table
 from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import RunFinished, RunStarted, TrialEnd
+from kgb.tracking.events import Event, RunFinished, RunStarted, TrialEnd
 from kgb.tracking.follower import Opening
 from kgb.tracking.log import EventLog
 from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
@@ -89,81 +91,101 @@ def run_job(cfg: Config) -> JobSummary:
     chip = resolve_chip(cfg.chip)
     settings = eval_settings(cfg.eval, chip)
     ident = identity(cfg, chip, settings)
-    root = Path(cfg.tracking.root)
     job = ident.job_id(cfg.source.name, ops)
-    path = events_path(root, job)
+    path = events_path(Path(cfg.tracking.root), job)
     with running(path):  # one process at a time: a second would judge (and pay for) every trial again
-        blobs = BlobStore(root / "blobs")
-        log = EventLog(path)  # reads what an earlier run of this job left
-        earlier = trial_outcomes(log.events())
-        if chip.present and sum(o.finished for o in earlier.values()) < len(ops) * cfg.method.samples:
-            start_engine(settings)  # while the specs, the event log, MLflow and the baselines get ready
-        specs = {op: operators.load(op) for op in ops}
-        todo, kept = [], set()
-        for op, spec in specs.items():
-            for sample in range(cfg.method.samples):
-                key = ident.trial_key(op, spec.version, sample)
-                if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
-                    todo.append((spec, sample, key))
-                else:
-                    kept.add(op)
-        changed = changed_specs(log.events(), specs, kept)
-        if changed:
-            print(f"note: {len(changed)} operator(s) keep trials judged under an earlier spec.py of the same VERSION "
-                  f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''}); bump a spec's VERSION to judge it again")
-        order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
-        todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
-        started_at = time.perf_counter()
-        log.append(RunStarted(
-            job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
-            chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
-            device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
-            specs={op: spec_record(s) for op, s in specs.items()},
-            identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
-        ))
-        projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None
-        # Timed jobs measure each case's baseline once per chip, for every job under this root.
-        book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
+        return _run_held(cfg, job, path, ops, method, model, chip, settings, ident)
 
-        total = len(ops) * cfg.method.samples
-        progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
-        progress.skipped_as_done(total - len(todo))
-        project_lock = threading.Lock()
 
-        def one_trial(item) -> None:
-            spec, sample, key = item
-            prior = earlier[key].events if key in earlier else []
-            attempt = (earlier[key].attempts if key in earlier else 0) + 1
-            t0 = start(log, job, key, spec, sample, attempt)
-            end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
-            finish(log, job, key, end, reason, t0)
-            events = log.events()
-            progress.finished(log.outcome(key))  # folded as it was logged: no re-fold per trial
-            if projection:
-                with project_lock:
-                    projection.project(events, blobs)
+def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods.Method, model: Model | None,
+              chip: Chip, settings: EvalSettings, ident: Identity) -> JobSummary:
+    """The body of `run_job`, while this process holds the job (kgb.job.running): the trials
+    that no earlier run of it finished, then its summary."""
+    root = Path(cfg.tracking.root)
+    blobs = BlobStore(root / "blobs")
+    log = EventLog(path)  # reads what an earlier run of this job left
+    earlier = trial_outcomes(log.events())
+    if chip.present and sum(o.finished for o in earlier.values()) < len(ops) * cfg.method.samples:
+        start_engine(settings)  # while the specs, the event log, MLflow and the baselines get ready
+    specs = {op: operators.load(op) for op in ops}
+    todo, kept = [], set()
+    for op, spec in specs.items():
+        for sample in range(cfg.method.samples):
+            key = ident.trial_key(op, spec.version, sample)
+            if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
+                todo.append((spec, sample, key))
+            else:
+                kept.add(op)
+    changed = changed_specs(log.events(), specs, kept)
+    if changed:
+        print(f"note: {len(changed)} operator(s) keep trials judged under an earlier spec.py of the same VERSION "
+              f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''}); bump a spec's VERSION to judge it again")
+    order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
+    todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
+    started_at = time.perf_counter()
+    log.append(RunStarted(
+        job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
+        chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
+        device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
+        specs={op: spec_record(s) for op, s in specs.items()},
+        identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
+    ))
+    projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None
+    # Timed jobs measure each case's baseline once per chip, for every job under this root.
+    book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
-        pool = ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device))
+    total = len(ops) * cfg.method.samples
+    progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
+    progress.skipped_as_done(total - len(todo))
+    project_lock = threading.Lock()
+
+    def project(events: Sequence[Event]) -> None:
+        """Bring MLflow up to date; a store that fails mid-job is given up with one line, and the
+        trials go on: their events are in the log, which the next run of the job, or a
+        rebuild, projects (until session 45 the job ended there, its running trials lost)."""
+        nonlocal projection
+        if projection is None:
+            return
         try:
-            list(pool.map(one_trial, todo))
-        except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown()
-
-        log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
-                               trials_skipped_as_done=total - len(todo)))
-        log.close()
-        events = log.events()
-        if projection:
             projection.project(events, blobs)
-        outcomes = list(trial_outcomes(events).values())
-        summary = summarize(outcomes, ident.settings)
-        summary_table(outcomes, summary)
-        print(f"event log: {path}")
-        if projection:
-            print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
-        return summary
+        except Exception as exc:  # noqa: BLE001 - the event log keeps what the store did not take
+            projection = None
+            print(f"warning: the MLflow projection failed ({type(exc).__name__}: {str(exc)[:300]}); the job goes on "
+                  f"and keeps every event in {path}: run it again, or `python -m kgb.tracking rebuild {root} "
+                  f"--tracking-uri {cfg.tracking.tracking_uri()}`, to project them", file=sys.stderr)
+
+    def one_trial(item) -> None:
+        spec, sample, key = item
+        prior = earlier[key].events if key in earlier else []
+        attempt = (earlier[key].attempts if key in earlier else 0) + 1
+        t0 = start(log, job, key, spec, sample, attempt)
+        end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
+        finish(log, job, key, end, reason, t0)
+        events = log.events()
+        progress.finished(log.outcome(key))  # folded as it was logged: no re-fold per trial
+        with project_lock:
+            project(events)
+
+    pool = ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device))
+    try:
+        list(pool.map(one_trial, todo))
+    except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+    log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
+                           trials_skipped_as_done=total - len(todo)))
+    log.close()
+    events = log.events()
+    project(events)
+    outcomes = list(trial_outcomes(events).values())
+    summary = summarize(outcomes, ident.settings)
+    summary_table(outcomes, summary)
+    print(f"event log: {path}")
+    if projection:
+        print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
+    return summary
 
 
 def trials_at_once(concurrency: int | None, device: str) -> int:

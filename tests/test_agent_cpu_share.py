@@ -6,7 +6,7 @@ harness's whole session, every judge in it: one agent's command spinning on ever
 half of the cores from judging, four of them four fifths (`python
 benchmarks/command_share.py`), and judges' verdicts run against wall-clock timeouts. A
 command now runs at nice 10 in the harness's session, and can neither lower its nice value
-nor start a session of its own (kgb.evaluate.sandbox.confine_shell)."""
+nor start a session of its own (kgb.agents.shell_sandbox.confine_shell)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from kgb.agents.commands import run_command
+from kgb.agents.shell_sandbox import COMMAND_NICE
 from kgb.agents.workspace import Workspace
-from kgb.evaluate.sandbox import COMMAND_NICE, landlock_abi
+from kgb.evaluate.sandbox import landlock_abi
 
 pytestmark = pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
 AUTOGROUP = Path("/proc/self/autogroup")  # where the kernel has autogroup scheduling

@@ -122,7 +122,7 @@ def test_a_cli_may_reach_the_model_proxy_port_and_no_other(tmp_path):
     code = f"""
 import socket
 from pathlib import Path
-from kgb.evaluate.sandbox import confine_shell
+from kgb.agents.shell_sandbox import confine_shell
 confine_shell(Path({str(tmp_path)!r}), tcp_connect=({proxy},))
 for port in ({proxy}, {other}):
     try:
@@ -209,7 +209,7 @@ def test_a_command_reaches_no_unix_socket_of_the_host(tmp_path):
     session 44 a command (and a candidate: threat model, Open) reached a daemon listening
     under /run (docker's, the D-Bus, a database's) or /tmp (ssh-agent). Where the command
     need not see them, they are empty in its mount namespace."""
-    from kgb.evaluate.sandbox import shell_paths, socket_places
+    from kgb.agents.shell_sandbox import shell_paths, socket_places
 
     if "/run" not in dict(socket_places(shell_paths(tmp_path))):
         pytest.skip("/run holds what the sandbox grants here")
@@ -248,7 +248,7 @@ def test_a_command_has_no_capability_even_as_root():
     code = """
 import os
 from pathlib import Path
-from kgb.evaluate.sandbox import _no_capabilities
+from kgb.agents.shell_sandbox import _no_capabilities
 os.setpriority(os.PRIO_PROCESS, 0, -1)  # root may, before
 _no_capabilities()
 status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
@@ -271,7 +271,7 @@ def test_tmp_is_covered_though_the_trial_lies_in_it(tmp_path):
     cover. A socket in the trial (the check command's) still answers."""
     import tempfile
 
-    from kgb.evaluate.sandbox import shell_paths, socket_places
+    from kgb.agents.shell_sandbox import shell_paths, socket_places
 
     if tempfile.gettempdir() != "/tmp" or str(tmp_path).split("/")[1] != "tmp":
         pytest.skip("the test's folders are not under /tmp here")

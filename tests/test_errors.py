@@ -289,3 +289,37 @@ def test_help_into_a_reader_that_stops_early_ends_quietly(tmp_path):
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_store_that_fails_mid_job_is_given_up_and_the_trials_go_on(tmp_path, monkeypatch, capsys):
+    """The MLflow projection is derived from the event log: a store that fails once trials
+    run (a server gone, a full disk) ended the job until session 45, its other trials lost
+    with it. The job now says so in one line and judges on; its next run projects the log."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from kgb import run
+    from kgb.config import register
+    from kgb.tracking.log import read_events
+
+    class FailsOnItsSecondCall:
+        calls = 0
+
+        def project(self, events, blobs):
+            FailsOnItsSecondCall.calls += 1
+            if FailsOnItsSecondCall.calls == 2:
+                raise OSError("database or disk is full")
+
+    monkeypatch.setattr(run, "open_projection", lambda cfg: FailsOnItsSecondCall())
+    register()
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
+        cfg = OmegaConf.to_object(compose("config", overrides=["ops=[aten::neg,aten::add,aten::sin]",
+                                                               f"tracking.root={tmp_path}", "method.concurrency=1"]))
+    summary = run.run_job(cfg)
+    assert summary.correct == 3
+    err = capsys.readouterr().err
+    assert err.count("warning: the MLflow projection failed (OSError: database or disk is full)") == 1, err
+    assert f"python -m kgb.tracking rebuild {tmp_path}" in err
+    assert FailsOnItsSecondCall.calls == 2  # given up, not asked again
+    (log,) = tmp_path.glob("jobs/*/events.jsonl")
+    assert sum(type(e).__name__ == "TrialFinished" for e in read_events(log)) == 3

@@ -3,7 +3,7 @@
 This is the one place where an agent's command is executed. It runs in its own process
 group (killed whole at the timeout), with the workspace as working directory and the
 workspace's built-up environment (no keys, no user settings), inside the shell sandbox
-(`kgb.evaluate.sandbox.confine_shell`): the trial's folder is the only writable place,
+(`kgb.agents.shell_sandbox.confine_shell`): the trial's folder is the only writable place,
 the system and the Python environment are read-only, and there is no network. Nothing of
 the repo is readable: not the operators' specs, other trials, event logs or home folders,
 and not kgb's own package either, whose family modules hold the operators' known-good
@@ -35,7 +35,7 @@ from typing import NoReturn
 
 from kgb.agents import reaper
 from kgb.agents.nofollow import write_text
-from kgb.evaluate.sandbox import confine_shell, shell_paths, socket_places
+from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
 # What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
@@ -63,7 +63,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
         argv, env = confined(argv, confine_to, env)
     # a process group of its own (to end it whole), but the harness's session: a session of its
     # own would be an autogroup of its own, level with all of judging for the cores however
-    # low its priority (kgb.evaluate.sandbox.confine_shell)
+    # low its priority (kgb.agents.shell_sandbox.confine_shell)
     proc = subprocess.Popen(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0,
@@ -133,7 +133,7 @@ def check_hidden_from_agents() -> None:
     """Raise where the shell sandbox cannot keep kgb's package from an agent: a checkout under a
     folder it must leave readable (/opt, /usr), or a copy installed into the Python environment,
     which agents' commands run. Either would show an agent the operators' known-good solutions."""
-    from kgb.evaluate.sandbox import exposed, landlock_abi, shell_paths
+    from kgb.evaluate.sandbox import exposed, landlock_abi
 
     if not landlock_abi():
         return  # nothing is confined, and every command's output says so

@@ -14,6 +14,10 @@ kernel mechanism that the process cannot undo once applied:
 - rlimits: CPU seconds, file size, no core dumps.
 - A network namespace of its own where the kernel allows one.
 
+The primitives the layers are built from (`apply_landlock`, `apply_seccomp`, `lock_down`)
+build an agent's shell sandbox too (kgb.agents.shell_sandbox), which loosens and tightens
+this one where a shell differs.
+
 See docs/design/threat-model.md for what each layer stops.
 """
 
@@ -44,22 +48,20 @@ class SandboxLevel(StrEnum):
     NONE = "none"  # neither: the candidate runs unconfined
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
-CAPSET = {"x86_64": 126, "aarch64": 91}  # the capset system call's number
 SECCOMP_MODE_FILTER = 2
 
 
 def die_with_parent() -> None:
     """Ask the kernel to kill this process when its parent dies (kill -9 of a run included)."""
-    _libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
 
 
 def exit_after(body: Callable[[], None]) -> NoReturn:
@@ -100,7 +102,7 @@ def landlock_abi() -> int:
     numbers = _SYS_LANDLOCK.get(platform.machine())
     if numbers is None:
         return 0
-    version = _libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    version = libc.syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     return max(int(version), 0)
 
 
@@ -163,7 +165,7 @@ def _interpreter_of(path: Path) -> set[str]:
     return {head[2:].split(b"\n")[0].strip().split()[0].decode(errors="replace")}
 
 
-def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None:
+def apply_landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None:
     """Restrict this process to `paths`; no TCP but connections to the `tcp_connect` ports
     (Landlock ABI 4+; with an older ABI, TCP is not restricted by Landlock)."""
     create, add_rule, restrict = _SYS_LANDLOCK[platform.machine()]
@@ -179,7 +181,7 @@ def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None
     attr = struct.pack("=QQQ", handled, net, scoped)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     buf = ctypes.create_string_buffer(attr[:size], size)
-    ruleset = _check(_libc.syscall(create, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock_create_ruleset")
+    ruleset = _check(libc.syscall(create, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock_create_ruleset")
     try:
         file_only = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
         rules = [(p, READ) for p in paths.read] + [(p, READ | FS_EXECUTE) for p in paths.execute]
@@ -194,20 +196,21 @@ def _landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None
                 if not os.path.isdir(path):
                     access &= file_only
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", access & handled, fd), 12)
-                _check(_libc.syscall(add_rule, ruleset, 1, rule, 0), f"landlock_add_rule {path}")
+                _check(libc.syscall(add_rule, ruleset, 1, rule, 0), f"landlock_add_rule {path}")
             finally:
                 os.close(fd)
         for port in tcp_connect if net else ():
             rule = ctypes.create_string_buffer(struct.pack("=QQ", NET_CONNECT_TCP, port), 16)
-            _check(_libc.syscall(add_rule, ruleset, 2, rule, 0), f"landlock_add_rule tcp {port}")  # LANDLOCK_RULE_NET_PORT
-        _check(_libc.syscall(restrict, ruleset, 0), "landlock_restrict_self")
+            _check(libc.syscall(add_rule, ruleset, 2, rule, 0), f"landlock_add_rule tcp {port}")  # LANDLOCK_RULE_NET_PORT
+        _check(libc.syscall(restrict, ruleset, 0), "landlock_restrict_self")
     finally:
         os.close(ruleset)
 
 
 # ---------------------------------------------------------------------------- seccomp
 
-def _seccomp(program: bytes) -> None:
+def apply_seccomp(program: bytes) -> None:
+    """Install `program` (classic BPF, kgb.evaluate.seccomp_filter) as this process's filter."""
     n = len(program) // 8
     filt = ctypes.create_string_buffer(program, len(program))
 
@@ -215,7 +218,7 @@ def _seccomp(program: bytes) -> None:
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
     prog = SockFprog(n, ctypes.addressof(filt))
-    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
+    _check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0), "seccomp")
 
 
 # ---------------------------------------------------------------------------- applying
@@ -249,161 +252,47 @@ class Applied:
 def _own_network() -> str | None:
     """A network namespace with no interfaces but loopback, where the kernel allows it."""
     CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
-    if _libc.unshare(CLONE_NEWNET) == 0:
+    if libc.unshare(CLONE_NEWNET) == 0:
         return None
-    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0:
         return None
     return f"no network namespace ({os.strerror(ctypes.get_errno())}); TCP is still refused where Landlock has it"
+
+
+def lock_down(limits: Limits, own_network: bool) -> list[str]:
+    """The first steps of every sandbox here, a candidate's or an agent's shell command's
+    (kgb.agents.shell_sandbox): memory and /proc entries private, no core dumps, CPU and file
+    size limits, a network namespace of its own where `own_network`, and no new privileges
+    for it or what it runs. Returns notes on what this machine would not do."""
+    notes = []
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory and /proc entries stay private
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+    note = _own_network() if own_network else None
+    if note:
+        notes.append(note)
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    return notes
 
 
 def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple[str, ...] = (),
             extra_write: tuple[str, ...] = ()) -> Applied:
     """Apply the sandbox to this process, as far as this machine allows. Irreversible."""
-    notes = []
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # its memory and /proc entries stay private
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-    note = _own_network()
-    if note:
-        notes.append(note)
-    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    notes = lock_down(limits, own_network=True)
     abi = landlock_abi()
     if abi:
         paths = default_paths(workspace, allow_exec)
         paths = Paths(paths.read + extra_read, paths.execute, paths.write + extra_write, paths.devices)
-        _landlock(paths, abi)
+        apply_landlock(paths, abi)
     else:
         notes.append("Landlock is not available: the file system is not confined")
     seccomp = platform.machine() in seccomp_filter.SYSCALLS
     if seccomp:
-        _seccomp(seccomp_filter.program(allow_exec))
+        apply_seccomp(seccomp_filter.program(allow_exec))
     else:
         notes.append(f"no seccomp filter for {platform.machine()}")
     return Applied(_level(abi > 0, seccomp), notes)
-
-
-def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tuple[int, ...] = (),
-                  extra_exec: tuple[str, ...] = (), extra_read: tuple[str, ...] = ()) -> Applied:
-    """The sandbox of an agent's shell command: like a candidate's, but a shell must fork and
-    exec the system's programs, so its seccomp filter refuses only what would undo the rest
-    (seccomp_filter.shell_program); Landlock, rlimits and a network namespace of its own keep
-    it to the workspace, the system and no network, behind judging for the cores, with no
-    capability. With
-    `tcp_connect` (an agent CLI that talks to kgb's model proxy on the host), the host's
-    network stays and Landlock allows TCP connections to those ports only."""
-    limits = limits or Limits()
-    notes = []
-    _first_to_go()
-    _behind_judging()
-    _no_capabilities()
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s + 5))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
-    note = None if tcp_connect else _own_network()
-    if note:
-        notes.append(note)
-    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    if platform.machine() in seccomp_filter.SYSCALLS:
-        _seccomp(seccomp_filter.shell_program())
-    else:
-        notes.append(f"no seccomp filter for {platform.machine()}: a session of its own would put the "
-                     "command's processes level with judging for the cores")
-    abi = landlock_abi()
-    if not abi:
-        notes.append("Landlock is not available: the file system is not confined")
-        return Applied(_level(False, False), notes)
-    if tcp_connect and abi < 4:
-        notes.append(f"Landlock ABI {abi} cannot restrict TCP: the network is open")
-    paths = shell_paths(workspace, extra_exec)
-    _landlock(Paths(paths.read + extra_read, paths.execute, paths.write, paths.devices), abi, tcp_connect)
-    return Applied(_level(True, False), notes)
-
-
-# An agent's command's nice value: a weight of 110 against a judge's 1024 (nice 0) for a core
-# both want. Not 19 (a weight of 15): the agent CLIs run at it too, and at 19 a test's CLI,
-# started beside a loaded host, made no model call within its 6 s wall-clock budget.
-COMMAND_NICE = 10
-
-
-def _behind_judging() -> None:
-    """Put this process, and what it starts, behind the harness and the judges for the cores
-    (COMMAND_NICE), for good: judges' verdicts run against wall-clock timeouts, and an
-    agent's command that keeps every core busy would otherwise slow every other trial's
-    judging; a core nobody else wants is still the command's. Raising one's own nice value
-    needs no privilege; lowering it needs RLIMIT_NICE, set to none here (a host's
-    limits.conf may grant some), as is RLIMIT_RTPRIO (a real-time policy). Nice values weigh
-    only within one autogroup (a session, where the kernel's autogroup scheduling is on): the
-    harness starts each command in its own session, a process group of its own in it, and
-    the seccomp filter keeps it there (kgb.evaluate.seccomp_filter.shell_program)."""
-    resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
-    os.setpriority(os.PRIO_PROCESS, 0, COMMAND_NICE)
-
-
-def _no_capabilities() -> None:
-    """No capability for this process nor for any program it runs, even as root: where the
-    harness runs as root and the kernel refuses the command a user namespace, root's
-    CAP_SYS_NICE and CAP_SYS_RESOURCE overrode the limits above (a command reniced itself to
-    -20 and took SCHED_FIFO, session 44's second red team), and CAP_NET_RAW opens packet
-    sockets. The bounding set is what an exec of a root program gets; dropping from it needs
-    CAP_SETPCAP, which a process without capabilities has no need of."""
-    try:
-        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    except (OSError, ValueError):
-        last = 63
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    for cap in range(last + 1):
-        _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-    number = CAPSET.get(platform.machine())
-    if number is not None:
-        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capabilities): none
-        _libc.syscall(number, header, data)
-
-
-def _first_to_go() -> None:
-    """Make this process, and what it starts, the kernel's first choice when the host runs
-    out of memory: an agent's command that eats it is ended, not the harness, an engine or
-    another trial's judge (whose candidate would be recorded as having died). Raising one's
-    own score needs no privilege; a process cannot lower it again."""
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass  # no /proc here: the kernel chooses as it would have
-
-
-def shell_paths(workspace: Path, extra_exec: tuple[str, ...] = ()) -> Paths:
-    """What an agent's shell command may reach: a candidate's paths, the system's programs to
-    run, and what those programs read of /etc."""
-    base = default_paths(workspace, allow_exec=False)
-    programs = ("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/lib", "/usr/libexec", "/lib", "/lib64",
-                "/usr/local/bin", sys.prefix, sys.base_prefix, sys.exec_prefix)
-    etc = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl", "/etc/alternatives",
-           "/etc/gitconfig", "/etc/bash.bashrc", "/etc/profile", "/etc/inputrc", "/etc/terminfo")  # not /etc/shadow
-    return Paths(base.read + etc, programs + extra_exec, base.write, base.devices)
-
-
-# Where hosts keep their Unix sockets (/var/run is mostly a link to /run)
-SOCKET_PLACES = ("/run", "/var/run", "/tmp", "/var/tmp")
-
-
-def socket_places(paths: Paths) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The folders of SOCKET_PLACES that an agent's command's mount namespace covers, each with
-    what of `paths` lies beneath it (its trial, under $TMPDIR by default; a Python environment
-    or a CLI's install there), which is mounted again inside the cover. Not a folder that is a
-    link, nor one that a granted path holds whole."""
-    granted = [Path(p) for p in (*paths.read, *paths.execute, *paths.write)]
-    places = []
-    for place in map(Path, SOCKET_PLACES):
-        if not place.is_dir() or place.is_symlink() or any(g == place or g in place.parents for g in granted):
-            continue
-        beneath = sorted({g for g in granted if place in g.parents and g.exists()})
-        outermost = [g for g in beneath if not any(o in g.parents for o in beneath)]
-        places.append((str(place), tuple(map(str, outermost))))
-    return tuple(places)
 
 
 def exposed(path: Path, paths: Paths) -> str | None:

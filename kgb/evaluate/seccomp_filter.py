@@ -147,7 +147,7 @@ def shell_program() -> bytes:
     """The filter of an agent's shell commands, which must fork and exec: every system call but
     two kinds. setsid: a session of its own is where the kernel's autogroup scheduling would
     give a command's processes a share of the cores equal to the whole harness's, judges
-    included, whatever their nice value (kgb.evaluate.sandbox.confine_shell keeps them behind
+    included, whatever their nice value (kgb.agents.shell_sandbox.confine_shell keeps them behind
     judging). IP sockets other than TCP streams, packet sockets, and io_uring (which makes
     sockets past this filter): an agent CLI keeps the host's network to reach kgb's model
     proxy, and Landlock limits plain TCP alone; a datagram reached any host until session 44
