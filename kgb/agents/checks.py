@@ -15,13 +15,16 @@ cases only, so there the two sets are the same.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import hmac
 import json
 import secrets
+import socket
 import socketserver
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +36,11 @@ from kgb.tracking.events import CandidateChecked, CandidateProposed
 from kgb.trial import TrialContext
 
 ERROR_TAIL = 2000
+# A check request is one line: the ticket and a path (./check sends some 200 bytes). A longer
+# one is refused, read no further: an endless line once took the harness to 3 GB (session
+# 45's red team). And one client at a time is served: one that sends nothing is let go.
+REQUEST_MAX_BYTES = 64 * 1024
+REQUEST_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -135,14 +143,21 @@ class CheckServer:
         self.refusal: Callable[[], str | None] = lambda: None  # a budget's reason to refuse a check
         server = self
 
-        class Handler(socketserver.StreamRequestHandler):
+        class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
                 try:
-                    request = json.loads(self.rfile.readline() or b"{}")
-                    answer = server.answer(request)
+                    line = request_line(self.request)
+                    if line is None:
+                        answer = {"ok": False, "error": f"a check request is one line of at most "
+                                                         f"{REQUEST_MAX_BYTES} bytes: this one is longer"}
+                    else:
+                        request = json.loads(line or b"{}")
+                        answer = server.answer(request if isinstance(request, dict) else {})
                 except (ValueError, OSError) as e:
                     answer = {"ok": False, "error": f"{type(e).__name__}: {e}"}
-                self.wfile.write((json.dumps(answer) + "\n").encode())
+                with contextlib.suppress(OSError):  # a client gone, or one that reads nothing
+                    self.request.settimeout(REQUEST_TIMEOUT_S)
+                    self.request.sendall((json.dumps(answer) + "\n").encode())
 
         self._server = socketserver.UnixStreamServer(str(socket_path), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -170,3 +185,22 @@ class CheckServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def request_line(conn: socket.socket) -> bytes | None:
+    """The first line a client sends (its newline included; all it sent if it ends the
+    connection first), read within REQUEST_TIMEOUT_S in all (TimeoutError past it); None
+    for a line longer than REQUEST_MAX_BYTES, read no further."""
+    deadline = time.monotonic() + REQUEST_TIMEOUT_S
+    line = b""
+    while b"\n" not in line and len(line) <= REQUEST_MAX_BYTES:
+        try:
+            conn.settimeout(max(deadline - time.monotonic(), 1e-3))
+            data = conn.recv(REQUEST_MAX_BYTES + 1 - len(line))
+        except TimeoutError:
+            raise TimeoutError(f"no check request within {REQUEST_TIMEOUT_S:g} s") from None
+        if not data:
+            break
+        line += data
+    line = line[:line.find(b"\n") + 1] if b"\n" in line else line
+    return line if len(line) <= REQUEST_MAX_BYTES else None

@@ -23,7 +23,9 @@ agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read a
 
 from __future__ import annotations
 
+import codecs
 import os
+import selectors
 import shutil
 import signal
 import subprocess
@@ -31,7 +33,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from kgb.agents import reaper
 from kgb.agents.nofollow import write_text
@@ -56,7 +58,9 @@ class CommandResult:
 def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, output_chars: int,
                 confine_to: Path | None = None) -> CommandResult:
     """Run `command` with bash in `cwd`, confined to `confine_to` (the trial's folder) if
-    given; kill its whole process group at `timeout_s`."""
+    given; kill its whole process group at `timeout_s`. Its output is read as it comes and
+    only its last `output_chars` characters are kept: `yes`, or a print in a loop, once took
+    the harness to 5.7 GB (session 45's red team)."""
     started = time.perf_counter()
     argv = ["bash", "-c", command]
     if confine_to is not None:
@@ -68,21 +72,85 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0,
     )
-    try:
-        out, _ = proc.communicate(timeout=max(timeout_s, 0.1))
-        code: int | None = proc.returncode
+    assert proc.stdout is not None
+    out = {proc.stdout: Tail(output_chars)}
+    code: int | None
+    try:  # proc.communicate(timeout=...), keeping only the tail
+        code = communicate(proc, out, max(timeout_s, 0.1))
     except subprocess.TimeoutExpired:
         reaper.stop(proc)
-        out, _ = proc.communicate()
+        communicate(proc, out)
         code = None
     try:  # what it left running in its group, where it ran unconfined (the wrapper ended the rest)
         os.killpg(proc.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    text = out.decode(errors="replace")
-    if len(text) > output_chars:
-        text = f"[... {len(text) - output_chars} characters cut ...]\n" + text[-output_chars:]
-    return CommandResult(code, text, time.perf_counter() - started)
+    return CommandResult(code, out[proc.stdout].text(), time.perf_counter() - started)
+
+
+READ_CHUNK = 1 << 16
+
+
+class Tail:
+    """The last `chars` characters of a stream of bytes, decoded as UTF-8 (errors replaced,
+    as `bytes.decode(errors="replace")` does the whole), and the count of those before them:
+    memory bounded by the tail, whatever the stream's length."""
+
+    def __init__(self, chars: int):
+        self.chars = max(chars, 0)
+        self.cut = 0  # characters dropped before the tail
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pieces: list[str] = []
+        self._held = 0  # characters in _pieces
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        piece = self._decoder.decode(data, final)
+        if not piece:
+            return
+        self._pieces.append(piece)
+        self._held += len(piece)
+        if self._held > 2 * self.chars + READ_CHUNK:  # trimmed now and then: amortised, not per chunk
+            self._trim()
+
+    def _trim(self) -> None:
+        if self._held > self.chars:
+            whole = "".join(self._pieces)
+            keep = whole[len(whole) - self.chars:]
+            self.cut += len(whole) - len(keep)
+            self._pieces, self._held = [keep], len(keep)
+
+    def tail(self) -> str:
+        """The kept characters, no note."""
+        self._trim()
+        return "".join(self._pieces)
+
+    def text(self) -> str:
+        """The kept characters, after a note of how many were cut before them, if any."""
+        kept = self.tail()
+        return f"[... {self.cut} characters cut ...]\n" + kept if self.cut else kept
+
+
+def communicate(proc: subprocess.Popen, pipes: dict[IO[bytes], Tail], timeout_s: float | None = None) -> int:
+    """As `proc.communicate(timeout_s)`, with each pipe read into its Tail: every pipe read to
+    its end, then `proc` waited for; its exit status. subprocess.TimeoutExpired past
+    `timeout_s`, the pipes left open for a second call to read on (as communicate's are)."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    with selectors.DefaultSelector() as selector:
+        for pipe in pipes:
+            if not pipe.closed:
+                selector.register(pipe, selectors.EVENT_READ)
+        while selector.get_map():
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0)
+            for key, _ in selector.select(remaining):
+                pipe = key.fileobj
+                data = os.read(key.fd, READ_CHUNK)
+                pipes[pipe].feed(data, final=not data)
+                if not data:  # its end
+                    selector.unregister(pipe)
+                    pipe.close()
+    return proc.wait(timeout=None if deadline is None else deadline - time.monotonic())
 
 
 def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: int | None = None,
