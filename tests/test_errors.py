@@ -268,6 +268,8 @@ def test_a_list_setting_given_lists_passes_the_check():
 @pytest.mark.parametrize(("args", "says"), [
     (("aten::nope", "f.py"), "error: unknown operator 'aten::nope'; did you mean aten::neg"),
     (("aten::softmax", "/no/such/file.py"), "error: no such candidate file: /no/such/file.py"),
+    # a misspelt tag selected no case: "correct: all 0 cases correct" (session 45's user walk)
+    (("aten::softmax", "--cases", "smok"), "error: --cases smok: no case tag 'smok'; the tags are smoke, check, bench"),
 ])
 def test_evaluate_refuses_a_bad_operator_or_file_in_one_line(capsys, args, says):
     """`python -m kgb.evaluate`: not a FileNotFoundError's traceback."""

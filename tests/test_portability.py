@@ -114,3 +114,19 @@ def test_a_tracking_server_gives_the_same_transfer_sources(store):
     client.path = None  # read as a non-SQLite store is: through MlflowClient
     expected = {"to-e": {"method.from_method": "oneshot", "method.from_model": "claude", "method.from_chip": "nvidia"}}
     assert sql.job_params("transfer", SOURCE_PARAMS) == client.job_params("transfer", SOURCE_PARAMS) == expected
+
+
+def test_a_chip_whose_trials_were_all_skipped_has_no_accuracy():
+    """Skipped trials (an operator the chip cannot run) are left out of accuracy; a chip with
+    nothing else read 0.000, as if it had failed every operator (session 45's user walk)."""
+    from dataclasses import fields
+
+    from kgb.query.portability import rows
+    from kgb.tracking.summary import TrialRow
+
+    values = {f.name: 0 for f in fields(TrialRow)}
+    values.update(job="j", method="expert", model="none", source="aten", chip="A", trial="t", op="aten::add",
+                  sample=0, status="skipped", correct=False, speedup=None, latency_us=None, baseline_us=None,
+                  reason="not on this chip", run_id="r", settings="A cases=smoke")
+    (row,) = rows([TrialRow(**values)], {})
+    assert (row.trials, row.skipped, row.accuracy) == (0, 1, None)

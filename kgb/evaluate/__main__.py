@@ -28,6 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         return refuse(unknown)
     if args.file and not Path(args.file).is_file():
         return refuse(f"no such candidate file: {args.file}")
+    known = [t.value for t in operators.CaseTag]
+    if args.cases and (unknown_tags := [t for t in args.cases.split(",") if t not in known]):
+        # a misspelt tag selected no case, and "all 0 cases correct" passed
+        return refuse(f"--cases {args.cases}: no case tag {', '.join(map(repr, unknown_tags))}; the tags are {', '.join(known)}")
     spec = operators.load(args.op)
     path = Path(args.file) if args.file else spec.solution_path
     device = chips.local_device()

@@ -41,7 +41,7 @@ class Row:
     transferred_from: str | None  # a transfer job's source chip; None: the method's own kernels for `chip`
     trials: int  # operators run (skipped excluded)
     correct: int
-    accuracy: float
+    accuracy: float | None  # None where every trial was skipped (the leaderboard leaves it blank too)
     geomean_speedup: float | None  # over correct, timed operators
     common: int  # operators run both here and on the reference chip (0 on the reference row itself)
     accuracy_drop: float | None  # reference accuracy minus this one, over the common operators
@@ -102,7 +102,7 @@ def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]], refer
         timed = [s for s in g.best.values() if s > 0]
         table.append(Row(
             method=method, model=model, source=source, chip=chip, transferred_from=origin,
-            trials=len(g.ops), correct=len(g.best), accuracy=len(g.best) / len(g.ops) if g.ops else 0.0,
+            trials=len(g.ops), correct=len(g.best), accuracy=len(g.best) / len(g.ops) if g.ops else None,
             geomean_speedup=geomean(timed) if timed else None, **against(g, ref), skipped=g.skipped, settings=settings,
         ))
     return sorted(table, key=lambda r: (r.method, r.model, r.source, protocol(r.settings), r.chip != reference,
