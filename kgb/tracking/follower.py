@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import Event
+from kgb.tracking.events import Event, RunFinished
 
 IDLE_S = 0.5  # an idle thread ends after this; the next submission starts another
 
@@ -75,13 +75,19 @@ class Follower:
 
 class Opening:
     """A projection made (MLflow imported, its store created or opened) and brought up to date
-    in a background thread, while the job's first trials run: on the H200 host the job waited
-    6-9 s for it before its first trial (session 34), its judges idle. Each call waits for the
-    opening, and raises what it raised."""
+    in a background thread, while the job's trials run: on the H200 host the job waited 6-9 s
+    for it before its first trial (session 34), its judges idle. A call made while it opens
+    returns at once, and the thread projects the latest log it was given once the store is
+    open (each call passes the whole log); until session 45 each call waited, and a 2-core
+    machine's trials stood 10-28 s after the first one finished. The job's last call (its log
+    ends with RunFinished) waits, and any call once the opening failed raises what it raised."""
 
     def __init__(self, make: Callable[[], object], events: Callable[[], Sequence[Event]], blobs: BlobStore):
         self._projection = None
         self._error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._opened = False  # the thread has projected the latest log it was given, or failed
+        self._latest: tuple[Sequence[Event], BlobStore] | None = None
         self._thread = threading.Thread(target=self._open, args=(make, events, blobs), name="kgb-projection-open")
         self._thread.start()
 
@@ -89,10 +95,22 @@ class Opening:
         try:
             self._projection = make()
             self._projection.project(events(), blobs)
+            while True:
+                with self._lock:
+                    latest, self._latest = self._latest, None
+                    if latest is None:
+                        self._opened = True
+                        return
+                self._projection.project(*latest)
         except BaseException as exc:  # noqa: BLE001 - raised again by the next call, in the job's thread
-            self._error = exc
+            with self._lock:
+                self._error, self._opened = exc, True
 
     def project(self, events: Sequence[Event], blobs: BlobStore) -> None:
+        with self._lock:
+            if not self._opened and not (events and isinstance(events[-1], RunFinished)):
+                self._latest = (events, blobs)
+                return
         self._thread.join()
         if self._error is not None:
             raise self._error
