@@ -9,6 +9,8 @@ from typing import TextIO
 
 from kgb.tracking.projections import JobSummary, TrialOutcome
 
+WHY_CHARS = 160  # of a failed verdict's first line, on the trial's progress line
+
 
 def _clock(seconds: float) -> str:
     seconds = int(seconds)
@@ -43,13 +45,25 @@ class Progress:
             left = self.total - self.done
             eta = elapsed / self.ran * left
             width = len(str(self.total))
-            note = t.reason if t.status.value in ("skipped", "no_candidate", "method_error", "infra_error") else ""
+            note = _why(t)
             print(
                 f"  [{self.done:>{width}}/{self.total}] {t.op:<34} {t.status.value:<13} {_speed(t):>7}"
                 f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip(),
                 file=self.out,
                 flush=True,
             )
+
+
+def _why(t: TrialOutcome) -> str:
+    """Why a trial is not correct, in a line: its end's reason, or its best candidate's verdict
+    (`rejected: does not import triton`), which a newcomer otherwise had to look up in MLflow."""
+    if t.status.value in ("skipped", "no_candidate", "method_error", "infra_error"):
+        return t.reason
+    verdict = t.best.verdict if t.best else None
+    if t.correct or verdict is None or not verdict.message:
+        return ""
+    line = verdict.message.strip().splitlines()[0] if verdict.message.strip() else ""
+    return line if len(line) <= WHY_CHARS else line[:WHY_CHARS - 3] + "..."
 
 
 def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO = sys.stdout) -> None:

@@ -92,3 +92,17 @@ def test_a_run_warns_once_and_its_trial_names_the_misnamed_file(tmp_path):
     (log,) = (tmp_path / "out").glob("jobs/*/events.jsonl")
     (end,) = [e for e in read_events(log) if isinstance(e, TrialFinished)]
     assert end.end == "no_candidate" and end.reason.endswith("; did you mean aten__ad.py?"), end.reason
+
+
+def test_a_failed_trials_progress_line_says_why(tmp_path):
+    """`rejected`, `wrong_output` and the rest said nothing on the trial's line: a newcomer
+    had to open MLflow to read "does not import triton" (session 45's user walk)."""
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "aten__add.py").write_text("def add(a, b, alpha=1):\n    return a + b\n")
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "run.py"), "chip=cpu", "method=files", f"method.dir={kernels}",
+                           "ops=[aten::add]", f"tracking.root={tmp_path / 'out'}", "tracking.mlflow=false"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.strip().startswith("[1/1]")]
+    assert "rejected" in line and "does not import triton" in line, line
