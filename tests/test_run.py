@@ -135,6 +135,25 @@ def test_best_downloads_the_kernel(sweep, tmp_path):
     assert {(tmp_path / name).stat().st_mode & 0o777 for name in ("kernel.py", "verdict.json")} == {0o666 & ~umask}
 
 
+def test_best_says_in_one_line_what_it_cannot_do(sweep, tmp_path):
+    """A misspelt operator said "no correct kernel among 0 trial(s)", and a --dest that is a
+    file ended in FileExistsError's traceback (session 45's user walk)."""
+    root, _, _ = sweep
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+
+    def best(op: str, dest: Path) -> str:
+        done = subprocess.run([sys.executable, "-m", "kgb.query", "best", "--op", op, "--chip", "cpu",
+                               "--dest", str(dest), "--tracking-uri", uri(root)],
+                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1 and done.stdout == "", done.stdout
+        (line,) = done.stderr.splitlines()
+        return line
+
+    assert "did you mean aten::softmax" in best("aten::sofmax", tmp_path / "out")
+    assert best("aten::softmax", a_file).startswith(f"error: cannot write the kernel into --dest {a_file}: ")
+
+
 def test_a_store_in_a_read_only_folder_can_be_queried(sweep):
     """MLflow's store is in WAL mode, whose readers make a -shm file beside it: in a folder
     this user cannot write (a result copied out read-only, a read-only mount) the queries

@@ -88,15 +88,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def best(uri: str, op: str, chip: str, dest: Path) -> int:
+    from kgb.operators import unknown_operator
     from kgb.query.best import best_row, download
 
     rows = trial_rows(uri, chip=chip)
     row = best_row(rows, op)
     if row is None:
         tried = sum(r.op == op for r in rows)
+        if not tried and (unknown := unknown_operator(op)):  # a misspelt id, not a missing kernel
+            print(f"error: {unknown}", file=sys.stderr)
+            return 1
         print(f"error: no correct kernel for {op} on {chip} among {tried} trial(s) of it in {uri}", file=sys.stderr)
         return 1
-    paths = download(uri, row, dest)
+    try:
+        paths = download(uri, row, dest)
+    except OSError as exc:  # --dest a file, or a folder this user cannot write
+        print(f"error: cannot write the kernel into --dest {dest}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     how = f"speedup {row.speedup:.2f}x" if row.speedup else "correct, not timed"
     print(f"{op} on {chip}: {how} (method {row.method}, model {row.model}, run {row.run_id})")
     for p in paths:
