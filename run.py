@@ -46,9 +46,11 @@ if __name__ == "__main__":
     sys.argv[1:] = main_guard(sys.argv[1:])
     try:
         main()
-    except KeyboardInterrupt:  # Ctrl-C: what is kept, and how to go on, rather than a traceback
-        print("\nkgb: interrupted. Every trial that finished is kept in its job's event log (under tracking.root); "
-              "run the same command again to go on: nothing judged is judged again, and MLflow catches up.", file=sys.stderr)
+    except KeyboardInterrupt as e:  # Ctrl-C: what is kept, and how to go on, rather than a traceback
+        # during the trials, kgb.run.Interrupted counts what its job keeps and names its log
+        print(f"\nkgb: {e}" if str(e) else "\nkgb: interrupted. Every trial that finished is kept in its job's event "
+              "log (under tracking.root); run the same command again to go on: nothing judged is judged again, and "
+              "MLflow catches up.", file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
         # not sys.exit: that joins the trials' threads, which may wait minutes on a model's answer;

@@ -3,13 +3,16 @@
 Two trials with the same key asked the same question in the same words and were judged
 under the same settings, so a finished one stands for the other and is not run (or paid
 for) again. What reaches the prompt: the method's parameters, the model and how it is
-asked, the operator and its spec version, the chip and its notes. What reaches the
-verdict: the device, the resolved case set, the timeout, the sm_XX compile check, the
-timing protocol where anything is timed, and the judge's version. What reaches neither
+asked, the operator and its spec version, the chip and its notes; for a method that judges
+what it reads rather than what it writes (`files`, `transfer`), what it read for the
+operator (its `input_digest`, kgb.methods). What reaches the verdict: the device, the
+resolved case set, the timeout, the sm_XX compile check, the timing protocol where
+anything is timed, and the judge's version. What reaches neither
 is left out, so that changing it makes no new trial: `method.samples` (a new sample index
 is a new trial; raising the count keeps samples 0..N-1), `method.concurrency`, and how
 model calls are made and paid for (retries, prices, the model's budgets; see `Keyed.not_identity`;
 an agent harness's budgets under `method.agent` are part of the method, kgb.agents.config).
+So a trial the job's cost budget stops is no result: it stays unfinished (kgb.run.job_budget_spent).
 
 `Judging.summary()` is the readable line of the verdict's settings; the job's RunStarted
 carries it (`settings`) so that results judged differently are never counted together.
@@ -81,12 +84,16 @@ class Identity:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def trial_key(self, op: str, spec_version: int, sample: int) -> str:
-        """Deterministic id of a trial: the same question asked and judged the same way."""
-        return digest({**self.as_dict(), "op": op, "v": spec_version, "sample": sample})
+    def trial_key(self, op: str, spec_version: int, sample: int, inputs: str | None = None) -> str:
+        """Deterministic id of a trial: the same question asked and judged the same way.
+        `inputs`: a digest of what the method read for `op` (a user's file), where it judges that."""
+        read = {"inputs": inputs} if inputs is not None else {}
+        return digest({**self.as_dict(), "op": op, "v": spec_version, "sample": sample, **read})
 
-    def job_id(self, source: str, ops: list[str]) -> str:
-        """Readable prefix and a hash of the identity and the operator selection."""
+    def job_id(self, source: str, ops: list[str] | None) -> str:
+        """Readable prefix and a hash of the identity and the operator selection: `ops` is an
+        explicit `ops=` list, None for the whole source, whatever it holds today (so that an
+        operator added to it is a new trial of the same job, not a new job)."""
         method, model = self.method["name"], self.model["name"]
         tail = digest({**self.as_dict(), "source": source, "ops": ops}, 10)
         return f"{method}-{model}-{source}-{self.chip}-{tail}".replace("/", "_")

@@ -7,6 +7,7 @@ Running the same job again skips finished trials and resumes unfinished ones.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -36,14 +37,15 @@ from kgb.job import (
 )
 from kgb.methods import NoCandidate
 from kgb.models.model import Model
+from kgb.operators import Spec
 from kgb.preflight import check_settings
 from kgb.progress import Progress, summary_table
 from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import Event, RunFinished, RunStarted, TrialEnd
+from kgb.tracking.events import Event, ModelCalled, RunFinished, RunStarted, TrialEnd
 from kgb.tracking.follower import Opening
 from kgb.tracking.log import EventLog
-from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
+from kgb.tracking.projections import JobSummary, TrialOutcome, summarize, trial_outcomes
 from kgb.trial import (
     BudgetExhausted,
     InfrastructureFailure,
@@ -53,6 +55,7 @@ from kgb.trial import (
     start,
 )
 from kgb.trial_order import longest_first
+from kgb.usage import Usage
 
 # Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
 # inputs on the GPU, besides two CUDA contexts (about 0.6 GB each; three until judge v15).
@@ -71,6 +74,8 @@ MAX_TRIALS_PER_GPU = 20
 # 16 in flight on 16 cores (session 33)
 GPU_TRIALS_PER_CORE = 1.25
 GPU_TRIALS_UNKNOWN_MEMORY = 8  # where nvidia-smi cannot say
+
+Trial = tuple[Spec, int, str]  # a trial to run: its operator's spec, its sample index and its key
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
@@ -91,7 +96,10 @@ def run_job(cfg: Config) -> JobSummary:
     chip = resolve_chip(cfg.chip)
     settings = eval_settings(cfg.eval, chip)
     ident = identity(cfg, chip, settings)
-    job = ident.job_id(cfg.source.name, ops)
+    # Without `ops=` the job is the source's, whatever it holds: an operator added to it is a
+    # new trial of the same job, judged (and paid for) alone by its next run. Until session 45
+    # the id hashed the operator list, and one operator more made every default job new.
+    job = ident.job_id(cfg.source.name, ops if cfg.ops else None)
     path = events_path(Path(cfg.tracking.root), job)
     with running(path):  # one process at a time: a second would judge (and pay for) every trial again
         return _run_held(cfg, job, path, ops, method, model, chip, settings, ident)
@@ -105,21 +113,22 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     blobs = BlobStore(root / "blobs")
     log = EventLog(path)  # reads what an earlier run of this job left
     earlier = trial_outcomes(log.events())
-    if chip.present and sum(o.finished for o in earlier.values()) < len(ops) * cfg.method.samples:
+    # whether anything is left to judge, guessed before the specs load (an edited file is not seen)
+    judged = {(o.op, o.sample) for o in earlier.values() if o.finished}
+    if chip.present and any((op, i) not in judged for op in ops for i in range(cfg.method.samples)):
         start_engine(settings)  # while the specs, the event log, MLflow and the baselines get ready
     specs = {op: operators.load(op) for op in ops}
-    todo, kept = [], set()
-    for op, spec in specs.items():
-        for sample in range(cfg.method.samples):
-            key = ident.trial_key(op, spec.version, sample)
-            if not (key in earlier and earlier[key].finished):  # an infrastructure failure is retried
-                todo.append((spec, sample, key))
-            else:
-                kept.add(op)
-    changed = changed_specs(log.events(), specs, kept)
+    trials = trials_of(specs, method, ident, cfg.method.samples)
+    # an infrastructure failure, a trial the job's budget stopped, are not finished: run again
+    todo = [t for t in trials if not (t[2] in earlier and earlier[t[2]].finished)]
+    kept_ops = {spec.id for spec, _, key in trials if key in earlier and earlier[key].finished}
+    changed = changed_specs(log.events(), specs, kept_ops)
     if changed:
         print(f"note: {len(changed)} operator(s) keep trials judged under an earlier spec.py of the same VERSION "
               f"({', '.join(changed[:5])}{', ...' if len(changed) > 5 else ''}); bump a spec's VERSION to judge it again")
+    if again := judged_again(todo, earlier):
+        print(f"note: {len(again)} operator(s) are judged again: what method={cfg.method.name} reads for them "
+              f"changed since ({', '.join(again[:5])}{', ...' if len(again) > 5 else ''})")
     order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
     todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
     started_at = time.perf_counter()
@@ -129,15 +138,20 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         device=chips.device_name(), driver=driver_version(), n_ops=len(ops),
         specs={op: spec_record(s) for op, s in specs.items()},
         identity=ident.as_dict(), settings=ident.settings, sandbox=sandbox_level(),
+        trial_keys=tuple(key for _, _, key in trials),
     ))
     projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None
     # Timed jobs measure each case's baseline once per chip, for every job under this root.
     book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
-    total = len(ops) * cfg.method.samples
+    total = len(trials)
     progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
     progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
+    started: list[str] = []  # this run's trials begun, and those of them now finished
+    finished: list[str] = []
+    kept = lambda: total - len(todo) + len(finished)  # noqa: E731 - trials with a result, earlier runs' too
+    budget_spent = threading.Event()  # once the job's cost budget stops a trial, none other starts
 
     def project(events: Sequence[Event]) -> None:
         """Bring MLflow up to date; a store that fails mid-job is given up with one line, and the
@@ -154,15 +168,24 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
                   f"and keeps every event in {path}: run it again, or `python -m kgb.tracking rebuild {root} "
                   f"--tracking-uri {cfg.tracking.tracking_uri()}`, to project them", file=sys.stderr)
 
-    def one_trial(item) -> None:
+    def one_trial(item: Trial) -> None:
         spec, sample, key = item
+        if budget_spent.is_set():
+            return  # its first model call would be refused: the next run goes on
         prior = earlier[key].events if key in earlier else []
         attempt = (earlier[key].attempts if key in earlier else 0) + 1
         t0 = start(log, job, key, spec, sample, attempt)
+        started.append(key)
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
-        finish(log, job, key, end, reason, t0)
+        if end is None:  # stopped by the job's budget: left unfinished, to go on (ctx.prior) in the next run
+            budget_spent.set()
+        else:
+            finish(log, job, key, end, reason, t0)
         events = log.events()
-        progress.finished(log.outcome(key))  # folded as it was logged: no re-fold per trial
+        outcome = log.outcome(key)  # folded as it was logged: no re-fold per trial
+        if outcome.finished:
+            finished.append(key)
+        progress.finished(outcome)
         with project_lock:
             project(events)
 
@@ -171,21 +194,42 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         list(pool.map(one_trial, todo))
     except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
         pool.shutdown(wait=False, cancel_futures=True)
-        raise
+        raise Interrupted(f"interrupted: {kept()} of {total} trials finished are kept in {path}; "
+                          "run the same command to go on") from None
     pool.shutdown()
 
-    log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(todo),
+    log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(started),
                            trials_skipped_as_done=total - len(todo)))
     log.close()
     events = log.events()
     project(events)
-    outcomes = list(trial_outcomes(events).values())
-    summary = summarize(outcomes, ident.settings)
-    summary_table(outcomes, summary)
+    outcomes = trial_outcomes(events)
+    ours = [outcomes[key] for _, _, key in trials if key in outcomes]  # not those of operators since removed
+    summary = summarize(ours, ident.settings)
+    summary_table(ours, summary)
+    if budget_spent.is_set():
+        print(budget_note(events, cfg.model.max_job_cost_usd, kept(), total))
     print(f"event log: {path}")
     if projection:
         print(f"MLflow UI: mlflow ui --backend-store-uri {cfg.tracking.tracking_uri()}")
     return summary
+
+
+def trials_of(specs: dict[str, Spec], method: methods.Method, ident: Identity, samples: int) -> list[Trial]:
+    """This run's trials. A key names what the method reads for its operator where it judges
+    what it reads (kgb.methods.input_digest: `files`, `transfer`), so an edited file is new."""
+    trials = []
+    for op, spec in specs.items():
+        inputs = methods.input_digest(method, op)
+        trials += [(spec, sample, ident.trial_key(op, spec.version, sample, inputs)) for sample in range(samples)]
+    return trials
+
+
+def judged_again(todo: list[Trial], earlier: dict[str, TrialOutcome]) -> list[str]:
+    """The operators of `todo` that have a finished trial of the same sample and spec version:
+    within a job only what the method read for them (a user's file) tells such trials apart."""
+    judged = {(t.op, t.sample, t.spec_version) for t in earlier.values() if t.finished}
+    return sorted({spec.id for spec, sample, _ in todo if (spec.id, sample, spec.version) in judged})
 
 
 def trials_at_once(concurrency: int | None, device: str) -> int:
@@ -216,8 +260,9 @@ def trials_per_gpu() -> int:
 
 
 def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior,
-              baselines: BaselineBook | None = None) -> tuple[TrialEnd, str]:
-    """Run the method on one operator; return how the trial ended and why."""
+              baselines: BaselineBook | None = None) -> tuple[TrialEnd | None, str]:
+    """Run the method on one operator; return how the trial ended and why (None: it did not,
+    the job's cost budget stopped it)."""
     from kgb.models import ModelCallFailed, ProviderUnavailable
 
     if not chip.present:
@@ -234,6 +279,10 @@ def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, 
     except NoCandidate as e:
         return TrialEnd.NO_CANDIDATE, str(e)
     except BudgetExhausted as e:
+        if job_budget_spent(model):  # the job's budget, not the trial's: no end, see job_budget_spent
+            print(f"  {spec.id} stopped by the job's cost budget: no result (a run with a larger budget goes on)",
+                  file=sys.stderr)
+            return None, str(e)
         return TrialEnd.BUDGET, str(e)
     except (ProviderUnavailable, InfrastructureFailure) as e:  # no verdict on the method: retried
         print(f"  infrastructure failure on {spec.id} (a re-run retries it): {e}", file=sys.stderr)
@@ -250,6 +299,32 @@ def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, 
     if ctx.proposed == 0:
         return TrialEnd.NO_CANDIDATE, "the method proposed no candidate"
     return TrialEnd.COMPLETED, ""
+
+
+def job_budget_spent(model: Model | None) -> bool:
+    """Whether the job's cost budget (model.max_job_cost_usd) refuses further calls. A trial it
+    stopped has no result: a larger budget lets its method go on, so it is left unfinished and
+    the next run resumes it, paying only for new calls (until session 45 it ended `budget`,
+    counted as a failure and never run again). A trial whose own budget ran out is finished."""
+    if model is None or model.cfg.max_job_cost_usd is None:
+        return False
+    try:
+        model.check_budget(Usage())  # no tokens used: only the job's cap can refuse it
+    except BudgetExhausted:
+        return True
+    return False
+
+
+def budget_note(events: Sequence[Event], cap: float, kept: int, total: int) -> str:
+    """What the job's cost budget left undone. The spend is added up as the summary's cost is
+    (fsum), so the two say the same sum (they once said $0.0110 here and $0.0109 there)."""
+    spent = math.fsum(e.usage.cost_usd for e in events if isinstance(e, ModelCalled))
+    return (f"the job's cost budget is spent (${spent:.4f} of model.max_job_cost_usd={cap}): {total - kept} of {total} "
+            "trial(s) have no result; run the same command with a larger budget to go on")
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during the trials; its message says what is kept and how to go on (run.py prints it)."""
 
 
 def build_model(cfg: Config):

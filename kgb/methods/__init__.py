@@ -4,6 +4,12 @@ A method is a class built from its config with one method, `solve(ctx)`, that pr
 candidates through `ctx.evaluate(...)` (and calls `ctx.model` if it uses an LLM). Which
 candidate is best is decided by the projections, never by the method. Adding a method is
 a module and a YAML naming its class in `_target_`: see docs/adding-a-method.md.
+
+A method that judges what it reads rather than what it writes (`files`: a user's kernel
+files; `transfer`: another run's kernels) also has `input_digest(op) -> str`: a digest of
+what it will judge for `op`, or a word for its absence ("missing"). It is part of the trial's
+key (kgb.identity), so that an edited file is a new trial, judged again, and not a finished
+one kept with the old file's verdict.
 """
 
 from __future__ import annotations
@@ -20,6 +26,12 @@ class NoCandidate(Exception):
 
 class Method(Protocol):
     def solve(self, ctx: TrialContext) -> None: ...
+
+
+def input_digest(method: Method, op: str) -> str | None:
+    """What `method` reads for `op`, as part of the trial's key; None for a method that reads nothing."""
+    digest = getattr(method, "input_digest", None)
+    return digest(op) if digest is not None else None
 
 
 def build(cfg: Any) -> Method:

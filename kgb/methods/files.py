@@ -4,11 +4,16 @@
 a file end as `no_candidate`, whose reason names a misnamed file that is near the name
 looked for. Before the job, `folder_warning` (kgb.preflight) tells of a folder with no
 file for the job's operators, and of files that name no operator at all.
+
+A trial's key covers the file's content (`input_digest`; a missing file is its own state),
+so that an edited or added file is judged again by the next run of the job, and the text
+judged is the text the key was made of, whatever happens to the file meanwhile.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 from pathlib import Path
 
 from kgb import operators
@@ -53,10 +58,26 @@ class Files:
         self.dir = Path(cfg.dir).expanduser().resolve()
         if not self.dir.is_dir():
             raise ValueError(f"method.dir={cfg.dir}: no such directory")
+        self.texts: dict[str, str | None] = {}  # op -> its file's text as first read (None: no file)
+
+    def text(self, op: str) -> str | None:
+        if op not in self.texts:
+            path = self.dir / file_name(op)
+            self.texts[op] = path.read_text() if path.is_file() else None
+        return self.texts[op]
+
+    def input_digest(self, op: str) -> str:
+        """The file's content, in the trial's key (kgb.methods): an edited file is a new trial."""
+        try:
+            text = self.text(op)
+        except (OSError, UnicodeError) as e:  # the trial reads it again, and ends saying why
+            return f"unreadable: {type(e).__name__}"
+        return "missing" if text is None else hashlib.sha256(text.encode()).hexdigest()
 
     def solve(self, ctx: TrialContext) -> None:
         path = self.dir / file_name(ctx.problem.op)
-        if not path.is_file():
+        text = self.text(ctx.problem.op)
+        if text is None:
             hint = near(path.name, stray_files(self.dir))
             raise NoCandidate(f"no file {path.name} in {self.dir}" + (f"; did you mean {hint}?" if hint else ""))
-        ctx.evaluate(path.read_text(), origin=str(path))
+        ctx.evaluate(text, origin=str(path))

@@ -163,6 +163,12 @@ class Transfer:
                 self.by_op.setdefault(k.op, []).append(k)
         self.blobs = BlobStore(self.root / "blobs")
 
+    def input_digest(self, op: str) -> str:
+        """The kernel it will judge, in the trial's key (kgb.methods): a source run that has
+        since logged a better kernel for `op` makes a new trial."""
+        kernels = self.by_op.get(op)
+        return choose(kernels).source_blob if kernels else "none"
+
     def solve(self, ctx: TrialContext) -> None:
         kernels = self.by_op.get(ctx.problem.op)
         if not kernels:

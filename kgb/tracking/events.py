@@ -61,6 +61,10 @@ class RunStarted(Event):
     # kgb.evaluate.sandbox.SandboxLevel: how candidate processes are confined on this machine
     # ("landlock+seccomp" in full; "none" where the kernel offers neither); "" before it was recorded.
     sandbox: str = ""
+    # The keys of this run's trials, those it judges and those it keeps: what the job's summary
+    # counts (a trial of an operator since removed, of an edited file, is not). Empty in logs
+    # before session 45, whose summaries count every trial of the log.
+    trial_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -214,8 +214,12 @@ class MlflowProjection:
         todo = [t for t in finished if t.key not in state.lines]
         if todo:
             self._create_trial_runs(state, todo, blobs)
-        whole = lambda: header(state.info) + "".join(state.lines[k] for k in state.fold.trials if k in state.lines)
-        if first:  # this process's first sight of the job: the table written anew
+        # The table holds the latest run's trials, as the job's metrics count them: not those of
+        # an operator since removed from the source, or of a file since edited (queries read it)
+        current = {t.key for t in state.fold.current()}
+        whole = lambda: header(state.info) + "".join(state.lines[k] for k in state.fold.trials
+                                                     if k in state.lines and k in current)
+        if first or any(isinstance(e, RunStarted) for e in new):  # first sight, or a new run: written anew
             self.artifacts.replace(state.parent, state.artifact_uri, TABLE_NAME, whole())
         elif todo:  # then only the new trials' lines are added
             text = "".join(state.lines[t.key] for t in todo)
@@ -246,7 +250,7 @@ class MlflowProjection:
     def _log_job_metrics(self, state: JobState, ts: float) -> None:
         from mlflow.entities import Metric
 
-        summary = summarize(list(state.fold.trials.values()), state.info.settings)
+        summary = summarize(state.fold.current(), state.info.settings)  # the latest run's trials
         metrics = summary.metrics() | ({"wall_s": state.wall_s} if state.wall_s else {})
         # only changed values: a re-run that adds no trial must not add a history step
         changed = {k: float(v) for k, v in metrics.items() if state.metrics.get(k) != float(v)}

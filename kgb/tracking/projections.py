@@ -5,6 +5,8 @@ Scores are derived here, never logged: a new metric needs no re-run, only a new 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -172,10 +174,13 @@ class TrialFold:
     def __init__(self) -> None:
         self.trials: dict[str, TrialOutcome] = {}  # first-seen order
         self._pending: dict[str, int | None] = {}  # trial -> round of a parse whose candidate comes next
+        self._run: frozenset[str] | None = None  # the latest RunStarted's trial keys (None: unrecorded)
 
     def add(self, e: Event) -> TrialOutcome | None:
         """Fold one event; return the outcome it belongs to (None for job events)."""
         if e.trial is None:
+            if isinstance(e, RunStarted):
+                self._run = frozenset(e.trial_keys) or None
             return None
         t = self.trials.get(e.trial)
         if t is None:
@@ -200,6 +205,14 @@ class TrialFold:
         elif isinstance(e, TrialFinished):
             t.end, t.reason, t.wall_s = e.end, e.reason, t.wall_s + e.wall_s
         return t
+
+    def current(self) -> list[TrialOutcome]:
+        """The trials of the job's latest run, what its summary counts: a job's log also holds
+        trials of operators since removed from its source, of an edited file (`method=files`),
+        of samples beyond today's count. Every trial, in logs that do not name them."""
+        if self._run is None:
+            return list(self.trials.values())
+        return [t for t in self.trials.values() if t.key in self._run]
 
 
 def trial_outcomes(events: Iterable[Event]) -> dict[str, TrialOutcome]:
@@ -226,7 +239,7 @@ class JobSummary:
     accuracy: float | None  # None where nothing ran (every trial skipped)
     fast: dict[float, float]  # p -> share of trials correct and faster than p x baseline; empty where nothing was timed
     geomean_speedup: float | None  # over correct, timed trials
-    usage: Usage
+    usage: Usage  # of every trial's model calls, finished or not: what they cost
     tokens_per_success: float | None
     # the trials' seconds summed: the job's work, more than the time it took where trials ran
     # at once (until session 44 logged as the job's wall_s; that is RunFinished's, summed over
@@ -263,7 +276,8 @@ class JobSummary:
 
 
 def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
-    """Aggregate finished trials. With several samples of one operator, the operator
+    """Aggregate finished trials (their usage: every trial's, kgb.run passes those of the
+    job's latest run). With several samples of one operator, the operator
     counts once and is correct if any sample is (pass@k). `settings`: the job's
     RunStarted.settings, which says whether it timed its cases (`reports_speed`)."""
     finished = [t for t in outcomes if t.finished]
@@ -275,7 +289,11 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
     correct_ops = {op: ts for op, ts in by_op.items() if any(t.correct for t in ts)}
     speedups = {op: max((t.speedup or 0.0) for t in ts) for op, ts in correct_ops.items()}
     timed = [s for s in speedups.values() if s > 0]
-    usage = sum((t.usage for t in ran), Usage())
+    # What the trials' model calls cost, a trial the job's budget stopped (unfinished) included:
+    # it was paid. Summed with fsum, so that the same calls make the same figure in whatever
+    # order they are added (kgb.run's budget note adds them in the log's order).
+    calls = [c.usage for t in outcomes for c in t.calls]
+    usage = dataclasses.replace(sum(calls, Usage()), cost_usd=math.fsum(u.cost_usd for u in calls))
     rounds = max((t.rounds for t in ran), default=0)
     first = {op: min((t.first_correct_round or rounds + 1 for t in ts), default=rounds + 1) for op, ts in by_op.items()}
     extractions: dict[str, int] = defaultdict(int)
