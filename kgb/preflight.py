@@ -6,7 +6,9 @@ Three layers, earliest first:
   setting names a key of the config it sets (Hydra's message for `methd=...` takes five),
   and a list setting is given a list (`ops=aten::softmax` is Hydra's "str is not a ListConfig");
 - `check_settings`: every value is one a job can run with (a negative timeout would
-  otherwise judge every candidate `timeout` and record that as a result);
+  otherwise judge every candidate `timeout` and record that as a result; a chip named as
+  another chip that judges elsewhere would file its results under that chip), and every
+  key a `+key=value` added is one something reads (kgb.added_keys);
 - `SweepCheck`, a Hydra callback (conf/config.yaml): before Hydra makes its output folder,
   it runs each job's own pre-trial checks (kgb.run.prepare: settings, operators, method,
   model key, SDK and name) on the run, or on every combination of a multirun, so that the
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import difflib
 import os
 import sqlite3
@@ -40,14 +41,17 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import MissingMandatoryValue
 
+from kgb.added_keys import schema_node, unread_keys
 from kgb.config import (
     CONF_DIR,
     GROUPS,
+    ChipConfig,
     Config,
     ConfigError,
     LLMConfig,
     LLMMethodConfig,
     ReplayConfig,
+    chip_config,
     choices,
 )
 from kgb.evaluate import compile_cache, cuda_waits, timing_lock
@@ -191,12 +195,6 @@ def not_a_list(override: Override, config: DictConfig | None) -> None:
     raise ConfigError(f"{key} takes a list: {hint}")
 
 
-def schema_node(node: Any) -> bool:
-    """A config node with a value, made from a dataclass schema (its keys are all it may have)."""
-    return (isinstance(node, DictConfig) and not node._is_missing() and not node._is_none()
-            and dataclasses.is_dataclass(OmegaConf.get_type(node)))
-
-
 def check_settings(cfg: Config) -> None:
     """Every setting is one a job can run with; the first one that is not is raised."""
     e, m = cfg.eval, cfg.method
@@ -223,12 +221,37 @@ def check_settings(cfg: Config) -> None:
         check_model_settings(cfg.model)
     if isinstance(cfg.model, ReplayConfig) and getattr(cfg.model, "from", "???") in ("???", "", None):
         raise ConfigError(REQUIRED["model.from"])
+    check_chip(cfg.chip)
     check_ops(cfg.ops)
     if m.name == "files":
         check_files_dir(Path(m.dir).expanduser(), cfg.source.name, cfg.ops)
     check_tracking_uri(cfg.tracking.tracking_uri())
     if cfg.tracking.mlflow:
         check_tracking_store(cfg.tracking.tracking_uri())
+
+
+def check_chip(chip: ChipConfig) -> None:
+    """`chip.name` is what results are filed under (the leaderboard's chip), not what judges
+    them (`chip.backend`, `chip.device_name_pattern`). `chip=cpu chip.name=gpu` judged in
+    the interpreter and filed the results as a GPU's. Refused: another chip config's name
+    on a chip that judges on another device type, and a name of one's own for the
+    interpreter (its results are chip cpu's) or for chip=auto (which takes the name of the
+    chip it finds). A name of one's own for a device (`chip=nvidia chip.name=h100
+    chip.device_name_pattern=H100`) is a chip of one's own, and kept."""
+    known = choices("chip")
+    how = f"chip.name names the results; chip=NAME chooses the chip, one of {', '.join(known)} (conf/chip/)"
+    if chip.name in known:
+        named = chip_config(chip.name)
+        if named is not None and named.backend != chip.backend:
+            where = "the device it finds" if named.backend == "auto" else named.backend
+            raise ConfigError(f"chip.name={chip.name} with chip.backend={chip.backend}: the results would be filed under "
+                              f"chip {chip.name}, which judges on {where}; {how}")
+    elif chip.backend == "cpu":
+        raise ConfigError(f"chip.name={chip.name} with chip.backend=cpu: the Triton interpreter judges this job, and its "
+                          f"results are chip cpu's; leave chip.name out ({how})")
+    elif chip.backend == "auto":
+        raise ConfigError(f"chip.name={chip.name} with chip=auto: auto takes the name of the chip it finds on this "
+                          f"machine; {how}")
 
 
 def check_ops(ops: list[str]) -> None:
@@ -316,8 +339,11 @@ def require(ok: bool, setting: str, value: Any, rule: str) -> None:
         raise ConfigError(f"{setting}={value}: {rule}")
 
 
-def to_config(config: DictConfig) -> Config:
-    """The typed job config of a composed config that still holds Hydra's own node."""
+def to_config(config: DictConfig, context: DictConfig | None = None) -> Config:
+    """The typed job config of a composed config that still holds Hydra's own node; a key
+    that `+` added and nothing reads is refused here (`unread_keys`), before the schemas'
+    objects leave it out."""
+    unread_keys(config, context)
     task = copy.deepcopy(config)
     with read_write(task), open_dict(task):
         task.pop("hydra", None)
@@ -346,7 +372,7 @@ class SweepCheck(Callback):
 
         for combo in sweep_overrides(config):
             try:
-                prepare(to_config(compose(config_name=config.hydra.job.config_name, overrides=combo)))
+                prepare(to_config(compose(config_name=config.hydra.job.config_name, overrides=combo), config))
             except ValueError as e:
                 if os.environ.get(FULL_ERROR):
                     fail(e)

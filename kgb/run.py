@@ -54,7 +54,7 @@ from kgb.trial import (
     machine_error,
     start,
 )
-from kgb.trial_order import longest_first
+from kgb.trial_order import judging_seconds, longest_first
 from kgb.usage import Usage
 
 # Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
@@ -145,7 +145,10 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
     total = len(trials)
-    progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}")
+    at_once = trials_at_once(cfg.method.concurrency, settings.device)
+    # the estimate on each line: the expected seconds of the trials left (kgb.progress)
+    progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}",
+                        todo=[spec.id for spec, _, _ in todo], expected=judging_seconds(settings.device), width=at_once)
     progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
     started: list[str] = []  # this run's trials begun, and those of them now finished
@@ -189,7 +192,7 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         with project_lock:
             project(events)
 
-    pool = ThreadPoolExecutor(max_workers=trials_at_once(cfg.method.concurrency, settings.device))
+    pool = ThreadPoolExecutor(max_workers=at_once)
     try:
         list(pool.map(one_trial, todo))
     except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit

@@ -221,6 +221,59 @@ def test_a_misspelt_setting_names_the_nearest_one(tmp_path, args, says):
     assert says in line and "python run.py --help" in line
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (("chip.name=gpu",), "chip.name=gpu with chip.backend=cpu: the Triton interpreter judges this job, and its results "
+                         "are chip cpu's; leave chip.name out"),
+    (("chip.name=nvidia",), "chip.name=nvidia with chip.backend=cpu: the results would be filed under chip nvidia, "
+                            "which judges on cuda; chip.name names the results; chip=NAME chooses the chip"),
+])
+def test_a_chip_name_that_files_results_under_a_chip_that_did_not_judge_them(tmp_path, args, says):
+    """`chip=cpu chip.name=gpu` judged in the interpreter and filed the results under chip
+    `gpu` (a user's walk)."""
+    assert says in refused(tmp_path, *args)
+
+
+def test_a_chip_of_ones_own_is_kept():
+    from kgb.config import ChipConfig, chip_config
+    from kgb.preflight import check_chip
+
+    for chip in (ChipConfig(name="h100", backend="cuda", device_name_pattern="H100"), chip_config("cpu"),
+                 chip_config("nvidia"), ChipConfig(), chip_config("E")):
+        check_chip(chip)
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("+foo=1",), "unknown setting foo (added with +): kgb has no such setting and no other setting reads it as ${foo}"),
+    (("method=aiko", "+method.agent.max_turn=4"), "unknown setting method.agent.max_turn (added with +): kgb has no such "
+                                                  "setting and no other setting reads it as ${method.agent.max_turn}; "
+                                                  "did you mean method.agent.max_turns?"),
+])
+def test_a_key_added_with_plus_that_nothing_reads(tmp_path, args, says):
+    """`+foo=1` was accepted and left out of the job's config without a word, as was a
+    misspelt `+method.agent.max_turn=4` (Hydra refuses it without the +)."""
+    assert says in refused(tmp_path, *args)
+
+
+def test_a_key_added_with_plus_that_nothing_reads_stops_a_sweep_before_any_job(tmp_path):
+    done = run_py(tmp_path, "-m", "chip=cpu", "+foo=1", "method.samples=1,2")
+    assert done.returncode != 0 and list(tmp_path.iterdir()) == []
+    (line,) = done.stderr.strip().splitlines()
+    assert "of this sweep would fail, so none has run: unknown setting foo (added with +)" in line
+
+
+def test_a_key_added_with_plus_that_another_setting_reads_passes():
+    from hydra import compose, initialize_config_dir
+
+    from kgb.config import CONF_DIR, register
+    from kgb.preflight import to_config
+
+    register()
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONF_DIR)):
+        for overrides in (["+tag=x", "tracking.experiment=${tag}"], ["+tag=x", "hydra.run.dir=out/${tag}"],
+                          ["+hydra.job.env_set.X=1"]):
+            to_config(compose("config", overrides=overrides, return_hydra_config=True))
+
+
 def test_the_settings_of_a_sweep_with_commas_pass_the_check():
     from kgb.config import register
     from kgb.preflight import main_guard

@@ -110,3 +110,25 @@ def test_the_golden_schema_2_log_reads():
     assert started.settings == "cpu cases=smoke timeout=300s judge=v2"
     assert started.identity["judging"]["timeout_s"] == 300.0 and started.identity["chip_notes"]
     assert [t.status.value for t in trial_outcomes(events).values()] == ["correct"]
+
+
+def test_a_methods_parameters_are_named_where_they_are_not_its_defaults():
+    """What the queries label a job's method with (kgb.method_params): nothing for the
+    defaults of any method= option, the setting as the command line gives it otherwise."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from kgb.config import CONF_DIR, choices, register
+    from kgb.method_params import method_params
+
+    register()
+
+    def params(*overrides: str) -> str:
+        with initialize_config_dir(version_base="1.3", config_dir=str(CONF_DIR)):
+            return method_params(OmegaConf.to_object(compose("config", overrides=list(overrides))).method.identity())
+
+    for option in choices("method"):
+        assert params(f"method={option}", "method.dir=/tmp/k", "method.samples=3") == ("dir=/tmp/k" if option == "files" else "")
+    assert params("method=aiko", "method.agent.max_turns=4") == "agent.max_turns=4"
+    assert params("method=refine", "method.until_correct=false", "method.rounds=2") == "rounds=2 until_correct=false"
+    assert params("method=opencode", "method.mode=answer") == "mode=answer"

@@ -44,7 +44,7 @@ def job_events(job: str, method: str, chip: str, settings: str, results: dict[st
     events: list = [RunStarted(
         job=job, method=method, model="claude" if method != "transfer" else "none", source="aten", chip=chip,
         config={"method": method_config or {"name": method}}, git_commit=None, packages={}, device=chip, driver=None,
-        specs={}, n_ops=len(results), settings=settings)]
+        specs={}, n_ops=len(results), settings=settings, identity={"method": method_config or {"name": method}})]
     for op, speedup in results.items():
         key = f"{job}-{op}"
         events += [TrialStarted(job=job, trial=key, op=f"aten::{op}", spec_version=1, sample=0),
@@ -130,3 +130,25 @@ def test_a_chip_whose_trials_were_all_skipped_has_no_accuracy():
                   reason="not on this chip", run_id="r", settings="A cases=smoke")
     (row,) = rows([TrialRow(**values)], {})
     assert (row.trials, row.skipped, row.accuracy) == (0, 1, None)
+
+
+def test_a_method_configured_otherwise_is_compared_with_its_own_configuration_on_the_reference():
+    """`oneshot temperature=0.5` on E against the same configuration on nvidia, not against the
+    defaults' row (which solves nothing there)."""
+    from dataclasses import fields
+
+    from kgb.query.portability import rows
+    from kgb.tracking.summary import TrialRow
+
+    def trial(chip: str, params: str, correct: bool) -> TrialRow:
+        values = {f.name: 0 for f in fields(TrialRow)}
+        values.update(job=f"{chip}{params}", method="oneshot", model="m", source="aten", chip=chip, trial=f"{chip}{params}",
+                      op="aten::add", sample=0, status="correct" if correct else "wrong_output", correct=correct,
+                      speedup=None, latency_us=None, baseline_us=None, reason="", run_id="r", settings="x cases=smoke",
+                      method_params=params)
+        return TrialRow(**values)
+
+    table = rows([trial("nvidia", "", False), trial("nvidia", "temperature=0.5", True), trial("E", "temperature=0.5", True)], {})
+    e = next(r for r in table if r.chip == "E")
+    assert (e.method, e.common, e.accuracy_drop) == ("oneshot temperature=0.5", 1, 0.0)
+    assert sorted(r.method for r in table) == ["oneshot", "oneshot temperature=0.5", "oneshot temperature=0.5"]

@@ -129,6 +129,27 @@ def test_jobs_judged_under_different_settings_never_share_a_leaderboard_row():
         ("cpu cases=smoke timeout=1s judge=v2", 0), ("cpu cases=smoke timeout=300s judge=v2", 1)]
 
 
+def test_jobs_of_one_method_configured_otherwise_never_share_a_row_and_say_how():
+    """`method=files` over two users' folders, aiko with `method.agent.max_turns=4`: pooled
+    into one row each (pass@N over both) until a user's walk; each configuration is now a
+    row, a table's row and a figure's job of its own, named by what is not the defaults."""
+    from kgb.query.leaderboard import rows
+    from kgb.query.plots import per_job
+
+    trials = [row("aten::a", method="files", method_params="dir=/tmp/k", job="j1"),
+              row("aten::a", method="files", method_params="dir=/home/u/k", correct=False, job="j2"),
+              row("aten::a", method="aiko", job="j3"),
+              row("aten::a", method="aiko", method_params="agent.max_turns=4", correct=False, job="j4")]
+    trials = [dataclasses.replace(t, trial=t.job) for t in trials]
+    expected = [("aiko", 1), ("aiko agent.max_turns=4", 0), ("files dir=/home/u/k", 0), ("files dir=/tmp/k", 1)]
+    assert sorted((r.method, r.correct) for r in rows(trials)) == expected
+    accuracy = tables(op_results(trials))[0]
+    assert sorted((r[0], r[6]) for r in accuracy.rows) == expected  # method, correct
+    assert sorted(name for name, _ in per_job(op_results(trials))) == [
+        "aiko/claude agent.max_turns=4 aten nvidia", "aiko/claude aten nvidia",
+        "files/claude dir=/home/u/k aten nvidia", "files/claude dir=/tmp/k aten nvidia"]
+
+
 def test_the_report_command_writes_the_tables_and_the_figures_it_shows(tmp_path, monkeypatch, capsys):
     import kgb.query.__main__ as query
 

@@ -65,8 +65,10 @@ def sweep(tmp_path_factory):
 
 def test_multirun_makes_one_job_per_combination(sweep):
     root, _, first = sweep
-    table = {(r.method, r.source): r for r in rows(trial_rows(uri(root)))}
+    table = {(r.method.split()[0], r.source): r for r in rows(trial_rows(uri(root)))}
     assert set(table) == {("expert", "aten"), ("expert", "vllm"), ("files", "aten"), ("files", "vllm")}
+    # a files job's row names its folder: another user's kernels would be another row
+    assert table["files", "aten"].method == f"files dir={root / 'kernels'}" and table["expert", "aten"].method == "expert"
     assert (table["expert", "aten"].trials, table["expert", "aten"].correct) == (2, 2)
     assert (table["expert", "vllm"].trials, table["expert", "vllm"].correct) == (1, 1)
     assert (table["files", "aten"].trials, table["files", "aten"].correct) == (2, 1)  # add has no file

@@ -307,6 +307,47 @@ def test_a_jobs_wall_s_is_the_time_it_took_and_trial_s_its_trials_summed(tmp_pat
     assert (job.data.metrics["wall_s"], job.data.metrics["trial_s"]) == (5.0, 6.0)
 
 
+def test_jobs_of_one_method_configured_otherwise_are_rows_of_their_own(tmp_path, store):
+    """Two `method=files` jobs over two users' folders, and aiko with `method.agent.max_turns=4`
+    beside its defaults, were pass@N-merged into one leaderboard row each (a user's walk): the
+    projection names a job's parameters that are not its method's defaults in the table's
+    header, and the queries keep them apart."""
+    from kgb.method_params import defaults
+    from kgb.query import trial_rows
+    from kgb.query.leaderboard import rows
+    from kgb.tracking.mlflow_projection import MlflowProjection
+
+    aiko = defaults("aiko")
+    jobs = {"files-a": ("files", {"name": "files", "dir": "/tmp/k"}),
+            "files-b": ("files", {"name": "files", "dir": "/home/u/kernels"}),
+            "aiko-d": ("aiko", aiko), "aiko-4": ("aiko", {**aiko, "agent": {**aiko["agent"], "max_turns": 4}})}
+    blobs = BlobStore(tmp_path / "blobs")
+    kernel = blobs.put("import triton\n")
+    uri = store()
+    projection = MlflowProjection(uri, "kgb", background=False)
+    for job, (method, identity) in jobs.items():
+        started = dataclasses.replace(_started(), method=method, identity={"method": identity})
+        events = [started] + _trial(f"{job}-t", "aten::a", verdict(Status.CORRECT))
+        events = [dataclasses.replace(e, job=job, seq=i, ts=1000.0 + i) for i, e in enumerate(events)]
+        events = [dataclasses.replace(e, source_blob=kernel) if isinstance(e, CandidateProposed) else e for e in events]
+        projection.project(events, blobs)
+    assert sorted((r.method, r.trials) for r in rows(trial_rows(uri))) == [
+        ("aiko", 1), ("aiko agent.max_turns=4", 1), ("files dir=/home/u/kernels", 1), ("files dir=/tmp/k", 1)]
+
+
+def test_a_table_of_version_1_reads_its_jobs_as_their_plain_method():
+    """Tables written before `method_params`: read, the method as it was."""
+    from kgb.tracking.summary import COLUMNS, TABLE_VERSION, parse
+
+    head = {"version": 1, "job": "j", "method": "aiko", "model": "m", "source": "aten", "chip": "cpu",
+            "settings": "cpu", "columns": COLUMNS}
+    values = {c: 0 for c in COLUMNS} | {"source": "aten", "trial": "t", "op": "aten::a", "status": "correct",
+                                         "correct": True, "speedup": None, "reason": "", "run_id": "r"}
+    (row,) = parse(json.dumps(head) + "\n" + json.dumps([values[c] for c in COLUMNS]) + "\n")
+    assert (row.method, row.method_params, row.method_label) == ("aiko", "", "aiko")
+    assert TABLE_VERSION == 2  # an older kgb refuses the new tables rather than pool their jobs
+
+
 def _started():
     from kgb.tracking.events import RunStarted
 

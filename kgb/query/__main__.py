@@ -106,7 +106,7 @@ def best(uri: str, op: str, chip: str, dest: Path) -> int:
         print(f"error: cannot write the kernel into --dest {dest}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     how = f"speedup {row.speedup:.2f}x" if row.speedup else "correct, not timed"
-    print(f"{op} on {chip}: {how} (method {row.method}, model {row.model}, run {row.run_id})")
+    print(f"{op} on {chip}: {how} (method {row.method_label}, model {row.model}, run {row.run_id})")
     for p in paths:
         print(f"  {p}")
     return 0

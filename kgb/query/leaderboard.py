@@ -1,7 +1,11 @@
-"""One row per method x model x source x chip x judging settings, from the jobs' trials tables.
+"""One row per method configuration x model x source x chip x judging settings, from the
+jobs' trials tables.
 
 Jobs judged under different settings (case set, timeout, judge version: RunStarted.settings)
-never share a row: a smoke-only or a broken-timeout job cannot overwrite a full one.
+never share a row: a smoke-only or a broken-timeout job cannot overwrite a full one. Nor do
+jobs of one method configured otherwise (two users' `method.dir`, another
+`method.agent.max_turns`): their row's method reads `aiko agent.max_turns=4`
+(TrialRow.method_label), the defaults' just `aiko`.
 
 Computed from trials rather than the job runs' aggregate metrics, so that jobs split over
 several commands (e.g. `ops=` subsets) still add up. A trial projected by two jobs counts once.
@@ -21,7 +25,7 @@ from kgb.tracking.summary import TrialRow, reports_speed
 
 @dataclass(frozen=True)
 class Row:
-    method: str
+    method: str  # and its parameters that differ from its defaults: "files dir=/tmp/k" (TrialRow.method_label)
     model: str
     source: str
     chip: str
@@ -41,7 +45,7 @@ class Row:
     turns_per_trial: float | None = None
 
 
-JobKey = tuple[str, str, str, str, str]  # method, model, source, chip, settings
+JobKey = tuple[str, str, str, str, str]  # method label, model, source, chip, settings
 
 
 @dataclass
@@ -51,7 +55,7 @@ class JobTrials:
 
 
 def job_key(row: TrialRow) -> JobKey:
-    return (row.method, row.model, row.source, row.chip, row.settings)
+    return (row.method_label, row.model, row.source, row.chip, row.settings)
 
 
 def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:

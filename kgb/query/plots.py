@@ -1,5 +1,5 @@
-"""Figures comparing jobs (method x model x source x chip), from the same trials as the
-leaderboard:
+"""Figures comparing jobs (method configuration x model x source x chip), from the same
+trials as the leaderboard:
 
 - fast_p.svg: the share of a job's operators whose kernel is correct and more than p times
   faster than the baseline, against p (the fast_p curve; at p = 1 it is fast_1.0).
@@ -54,7 +54,10 @@ class JobSpend:
 
 
 def label(method: str, model: str, source: str, chip: str) -> str:
-    return f"{method}" + (f"/{model}" if model and model != "none" else "") + f" {source} {chip}"
+    """`aiko/claude agent.max_turns=4 aten nvidia`: the model beside the method's name, before
+    the parameters that tell its configuration from the defaults (TrialRow.method_label)."""
+    name, _, params = method.partition(" ")
+    return name + (f"/{model}" if model and model != "none" else "") + (f" {params}" if params else "") + f" {source} {chip}"
 
 
 def per_job(results: list[OpResult]) -> list[tuple[str, list[OpResult]]]:

@@ -1,9 +1,10 @@
 """Portability: how a method's results hold up from chip to chip (the paper's Table 3 view).
 
-One row per method x model x operator set x chip x where the kernels came from x judging
-settings: operators run, accuracy and geometric mean speedup (the leaderboard's
-definitions: the operator is the unit, at its best sample), and the change against the
-reference chip (NVIDIA by default) over the operators run on both.
+One row per method configuration (the leaderboard's: `aiko agent.max_turns=4` apart from
+`aiko`) x model x operator set x chip x where the kernels came from x judging settings:
+operators run, accuracy and geometric mean speedup (the leaderboard's definitions: the
+operator is the unit, at its best sample), and the change against the reference chip
+(NVIDIA by default) over the operators run on both.
 
 A `method=transfer` job is shown under the method and model that wrote its kernels, with
 `transferred_from` naming the chip that run judged on (its pinned `method.from_*` params);
@@ -76,7 +77,8 @@ def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]]) 
     for r in trials:
         if r.method == TRANSFER and r.job in sources:
             method, model, chip = sources[r.job]
-            parts[chip].append(dataclasses.replace(r, method=method, model=model))
+            # its own parameters (from=..., from_chip=...) name where the kernels came from: shown as such
+            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=""))
         else:
             parts[None].append(r)
     return parts

@@ -32,7 +32,7 @@ from kgb.tracking.summary import TrialRow, reports_speed
 class OpResult:
     """One operator of one job: the unit every table counts."""
 
-    method: str
+    method: str  # with its parameters where they are not the defaults (TrialRow.method_label)
     model: str
     source: str
     chip: str

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgb.method_params import method_params
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
@@ -170,7 +171,11 @@ class MlflowProjection:
         query = f"tags.`kgb.kind` = 'job' and tags.`kgb.job` = '{started.job}'"
         found = search_all(self.client, [self.experiment_id], query)
         run = found[0] if found else self._create_job_run(started)
-        info = JobInfo(started.job, started.method, started.model, started.source, started.chip, started.settings)
+        # the method's configuration, where it is not the defaults, keeps the job's rows apart
+        # from other configurations of the method in every query (a schema-1 log has no identity)
+        params = method_params(started.identity["method"]) if started.identity.get("method") else ""
+        info = JobInfo(started.job, started.method, started.model, started.source, started.chip, started.settings,
+                       method_params=params)
         return JobState(info, run.info.run_id, run.info.artifact_uri, metrics=dict(run.data.metrics),
                         status=run.info.status)
 

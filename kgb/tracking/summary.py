@@ -17,7 +17,10 @@ if TYPE_CHECKING:  # queries read tables without importing the folds (and the ju
     from kgb.tracking.projections import TrialOutcome
 
 TABLE_NAME = "trials.jsonl"
-TABLE_VERSION = 1
+# Raised when a table gains what an older kgb would misread rather than refuse: 2 adds the
+# header's `method_params`, without which an older reader pooled a method's configurations
+# into one row. A table of version 1 is still read (its jobs as their plain method name).
+TABLE_VERSION = 2
 REASON_CHARS = 500  # the full reason is a tag of the trial run and in its trial.json
 
 
@@ -46,6 +49,9 @@ class JobInfo:
     chip: str
     # RunStarted.settings: what the verdicts were judged under; "" in tables written before it
     settings: str = ""
+    # the method's parameters that differ from its defaults (kgb.method_params), e.g.
+    # "agent.max_turns=4" or "dir=/tmp/k"; "" for the defaults and in tables before version 2
+    method_params: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,13 @@ class TrialRow:
     # agent trials only (None for other methods and in tables written before them):
     checks: int | None = None  # check-tool calls judged, all attempts together
     turns: int | None = None  # model turns of the agent's sessions (the last attempt, which replays the earlier ones)
+    method_params: str = ""  # the job's (JobInfo.method_params)
+
+    @property
+    def method_label(self) -> str:
+        """The method as the queries show and group it: `aiko`, or `aiko agent.max_turns=4`
+        for another configuration of it, which is never pooled with the defaults' trials."""
+        return f"{self.method} {self.method_params}" if self.method_params else self.method
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
@@ -96,7 +109,7 @@ def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
     timed = best.verdict if t.correct and best is not None and best.verdict is not None else None
     return TrialRow(
         job=job.job, method=job.method, model=job.model, source=t.op.split("::")[0], chip=job.chip,
-        settings=job.settings,
+        settings=job.settings, method_params=job.method_params,
         trial=t.key, op=t.op, sample=t.sample, status=t.status.value, correct=t.correct,
         speedup=timed.speedup if timed else None,
         latency_us=timed.latency_us if timed else None,
