@@ -240,3 +240,33 @@ def test_a_git_hooks_flood_leaves_the_harness_its_tail_only(tmp_path):
     assert len(str(commit)) == 40
     assert (ws.root / "hook-ran").read_text() == "done\n"  # the hook ran, and wrote its flood
 
+
+
+# --- a file the agent's tools read ---
+
+def _workspace_with(tmp_path: Path, name: str, size: int) -> tuple[Workspace, object]:
+    from types import SimpleNamespace
+
+    ws = Workspace(tmp_path, "cpu")
+    ws.root.mkdir(parents=True)
+    with open(ws.root / name, "wb") as f:
+        f.write(b"x" * size)
+    return ws, SimpleNamespace(workspace=ws, cfg=SimpleNamespace(agent=SimpleNamespace(output_chars=1000)))
+
+
+def test_a_huge_file_is_read_by_its_head_only(tmp_path):
+    """`read_file` (and `edit_file`, a check, the final kernel) read a file whole before
+    cutting what they show: a file of gigabytes filled the harness's memory (session 45's red
+    team). They read what they can use."""
+    from kgb.agents.tools import EDIT_BYTES, call_tool
+
+    ws, run = _workspace_with(tmp_path, "big.txt", FLOOD)
+    shown, peak = _peak(lambda: call_tool(run, "read_file", {"path": "big.txt"}, "call"))
+    assert peak < BOUND, f"reading a {FLOOD}-byte file held {peak} bytes"
+    assert shown.text.startswith("x" * 4000) and f"the file is {FLOOD} bytes" in shown.text
+    (ws.root / "kernel.py").write_bytes(b"y" * FLOOD)
+    kernel, peak = _peak(ws.read_kernel)
+    assert peak < BOUND and len(kernel) == (1 << 20) + 1  # one byte past what the judge takes: refused as too large
+    (ws.root / "notes.txt").write_bytes(b"z" * (EDIT_BYTES + 1))
+    edited = call_tool(run, "edit_file", {"path": "notes.txt", "old": "zz", "new": "a"}, "call")
+    assert edited.is_error and f"edit rewrites files of at most {EDIT_BYTES}" in edited.text

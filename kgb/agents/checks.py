@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgb.agents.nofollow import read_text
+from kgb.agents.nofollow import KERNEL_BYTES, read_text
 from kgb.evaluate import EvalSettings, JudgeKilled, Status, Verdict, evaluate
 from kgb.operators import CaseTag
 from kgb.tracking.events import CandidateChecked, CandidateProposed
@@ -168,7 +168,7 @@ class CheckServer:
         if reason := self.refusal():
             return {"ok": False, "error": reason}
         path = self.resolve(str(request.get("file") or "kernel.py"))
-        source = read_text(path)
+        source = read_text(path, max_bytes=KERNEL_BYTES)
         if source is None:
             return {"ok": False, "error": f"{request.get('file')}: no such file in the workspace"}
         try:

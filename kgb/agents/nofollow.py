@@ -37,8 +37,15 @@ def open_nofollow(path: Path, flags: int, parents: bool = False) -> int:
         os.close(fd)
 
 
-def read_text(path: Path) -> str | None:
-    """A regular file's text; None where there is none (or a link, a fifo, a device)."""
+# What the harness reads of an agent's file for a kernel (its check, the final kernel): one byte
+# past the largest source the judge takes (kgb.evaluate.static.MAX_SOURCE_BYTES), so a larger one
+# is still refused as too large, and a file of gigabytes does not fill the harness's memory.
+KERNEL_BYTES = (1 << 20) + 1
+
+
+def read_text(path: Path, max_bytes: int | None = None) -> str | None:
+    """A regular file's text, of its first `max_bytes` where given; None where there is none
+    (or a link, a fifo, a device)."""
     try:
         fd = open_nofollow(path, os.O_RDONLY)
     except OSError:
@@ -46,7 +53,12 @@ def read_text(path: Path) -> str | None:
     with open(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             return None
-        return f.read().decode(errors="replace")
+        return (f.read() if max_bytes is None else f.read(max_bytes)).decode(errors="replace")
+
+
+def size_of(path: Path) -> int:
+    """A file's size in bytes, its link's own where it is one."""
+    return os.stat(path, follow_symlinks=False).st_size
 
 
 def write_text(path: Path, text: str, append: bool = False, parents: bool = False) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kgb.agents.commands import run_command
 from kgb.agents.dialects import render
-from kgb.agents.nofollow import read_text, write_text
+from kgb.agents.nofollow import KERNEL_BYTES, read_text, size_of, write_text
 from kgb.agents.workspace import OutsideWorkspace
 from kgb.models.content import Tool
 
@@ -62,12 +62,20 @@ def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> T
         return ToolOutput(f"{name} failed: {e}", is_error=True)
 
 
+# The largest file `edit` rewrites: far above any kernel or note, far below what would fill the
+# harness's memory (a `read` of a file of gigabytes once read it whole, session 45's red team).
+EDIT_BYTES = 4 << 20
+
+
 def _read(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
-    text = read_text(run.workspace.resolve(args["path"]))
+    path = run.workspace.resolve(args["path"])
+    limit = run.cfg.agent.output_chars * 4
+    text = read_text(path, max_bytes=4 * limit + 4)  # a character is 1 to 4 bytes of UTF-8
     if text is None:
         raise ToolError(f"{args['path']}: no such file")
-    limit = run.cfg.agent.output_chars * 4
-    return ToolOutput(text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters cut ...]")
+    if (size := size_of(path)) <= 4 * limit + 4:  # read whole
+        return ToolOutput(text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} characters cut ...]")
+    return ToolOutput(text[:limit] + f"\n[... cut: the file is {size} bytes; this is its first {limit} characters ...]")
 
 
 def _write(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
@@ -77,9 +85,11 @@ def _write(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
 
 def _edit(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     path = run.workspace.resolve(args["path"])
-    text, old = read_text(path), str(args["old"])
+    text, old = read_text(path, max_bytes=EDIT_BYTES + 1), str(args["old"])
     if text is None:
         raise ToolError(f"{args['path']}: no such file")
+    if size_of(path) > EDIT_BYTES:
+        raise ToolError(f"{args['path']} is {size_of(path)} bytes; edit rewrites files of at most {EDIT_BYTES}")
     count = text.count(old) if old else 0
     if count != 1:
         raise ToolError(f"`old` occurs {count} times in {args['path']}; it must occur exactly once")
@@ -104,7 +114,7 @@ def _check(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     if reason := run.budget.take_check():
         raise ToolError(f"check refused: {reason}")
     path = run.workspace.resolve(args.get("path") or "kernel.py")
-    source = read_text(path)
+    source = read_text(path, max_bytes=KERNEL_BYTES)
     if source is None:
         raise ToolError(f"{args.get('path') or 'kernel.py'}: no such file")
     checked, note = run.checker.check(source, call_id, origin=f"check of {path.name}")

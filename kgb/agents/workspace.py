@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.agents.commands import Tail, communicate, confined
-from kgb.agents.nofollow import open_nofollow, read_text
+from kgb.agents.nofollow import KERNEL_BYTES, open_nofollow, read_text
 from kgb.agents.reaper import stop
 from kgb.evaluate import workdirs
 from kgb.operators import REPO_ROOT, Problem
@@ -275,7 +275,7 @@ class Workspace:
         return files, ""
 
     def read_kernel(self) -> str:
-        return read_text(self.kernel) or ""
+        return read_text(self.kernel, max_bytes=KERNEL_BYTES) or ""
 
 
 def _read_bounded(path: Path, max_bytes: int, room: int) -> tuple[bytes | None, str]:
