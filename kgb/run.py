@@ -206,7 +206,7 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     log.close()
     events = log.events()
     project(events)
-    outcomes = trial_outcomes(events)
+    outcomes = log.outcomes()  # the log's own fold, as each trial was logged
     ours = [outcomes[key] for _, _, key in trials if key in outcomes]  # not those of operators since removed
     summary = summarize(ours, ident.settings)
     summary_table(ours, summary)

@@ -88,8 +88,8 @@ def _edit(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     text, old = read_text(path, max_bytes=EDIT_BYTES + 1), str(args["old"])
     if text is None:
         raise ToolError(f"{args['path']}: no such file")
-    if size_of(path) > EDIT_BYTES:
-        raise ToolError(f"{args['path']} is {size_of(path)} bytes; edit rewrites files of at most {EDIT_BYTES}")
+    if (size := size_of(path)) > EDIT_BYTES:
+        raise ToolError(f"{args['path']} is {size} bytes; edit rewrites files of at most {EDIT_BYTES}")
     count = text.count(old) if old else 0
     if count != 1:
         raise ToolError(f"`old` occurs {count} times in {args['path']}; it must occur exactly once")

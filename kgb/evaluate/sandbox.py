@@ -10,7 +10,8 @@ kernel mechanism that the process cannot undo once applied:
   /proc entries are out of reach; no TCP; no signals or abstract sockets out of the domain.
 - seccomp (kgb.evaluate.seccomp_filter): no new threads, no fork, no exec (a GPU run may
   exec Triton's ptxas, and only binaries under the paths granted execute), no new socket
-  (its channel to the judge and its CUDA context are open before), no ptrace, no namespace or mount changes, no io_uring (it would bypass it).
+  (its channel to the judge and its CUDA context are open before), no ptrace, no namespace
+  or mount changes, no io_uring (it would bypass it).
 - rlimits: CPU seconds, file size, no core dumps.
 - A network namespace of its own where the kernel allows one.
 

@@ -220,10 +220,10 @@ class MlflowProjection:
         if todo:
             self._create_trial_runs(state, todo, blobs)
         # The table holds the latest run's trials, as the job's metrics count them: not those of
-        # an operator since removed from the source, or of a file since edited (queries read it)
-        current = {t.key for t in state.fold.current()}
-        whole = lambda: header(state.info) + "".join(state.lines[k] for k in state.fold.trials
-                                                     if k in state.lines and k in current)
+        # an operator since removed from the source, or of a file since edited (queries read it).
+        # Made only where the whole table is written, not at every trial's projection.
+        whole = lambda: header(state.info) + "".join(state.lines[t.key] for t in state.fold.current()
+                                                     if t.key in state.lines)
         if first or any(isinstance(e, RunStarted) for e in new):  # first sight, or a new run: written anew
             self.artifacts.replace(state.parent, state.artifact_uri, TABLE_NAME, whole())
         elif todo:  # then only the new trials' lines are added
