@@ -9,7 +9,10 @@ how long from the launch to `RunStarted`, to the first trial and to the end; how
 evaluations ran out of GPU memory among others and ran again, and what that cost; what the
 judges waited for. Issue 11's first goal is this command on one H200 in three minutes.
 With --second it then runs a chip's later job (the chip's baselines known, new compiles), as
-an agent's calls of the judge meet it; with KGB_GPU_TRACE set, it says which operators held
+an agent's calls of the judge meet it; --baselines-from runs that later job alone, on a
+machine that never ran the first, given the chip's baselines from the first job's event log
+(its BaselineMeasured events, which count where the log's judge, device and libraries are
+this machine's: kgb.tracking.baselines.fingerprint). With KGB_GPU_TRACE set, it says which operators held
 the GPU's memory (nvidia-smi's processes, put down to the judge whose operator the trace names).
 
 Until session 34 every H200 figure for that goal came from benchmarks/throughput.py, which
@@ -176,6 +179,21 @@ def phases(events: list[dict]) -> list[tuple[str, float]]:
     return sorted(total.items(), key=lambda kv: -kv[1])
 
 
+def seed_baselines(events: Path, root: Path) -> int:
+    """Write the BaselineMeasured events of an earlier job's log where a job under `root` keeps
+    its log, so that kgb's book of the chip's baselines reads them (kgb.tracking.baselines);
+    how many there were. The job run next has another id and judges every operator."""
+    opener = gzip.open if events.suffix == ".gz" else open
+    with opener(events, "rt") as f:
+        lines = [line for line in f if json.loads(line).get("kind") == "BaselineMeasured"]
+    if not lines:
+        raise SystemExit(f"{events} holds no BaselineMeasured event")
+    folder = root / "jobs" / "known-baselines"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text("".join(lines))
+    return len(lines)
+
+
 def run_job(command: list[str], env: dict[str, str], log: Path, root: Path) -> tuple[int, float, list[dict], MemorySampler, float]:
     """One run of run.py into `root`: its exit code, wall time, the events it wrote and the
     memory sampled meanwhile."""
@@ -228,6 +246,8 @@ def main() -> int:
     parser.add_argument("--second", action="store_true",
                         help="then a chip's later job: run.py again into the same tracking root (its baselines known) "
                              "as sample 1 (method.samples=2), its compile store emptied again unless --warm")
+    parser.add_argument("--baselines-from", default=None, type=Path, metavar="EVENTS.jsonl.gz",
+                        help="run only a later job: the chip's baselines taken from this earlier job's event log")
     parser.add_argument("--events", default=None, type=Path,
                         help="keep each job's event log here, gzipped (first-events.jsonl.gz, second-...)")
     parser.add_argument("overrides", nargs="*", help="run.py's overrides, after --")
@@ -236,7 +256,12 @@ def main() -> int:
     root = scratch / "outputs"
     trace = Path(os.environ[TRACE_ENV]) if os.environ.get(TRACE_ENV) else None
     report: dict = {}
-    for run in ("first", "second") if args.second else ("first",):
+    runs = ("first", "second") if args.second else ("first",)
+    if args.baselines_from is not None:
+        known = seed_baselines(args.baselines_from, root)
+        print(f"{known} baselines of the chip known from {args.baselines_from}", file=sys.stderr)
+        runs = ("later",)
+    for run in runs:
         env = dict(os.environ)
         if not args.warm:
             for name in ("XDG_CACHE_HOME", "TMPDIR"):
@@ -255,7 +280,8 @@ def main() -> int:
             with gzip.open(args.events / f"{run}-events.jsonl.gz", "wt") as kept:
                 kept.writelines(json.dumps(e) + "\n" for e in events)
         figures = figures_of(wall, events, launched, memory)
-        into = "a fresh tracking root" if run == "first" else "the same tracking root, the chip's baselines known"
+        into = {"first": "a fresh tracking root", "second": "the same tracking root, the chip's baselines known",
+                "later": f"a tracking root given the chip's baselines from {args.baselines_from}"}[run]
         print_table(f"\n`python {' '.join(command[1:2] + args.overrides + extra)}`, the {run} job into {into}"
                     f"{'' if args.warm else ', its compile store empty'}", figures, events)
         held = print_memory(memory, Path(env[TRACE_ENV]) if trace is not None else None)

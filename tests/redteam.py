@@ -354,6 +354,31 @@ if _timers:
                 setattr(_m, _name, _fast)
 '''
 
+# A candidate that computes with PyTorch and forges what its process reports of it: every
+# reply's list of the ATen ops it ran is emptied on its way to the judge. The decoy launch
+# keeps "launched no Triton kernel" away.
+FORGE_THE_OP_AUDIT = '''
+import sys as _sys
+
+_codec = _sys.modules["kgb.evaluate" + ".codec"]
+_send = _codec.send
+
+
+def _forged(conn, kind, value=None, *args, **fields):
+    if "torch_ops" in fields:
+        fields["torch_ops"] = []
+    return _send(conn, kind, value, *args, **fields)
+
+
+_codec.send = _forged
+
+
+def softmax_int(self, dim, dtype=None):
+    y = getattr(torch, "soft" + "max")(self, dim, dtype=dtype)
+    _launch_decoy(self.device)
+    return y
+'''
+
 # Candidate code that runs after its call has returned and the candidate process has waited
 # for its GPU work: a finalizer on a bench case's output, which runs once the harness has sent
 # the output to the judge and dropped it. It queues about 2 s of work on every SM in the
@@ -502,7 +527,12 @@ def softmax_int(self, dim, dtype=None):
     for recorder in getattr(replay[0], "_recorder", []) if replay else []:
         recorder.rec.problem = "spoiled"
     return _honest(self, dim, dtype)
-''', "the case is left untimed, with the reason; the candidate's clock is never used"),
+''', "no case is correct on a GPU without the judge's replay of it: rejected (until judge v25 the case "
+       "was left untimed and the verdict stood; the candidate's clock was never used)"),
+    Attack("forge-the-op-audit", "compute with PyTorch's softmax behind a decoy launch, and empty the op audit "
+           "from the process's replies (its codec, reached by sys.modules)", FORGE_THE_OP_AUDIT,
+           "the recording of its timed call holds PyTorch's softmax, which the judge does not replay: rejected "
+           "(until judge v25 correct and untimed; on the CPU the values' provenance rejects it)"),
     Attack("side-stream", "run the kernel on a side stream and return before it finishes",
            '''
 _side = []

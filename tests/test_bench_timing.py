@@ -19,6 +19,7 @@ from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.bench_case import TURN_BATCH_BYTES, TimedCase
 from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.phases import Phases
+from kgb.evaluate.staged_replay import StagedReplay
 from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import CROWDED_TURN, CaseResult, InstrumentFailed, Status, Turn
 from kgb.operators import Case
@@ -208,9 +209,43 @@ def test_a_baseline_says_whether_its_turn_had_the_gpu_to_itself(cpu_as_gpu, monk
     alone_in_turn, with_replay = (BaselineTiming(lambda: x + 1, 20, 2, Phases()) for _ in range(2))
     runner.prepare_baselines([alone_in_turn, with_replay])
     runner.measure_baselines([(Case(name="a", tag="bench", seed=0), alone_in_turn)])
-    staged = TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, with_replay, replay="not replayed here")
+    staged = TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, with_replay)  # no replay staged
     runner.measure([staged])
     want = Turn.CROWDED if lock is _DrainRanOut else Turn.ALONE
     assert alone_in_turn.turn is with_replay.turn is staged.turn is want
     for b in (alone_in_turn, with_replay):
         assert b.us > 0 and b.mode.endswith(CROWDED_TURN) is (want is Turn.CROWDED)
+
+
+class _ReplayThatRan(StagedReplay):
+    """A staged replay whose timing ran (its kernels in the judge's CUDA context), with nothing
+    behind it."""
+
+    def __init__(self):
+        self.measured = False
+
+    def measure(self):
+        self.measured = True
+
+
+def test_a_baseline_that_breaks_after_a_replay_in_its_turn_is_the_candidates_runtime_error(cpu_as_gpu, monkeypatch):
+    """CUDA reports a kernel's fault at a later call of its context: the baseline timed after a
+    replay is where a replayed kernel's illegal access shows. Until judge v25 that left the
+    candidate correct, and the replays of the turn, measured, were never checked."""
+    monkeypatch.setattr(bench_case.kernel_clock, "session", contextlib.nullcontext)
+
+    def faults():
+        raise torch.AcceleratorError("CUDA error: an illegal memory access was encountered")
+
+    runner = CaseRunner(operators.load("aten::add"), None, "cpu")
+    runner.exclusive = TimingLock(None, runner.phase)
+    replay, baseline = _ReplayThatRan(), BaselineTiming(faults, 20, 2, Phases())
+    with pytest.raises(bench_case.Failed) as failed:
+        runner.measure([TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, baseline, replay=replay)])
+    assert replay.measured and failed.value.status == Status.RUNTIME_ERROR
+    assert failed.value.message.startswith("case b: the speed baseline raised AcceleratorError: CUDA error: an "
+                                           "illegal memory access was encountered, after the judge's replay")
+    # a baseline that breaks in a turn of baselines alone, every replay checked by then, leaves
+    # the candidate correct and the cases from it on without their baseline
+    with pytest.raises(InstrumentFailed):
+        runner.measure_baselines([(Case(name="c", tag="bench", seed=2), BaselineTiming(faults, 20, 2, Phases()))])

@@ -343,3 +343,35 @@ def test_a_measurements_clocks_are_read_as_it_starts_and_ends_only_when_traced(m
     with nvml.clocks_around() as clock:
         assert clock == {"sm_mhz": 1980}
     assert clock == {"sm_mhz": 1980, "end_sm_mhz": 1440} and reads == ["", "end_"]
+
+
+def test_a_later_job_alone_is_given_the_chips_baselines_from_an_earlier_jobs_log(tmp_path):
+    """benchmarks/first_run.py --baselines-from: a lent GPU's ten minutes hold the GPU tests and
+    a first job, or a later job alone, not both; the later job's baselines come from the first
+    job's event log, returned from an earlier call."""
+    import gzip
+
+    import first_run
+
+    from kgb import operators
+    from kgb.tracking.baselines import load_book
+    from kgb.tracking.events import BaselineMeasured, to_json
+
+    spec = operators.load("aten::add")
+    started = {"kind": "RunStarted", "job": "j1", "seq": 0}
+    events = [started,
+              BaselineMeasured(job="j1", seq=1, op=spec.id, spec_version=spec.version, case="bench-1",
+                               baseline="torch", latency_us=180.5, fingerprint="f1"),
+              BaselineMeasured(job="j1", seq=2, op=spec.id, spec_version=spec.version, case="bench-2",
+                               baseline="torch", latency_us=99.0, fingerprint="another machine's")]
+    log = tmp_path / "first-events.jsonl.gz"
+    with gzip.open(log, "wt") as f:
+        f.writelines(json.dumps(e if isinstance(e, dict) else to_json(e)) + "\n" for e in events)
+    root = tmp_path / "outputs"
+    assert first_run.seed_baselines(log, root) == 2
+    assert load_book(root, "f1").known(spec) == {"bench-1": 180.5}
+    assert [p.parent.name for p in (root / "jobs").glob("*/events.jsonl")] == ["known-baselines"]
+    empty = tmp_path / "none.jsonl"
+    empty.write_text(json.dumps(started) + "\n")
+    with pytest.raises(SystemExit, match="no BaselineMeasured"):
+        first_run.seed_baselines(empty, tmp_path / "other")

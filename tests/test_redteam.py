@@ -310,6 +310,19 @@ def test_on_a_gpu_an_answer_computed_on_the_host_is_rejected(name, softmax):
     assert "from the GPU to the host" in verdict.message
 
 
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("name", ["unreplayable-and-fast", "forge-the-op-audit"])
+def test_on_a_gpu_a_bench_case_the_judge_cannot_replay_is_rejected(name, softmax):
+    """What a candidate process reports of itself is forgeable (its op audit, its recording);
+    only the judge's own replay of each bench case stands. Until judge v25 a case it could not
+    replay was left untimed and the verdict stood: these two were correct."""
+    attack = next(a for a in GPU_ATTACKS if a.name == name)
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "bench"), time_cases=("bench",), timeout_s=600)
+    verdict = evaluate(attack.over(softmax.solution_path.read_text()), softmax, settings)
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert "cannot replay" in verdict.message
+
+
 def test_what_counts_as_a_read_back_to_the_host():
     """host_read_elements on real ops; meta tensors stand in for a GPU's (any device but the
     host's is the same to it)."""

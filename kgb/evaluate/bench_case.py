@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from kgb.evaluate import kernel_clock
+from kgb.evaluate import gpus, kernel_clock
 from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.candidate_process import Redraw, Reply, TurnOverrun
@@ -50,9 +50,25 @@ TURN_BATCH_BYTES = 2048 * 1024 * 1024
 SENT_NOT_DRAWN = "inputs sent, not drawn by the candidate process"
 
 
-def _replay_failed(case: Case, exc: torch.AcceleratorError) -> InstrumentFailed:
-    return InstrumentFailed(f"case {case.name}: the judge's replay of the recorded call failed: "
-                            f"{str(exc).splitlines()[0][:300]}")
+def _replay_failed(case: Case, exc: torch.AcceleratorError) -> Failed:
+    """The candidate's kernels, replayed in the judge's CUDA context, faulted there (or it ran
+    out of memory: a runtime error says so, and kgb.evaluate runs it again alone)."""
+    return Failed(Status.RUNTIME_ERROR, f"case {case.name}: the judge's replay of the recorded call failed: "
+                  f"{str(exc).splitlines()[0][:300]}")
+
+
+def _unreplayable(case: Case, reason: str) -> Failed:
+    """No `correct` on a GPU without the judge's own replay of every bench case: what a
+    candidate process reports of itself (its ops, its recording) is the candidate's to forge,
+    and a forger that made its recording unreplayable kept an untimed `correct` (up to judge
+    v25). Running out of memory is not the candidate's doing: a runtime error that says so is
+    judged again alone (kgb.evaluate.evaluate)."""
+    if gpus.out_of_memory(reason):
+        return Failed(Status.RUNTIME_ERROR, f"case {case.name}: the judge's replay of the recorded call ran out "
+                      f"of GPU memory ({reason})")
+    return Failed(Status.REJECTED, f"case {case.name}: the judge cannot replay the GPU work recorded in the "
+                  f"candidate's call ({reason}); on a GPU a candidate is correct only where the judge's own "
+                  f"replay of each bench case checks it (docs/design/threat-model.md)")
 
 
 @dataclasses.dataclass
@@ -63,7 +79,7 @@ class TimedCase:
     cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
     check: dict  # set V as drawn, for the reference
     baseline: BaselineTiming | None  # None: measured by an earlier evaluation
-    replay: StagedReplay | str | None = None  # or why the judge cannot replay the call
+    replay: StagedReplay | None = None  # the judge's replay of the recorded call, once staged
     turn: Turn | None = None  # how its turn went, once measured
 
     @property
@@ -135,11 +151,11 @@ class BenchCaseTiming:
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
                                              self._audit())
         except Unreplayable as exc:
-            staged.replay = str(exc)
+            raise _unreplayable(case, str(exc)) from exc
         except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
             raise _replay_failed(case, exc) from exc
         except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
-            staged.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
+            raise _unreplayable(case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
         return staged
 
     def baseline_on(self: CaseRunner, case: Case, timed: dict, repeats: int, warmup: int) -> BaselineTiming:
@@ -187,29 +203,35 @@ class BenchCaseTiming:
                         # (a baseline that broke before it has raised already, just below)
                         raise _replay_failed(s.case, exc) from exc
                     except Exception as exc:  # noqa: BLE001 - as when staging it
-                        s.replay = f"{type(exc).__name__}: {str(exc)[:300]}"
+                        raise _unreplayable(s.case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
                 if s.baseline is not None:
-                    _time_baseline(s.case, s.baseline)
+                    try:
+                        _time_baseline(s.case, s.baseline)
+                    except InstrumentFailed as exc:
+                        # CUDA reports a kernel's fault at a later call of its context: a baseline
+                        # that breaks after the candidate's kernels were replayed is taken as
+                        # theirs, and the replays of this turn can no longer be checked.
+                        raise Failed(Status.RUNTIME_ERROR, f"{exc}, after the judge's replay of the "
+                                     f"candidate's recorded call ran in its CUDA context") from exc
         turn = self._turn_since(crowded_before)
         for s in staged:
             s.turn = turn
             if s.baseline is not None:
                 s.baseline.turn = turn
 
-    def finish(self: CaseRunner, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy | None]:
+    def finish(self: CaseRunner, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy]:
         """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
-        measured case, once the replay's and the candidate's last answers are judged; no
-        candidate latency where the judge could not replay the call."""
+        measured case, once the replay's and the candidate's last answers are judged."""
         case, entry, f = s.case, self.spec.entry_of(s.case), s.reply.fields
-        replayed: Replayed | str = s.replay if isinstance(s.replay, str) else ""
-        if isinstance(s.replay, StagedReplay):
-            try:
-                with self.phase("replay"):
-                    replayed = s.replay.finish()
-            except torch.AcceleratorError as exc:
-                raise _replay_failed(case, exc) from exc
-            except Exception as exc:  # noqa: BLE001 - as when staging it
-                replayed = f"{type(exc).__name__}: {str(exc)[:300]}"
+        if s.replay is None:
+            raise _unreplayable(case, "no replay was staged")
+        try:
+            with self.phase("replay"):
+                replayed: Replayed = s.replay.finish()
+        except torch.AcceleratorError as exc:
+            raise _replay_failed(case, exc) from exc
+        except Exception as exc:  # noqa: BLE001 - as when staging it
+            raise _unreplayable(case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
         with self.exclusive.work():
             with self.phase("reference"):
                 ref_v, s.check = s.check, {}  # the reference's own now: nothing reads set V as drawn after it
@@ -218,32 +240,26 @@ class BenchCaseTiming:
                 message, _, _ = self._compare(case, expected, s.reply.value["result"], ref_v, s.cand_t)
                 if message:
                     raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
-                if isinstance(replayed, Replayed):
-                    message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
-                    if message:
-                        # The recorded call computed something else than the answer the candidate
-                        # gave: what the judge would time is not what it checked (a decoy for the
-                        # recording).
-                        raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
-                                     f"recorded in the candidate's last call computes a wrong answer: {message}")
-                    if replayed.audit is not None:
-                        def wrong(result: Any, inputs: dict) -> str | None:
-                            return compare_outputs(self.spec, case, *self._answers(expected, result, ref_v, inputs))[0]
+                message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
+                if message:
+                    # The recorded call computed something else than the answer the candidate
+                    # gave: what the judge would time is not what it checked (a decoy for the
+                    # recording).
+                    raise Failed(Status.REJECTED, f"case {case.name}: the judge's replay of the GPU work "
+                                 f"recorded in the candidate's last call computes a wrong answer: {message}")
+                if replayed.audit is not None:
+                    def wrong(result: Any, inputs: dict) -> str | None:
+                        return compare_outputs(self.spec, case, *self._answers(expected, result, ref_v, inputs))[0]
 
-                        message = replayed.audit.disagreement(expected, ref_v, case.reduction, wrong)
-                        if message:
-                            # Its checked call was right and some timed one was not: a kernel
-                            # that skips its work at random, timed on the calls it skipped.
-                            raise Failed(Status.REJECTED, f"case {case.name}: of the judge's calls of the replay, "
-                                         f"the checked one was right and {message}")
+                    message = replayed.audit.disagreement(expected, ref_v, case.reduction, wrong)
+                    if message:
+                        # Its checked call was right and some timed one was not: a kernel
+                        # that skips its work at random, timed on the calls it skipped.
+                        raise Failed(Status.REJECTED, f"case {case.name}: of the judge's calls of the replay, "
+                                     f"the checked one was right and {message}")
         base_us, no_baseline = self.known_baselines.get(case.name), ""
         if s.baseline is not None:
             base_us, no_baseline = s.baseline.us, s.baseline.missing
-        if isinstance(replayed, str):
-            # No latency rather than the candidate's own clock, which it can patch: the case
-            # stays correct, and untimed, with the reason.
-            return (None, base_us, f"not timed: the judge could not replay the call ({replayed}); "
-                    f"its own clock said {float(f['median_us']):.1f} us{no_baseline}", None, None)
         t = replayed.timing
         beside = f"; {CROWDED_TURN}" if s.turn is Turn.CROWDED else ""
         why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(case.name)),

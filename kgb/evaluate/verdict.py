@@ -78,7 +78,10 @@ from enum import StrEnum
 # v25: a candidate process opens no socket (a daemon's Unix socket was reachable by its path);
 # on a GPU a call that copies more than 64 values back to the host is rejected (an answer
 # computed with numpy from `.cpu()` was correct there; integrity.HOST_READ_LIMIT).
-JUDGE_VERSION = 25
+# v26: on a GPU no candidate is correct without the judge's own replay of every bench case: one it
+# cannot replay is rejected, one whose replay faulted or ran out of memory a runtime error (until
+# v25 the case was left untimed and the verdict stood, which a forged recording could choose).
+JUDGE_VERSION = 26
 
 
 class Status(StrEnum):
@@ -238,8 +241,7 @@ class Failed(Exception):
 
 
 class InstrumentFailed(Exception):
-    """The judge's own timing failed: the speed baseline (libcublas, PyTorch) raised, or
-    the judge's replay of the recorded call hit a CUDA error, which leaves this process's
-    CUDA context unusable. The candidate had passed every case by then; it stays correct,
-    and untimed from that case on (no latency is no speedup, so nothing is gained by
-    making a replay fail)."""
+    """The judge's own timing failed: the speed baseline (libcublas, PyTorch) raised, which
+    may leave this process's CUDA context unusable. The candidate had passed every case and
+    its replays by then; it stays correct, and the cases from that one on lack their baseline
+    (a replay that fails is the candidate's: kgb.evaluate.bench_case)."""

@@ -1,0 +1,59 @@
+"""No `correct` on a GPU without the judge's own replay of every bench case (judge v26).
+
+What a candidate process reports of itself (its op audit, the recording of its timed call) is
+the candidate's to forge; the judge's replay of the recorded GPU work, checked on a fresh draw,
+is not. Until judge v25 a case the judge could not replay was left untimed and the verdict
+stood, so a forger made its recording unreplayable. Here a real, confined candidate process
+times a bench case on the CPU and the judge's staging of its replay fails as it can on a GPU:
+for the candidate's reasons (rejected), or for the GPU's memory (a runtime error that
+kgb.evaluate judges again alone)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from test_redraw import KERNEL, _clock_on_the_host, _spec
+
+from kgb.evaluate import Verdict, _ran_out, bench_case, candidate
+from kgb.evaluate.candidate_process import CandidateProcess
+from kgb.evaluate.case_runner import CaseRunner
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.recording import Unreplayable
+from kgb.evaluate.sandbox import Limits
+from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.verdict import Failed, Status
+
+OOM = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB"
+
+
+@pytest.mark.parametrize("raised, status, says", [
+    (Unreplayable("spoiled"), Status.REJECTED, "cannot replay the GPU work recorded in the candidate's call (spoiled)"),
+    (Unreplayable("aten::_softmax is not an op the judge replays"), Status.REJECTED, "aten::_softmax"),
+    (RuntimeError("a recording the judge's Triton cannot load"), Status.REJECTED, "cannot replay"),
+    (torch.OutOfMemoryError(OOM), Status.RUNTIME_ERROR, "ran out of GPU memory"),
+    (torch.AcceleratorError("CUDA error: an illegal memory access was encountered"), Status.RUNTIME_ERROR,
+     "the judge's replay of the recorded call failed: CUDA error: an illegal memory access"),
+], ids=["spoiled", "an op not replayed", "not loadable", "out of memory", "a fault"])
+def test_a_bench_case_the_judge_cannot_replay_is_never_correct(tmp_path, monkeypatch, raised, status, says):
+    def staged_replay(*args, **kwargs):
+        raise raised
+
+    monkeypatch.setattr(candidate, "own_clock", _clock_on_the_host)  # the fork inherits it
+    monkeypatch.setattr(bench_case, "StagedReplay", staged_replay)
+    spec = _spec(tmp_path)
+    (tmp_path / "ws").mkdir()
+    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
+    runner = CaseRunner(spec, process, "cpu", Phases())
+    runner.exclusive = process.exclusive = TimingLock(None, runner.phase)
+    runner.known_baselines = {}
+    try:
+        assert process.load(KERNEL).failure is None
+        with pytest.raises(Failed) as failed:
+            runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
+    finally:
+        process.close()
+    assert failed.value.status == status and says in failed.value.message, failed.value.message
+    assert failed.value.message.startswith("case big: ")
+    # a replay that ran out of memory among other judges' is judged again, alone
+    verdict = Verdict(failed.value.status, failed.value.message, device="cuda")
+    assert _ran_out(verdict) is (raised.__class__ is torch.OutOfMemoryError)
