@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_redraw import KERNEL, _clock_on_the_host, _spec
+from test_redraw import CANDIDATE, _clock_on_the_host, _spec
 
 from kgb.evaluate import Verdict, _ran_out, bench_case, candidate
 from kgb.evaluate.candidate_process import CandidateProcess
@@ -47,7 +47,7 @@ def test_a_bench_case_the_judge_cannot_replay_is_never_correct(tmp_path, monkeyp
     runner.exclusive = process.exclusive = TimingLock(None, runner.phase)
     runner.known_baselines = {}
     try:
-        assert process.load(KERNEL).failure is None
+        assert process.load(CANDIDATE).failure is None
         with pytest.raises(Failed) as failed:
             runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
     finally:
