@@ -74,13 +74,23 @@ def head_start(cfg: Config) -> None:
     else:
         return  # a CUDA chip that is not here: its trials are skipped, nothing is judged
     try:
-        settings = eval_settings(cfg.eval, Chip(cfg.chip.name, device, cfg.chip.notes, True, "a guess"))
+        settings = eval_settings(cfg.eval, Chip(cfg.chip.name, device, cfg.chip.notes, True, "a guess"),
+                                 secret_env(cfg))
     except ConfigError:
         return  # reported, with the job's own settings, before any trial
     start_engine(settings)
 
 
-def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
+def secret_env(cfg: Config) -> tuple[str, ...]:
+    """The variables that hold this job's secrets whatever their names: the model's key, kept
+    from every judge and scrubbed from every verdict (kgb.evaluate.environment). Until session
+    46 no job named it, and a key under a name that looks like nothing secret (a `KGB_*` or
+    `TORCH_*` one) would have reached every candidate."""
+    name = getattr(cfg.model, "api_key_env", "")  # a model without an API (none, a replay) has none
+    return (name,) if name else ()
+
+
+def eval_settings(cfg: EvalConfig, chip: Chip, secret_env: tuple[str, ...] = ()) -> EvalSettings:
     device = chip.backend if chip.present else "cpu"
     cases = cfg.cases if cfg.cases != "auto" else ("smoke" if device == "cpu" else "all")
     if cases not in CASE_SETS:
@@ -94,6 +104,7 @@ def eval_settings(cfg: EvalConfig, chip: Chip) -> EvalSettings:
         warmup=cfg.warmup,
         compile_for=cfg.compile_for,  # used on the CPU only: a GPU run compiles for real
         compile_cache=cfg.compile_cache or None,
+        secret_env=secret_env,
     )
 
 

@@ -33,6 +33,7 @@ from kgb.job import (
     packages,
     resolve_chip,
     running,
+    secret_env,
     spec_record,
 )
 from kgb.methods import NoCandidate
@@ -94,7 +95,7 @@ def run_job(cfg: Config) -> JobSummary:
     """Run (or resume) one job and return its summary."""
     ops, method, model = prepare(cfg)
     chip = resolve_chip(cfg.chip)
-    settings = eval_settings(cfg.eval, chip)
+    settings = eval_settings(cfg.eval, chip, secret_env(cfg))
     ident = identity(cfg, chip, settings)
     # Without `ops=` the job is the source's, whatever it holds: an operator added to it is a
     # new trial of the same job, judged (and paid for) alone by its next run. Until session 45

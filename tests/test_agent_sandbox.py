@@ -240,17 +240,17 @@ def test_a_command_has_no_capability_even_as_root():
     """Where the harness runs as root and the kernel refuses a user namespace, a command runs
     as root in the host's namespaces: until session 44 it kept root's capabilities, which
     override the nice limits (it reniced itself to -20 and took SCHED_FIFO) and open packet
-    sockets. The shell sandbox drops them all (`_no_capabilities`, in `confine_shell` before
-    anything else of it), from the bounding set too, so that no program it runs regains them.
+    sockets. The shell sandbox drops them all (`kgb.evaluate.sandbox.drop_capabilities`, in its
+    `lock_down`, which the candidate's sandbox shares since session 46), from the bounding set too, so that no program it runs regains them.
     (With user namespaces, as here, a command holds capabilities only in namespaces of its own.)"""
     if os.geteuid() != 0:
         pytest.skip("only root holds capabilities to drop")
     code = """
 import os
 from pathlib import Path
-from kgb.agents.shell_sandbox import _no_capabilities
+from kgb.evaluate.sandbox import drop_capabilities
 os.setpriority(os.PRIO_PROCESS, 0, -1)  # root may, before
-_no_capabilities()
+drop_capabilities()
 status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
 print(int(status["CapEff"], 16), int(status["CapBnd"], 16))
 try:

@@ -175,7 +175,7 @@ def test_only_what_the_libraries_read_of_the_environment_reaches_a_candidate(sof
     leaked = {"DATABASE_URL": "postgresql://kgb:S3cretDbPw@db.internal/kgb",
               "HTTPS_PROXY": "http://alice:Hunter2Proxy@proxy.internal:3128",
               "GITHUB_PAT": "ghp_kgbtest0123456789abcdef",
-              # a name the judges keep, with a token in its URL
+              # a name the judges kept until session 46, with a token in its URL
               "CONDA_CHANNEL_ALIAS": "https://ci:Sup3rS3cretTok@conda.internal/t/"}
     for name, value in leaked.items():
         monkeypatch.setenv(name, value)

@@ -13,7 +13,6 @@ See docs/design/threat-model.md for what each layer stops.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import platform
 import resource
@@ -30,12 +29,8 @@ from kgb.evaluate.sandbox import (
     apply_seccomp,
     default_paths,
     landlock_abi,
-    libc,
     lock_down,
 )
-
-PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
-CAPSET = {"x86_64": 126, "aarch64": 91}  # the capset system call's number
 
 
 def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tuple[int, ...] = (),
@@ -49,7 +44,6 @@ def confine_shell(workspace: Path, limits: Limits | None = None, tcp_connect: tu
     network stays and Landlock allows TCP connections to those ports only."""
     _first_to_go()
     _behind_judging()
-    _no_capabilities()
     notes = lock_down(limits or Limits(), own_network=not tcp_connect)
     if platform.machine() in seccomp_filter.SYSCALLS:
         apply_seccomp(seccomp_filter.shell_program())
@@ -87,27 +81,6 @@ def _behind_judging() -> None:
     resource.setrlimit(resource.RLIMIT_NICE, (0, 0))
     resource.setrlimit(resource.RLIMIT_RTPRIO, (0, 0))
     os.setpriority(os.PRIO_PROCESS, 0, COMMAND_NICE)
-
-
-def _no_capabilities() -> None:
-    """No capability for this process nor for any program it runs, even as root: where the
-    harness runs as root and the kernel refuses the command a user namespace, root's
-    CAP_SYS_NICE and CAP_SYS_RESOURCE overrode the limits above (a command reniced itself to
-    -20 and took SCHED_FIFO, session 44's second red team), and CAP_NET_RAW opens packet
-    sockets. The bounding set is what an exec of a root program gets; dropping from it needs
-    CAP_SETPCAP, which a process without capabilities has no need of."""
-    try:
-        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    except (OSError, ValueError):
-        last = 63
-    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    for cap in range(last + 1):
-        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-    number = CAPSET.get(platform.machine())
-    if number is not None:
-        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capabilities): none
-        libc.syscall(number, header, data)
 
 
 def _first_to_go() -> None:

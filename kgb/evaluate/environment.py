@@ -43,14 +43,17 @@ VOLATILE_ENV = frozenset({"PYTEST_CURRENT_TEST"})
 # password or a token under a name like GITHUB_PAT reached every candidate, and through a
 # raised error an agent's check report.
 KEPT_ENV = re.compile(r"PATH|HOME|TMPDIR|LANG|LANGUAGE|TZ|USER|LOGNAME|TERM|VIRTUAL_ENV|LD_LIBRARY_PATH|LIBRARY_PATH|CPATH"
-                      r"|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|CC|CXX|LC_\w+|PYTHON\w*|CONDA_\w+|CUDA_\w+|NVIDIA_\w+"
+                      r"|C_INCLUDE_PATH|CPLUS_INCLUDE_PATH|CC|CXX|LC_\w+|PYTHON\w*|CUDA_\w+|NVIDIA_\w+"
+                      r"|CONDA_PREFIX(_\d+)?|CONDA_DEFAULT_ENV|CONDA_EXE|CONDA_PYTHON_EXE|CONDA_SHLVL"
                       r"|NV_\w+|TRITON_\w+|TORCH\w*|PYTORCH_\w+|KGB_\w+|OMP_\w+|MKL_\w+|OPENBLAS_\w+|BLIS_\w+"
                       r"|KMP_\w+|GOMP_\w+")
 
 
-# A URL that carries a password (https://user:token@host/...): Conda reads CONDA_* settings,
-# whose channel URLs can hold a token (session 44's second red team)
-URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
+# A URL that carries a password (https://user:token@host/...) or Anaconda's token in its path
+# (https://repo.anaconda.cloud/t/<token>/...): Conda's settings (CONDA_CHANNEL_ALIAS and the
+# like, no longer kept since session 46) held both, and the second reached a candidate's
+# error message, which an agent's check report shows (session 44's and 46's red teams)
+URL_WITH_PASSWORD = re.compile(r"://[^/\s:@]+:[^/\s@]+@|://\S*/t/[^/\s]+")
 
 
 def engine_env(settings: EvalSettings) -> dict[str, str]:

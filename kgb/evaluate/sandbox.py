@@ -7,12 +7,14 @@ kernel mechanism that the process cannot undo once applied:
 - Landlock: the file system is read-only and limited to the Python environment and the
   system's libraries; the candidate's workspace is the only writable place; the repo
   (operator specs, other candidates, event logs), home directories and other processes'
-  /proc entries are out of reach; no TCP; no signals or abstract sockets out of the domain.
+  /proc entries are out of reach; no device node made; no TCP; no signals or abstract
+  sockets out of the domain.
 - seccomp (kgb.evaluate.seccomp_filter): no new threads, no fork, no exec (a GPU run may
   exec Triton's ptxas, and only binaries under the paths granted execute), no new socket
-  (its channel to the judge and its CUDA context are open before), no ptrace, no namespace
-  or mount changes, no io_uring (it would bypass it).
-- rlimits: CPU seconds, file size, no core dumps.
+  (its channel to the judge and its CUDA context are open before), limits, priorities, CPU
+  sets and signals of itself only, no pidfd, no ptrace, no namespace or mount changes, no
+  io_uring (it would bypass it).
+- rlimits: CPU seconds, file size, no core dumps; no capability, even as root.
 - A network namespace of its own where the kernel allows one.
 
 The primitives the layers are built from (`apply_landlock`, `apply_seccomp`, `lock_down`)
@@ -58,6 +60,8 @@ PR_SET_SECCOMP = 22
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 SECCOMP_MODE_FILTER = 2
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+CAPSET = {"x86_64": 126, "aarch64": 91}  # the capset system call's number
 
 
 def die_with_parent() -> None:
@@ -93,6 +97,10 @@ _SYS_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
 FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1, 2, 4, 8
 FS_ALL_V1 = (1 << 13) - 1  # execute .. make_sym
 FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+# No device node made anywhere, the writable folders included: a node is opened by its own
+# path, so one for /dev/kmsg (or a disk) made in the workspace read what the rules deny at
+# /dev (session 46's red team, as root; the capability is dropped too)
+FS_MAKE_CHAR, FS_MAKE_BLOCK = 1 << 6, 1 << 11
 READ = FS_READ_FILE | FS_READ_DIR
 NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
@@ -186,7 +194,7 @@ def apply_landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) ->
     try:
         file_only = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
         rules = [(p, READ) for p in paths.read] + [(p, READ | FS_EXECUTE) for p in paths.execute]
-        rules += [(p, handled) for p in paths.write]
+        rules += [(p, handled & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK)) for p in paths.write]
         rules += [(p, FS_READ_FILE | FS_WRITE_FILE | (FS_IOCTL_DEV if abi >= 5 else 0)) for p in paths.devices]
         for path, access in rules:
             try:
@@ -273,8 +281,32 @@ def lock_down(limits: Limits, own_network: bool) -> list[str]:
     note = _own_network() if own_network else None
     if note:
         notes.append(note)
+    drop_capabilities()  # after the network namespace, which root makes with one
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
     return notes
+
+
+def drop_capabilities() -> None:
+    """No capability for this process nor for any program it runs, even as root. Where the
+    harness runs as root, root's CAP_SYS_NICE and CAP_SYS_RESOURCE overrode the limits set
+    here (an agent's command reniced itself to -20 and took SCHED_FIFO, session 44's second
+    red team); a candidate process kept CAP_MKNOD, CAP_SYS_BOOT and CAP_SYS_ADMIN until
+    session 46's red team, which made a node for /dev/kmsg in its workspace and read what
+    Landlock denied at /dev/kmsg; and CAP_NET_RAW opens packet sockets. The bounding set is
+    what an exec of a root program gets; dropping from it needs CAP_SETPCAP, which a process
+    without capabilities has no need of."""
+    try:
+        last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        last = 63
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    number = CAPSET.get(platform.machine())
+    if number is not None:
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable, twice (64 capabilities): none
+        libc.syscall(number, header, data)
 
 
 def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple[str, ...] = (),

@@ -1,7 +1,8 @@
 """The candidate's seccomp filter, as the kernel's BPF bytecode (`program`): which system
 calls the candidate process may make once kgb.evaluate.sandbox installs it. No new threads,
 no fork, no exec (unless allowed: a GPU run may exec Triton's ptxas, vfork+exec only), no
-new socket (its channel to the judge and its CUDA context are open before), signals only to itself, no ptrace, no namespace or mount changes, no
+new socket (its channel to the judge and its CUDA context are open before), signals, limits,
+priorities and CPU sets only of itself, no pidfd, no ptrace, no namespace or mount changes, no
 io_uring (it would bypass the filter); a system call of another architecture's numbering
 is refused. docs/design/threat-model.md says what each rule stops.
 """
@@ -22,7 +23,12 @@ SYSCALLS = {
                    io_uring_enter=426, io_uring_register=427, keyctl=250, add_key=248,
                    request_key=249, init_module=175, finit_module=313, kexec_load=246,
                    open_by_handle_at=304, name_to_handle_at=303, fsopen=430, fsmount=432,
-                   move_mount=429, open_tree=428, personality=135, seccomp=317, setsid=112),
+                   move_mount=429, open_tree=428, personality=135, seccomp=317, setsid=112,
+                   prlimit64=302, setpriority=141, sched_setaffinity=203, sched_setscheduler=144,
+                   sched_setparam=142, sched_setattr=314, ioprio_set=251, migrate_pages=256,
+                   move_pages=279, rt_sigqueueinfo=129, rt_tgsigqueueinfo=297, pidfd_open=434,
+                   pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440, process_mrelease=448,
+                   kcmp=312, reboot=169, sethostname=170, setdomainname=171),
     "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
                     process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
                     unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
@@ -30,9 +36,28 @@ SYSCALLS = {
                     io_uring_register=427, keyctl=219, add_key=217, request_key=218,
                     init_module=105, finit_module=273, kexec_load=104, open_by_handle_at=265,
                     name_to_handle_at=264, fsopen=430, fsmount=432, move_mount=429, open_tree=428,
-                    personality=92, setsid=157),
+                    personality=92, setsid=157, prlimit64=261, setpriority=140, sched_setaffinity=122,
+                    sched_setscheduler=119, sched_setparam=118, sched_setattr=274, ioprio_set=30,
+                    migrate_pages=238, move_pages=239, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240,
+                    pidfd_open=434, pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440,
+                    process_mrelease=448, kcmp=272, reboot=142, sethostname=161, setdomainname=162),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
+# System calls that act on a process named by its pid, in their first argument, or in their
+# second where the first says "a process" (PRIO_PROCESS, IOPRIO_WHO_PROCESS). Landlock scopes
+# none of them, and a candidate process shares the host's PID namespace: prlimit(2) on the
+# harness's pid (in the name of the candidate's HOME) lowered its limits, RLIMIT_CPU to a
+# second killed the engine every judge is forked from, and setpriority(2) and
+# sched_setaffinity(2) reniced and pinned its judge (session 46's red team). The candidate
+# may still set its own: pid 0, or its own pid.
+BY_PID = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+          "migrate_pages", "move_pages", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+BY_WHO = {"setpriority": 0, "ioprio_set": 1}  # the `which` that names one process
+# A process's file descriptors, memory or signals reached through a pidfd, which no pid check
+# sees (pidfd_send_signal SIGKILLed another process where kill(2) was refused), and what root
+# may do to the host itself
+OTHER_PROCESSES = ("pidfd_open", "pidfd_send_signal", "pidfd_getfd", "process_madvise", "process_mrelease",
+                   "kcmp", "reboot", "sethostname", "setdomainname")
 AF_INET, AF_INET6, AF_PACKET = 2, 10, 17
 SOCK_STREAM, SOCK_TYPE_MASK, IPPROTO_TCP = 1, 0xF, 6
 EPERM, ENOSYS = 1, 38
@@ -100,7 +125,7 @@ def program(allow_exec: bool) -> bytes:
                      "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
                      "keyctl", "add_key", "request_key", "init_module", "finit_module",
                      "kexec_load", "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount",
-                     "move_mount", "open_tree", "personality", "fork"]
+                     "move_mount", "open_tree", "personality", "fork", *OTHER_PROCESSES]
     if not allow_exec:
         always_denied += ["execve", "execveat", "vfork"]
     for name in always_denied:
@@ -115,6 +140,7 @@ def program(allow_exec: bool) -> bytes:
     p.jump_if(_JEQ_K, nr["socket"], "deny", None)
     p.jump_if(_JEQ_K, nr["kill"], "kill", None)
     p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
+    _to_pid_checks(p, nr)
     p.ret(RET_ALLOW)
     # clone: flags are the first argument; a thread or a fork is refused, vfork+exec is not
     p.label("clone")
@@ -125,8 +151,9 @@ def program(allow_exec: bool) -> bytes:
     else:
         p.jump_if(_JSET_K, CLONE_VFORK, None, "deny")
         p.jump_if(_JSET_K, CLONE_VM, "allow", "deny")
-    # signals only to itself (pid 0 is its own process group: it has a session of its own)
     own = os.getpid()
+    _pid_checks(p, own)
+    # signals only to itself (pid 0 is its own process group: it has a session of its own)
     p.label("kill")
     p.load(16)
     p.jump_if(_JEQ_K, own, "allow", None)
@@ -143,6 +170,25 @@ def program(allow_exec: bool) -> bytes:
     return p.assemble()
 
 
+def _to_pid_checks(p: _Program, nr: dict[str, int]) -> None:
+    """Jumps from the dispatch on the syscall's number to the checks `_pid_checks` places."""
+    for name in (*BY_PID, *BY_WHO):
+        p.jump_if(_JEQ_K, nr[name], name, None)
+
+
+def _pid_checks(p: _Program, own: int) -> None:
+    """The checks of BY_PID and BY_WHO, each at its syscall's label: on to "allow" where the
+    call names this process (0, or `own`), to "deny" where it names another."""
+    for name in (*BY_PID, *BY_WHO):
+        p.label(name)
+        if name in BY_WHO:
+            p.load(16)
+            p.jump_if(_JEQ_K, BY_WHO[name], None, "deny")
+        p.load(24 if name in BY_WHO else 16)
+        p.jump_if(_JEQ_K, 0, "allow", None)
+        p.jump_if(_JEQ_K, own, "allow", "deny")
+
+
 def shell_program() -> bytes:
     """The filter of an agent's shell commands, which must fork and exec: every system call but
     two kinds. setsid: a session of its own is where the kernel's autogroup scheduling would
@@ -151,7 +197,11 @@ def shell_program() -> bytes:
     judging). IP sockets other than TCP streams, packet sockets, and io_uring (which makes
     sockets past this filter): an agent CLI keeps the host's network to reach kgb's model
     proxy, and Landlock limits plain TCP alone; a datagram reached any host until session 44
-    (DNS tunnelling, QUIC), as did an MPTCP stream to any port."""
+    (DNS tunnelling, QUIC), as did an MPTCP stream to any port. And the calls that act on a
+    process by its pid (BY_PID, BY_WHO) on the calling process only (pid 0): where the kernel
+    refuses the command a PID namespace of its own (kgb.agents.reaper), the harness's pid is
+    in reach, and a confined command lowered its limits with prlimit(2) (session 46's red
+    team). `renice -p` or `taskset -p` of another of the command's processes is refused too."""
     arch = platform.machine()
     nr = SYSCALLS[arch]
     p = _Program()
@@ -163,7 +213,9 @@ def shell_program() -> bytes:
     for name in ("setsid", "io_uring_setup", "io_uring_enter", "io_uring_register"):
         p.jump_if(_JEQ_K, nr[name], "deny", None)
     p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    _to_pid_checks(p, nr)
     p.ret(RET_ALLOW)
+    _pid_checks(p, 0)
     p.label("socket")  # socket(domain, type, protocol): an IP socket only for TCP
     p.load(16)
     p.jump_if(_JEQ_K, AF_PACKET, "deny", None)  # raw frames, where the command has the host's network
