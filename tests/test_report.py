@@ -150,6 +150,26 @@ def test_jobs_of_one_method_configured_otherwise_never_share_a_row_and_say_how()
         "files/claude dir=/home/u/k aten nvidia", "files/claude dir=/tmp/k aten nvidia"]
 
 
+def test_an_operators_verdict_is_its_latest_trials_and_every_jobs_spend_counts():
+    """A user's walk (session 46): a files job's kernel for aten::a, correct, then edited and
+    judged wrong by the whole job; an `ops=` job of one operator, never run again, kept the old
+    trial, and the leaderboard and the report counted aten::a as solved beside the job's own
+    summary's wrong_output. And a trial that a second job judged again (its key leaves the job
+    out) was paid for twice but counted once."""
+    from kgb.query.leaderboard import rows
+
+    old = row("aten::a", job="ops-job", trial="t-old-file", end_ms=1_000, total_tokens=1000, cost_usd=0.5)
+    new = row("aten::a", job="whole-job", trial="t-new-file", end_ms=2_000, correct=False, total_tokens=0, cost_usd=0.0)
+    b_first = row("aten::b", job="whole-job", trial="t-b", end_ms=1_500, total_tokens=300, cost_usd=0.1)
+    b_again = row("aten::b", job="ops-job-2", trial="t-b", end_ms=2_500, total_tokens=300, cost_usd=0.1)
+    trials = [old, new, b_first, b_again]
+    [table] = rows(trials)
+    assert (table.trials, table.correct) == (2, 1)  # aten::a's latest is wrong, aten::b correct
+    assert (table.total_tokens, table.cost_usd) == (1600, pytest.approx(0.7))  # every job's calls
+    assert sorted((r.correct, r.tokens) for r in op_results(trials)) == [(False, 1000), (True, 600)]
+    assert rows(trials[::-1]) == [table]  # whatever order the jobs' tables are read in
+
+
 def test_the_report_command_writes_the_tables_and_the_figures_it_shows(tmp_path, monkeypatch, capsys):
     import kgb.query.__main__ as query
 

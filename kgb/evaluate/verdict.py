@@ -80,7 +80,9 @@ from enum import StrEnum
 # computed with numpy from `.cpu()` was correct there; integrity.HOST_READ_LIMIT).
 # v26: on a GPU no candidate is correct without the judge's own replay of every bench case: one it
 # cannot replay is rejected, one whose replay faulted or ran out of memory a runtime error (until
-# v25 the case was left untimed and the verdict stood, which a forged recording could choose).
+# v25 the case was left untimed and the verdict stood, which a forged recording could choose);
+# a candidate process acts on no other process by its pid (prlimit, setpriority, pidfds), holds
+# no capability and makes no device node.
 JUDGE_VERSION = 26
 
 

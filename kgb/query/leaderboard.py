@@ -8,7 +8,11 @@ jobs of one method configured otherwise (two users' `method.dir`, another
 (TrialRow.method_label), the defaults' just `aiko`.
 
 Computed from trials rather than the job runs' aggregate metrics, so that jobs split over
-several commands (e.g. `ops=` subsets) still add up. A trial projected by two jobs counts once.
+several commands (e.g. `ops=` subsets) still add up. An operator's verdict is its latest
+trial's (of each sample), whichever job judged it: an `ops=` job never run again keeps the
+trial of a kernel file since edited and judged again by the whole job, and until session 46
+that old trial still counted as solved beside the new one. What was spent counts every job's
+trials, a trial judged again by another job included: that job paid for its calls anew.
 """
 
 from __future__ import annotations
@@ -50,8 +54,14 @@ JobKey = tuple[str, str, str, str, str]  # method label, model, source, chip, se
 
 @dataclass
 class JobTrials:
-    per_op: dict[str, list[TrialRow]]  # the trials of each operator that ran
+    per_op: dict[str, list[TrialRow]]  # each operator that ran: its latest trial of each sample
     skipped: set[str]  # operators skipped on this chip and never run
+    paid: list[TrialRow]  # every job's trials: what was spent
+
+    def spent(self, op: str | None = None) -> tuple[int, float]:
+        """(tokens, dollars) spent on all operators, or on one."""
+        rows = [r for r in self.paid if op is None or r.op == op]
+        return sum(r.total_tokens for r in rows), sum(r.cost_usd for r in rows)
 
 
 def job_key(row: TrialRow) -> JobKey:
@@ -59,19 +69,23 @@ def job_key(row: TrialRow) -> JobKey:
 
 
 def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:
-    groups: dict[JobKey, dict[str, TrialRow]] = defaultdict(dict)
+    groups: dict[JobKey, dict[tuple[str, str], TrialRow]] = defaultdict(dict)
     for row in trials:
-        groups[job_key(row)].setdefault(row.trial, row)  # dedupe trials seen by several jobs
+        groups[job_key(row)].setdefault((row.job, row.trial), row)  # a job's table read twice counts once
     jobs = {}
-    for key, by_trial in sorted(groups.items()):
-        per_op: dict[str, list[TrialRow]] = defaultdict(list)
+    for key, rows in sorted(groups.items()):
+        latest: dict[tuple[str, int], TrialRow] = {}  # (op, sample) -> its latest trial that ran
         skipped = set()
-        for row in by_trial.values():
+        for row in rows.values():
             if row.status == "skipped":
                 skipped.add(row.op)
-            else:
-                per_op[row.op].append(row)
-        jobs[key] = JobTrials(dict(per_op), skipped - set(per_op))
+            elif (slot := (row.op, row.sample)) not in latest or row.end_ms > latest[slot].end_ms:
+                latest[slot] = row
+        per_op: dict[str, list[TrialRow]] = defaultdict(list)
+        for (op, _), row in sorted(latest.items()):
+            per_op[op].append(row)
+        jobs[key] = JobTrials(dict(per_op), skipped - set(per_op),
+                              [r for r in rows.values() if r.status != "skipped"])
     return jobs
 
 
@@ -91,9 +105,8 @@ def rows(trials: list[TrialRow]) -> list[Row]:
         n = len(per_op)
         best = best_speedups(job)
         timed = [s for s in best.values() if s > 0]
-        tokens = sum(r.total_tokens for rs in per_op.values() for r in rs)
+        tokens, cost = job.spent()
         agent = [r for rs in per_op.values() for r in rs if r.checks is not None]
-        cost = sum(r.cost_usd for rs in per_op.values() for r in rs)
         method, model, source, chip, settings = key
         table.append(Row(
             method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else None,

@@ -47,11 +47,9 @@ def op_results(trials: list[TrialRow]) -> list[OpResult]:
     results = []
     for (method, model, source, chip, settings), job in by_job(trials).items():
         best = best_speedups(job)
-        for op, rows in job.per_op.items():
-            results.append(OpResult(
-                method, model, source, chip, settings, op in best, best.get(op, 0.0),
-                sum(r.total_tokens for r in rows), sum(r.cost_usd for r in rows),
-            ))
+        for op in job.per_op:
+            results.append(OpResult(method, model, source, chip, settings, op in best, best.get(op, 0.0),
+                                    *job.spent(op)))
     return results
 
 
