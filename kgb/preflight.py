@@ -28,8 +28,6 @@ import sqlite3
 import sys
 import tempfile
 import traceback
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlparse
@@ -55,15 +53,13 @@ from kgb.config import (
     choices,
 )
 from kgb.evaluate import compile_cache, cuda_waits, timing_lock
-from kgb.tracking.mlflow_store import sqlite_path
+from kgb.tracking.mlflow_store import file_store_refusal, server_silence, sqlite_path
 
 # Hydra's own word for "trace this error", honoured here too.
 FULL_ERROR = "HYDRA_FULL_ERROR"
 CASES = ("smoke", "check", "all", "auto")
 # MLflow tracking URI schemes (a `+driver` suffix, as in postgresql+psycopg2, is allowed)
 TRACKING_SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
-# How long to wait for an MLflow server's answer before a job starts
-STORE_PROBE_S = 5.0
 # What to add where a required value is missing.
 REQUIRED = {
     "method.dir": "method=files reads your kernels from a folder: add method.dir=DIR (files named <source>__<op>.py)",
@@ -290,6 +286,8 @@ def store_scheme(uri: str) -> str:
 
 
 def check_tracking_uri(uri: str) -> None:
+    if refusal := file_store_refusal(uri, "tracking.uri="):
+        raise ConfigError(refusal)
     scheme = store_scheme(uri)
     if scheme and scheme not in TRACKING_SCHEMES:
         raise ConfigError(f"tracking.uri={uri}: MLflow has no store for {scheme}://; use sqlite:///PATH.db (the default), "
@@ -304,15 +302,9 @@ def check_tracking_store(uri: str) -> None:
     scheme = store_scheme(uri)
     if (path := sqlite_path(uri)) is not None:
         _check_sqlite_store(uri, path)
-    elif scheme in ("http", "https"):
-        try:
-            urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=STORE_PROBE_S).close()
-        except urllib.error.HTTPError:
-            pass  # something answers: MLflow says the rest when the projection opens
-        except (OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise ConfigError(f"tracking.uri={uri}: no server answers there ({reason}); start one with "
-                              "`mlflow server --port PORT`, or leave tracking.uri out for sqlite:///<root>/mlflow.db") from None
+    elif scheme in ("http", "https") and (reason := server_silence(uri)):
+        raise ConfigError(f"tracking.uri={uri}: no server answers there ({reason}); start one with "
+                          "`mlflow server --port PORT`, or leave tracking.uri out for sqlite:///<root>/mlflow.db")
 
 
 def _check_sqlite_store(uri: str, path: Path) -> None:

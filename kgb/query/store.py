@@ -15,9 +15,15 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from kgb.tracking.artifacts import local_dir
-from kgb.tracking.mlflow_store import sqlite_path
+from kgb.tracking.mlflow_store import (
+    SERVER_PROBE_S,
+    file_store_refusal,
+    server_silence,
+    sqlite_path,
+)
 from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, parse
 
 REBUILD = "python -m kgb.tracking rebuild OUTPUTS_DIR --tracking-uri URI"
@@ -40,6 +46,8 @@ class Store:
         self.uri = uri
         self.path = sqlite_path(uri)
         self._client: Any = None
+        if refusal := file_store_refusal(uri, "--tracking-uri "):
+            raise StoreError(refusal)
         if self.path is not None and not self.path.is_file():
             raise StoreError(
                 f"no MLflow store at {self.path.resolve()} (looked there for {uri}; nothing was created): "
@@ -70,6 +78,10 @@ class Store:
 
     def client(self) -> Any:
         if self._client is None:
+            # a server that does not answer kept MLflow's client retrying, silent, for some four minutes
+            if urlparse(self.uri).scheme in ("http", "https") and (reason := server_silence(self.uri)):
+                raise StoreError(f"no tracking server answers at {self.uri} within {SERVER_PROBE_S:g} s ({reason}): "
+                                 "check that `mlflow server` runs there and that --tracking-uri names its host and port")
             from mlflow.tracking import MlflowClient
 
             self._client = MlflowClient(tracking_uri=self.uri)

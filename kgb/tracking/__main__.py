@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from kgb.tracking.mlflow_store import file_store_refusal, server_silence
 from kgb.tracking.rebuild import rebuild
 
 
@@ -21,6 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("--experiment", default="kgb")
     command.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per core for a large sweep)")
     args = parser.parse_args(argv)
+    uri = args.tracking_uri
+    if refusal := file_store_refusal(uri, "--tracking-uri "):
+        print(f"error: {refusal}", file=sys.stderr)
+        return 1
+    if uri.startswith(("http://", "https://")) and (reason := server_silence(uri)):
+        print(f"error: no tracking server answers at {uri} ({reason}): check that `mlflow server` runs there",
+              file=sys.stderr)
+        return 1
     logs = sorted(args.outputs.glob("jobs/*/events.jsonl"))
     if not logs:
         print(f"no event logs under {args.outputs}/jobs/", file=sys.stderr)

@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import getpass
 import math
+import os
 import time
+import urllib.error
+import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlparse
 
 from kgb.tracking.artifacts import ArtifactWriter, File
 
 SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 COMPLETE = "kgb.complete"  # set on a run once all its data is there
+# How long to wait for a tracking server's answer: MLflow's client retries for some four minutes
+SERVER_PROBE_S = 5.0
 
 
 @dataclass
@@ -60,6 +66,34 @@ class RunWriter(Protocol):
 def sqlite_path(uri: str) -> Path | None:
     """The file of a SQLite store's URI (sqlite:///PATH); None for another store."""
     return Path(uri.removeprefix("sqlite:///")) if uri.startswith("sqlite:///") else None
+
+
+def file_store_refusal(uri: str, setting: str) -> str | None:
+    """One line where `uri` names an MLflow file store (a plain path, or file://...), which the
+    pinned MLflow refuses to open ("in maintenance mode") unless MLFLOW_ALLOW_FILE_STORE is
+    true, so that it is refused before a job judges anything or a query prints MLflow's
+    traceback; None for any other URI. `setting` is how the caller's user gave it
+    ("tracking.uri=", "--tracking-uri ")."""
+    parsed = urlparse(uri)
+    if not uri or parsed.scheme not in ("", "file") or os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() in ("true", "1"):
+        return None
+    path = urllib.request.url2pathname(parsed.path) if parsed.scheme else uri
+    if not path.endswith((".db", ".sqlite", ".sqlite3")):
+        path = os.path.join(path, "mlflow.db")
+    return (f"{setting}{uri}: a plain path or file:// URI names an MLflow file store, which this MLflow no longer "
+            f"opens; give sqlite:///PATH.db (here {setting}sqlite:///{path}) or http(s)://HOST:PORT of an `mlflow server`")
+
+
+def server_silence(uri: str, timeout_s: float = SERVER_PROBE_S) -> str | None:
+    """Why no tracking server answers at an http(s):// URI within timeout_s; None where one
+    answers. Any HTTP answer counts: MLflow's client says what is wrong with it."""
+    try:
+        urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s).close()
+    except urllib.error.HTTPError:
+        return None
+    except (OSError, ValueError) as exc:
+        return str(getattr(exc, "reason", exc))
+    return None
 
 
 def writer_for(uri: str, client: Any) -> RunWriter:
