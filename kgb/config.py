@@ -78,13 +78,17 @@ class TransferConfig(MethodConfig):
     """Re-judges on this job's chip the kernels another run produced (no model call).
 
     `method.from=OUTPUTS_DIR` names that run's tracking root. Where it holds kernels of
-    several methods, models or chips, `from_method`, `from_model` and `from_chip` pick one;
+    several methods (or configurations of one), models or chips, `from_method`,
+    `from_params`, `from_model` and `from_chip` pick one;
     the method pins the values it found, so the job's config and trial keys name its source.
     """
 
     _target_: str = "kgb.methods.transfer.Transfer"
     name: str = "transfer"
     from_method: str | None = None  # the source runs' method, where the root holds several
+    # the source runs' method parameters that differ from its defaults, as the queries label
+    # them ("dir=/tmp/k"; "" for the defaults), where the root holds several configurations
+    from_params: str | None = None
     from_model: str | None = None  # the source runs' model, where the root holds several
     from_chip: str | None = None  # the chip the source runs judged on, where the root holds several
     # `from` is a Python keyword: declared as ReplayConfig declares it (below).

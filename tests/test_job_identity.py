@@ -79,7 +79,7 @@ def test_an_edited_or_added_file_is_judged_again_and_an_unchanged_one_is_not(tmp
 def test_transfer_keys_the_kernel_it_will_judge():
     """A source run that later logged a faster kernel for the operator makes a new trial."""
     def kernel(blob: str, speedup: float, at: int) -> Kernel:
-        return Kernel(SourceRun("passk", "m", "nvidia"), "aten::add", "j", "t", "c1", blob, True, speedup, (at, at))
+        return Kernel(SourceRun("passk", "", "m", "nvidia"), "aten::add", "j", "t", "c1", blob, True, speedup, (at, at))
 
     transfer = Transfer.__new__(Transfer)
     transfer.by_op = {"aten::add": [kernel("aaa", 1.2, 1)]}

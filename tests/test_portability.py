@@ -116,6 +116,24 @@ def test_a_tracking_server_gives_the_same_transfer_sources(store):
     assert sql.job_params("transfer", SOURCE_PARAMS) == client.job_params("transfer", SOURCE_PARAMS) == expected
 
 
+def test_a_transfer_of_a_configured_method_is_compared_with_that_configurations_rows(tmp_path, capsys):
+    """A user's walk (session 46): the kernels of `files dir=/home/a/k` moved to E showed as
+    `files`, the defaults' row, and so had no reference row to compare with (common 0)."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    blobs = BlobStore(tmp_path / "blobs")
+    files = {"name": "files", "dir": "/home/a/k"}
+    transfer = {"name": "transfer", "from_method": "files", "from_params": "dir=/home/a/k", "from_model": "claude",
+                "from_chip": "nvidia", "from": "/n"}
+    projection = MlflowProjection(uri, "kgb", background=False)
+    for events in (job_events("files-nvidia", "files", "nvidia", FULL, {"a": 2.0, "b": 4.0}, blobs, files),
+                   job_events("to-e", "transfer", "E", FULL, {"a": 1.0, "b": None}, blobs, transfer)):
+        projection.project(events, blobs)
+    rows = table(uri, capsys)
+    moved = rows["E", "nvidia", FULL]
+    assert moved["method"] == rows["nvidia", "", FULL]["method"] == "files dir=/home/a/k"
+    assert (moved["common"], moved["accuracy_drop"]) == ("2", "0.500")
+
+
 def test_a_chip_whose_trials_were_all_skipped_has_no_accuracy():
     """Skipped trials (an operator the chip cannot run) are left out of accuracy; a chip with
     nothing else read 0.000, as if it had failed every operator (session 45's user walk)."""

@@ -81,7 +81,7 @@ def test_transfer_rejudges_the_same_kernels_and_names_their_origin(store):
         was, now = before[op]["proposed"], after[op]["proposed"]
         assert now.source_blob == was.source_blob  # the very kernel, not a regenerated one
         assert f"job {source_job} trial {was.trial} candidate {was.candidate}" in now.origin
-        assert "files/none on cpu" in now.origin
+        assert f"files/none on cpu (dir={store.parent / (store.name + '-kernels')})" in now.origin
     assert (after["aten::add"]["status"], after["aten::silu"]["status"]) == ("correct", "wrong_output")
     assert "not correct there" in after["aten::silu"]["proposed"].origin
     cos = after["aten::cos"]
@@ -92,11 +92,12 @@ def test_transfer_rejudges_the_same_kernels_and_names_their_origin(store):
     started = next(e for e in transfer if isinstance(e, RunStarted))
     method = started.config["method"]
     assert (method["from_method"], method["from_model"], method["from_chip"], method["from"]) == ("files", "none", "cpu", str(store))
+    assert method["from_params"] == f"dir={store.parent / (store.name + '-kernels')}"
 
 
 def test_a_transfer_job_in_the_same_store_is_never_a_source(store):
     method = Transfer(config(store))  # the root now also holds the transfer job above
-    assert method.run == SourceRun("files", "none", "cpu")
+    assert method.run == SourceRun("files", f"dir={store.parent / (store.name + '-kernels')}", "none", "cpu")
     assert sorted(method.by_op) == ["aten::add", "aten::silu"]
 
 
@@ -110,6 +111,7 @@ def ambiguous_root(store: Path, dest: Path) -> Path:
         first = json.loads(lines[0])
         assert first["kind"] == "RunStarted"
         first["method"] = method
+        first["identity"] = {}  # as an older log: no configuration to tell apart
         (job / "events.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     shutil.copytree(store / "blobs", dest / "blobs")
     return dest
@@ -125,9 +127,29 @@ def test_several_source_methods_fail_in_one_line_before_anything_runs(store, tmp
     assert line.startswith("error: ") and "files/none on cpu; oneshot/none on cpu" in line
     assert "method.from_method=NAME" in line and "from_model" not in line
     assert list(cwd.iterdir()) == []  # nothing was written
-    assert Transfer(config(root, from_method="oneshot")).run == SourceRun("oneshot", "none", "cpu")
+    assert Transfer(config(root, from_method="oneshot")).run == SourceRun("oneshot", "", "none", "cpu")
     with pytest.raises(ConfigError, match="no run matches method.from_method=aiko"):
         Transfer(config(root, from_method="aiko"))
+
+
+def test_two_configurations_of_one_method_are_two_source_runs(store, tmp_path):
+    """Two users' `method=files` folders in one root: until session 46 one source run, whose
+    kernels mixed (aten::sin from one folder, aten::add from the other, and no error)."""
+    (source,) = [p for p in store.glob("jobs/files-*")]
+    root = tmp_path / "two-folders"
+    for folder in ("/home/a/k", "/home/b/k"):
+        job = root / "jobs" / f"{source.name}-{folder.split('/')[2]}"
+        job.mkdir(parents=True)
+        lines = (source / "events.jsonl").read_text().splitlines()
+        first = json.loads(lines[0])
+        first["identity"]["method"]["dir"] = folder
+        (job / "events.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    shutil.copytree(store / "blobs", root / "blobs")
+    with pytest.raises(ConfigError, match=r"files/none on cpu \(dir=/home/a/k\); files/none on cpu \(dir=/home/b/k\)"
+                                          r"\): choose one with method.from_params=NAME$"):
+        Transfer(config(root))
+    chosen = Transfer(config(root, from_params="dir=/home/b/k"))
+    assert chosen.run.params == "dir=/home/b/k" and sorted(chosen.by_op) == ["aten::add", "aten::silu"]
 
 
 def test_bad_source_folders_fail_in_one_line(tmp_path):
@@ -144,7 +166,7 @@ def test_bad_source_folders_fail_in_one_line(tmp_path):
 
 
 def kernel(candidate: str, correct: bool, speedup: float, at: float) -> Kernel:
-    return Kernel(SourceRun("m", "x", "nvidia"), "aten::a", "j", "t", candidate, candidate, correct, speedup, (at, 0))
+    return Kernel(SourceRun("m", "", "x", "nvidia"), "aten::a", "j", "t", candidate, candidate, correct, speedup, (at, 0))
 
 
 def test_the_fastest_correct_kernel_is_taken_else_the_last_judged():
@@ -154,7 +176,7 @@ def test_the_fastest_correct_kernel_is_taken_else_the_last_judged():
 
 
 def test_several_chips_name_the_setting_that_chooses():
-    runs = {SourceRun("aiko", "opus", "nvidia"), SourceRun("aiko", "opus", "E")}
+    runs = {SourceRun("aiko", "", "opus", "nvidia"), SourceRun("aiko", "", "opus", "E")}
     with pytest.raises(ConfigError, match=r"choose one with method.from_chip=NAME$"):
         pick_run(Path("r"), runs, TransferConfig())
-    assert pick_run(Path("r"), runs, TransferConfig(from_chip="nvidia")) == SourceRun("aiko", "opus", "nvidia")
+    assert pick_run(Path("r"), runs, TransferConfig(from_chip="nvidia")) == SourceRun("aiko", "", "opus", "nvidia")

@@ -7,8 +7,11 @@ cannot write for E" from "kernels written for another chip do not run on E".
 
 Which runs: the jobs under OUTPUTS_DIR/jobs/ that judged at least one candidate, less
 earlier transfer jobs (so a store shared with this job never feeds it its own output).
-They must share one method, model and chip; where they do not, `method.from_method`,
-`from_model` and `from_chip` choose, and the job fails before any trial until they do.
+They must share one method configuration, model and chip; where they do not,
+`method.from_method`, `from_params` (what differs from the method's defaults, as the
+queries label it: `dir=/tmp/k`; '' for the defaults), `from_model` and `from_chip` choose,
+and the job fails before any trial until they do. Until session 46 two configurations of
+one method (two users' `method.dir`) were one source run, and their kernels mixed.
 
 Which kernel, per operator, over every trial of those jobs: the fastest correct
 candidate (the latest of equals; on a chip that times nothing, the latest correct one),
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.config import ConfigError, TransferConfig
+from kgb.method_params import method_params
 from kgb.methods import NoCandidate
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import CandidateProposed
@@ -32,7 +36,7 @@ from kgb.tracking.projections import TrialStatus, run_started, trial_outcomes
 from kgb.trial import TrialContext
 
 TRANSFER = "transfer"
-CHOOSERS = ("method", "model", "chip")  # what tells source runs apart: method.from_<chooser>
+CHOOSERS = ("method", "params", "model", "chip")  # what tells source runs apart: method.from_<chooser>
 
 
 @dataclass(frozen=True)
@@ -40,11 +44,17 @@ class SourceRun:
     """What made a source job's kernels."""
 
     method: str
+    params: str  # its parameters that differ from the method's defaults (kgb.method_params); "" for none
     model: str
     chip: str
 
+    @classmethod
+    def of(cls, method: str, identity: dict, model: str, chip: str) -> SourceRun:
+        """The source run a RunStarted describes (its identity is {} in logs before it had one)."""
+        return cls(method, method_params(identity["method"]) if identity.get("method") else "", model, chip)
+
     def __str__(self) -> str:
-        return f"{self.method}/{self.model} on {self.chip}"
+        return f"{self.method}/{self.model} on {self.chip}" + (f" ({self.params})" if self.params else "")
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,7 @@ def first_run(log: Path) -> SourceRun | None:
             return None
     if head.get("kind") != "RunStarted" or head["method"] == TRANSFER:
         return None
-    return SourceRun(head["method"], head["model"], head["chip"])
+    return SourceRun.of(head["method"], head.get("identity") or {}, head["model"], head["chip"])
 
 
 def job_kernels(log: Path) -> list[Kernel]:
@@ -94,7 +104,7 @@ def job_kernels(log: Path) -> list[Kernel]:
     started = run_started(events)
     if started is None:
         return []
-    run = SourceRun(started.method, started.model, started.chip)
+    run = SourceRun.of(started.method, started.identity, started.model, started.chip)
     proposed = {(e.trial, e.candidate): (e.ts, e.seq) for e in events if isinstance(e, CandidateProposed)}
     kernels = []
     for t in trial_outcomes(events).values():
@@ -155,7 +165,7 @@ class Transfer:
         run = pick_run(self.root, {k.run for k in kernels}, cfg)
         # Pinned into the config the job records (RunStarted, trial keys, MLflow params), so
         # that a job whose command line left the source to be found still names it.
-        cfg.from_method, cfg.from_model, cfg.from_chip = run.method, run.model, run.chip
+        cfg.from_method, cfg.from_params, cfg.from_model, cfg.from_chip = run.method, run.params, run.model, run.chip
         self.run = run
         self.by_op: dict[str, list[Kernel]] = {}
         for k in kernels:

@@ -31,6 +31,9 @@ from kgb.tracking.summary import TrialRow
 REFERENCE = "nvidia"
 TRANSFER = "transfer"  # kgb.methods.transfer's name; not imported, so queries stay light
 SOURCE_PARAMS = ("method.from_method", "method.from_model", "method.from_chip")
+# the source method's parameters that differ from its defaults (TrialRow.method_params); a
+# transfer job before session 46 pinned none, and "" is the defaults
+SOURCE_METHOD_PARAMS = "method.from_params"
 
 
 @dataclass(frozen=True)
@@ -63,22 +66,24 @@ class Group:
     skipped: int
 
 
-def transfer_sources(uri: str) -> dict[str, tuple[str, str, str]]:
-    """Transfer job id -> (method, model, chip) of the run its kernels came from."""
-    found = Store(uri).job_params(TRANSFER, SOURCE_PARAMS)
-    return {job: tuple(p[k] for k in SOURCE_PARAMS) for job, p in found.items()  # type: ignore[misc]
-            if all(p.get(k) not in (None, "", "None") for k in SOURCE_PARAMS)}
+def transfer_sources(uri: str) -> dict[str, tuple[str, str, str, str]]:
+    """Transfer job id -> (method, model, chip, method parameters) of the run its kernels came from."""
+    found = Store(uri).job_params(TRANSFER, (*SOURCE_PARAMS, SOURCE_METHOD_PARAMS))
+    return {job: (*(p[k] for k in SOURCE_PARAMS), p.get(SOURCE_METHOD_PARAMS) or "")  # type: ignore[misc]
+            for job, p in found.items() if all(p.get(k) not in (None, "", "None") for k in SOURCE_PARAMS)}
 
 
-def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]]) -> dict[str | None, list[TrialRow]]:
+def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]]) -> dict[str | None, list[TrialRow]]:
     """The trials by the chip a transfer took their kernels from (None: the method's own);
     a transfer trial is renamed to the method and model that wrote its kernel."""
     parts: dict[str | None, list[TrialRow]] = defaultdict(list)
     for r in trials:
         if r.method == TRANSFER and r.job in sources:
-            method, model, chip = sources[r.job]
-            # its own parameters (from=..., from_chip=...) name where the kernels came from: shown as such
-            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=""))
+            method, model, chip, params = sources[r.job]
+            # its own parameters (from=..., from_chip=...) name where the kernels came from: shown as
+            # such; the source's own make its row the source method configuration's (until session
+            # 46 always the defaults', so a `files dir=...` source had no reference row to compare with)
+            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=params if params != "None" else ""))
         else:
             parts[None].append(r)
     return parts
@@ -89,7 +94,7 @@ def protocol(settings: str) -> str:
     return settings.partition(" ")[2]
 
 
-def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str]], reference: str = REFERENCE) -> list[Row]:
+def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]], reference: str = REFERENCE) -> list[Row]:
     groups: dict[tuple[str, str, str, str, str | None, str], Group] = {}  # method, model, source, chip, from, settings
     for origin, part in by_origin(trials, sources).items():
         for (method, model, source, chip, settings), job in by_job(part).items():
