@@ -139,13 +139,14 @@ def test_best_downloads_the_kernel(sweep, tmp_path):
 
 def test_best_says_in_one_line_what_it_cannot_do(sweep, tmp_path):
     """A misspelt operator said "no correct kernel among 0 trial(s)", and a --dest that is a
-    file ended in FileExistsError's traceback (session 45's user walk)."""
+    file ended in FileExistsError's traceback (session 45's user walk); so did a misspelt chip
+    (session 46's)."""
     root, _, _ = sweep
     a_file = tmp_path / "taken"
     a_file.write_text("")
 
-    def best(op: str, dest: Path) -> str:
-        done = subprocess.run([sys.executable, "-m", "kgb.query", "best", "--op", op, "--chip", "cpu",
+    def best(op: str, dest: Path, chip: str = "cpu") -> str:
+        done = subprocess.run([sys.executable, "-m", "kgb.query", "best", "--op", op, "--chip", chip,
                                "--dest", str(dest), "--tracking-uri", uri(root)],
                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
         assert done.returncode == 1 and done.stdout == "", done.stdout
@@ -154,6 +155,7 @@ def test_best_says_in_one_line_what_it_cannot_do(sweep, tmp_path):
 
     assert "did you mean aten::softmax" in best("aten::sofmax", tmp_path / "out")
     assert best("aten::softmax", a_file).startswith(f"error: cannot write the kernel into --dest {a_file}: ")
+    assert best("aten::softmax", tmp_path / "out", chip="gpu") == f"error: no trial on chip gpu in {uri(root)}; its chips: cpu"
 
 
 def test_a_store_in_a_read_only_folder_can_be_queried(sweep):

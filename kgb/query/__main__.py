@@ -92,6 +92,9 @@ def best(uri: str, op: str, chip: str, dest: Path) -> int:
     from kgb.query.best import best_row, download
 
     rows = trial_rows(uri, chip=chip)
+    if not rows and (chips := sorted({r.chip for r in trial_rows(uri)})):  # a misspelt chip, not a missing kernel
+        print(f"error: no trial on chip {chip} in {uri}; its chips: {', '.join(chips)}", file=sys.stderr)
+        return 1
     row = best_row(rows, op)
     if row is None:
         tried = sum(r.op == op for r in rows)
