@@ -104,8 +104,10 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO
     timed = any(t.speedup for t in outcomes)
     header = f"{'operator':<34} {'status':<13}"
     print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header.rstrip()}", file=out)
+    samples = len({t.sample for t in outcomes}) > 1  # method.samples=N: each row names its sample
     for t in sorted(outcomes, key=lambda t: (t.op, t.sample)):
-        row = f"{t.op:<34} {t.status.value:<13}"
+        name = f"{t.op} #{t.sample}" if samples else t.op
+        row = f"{name:<34} {t.status.value:<13}"
         v = t.best.verdict if t.best else None
         if timed:
             lat = f"{v.latency_us:.1f}" if v and v.latency_us and t.correct else ""

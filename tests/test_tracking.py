@@ -160,6 +160,28 @@ def test_whether_fast_p_is_reported_is_one_rule_for_the_summary_and_the_tables()
     assert reports_speed("", [1.3])  # a table written before the settings line: by its speedups
 
 
+def test_the_summary_table_names_each_sample_where_a_job_has_several():
+    """`method.samples=3` printed `aten::sin correct` three times, with nothing to tell the
+    rows apart (session 46's user walk)."""
+    import dataclasses
+    from io import StringIO
+
+    from kgb.progress import summary_table
+
+    events = []
+    for sample, v in enumerate((verdict(Status.CORRECT), verdict(Status.WRONG_OUTPUT))):
+        trial = _trial(f"s{sample}", "aten::sin", v)
+        events += [dataclasses.replace(trial[0], sample=sample), *trial[1:]]
+    outcomes = list(trial_outcomes(events).values())
+    out = StringIO()
+    summary_table(outcomes, summarize(outcomes), out)
+    rows = [line.split() for line in out.getvalue().splitlines() if line.startswith("aten::")]
+    assert rows == [["aten::sin", "#0", "correct"], ["aten::sin", "#1", "wrong_output"]]
+    out = StringIO()
+    summary_table(outcomes[:1], summarize(outcomes[:1]), out)
+    assert [line.split() for line in out.getvalue().splitlines() if line.startswith("aten::")] == [["aten::sin", "correct"]]
+
+
 def test_unfinished_trial_is_not_counted():
     events = _trial("a", "aten::a", verdict(Status.CORRECT))[:-1]
     outcome = trial_outcomes(events)["a"]
