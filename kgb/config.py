@@ -86,9 +86,7 @@ class TransferConfig(MethodConfig):
     _target_: str = "kgb.methods.transfer.Transfer"
     name: str = "transfer"
     from_method: str | None = None  # the source runs' method, where the root holds several
-    # the source runs' method parameters that differ from its defaults, as the queries label
-    # them ("dir=/tmp/k"; "" for the defaults), where the root holds several configurations
-    from_params: str | None = None
+    from_params: str | None = None  # the source method's settings off its defaults ("dir=/tmp/k"; "" none), where several
     from_model: str | None = None  # the source runs' model, where the root holds several
     from_chip: str | None = None  # the chip the source runs judged on, where the root holds several
     # `from` is a Python keyword: declared as ReplayConfig declares it (below).

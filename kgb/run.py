@@ -7,6 +7,7 @@ Running the same job again skips finished trials and resumes unfinished ones.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -193,17 +194,33 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         with project_lock:
             project(events)
 
+    def run_finished(interrupted: bool) -> RunFinished:
+        return RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(started),
+                           trials_skipped_as_done=total - len(todo), interrupted=interrupted)
+
+    def interrupted() -> Interrupted:
+        """The run's end logged as interrupted, and MLflow brought up to date with the log so
+        far, which ends the job's run KILLED (it stayed RUNNING, its metrics up to a minute
+        old, until the job ran again). A second Ctrl-C cuts the wait short: the end is in the
+        log, and the job's next run, or a rebuild, projects it."""
+        end = log.append(run_finished(interrupted=True))
+        if projection is not None:
+            print("\nkgb: bringing MLflow up to date (Ctrl-C again to leave that to the job's next run)",
+                  file=sys.stderr, flush=True)
+            with contextlib.suppress(KeyboardInterrupt), project_lock:
+                project(ended_by(log.events(), end))
+        return Interrupted(f"interrupted: {kept()} of {total} trials finished are kept in {path}; "
+                           "run the same command to go on")
+
     pool = ThreadPoolExecutor(max_workers=at_once)
     try:
         list(pool.map(one_trial, todo))
     except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
         pool.shutdown(wait=False, cancel_futures=True)
-        raise Interrupted(f"interrupted: {kept()} of {total} trials finished are kept in {path}; "
-                          "run the same command to go on") from None
+        raise interrupted() from None
     pool.shutdown()
 
-    log.append(RunFinished(job=job, wall_s=time.perf_counter() - started_at, trials_run=len(started),
-                           trials_skipped_as_done=total - len(todo)))
+    log.append(run_finished(interrupted=False))
     log.close()
     events = log.events()
     project(events)
@@ -325,6 +342,17 @@ def budget_note(events: Sequence[Event], cap: float, kept: int, total: int) -> s
     spent = math.fsum(e.usage.cost_usd for e in events if isinstance(e, ModelCalled))
     return (f"the job's cost budget is spent (${spent:.4f} of model.max_job_cost_usd={cap}): {total - kept} of {total} "
             "trial(s) have no result; run the same command with a larger budget to go on")
+
+
+def ended_by(events: Sequence[Event], end: RunFinished) -> Sequence[Event]:
+    """The log as it was when `end` was appended: what the projection's last call of an
+    interrupted run is given, which ends the job's run in MLflow (kgb.tracking.follower waits
+    on such a call). Trials that Ctrl-C left running may append after `end`; the next run of
+    the job projects what they kept."""
+    n = len(events)
+    while events[n - 1] is not end:
+        n -= 1
+    return events[:n]
 
 
 class Interrupted(KeyboardInterrupt):

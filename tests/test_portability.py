@@ -10,6 +10,7 @@ import io
 import time
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.query.__main__ import main
@@ -132,6 +133,11 @@ def test_a_transfer_of_a_configured_method_is_compared_with_that_configurations_
     moved = rows["E", "nvidia", FULL]
     assert moved["method"] == rows["nvidia", "", FULL]["method"] == "files dir=/home/a/k"
     assert (moved["common"], moved["accuracy_drop"]) == ("2", "0.500")
+    # the job runs' names in the UI's list say the configuration and the job (they read files/claude/aten/nvidia)
+    names = {r.info.run_name for r in MlflowClient(tracking_uri=uri).search_runs(
+        [e.experiment_id for e in MlflowClient(tracking_uri=uri).search_experiments()], "tags.`kgb.kind` = 'job'")}
+    assert names == {"files dir=/home/a/k/claude/aten/nvidia nvidia", "transfer from_method=files from_params=dir=/home/a/k "
+                     "from_model=claude from_chip=nvidia from=/n/none/aten/E e"}
 
 
 def test_a_chip_whose_trials_were_all_skipped_has_no_accuracy():

@@ -5,7 +5,9 @@ trials of other methods) and writes what it returns: metrics, the speedup of eac
 as a metric history (so the MLflow UI plots the trajectory), and artifacts.
 
 A resumed trial logs its sessions again (each attempt starts over, answered from the
-log); the view shows the last attempt's, which holds the whole story of the final kernel.
+log); the view shows the last attempt's, which holds the whole story of the final kernel,
+with what its replay took from earlier attempts rather than logging it again: their checks
+(kgb.agents.checks) and their model calls' replies.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ class AgentView:
     checks: list[CheckPoint] = field(default_factory=list)
     final: FinalKernelChosen | None = None
     workspace_blob: str | None = None  # the manifest of the last snapshot
-    events: list[Event] = field(default_factory=list)  # the last attempt's
+    events: list[Event] = field(default_factory=list)  # the last attempt's, and the checks it replayed
+    calls: dict[str, ModelCalled] = field(default_factory=dict)  # every attempt's, by request hash
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -69,7 +72,7 @@ class AgentView:
     def artifacts(self, blobs: BlobStore) -> dict[str, str]:
         """Artifact path -> text: the transcript, the checks, a CLI's report and stream, the
         workspace's final files."""
-        out = {"agent/transcript.md": transcript(self.events, blobs),
+        out = {"agent/transcript.md": transcript(self.events, blobs, self.calls),
                "agent/checks.json": json.dumps([c.__dict__ for c in self.checks], indent=1)}
         if self.final is not None:
             out["agent/final.json"] = json.dumps({"rule": self.final.rule.value, "reason": self.final.reason,
@@ -93,8 +96,11 @@ def agent_view(events: list[Event]) -> AgentView | None:
     last = events[starts[-1]:] if starts else events
     if not any(isinstance(e, SessionStarted) for e in last):
         return None
-    view = AgentView(events=last)
-    for e in last:
+    # every attempt's checks, as the trials table counts them (kgb.tracking.summary): a resumed
+    # trial's run once showed only those its last attempt judged anew, often none
+    view = AgentView(events=with_earlier_checks(events[:starts[-1]] if starts else [], last),
+                     calls={e.request_hash: e for e in events if isinstance(e, ModelCalled)})
+    for e in view.events:
         if isinstance(e, SessionFinished):
             view.sessions.append(e)
         elif isinstance(e, TurnTaken):
@@ -111,13 +117,46 @@ def agent_view(events: list[Event]) -> AgentView | None:
     return view
 
 
+# The events an attempt logs again as it replays an earlier one, in the same order
+REPLAYED = (SessionStarted, SessionFinished, TurnTaken, ToolCalled, WorkspaceSnapshotted)
+
+
+def with_earlier_checks(earlier: list[Event], last: list[Event]) -> list[Event]:
+    """The last attempt's events with the earlier attempts' checks put where it replayed
+    them: a check is answered from the log as the replay reaches it, after as many replayed
+    events as its own attempt had logged before it."""
+    checks: list[tuple[int, CandidateChecked]] = []  # (replayed events before it, the check)
+    steps = 0
+    for e in earlier:
+        if isinstance(e, TrialStarted):
+            steps = 0
+        elif isinstance(e, REPLAYED):
+            steps += 1
+        elif isinstance(e, CandidateChecked):
+            checks.append((steps, e))
+    if not checks:
+        return last
+    checks.sort(key=lambda c: c[0])  # a later attempt's own checks come after those it replayed
+    out: list[Event] = []
+    steps = 0
+    for e in last:
+        while checks and checks[0][0] <= steps and not isinstance(e, TrialStarted):
+            out.append(checks.pop(0)[1])
+        out.append(e)
+        steps += isinstance(e, REPLAYED)
+    return out + [check for _, check in checks]  # a replay that went another way: at the end
+
+
 def _cut(text: str) -> str:
     return text if len(text) <= TRANSCRIPT_CHARS else text[:TRANSCRIPT_CHARS] + f"\n[... {len(text) - TRANSCRIPT_CHARS} characters cut]"
 
 
-def transcript(events: list[Event], blobs: BlobStore) -> str:
-    """A readable account of the sessions: each reply, each tool call and its result, each check."""
-    calls = {e.request_hash: e for e in events if isinstance(e, ModelCalled)}
+def transcript(events: list[Event], blobs: BlobStore, calls: dict[str, ModelCalled] | None = None) -> str:
+    """A readable account of the sessions: each reply, each tool call and its result, each
+    check. `calls`: the model calls whose replies the turns show, every attempt's (a replayed
+    turn's reply is in an earlier attempt's ModelCalled); else those among `events`."""
+    if calls is None:
+        calls = {e.request_hash: e for e in events if isinstance(e, ModelCalled)}
     lines: list[str] = []
     for e in events:
         if isinstance(e, SessionStarted):

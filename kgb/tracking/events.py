@@ -191,10 +191,15 @@ class TrialFinished(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class RunFinished(Event):
+    """The job's loop ended: every trial run, or Ctrl-C stopped it (`interrupted`)."""
+
     kind: ClassVar[str] = "RunFinished"
     wall_s: float
-    trials_run: int
+    trials_run: int  # trials begun by this run, those Ctrl-C cut short too
     trials_skipped_as_done: int
+    # Ctrl-C ended the run: the trials it did not start, or cut short, are left to the next
+    # run. A fact of the log, so that a rebuild ends the job's MLflow run as the job did (KILLED).
+    interrupted: bool = False
 
 
 # --- agent trials (schema 2) ---------------------------------------------------------

@@ -80,7 +80,9 @@ class Opening:
     returns at once, and the thread projects the latest log it was given once the store is
     open (each call passes the whole log); until session 45 each call waited, and a 2-core
     machine's trials stood 10-28 s after the first one finished. The job's last call (its log
-    ends with RunFinished) waits, and any call once the opening failed raises what it raised."""
+    ends with RunFinished, an interrupted run's too) waits, and any call once the opening
+    failed raises what it raised. The wait gives way to Ctrl-C, which leaves the rest to the
+    job's next run (kgb.run)."""
 
     def __init__(self, make: Callable[[], object], events: Callable[[], Sequence[Event]], blobs: BlobStore):
         self._projection = None

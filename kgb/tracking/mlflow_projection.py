@@ -170,16 +170,16 @@ class MlflowProjection:
         """The job's run, found or created, and the trial runs it already has."""
         query = f"tags.`kgb.kind` = 'job' and tags.`kgb.job` = '{started.job}'"
         found = search_all(self.client, [self.experiment_id], query)
-        run = found[0] if found else self._create_job_run(started)
         # the method's configuration, where it is not the defaults, keeps the job's rows apart
         # from other configurations of the method in every query (a schema-1 log has no identity)
         params = method_params(started.identity["method"]) if started.identity.get("method") else ""
+        run = found[0] if found else self._create_job_run(started, params)
         info = JobInfo(started.job, started.method, started.model, started.source, started.chip, started.settings,
                        method_params=params)
         return JobState(info, run.info.run_id, run.info.artifact_uri, metrics=dict(run.data.metrics),
                         status=run.info.status)
 
-    def _create_job_run(self, started: RunStarted) -> Any:
+    def _create_job_run(self, started: RunStarted, method_params: str) -> Any:
         from mlflow.entities import Param
 
         tags = {
@@ -188,7 +188,10 @@ class MlflowProjection:
             "kgb.device": started.device, "kgb.git_commit": started.git_commit or "",
             "kgb.sandbox": started.sandbox or "unrecorded", "kgb.settings": started.settings,
         }
-        name = f"{started.method}/{started.model}/{started.source}/{started.chip}"
+        # the method as the queries label it, and the job id's digest: two users' folders, two
+        # ops= lists or two timeouts made runs of one name in the UI's list (session 46's user walk)
+        label = f"{started.method} {method_params}" if method_params else started.method
+        name = f"{label}/{started.model}/{started.source}/{started.chip} {started.job.rsplit('-', 1)[-1]}"
         run = self.client.create_run(self.experiment_id, run_name=name, tags=tags, start_time=int(started.ts * 1000))
         params = _flatten("", started.config, {})
         # the config says what was asked (chip.name=auto); these say what it resolved to
@@ -229,15 +232,23 @@ class MlflowProjection:
         elif todo:  # then only the new trials' lines are added
             text = "".join(state.lines[t.key] for t in todo)
             self.artifacts.append(state.parent, state.artifact_uri, TABLE_NAME, text, whole)
-        ended = isinstance(events[-1], RunFinished)
+        run = latest_run_event(new)
+        ended = isinstance(run, RunFinished)
         if first or ended or time.monotonic() - state.metrics_at >= METRICS_EVERY_S:
             self._log_job_metrics(state, events[-1].ts)
-        if ended and state.status != "FINISHED":
-            self.client.set_terminated(state.parent, "FINISHED", end_time=int(events[-1].ts * 1000))
-            state.status = "FINISHED"
-        elif not ended and any(isinstance(e, RunStarted) for e in new) and state.status != "RUNNING":
-            self.client.update_run(state.parent, status="RUNNING")  # a finished job resumed
-            state.status = "RUNNING"
+        if run is not None and run_status(run) != state.status:
+            self._set_status(state, run)
+
+    def _set_status(self, state: JobState, run: RunStarted | RunFinished) -> None:
+        """The job run's status as its latest run left it: FINISHED, KILLED where Ctrl-C
+        stopped it (it once stayed RUNNING, its metrics up to a minute old, until the job ran
+        again), or RUNNING again where a later run resumed it."""
+        status = run_status(run)
+        if isinstance(run, RunFinished):
+            self.client.set_terminated(state.parent, status, end_time=int(run.ts * 1000))
+        else:
+            self.client.update_run(state.parent, status=status)
+        state.status = status
 
     def _adopt_existing(self, state: JobState, finished: list[TrialOutcome]) -> None:
         """Take the complete trial runs already in the store; delete half-written ones
@@ -296,6 +307,22 @@ class MlflowProjection:
             start_ms=int(t.started_at * 1000), end_ms=int(t.finished_at * 1000),
             tags=tags, metrics=metrics, files=files, history=history,
         )
+
+
+def latest_run_event(events: Sequence[Event]) -> RunStarted | RunFinished | None:
+    """The latest event of `events` that starts or ends a run of the job, not merely the
+    last: trials that Ctrl-C left running log their ends after their run's."""
+    for e in reversed(events):
+        if isinstance(e, RunStarted | RunFinished):
+            return e
+    return None
+
+
+def run_status(run: RunStarted | RunFinished) -> str:
+    """The MLflow status a job's run takes from the event that started or ended it."""
+    if isinstance(run, RunStarted):
+        return "RUNNING"
+    return "KILLED" if run.interrupted else "FINISHED"
 
 
 def timed_by(t: TrialOutcome) -> str | None:
