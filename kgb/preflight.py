@@ -278,6 +278,18 @@ def check_model_settings(model: LLMConfig) -> None:
         require(price >= 0, f"model.price.{bucket}", price, "USD per million tokens: give 0 or more")
     require(model.max_trial_tokens is None or model.max_trial_tokens > 0, "model.max_trial_tokens", model.max_trial_tokens, "give a positive number, or null for no cap")
     require(model.max_job_cost_usd is None or model.max_job_cost_usd > 0, "model.max_job_cost_usd", model.max_job_cost_usd, "give a positive number, or null for no cap")
+    # A custom model (model=openai or anthropic with another model.name) has no prices: each of
+    # its calls costs $0 to kgb, and a cost budget would never stop one (session 46's user walk)
+    require(model.max_job_cost_usd is None or model.provider == "replay" or unpriced(model) is None,
+            "model.max_job_cost_usd", model.max_job_cost_usd,
+            f"{unpriced(model)}, so its calls cost $0 here and this budget would never stop one; set "
+            "model.price.input and model.price.output (USD per million tokens), or cap tokens with model.max_trial_tokens")
+
+
+def unpriced(model: LLMConfig) -> str | None:
+    """What says that `model` has no price (every model.price.* is 0); None where it has one."""
+    prices = [getattr(model.price, b) for b in ("input", "output", "cache_read", "cache_write")]
+    return None if any(prices) else f"every model.price.* is 0 for {model.name}"
 
 
 def store_scheme(uri: str) -> str:

@@ -40,7 +40,7 @@ from kgb.job import (
 from kgb.methods import NoCandidate
 from kgb.models.model import Model
 from kgb.operators import Spec
-from kgb.preflight import check_settings
+from kgb.preflight import check_settings, unpriced
 from kgb.progress import Progress, summary_table
 from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
@@ -228,6 +228,9 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     ours = [outcomes[key] for _, _, key in trials if key in outcomes]  # not those of operators since removed
     summary = summarize(ours, ident.settings)
     summary_table(ours, summary)
+    if summary.usage.total_tokens and getattr(cfg.model, "provider", "replay") != "replay" and unpriced(cfg.model):
+        print(f"note: cost $0 because {unpriced(cfg.model)}: set model.price.input and model.price.output "
+              "(USD per million tokens) to count what its calls cost")
     if budget_spent.is_set():
         print(budget_note(events, cfg.model.max_job_cost_usd, kept(), total))
     print(f"event log: {path}")

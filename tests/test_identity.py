@@ -132,3 +132,15 @@ def test_a_methods_parameters_are_named_where_they_are_not_its_defaults():
     assert params("method=aiko", "method.agent.max_turns=4") == "agent.max_turns=4"
     assert params("method=refine", "method.until_correct=false", "method.rounds=2") == "rounds=2 until_correct=false"
     assert params("method=opencode", "method.mode=answer") == "mode=answer"
+
+
+def test_a_cost_budget_on_a_model_without_prices_is_refused_before_any_trial():
+    """A custom model (model=openai with another model.name) has no prices: each call costs $0
+    to kgb, and model.max_job_cost_usd would never have stopped one (session 46's user walk)."""
+    from kgb.config import LLMConfig, PriceConfig
+    from kgb.preflight import check_model_settings
+
+    with pytest.raises(ValueError, match=r"^model.max_job_cost_usd=5.0: every model.price.\* is 0 for my-model, so "):
+        check_model_settings(LLMConfig(name="my-model", provider="openai", max_job_cost_usd=5.0))
+    check_model_settings(LLMConfig(name="my-model", provider="openai", max_job_cost_usd=5.0, price=PriceConfig(output=2.0)))
+    check_model_settings(LLMConfig(name="my-model", provider="openai"))  # no budget: nothing to keep

@@ -137,7 +137,7 @@ def op_of(call: Call) -> str:
     return re.search(r"\(`(\w+::\w+)`\)", call.prompt).group(1)
 
 
-def test_a_refused_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(tmp_path, monkeypatch):
+def test_a_refused_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(tmp_path, monkeypatch, capsys):
     """A 400 is the request's fault (too long, malformed): the method's error, not retried."""
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
     prose = Answer("A Triton kernel would tile the rows.", input=1500, output=60, cache_read=2500, cache_write=0, reasoning=25)
@@ -160,11 +160,12 @@ def test_a_refused_call_ends_only_its_trial_and_mlflow_has_the_servers_figures(t
     assert softmax.data.metrics["cost_usd"] == pytest.approx(cost)
     assert add.data.metrics["total_tokens"] == 0 and add.data.metrics["model_calls"] == 1
     assert summary.usage.total_tokens == 4060 and summary.accuracy == 0.0
+    assert "note: cost $0" not in capsys.readouterr().out  # priced
     failed = [e for p in tmp_path.glob("jobs/*/events.jsonl") for e in read_events(p) if isinstance(e, ModelCalled) and e.error]
     assert [(e.retries, e.error[:8]) for e in failed] == [(0, "HTTP 400")]
 
 
-def test_a_token_budget_ends_the_trial_with_its_reason(tmp_path, monkeypatch):
+def test_a_token_budget_ends_the_trial_with_its_reason(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
     with FakeLLMServer(lambda call: Answer("No code today.", input=700, output=100)) as server:
         model = LLMConfig(name="fake-model", provider="anthropic", base_url=server.url, api_key_env="KGB_TEST_KEY",
@@ -175,6 +176,8 @@ def test_a_token_budget_ends_the_trial_with_its_reason(tmp_path, monkeypatch):
     [end] = [e for e in events if isinstance(e, TrialFinished)]
     assert end.end == TrialEnd.BUDGET and end.reason == "trial token budget reached: 1600 of 1500 tokens used"
     assert [e.outcome for e in events if isinstance(e, CompletionParsed)] == [Extraction.PROSE] * 2
+    # a model without prices: the closing line's $0 says why (session 46's user walk)
+    assert "note: cost $0 because every model.price.* is 0 for fake-model" in capsys.readouterr().out
 
 
 # --- end to end through run.py ---------------------------------------------------------------
