@@ -41,28 +41,25 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
     later: list[Case] = []  # cases whose baselines wait for the candidate process to be gone
     for n, case in enumerate(cases):
         last = n + 1 == len(cases)
-        try:
-            staged.append(runner.stage(case, repeats, warmup))
-            if not last and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
-                continue  # one turn for the next case too
-            if not last:
-                later += [s.case for s in staged if s.baseline is not None]
-                for s in staged:
-                    s.baseline = None
-            elif later or any(s.baseline is not None for s in staged):
-                candidate.close()  # reaped: nothing of it runs beside the baselines
-            runner.prepare_baselines([s.baseline for s in staged])
-            runner.measure(staged)
+        # A replay that fails, or a baseline that breaks after one in its turn, fails the
+        # candidate (kgb.evaluate.bench_case): no case of it stays correct unreplayed.
+        staged.append(runner.stage(case, repeats, warmup))
+        if not last and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
+            continue  # one turn for the next case too
+        if not last:
+            later += [s.case for s in staged if s.baseline is not None]
             for s in staged:
-                lat, base, mode, spread, by = runner.finish(s)
-                _update(results, s.case.name, latency_us=lat, baseline_us=base, timing_mode=mode,
-                        latency_spread=spread, timed_by=by,
-                        baseline_mode=s.baseline.mode if s.baseline is not None else None,
-                        baseline_turn=s.baseline.turn if s.baseline is not None and base is not None else None)
-        except InstrumentFailed as exc:
-            # Correct, as checked; the cases of this turn and the ones after it untimed, and
-            # the message says why.
-            return f"; not timed from {exc}"
+                s.baseline = None
+        elif later or any(s.baseline is not None for s in staged):
+            candidate.close()  # reaped: nothing of it runs beside the baselines
+        runner.prepare_baselines([s.baseline for s in staged])
+        runner.measure(staged)
+        for s in staged:
+            lat, base, mode, spread, by = runner.finish(s)
+            _update(results, s.case.name, latency_us=lat, baseline_us=base, timing_mode=mode,
+                    latency_spread=spread, timed_by=by,
+                    baseline_mode=s.baseline.mode if s.baseline is not None else None,
+                    baseline_turn=s.baseline.turn if s.baseline is not None and base is not None else None)
         staged = []
         runner.released()
     try:
