@@ -47,6 +47,18 @@ def test_syntax_error_is_a_compile_error(softmax):
     assert "SyntaxError" in verdict.message
 
 
+@pytest.mark.parametrize("broken, cause", [("tl.lode(", "AttributeError"), ("tl.load(x_undefined + ", "NameError")])
+def test_a_kernel_a_gpu_could_not_compile_is_a_compile_error_in_the_interpreter_too(broken, cause):
+    """The interpreter runs a kernel's body as Python: a name `tl` lacks raised only as it ran,
+    and was a runtime_error on the CPU where a GPU's compiler gives a compile_error (session 46's
+    user walk): the chips' statuses did not compare."""
+    spec = operators.load("aten::neg")
+    source = spec.solution_path.read_text().replace("tl.load(", broken, 1)
+    verdict = evaluate(source, spec, SMOKE)
+    assert verdict.status == Status.COMPILE_ERROR, verdict.message
+    assert cause in verdict.message
+
+
 def test_wrong_result_names_the_case_and_the_error(softmax):
     verdict = judge(softmax, "softmax_wrong.py")
     assert verdict.status == Status.WRONG_OUTPUT

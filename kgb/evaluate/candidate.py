@@ -41,10 +41,19 @@ from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
 from kgb.operators import Spec, spec_from_text
 
+# In the CPU interpreter a kernel's body runs as Python, so what Triton's compiler refuses on a
+# GPU (a name `tl` lacks, an undefined name, a call with the wrong arguments) raises only as the
+# kernel runs, an InterpreterError caused by one of these. Judged as a GPU judges it, so that
+# the chips' statuses compare: `tl.nonexistent` was a runtime_error on the CPU and a
+# compile_error on a GPU (session 46's user walk).
+UNCOMPILABLE = (AttributeError, NameError, TypeError)
+
 
 def classify(exc: BaseException) -> Status:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if names & {"CompilationError", "CompileTimeAssertionFailure", "PTXASError", "SyntaxError"}:
+        return Status.COMPILE_ERROR
+    if "InterpreterError" in names and isinstance(exc.__cause__, UNCOMPILABLE):
         return Status.COMPILE_ERROR
     return Status.RUNTIME_ERROR
 
