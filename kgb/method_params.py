@@ -25,7 +25,10 @@ from kgb.config import CONF_DIR, choices, register
 
 def method_params(method: dict[str, Any]) -> str:
     """`agent.max_turns=4 iterations=5`: each parameter of a method identity that its
-    method's defaults do not have, in the identity's order; "" for the defaults."""
+    method's defaults do not have, in the identity's order; "" for the defaults, and for an
+    empty identity (a log of schema 1, RunStarted.identity {})."""
+    if not method:
+        return ""
     name = str(method.get("name", ""))
     default = _flat(defaults(name) or {})
     return " ".join(f"{key}={_word(value)}" for key, value in _flat(method).items()

@@ -280,14 +280,17 @@ def check_model_settings(model: LLMConfig) -> None:
     require(model.max_job_cost_usd is None or model.max_job_cost_usd > 0, "model.max_job_cost_usd", model.max_job_cost_usd, "give a positive number, or null for no cap")
     # A custom model (model=openai or anthropic with another model.name) has no prices: each of
     # its calls costs $0 to kgb, and a cost budget would never stop one (session 46's user walk)
-    require(model.max_job_cost_usd is None or model.provider == "replay" or unpriced(model) is None,
-            "model.max_job_cost_usd", model.max_job_cost_usd,
-            f"{unpriced(model)}, so its calls cost $0 here and this budget would never stop one; set "
-            "model.price.input and model.price.output (USD per million tokens), or cap tokens with model.max_trial_tokens")
+    if model.max_job_cost_usd is not None and (why := unpriced(model)):
+        raise ConfigError(f"model.max_job_cost_usd={model.max_job_cost_usd}: {why}, so its calls cost $0 here and "
+                          "this budget would never stop one; set model.price.input and model.price.output (USD per "
+                          "million tokens), or cap tokens with model.max_trial_tokens")
 
 
-def unpriced(model: LLMConfig) -> str | None:
-    """What says that `model` has no price (every model.price.* is 0); None where it has one."""
+def unpriced(model: Any) -> str | None:
+    """What says that `model` is paid for but has no price (every model.price.* is 0); None
+    where it has one, or costs nothing anyway (no model, a replay of logged calls)."""
+    if getattr(model, "provider", "replay") == "replay":
+        return None
     prices = [getattr(model.price, b) for b in ("input", "output", "cache_read", "cache_write")]
     return None if any(prices) else f"every model.price.* is 0 for {model.name}"
 

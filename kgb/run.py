@@ -228,8 +228,8 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     ours = [outcomes[key] for _, _, key in trials if key in outcomes]  # not those of operators since removed
     summary = summarize(ours, ident.settings)
     summary_table(ours, summary)
-    if summary.usage.total_tokens and getattr(cfg.model, "provider", "replay") != "replay" and unpriced(cfg.model):
-        print(f"note: cost $0 because {unpriced(cfg.model)}: set model.price.input and model.price.output "
+    if summary.usage.total_tokens and (why := unpriced(cfg.model)):
+        print(f"note: cost $0 because {why}: set model.price.input and model.price.output "
               "(USD per million tokens) to count what its calls cost")
     if budget_spent.is_set():
         print(budget_note(events, cfg.model.max_job_cost_usd, kept(), total))

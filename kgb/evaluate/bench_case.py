@@ -50,19 +50,19 @@ TURN_BATCH_BYTES = 2048 * 1024 * 1024
 SENT_NOT_DRAWN = "inputs sent, not drawn by the candidate process"
 
 
-def _replay_failed(case: Case, exc: torch.AcceleratorError) -> Failed:
-    """The candidate's kernels, replayed in the judge's CUDA context, faulted there (or it ran
-    out of memory: a runtime error says so, and kgb.evaluate runs it again alone)."""
-    return Failed(Status.RUNTIME_ERROR, f"case {case.name}: the judge's replay of the recorded call failed: "
-                  f"{str(exc).splitlines()[0][:300]}")
-
-
-def _unreplayable(case: Case, reason: str) -> Failed:
-    """No `correct` on a GPU without the judge's own replay of every bench case: what a
-    candidate process reports of itself (its ops, its recording) is the candidate's to forge,
-    and a forger that made its recording unreplayable kept an untimed `correct` (up to judge
-    v25). Running out of memory is not the candidate's doing: a runtime error that says so is
-    judged again alone (kgb.evaluate.evaluate)."""
+def _replay_error(case: Case, exc: Exception) -> Failed:
+    """How a replay that raised fails the candidate. No `correct` on a GPU without the judge's
+    own replay of every bench case: what a candidate process reports of itself (its ops, its
+    recording) is the candidate's to forge, and a forger that made its recording unreplayable
+    kept an untimed `correct` (up to judge v25). A CUDA error (sticky: no CUDA call in this
+    process works after it) is the candidate's kernels faulting in the judge's context, or
+    running out of memory: a runtime error that says so, which kgb.evaluate runs again alone
+    where other judges shared the GPU."""
+    if isinstance(exc, torch.AcceleratorError):
+        return Failed(Status.RUNTIME_ERROR, f"case {case.name}: the judge's replay of the recorded call failed: "
+                      f"{str(exc).splitlines()[0][:300]}")
+    # Unreplayable says why itself; anything else is a recording the judge's Triton cannot load or run
+    reason = str(exc) if isinstance(exc, Unreplayable) else f"{type(exc).__name__}: {str(exc)[:300]}"
     if gpus.out_of_memory(reason):
         return Failed(Status.RUNTIME_ERROR, f"case {case.name}: the judge's replay of the recorded call ran out "
                       f"of GPU memory ({reason})")
@@ -150,12 +150,8 @@ class BenchCaseTiming:
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
                                              self._audit())
-        except Unreplayable as exc:
-            raise _unreplayable(case, str(exc)) from exc
-        except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-            raise _replay_failed(case, exc) from exc
-        except Exception as exc:  # noqa: BLE001 - a recording the judge's Triton cannot load or run
-            raise _unreplayable(case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+        except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
+            raise _replay_error(case, exc) from exc
         return staged
 
     def baseline_on(self: CaseRunner, case: Case, timed: dict, repeats: int, warmup: int) -> BaselineTiming:
@@ -199,11 +195,8 @@ class BenchCaseTiming:
                     try:
                         with self.phase("replay"):
                             s.replay.measure()
-                    except torch.AcceleratorError as exc:  # sticky: no CUDA call in this process works after it
-                        # (a baseline that broke before it has raised already, just below)
-                        raise _replay_failed(s.case, exc) from exc
                     except Exception as exc:  # noqa: BLE001 - as when staging it
-                        raise _unreplayable(s.case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+                        raise _replay_error(s.case, exc) from exc
                 if s.baseline is not None:
                     try:
                         _time_baseline(s.case, s.baseline)
@@ -224,14 +217,12 @@ class BenchCaseTiming:
         measured case, once the replay's and the candidate's last answers are judged."""
         case, entry, f = s.case, self.spec.entry_of(s.case), s.reply.fields
         if s.replay is None:
-            raise _unreplayable(case, "no replay was staged")
+            raise _replay_error(case, Unreplayable("no replay was staged"))
         try:
             with self.phase("replay"):
                 replayed: Replayed = s.replay.finish()
-        except torch.AcceleratorError as exc:
-            raise _replay_failed(case, exc) from exc
         except Exception as exc:  # noqa: BLE001 - as when staging it
-            raise _unreplayable(case, f"{type(exc).__name__}: {str(exc)[:300]}") from exc
+            raise _replay_error(case, exc) from exc
         with self.exclusive.work():
             with self.phase("reference"):
                 ref_v, s.check = s.check, {}  # the reference's own now: nothing reads set V as drawn after it

@@ -51,7 +51,7 @@ class SourceRun:
     @classmethod
     def of(cls, method: str, identity: dict, model: str, chip: str) -> SourceRun:
         """The source run a RunStarted describes (its identity is {} in logs before it had one)."""
-        return cls(method, method_params(identity["method"]) if identity.get("method") else "", model, chip)
+        return cls(method, method_params(identity.get("method") or {}), model, chip)
 
     def __str__(self) -> str:
         return f"{self.method}/{self.model} on {self.chip}" + (f" ({self.params})" if self.params else "")

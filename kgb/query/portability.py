@@ -69,8 +69,13 @@ class Group:
 def transfer_sources(uri: str) -> dict[str, tuple[str, str, str, str]]:
     """Transfer job id -> (method, model, chip, method parameters) of the run its kernels came from."""
     found = Store(uri).job_params(TRANSFER, (*SOURCE_PARAMS, SOURCE_METHOD_PARAMS))
-    return {job: (*(p[k] for k in SOURCE_PARAMS), p.get(SOURCE_METHOD_PARAMS) or "")  # type: ignore[misc]
-            for job, p in found.items() if all(p.get(k) not in (None, "", "None") for k in SOURCE_PARAMS)}
+    return {job: (*(p[k] for k in SOURCE_PARAMS), _param(p.get(SOURCE_METHOD_PARAMS)))  # type: ignore[misc]
+            for job, p in found.items() if all(_param(p.get(k)) for k in SOURCE_PARAMS)}
+
+
+def _param(value: str | None) -> str:
+    """A logged param's value; "" where it is absent or was logged from None."""
+    return "" if value in (None, "None") else value  # type: ignore[return-value]
 
 
 def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]]) -> dict[str | None, list[TrialRow]]:
@@ -83,7 +88,7 @@ def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, st
             # its own parameters (from=..., from_chip=...) name where the kernels came from: shown as
             # such; the source's own make its row the source method configuration's (until session
             # 46 always the defaults', so a `files dir=...` source had no reference row to compare with)
-            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=params if params != "None" else ""))
+            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=params))
         else:
             parts[None].append(r)
     return parts

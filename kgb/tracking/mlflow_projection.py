@@ -172,7 +172,7 @@ class MlflowProjection:
         found = search_all(self.client, [self.experiment_id], query)
         # the method's configuration, where it is not the defaults, keeps the job's rows apart
         # from other configurations of the method in every query (a schema-1 log has no identity)
-        params = method_params(started.identity["method"]) if started.identity.get("method") else ""
+        params = method_params(started.identity.get("method") or {})
         run = found[0] if found else self._create_job_run(started, params)
         info = JobInfo(started.job, started.method, started.model, started.source, started.chip, started.settings,
                        method_params=params)
