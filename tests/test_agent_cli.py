@@ -198,6 +198,21 @@ def test_a_failed_model_call_ends_the_session_as_an_error_and_the_cli_says_so(dr
     assert end.end == TrialEnd.COMPLETED
 
 
+@pytest.mark.parametrize("driver", ["claude", "opencode"])
+def test_a_provider_down_ends_the_cli_session_and_the_trial_as_infra_error(driver, tmp_path):
+    """Unlike a refused request (400, above), an outage is no verdict on the agent: the work it
+    left is not judged, and the next run retries the trial."""
+    steps = [write(driver, at(1.3)), Fail(503)]
+    with FakeLLMServer(agent(steps)) as server:  # type: ignore[arg-type]
+        run_job(trial_job(driver, "anthropic" if driver == "claude" else "openai", server, tmp_path))
+    evs = events(tmp_path)
+    [session] = of(SessionFinished, evs)
+    assert session.end.value == "error" and "HTTP 503" in session.reason
+    assert of(FinalKernelChosen, evs) == [] and of(CandidateEvaluated, evs) == []
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.INFRA_ERROR
+
+
 @pytest.mark.parametrize(("driver", "limits", "reason"), [
     ("opencode", dict(max_checks=1), "agent check budget reached: 1 of 1 checks"),
     ("claude", dict(max_turns=2), "agent turn budget reached: 2 of 2 turns"),

@@ -125,7 +125,7 @@ def test_several_source_methods_fail_in_one_line_before_anything_runs(store, tmp
     assert done.returncode != 0
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("error: ") and "files/none on cpu; oneshot/none on cpu" in line
-    assert "method.from_method=NAME" in line and "from_model" not in line
+    assert line.endswith("choose one with method.from_method=files or method.from_method=oneshot")
     assert list(cwd.iterdir()) == []  # nothing was written
     assert Transfer(config(root, from_method="oneshot")).run == SourceRun("oneshot", "", "none", "cpu")
     with pytest.raises(ConfigError, match="no run matches method.from_method=aiko"):
@@ -146,10 +146,36 @@ def test_two_configurations_of_one_method_are_two_source_runs(store, tmp_path):
         (job / "events.jsonl").write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     shutil.copytree(store / "blobs", root / "blobs")
     with pytest.raises(ConfigError, match=r"files/none on cpu \(dir=/home/a/k\); files/none on cpu \(dir=/home/b/k\)"
-                                          r"\): choose one with method.from_params=NAME$"):
+                                          r"\): choose one with 'method.from_params=\"dir=/home/a/k\"' "
+                                          r"or 'method.from_params=\"dir=/home/b/k\"'$"):
         Transfer(config(root))
     chosen = Transfer(config(root, from_params="dir=/home/b/k"))
     assert chosen.run.params == "dir=/home/b/k" and sorted(chosen.by_op) == ["aten::add", "aten::silu"]
+
+
+def test_the_settings_that_choose_a_source_run_are_given_as_a_shell_and_hydra_read_them():
+    """`choose one with method.from_params=NAME` led to `method.from_params=mode=answer`, which
+    Hydra refuses ("mismatched input '='"): each choice is now written out, quoted where Hydra
+    reads a value only inside quotes (an `=`, a space, the defaults' "")."""
+    import shlex
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    runs = {SourceRun("claude_code", params, "opus", "cpu") for params in ("", "mode=answer", "dir=/a b")}
+    runs |= {SourceRun("aiko", "", model, "cpu") for model in ("qwen/qwen3.5:27b", "null")}
+    parser = OverridesParser.create()
+    for chosen in ({"method": "claude_code"}, {"method": "aiko"}):
+        with pytest.raises(ConfigError) as e:
+            pick_run(Path("r"), runs, TransferConfig(**{f"from_{k}": v for k, v in chosen.items()}))
+        offered = str(e.value).split("choose one with ", 1)[1]
+        picked = set()
+        for choice in offered.split(" or "):
+            [word] = shlex.split(choice)  # one word in a shell
+            override = parser.parse_override(word)
+            setting = override.key_or_group.removeprefix("method.from_")
+            cfg = TransferConfig(**{f"from_{k}": v for k, v in chosen.items()}, **{f"from_{setting}": override.value()})
+            picked.add(pick_run(Path("r"), runs, cfg))
+        assert picked == {r for r in runs if r.method == chosen["method"]}
 
 
 def test_bad_source_folders_fail_in_one_line(tmp_path):
@@ -177,6 +203,6 @@ def test_the_fastest_correct_kernel_is_taken_else_the_last_judged():
 
 def test_several_chips_name_the_setting_that_chooses():
     runs = {SourceRun("aiko", "", "opus", "nvidia"), SourceRun("aiko", "", "opus", "E")}
-    with pytest.raises(ConfigError, match=r"choose one with method.from_chip=NAME$"):
+    with pytest.raises(ConfigError, match=r"choose one with method.from_chip=E or method.from_chip=nvidia$"):
         pick_run(Path("r"), runs, TransferConfig())
     assert pick_run(Path("r"), runs, TransferConfig(from_chip="nvidia")) == SourceRun("aiko", "", "opus", "nvidia")

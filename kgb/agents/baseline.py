@@ -17,12 +17,20 @@ class Baseline:
     origin: str  # which job and candidate it is, for the log
 
 
-def find_baseline(root: str, op: str) -> Baseline | None:
-    """The fastest correct kernel for `op` under tracking root `root` (the latest of equals)."""
+def baseline_logs(root: str) -> list[Path]:
+    """The event logs under tracking root `root`; none is a ValueError, which the method's
+    constructor raises before any trial (else every trial ended method_error)."""
     base = Path(root).expanduser()
     logs = sorted(base.glob("jobs/*/events.jsonl"))
     if not logs:
         raise ValueError(f"method.baseline={root}: no event logs under {base}/jobs/ (give a run's tracking.root)")
+    return logs
+
+
+def find_baseline(root: str, op: str) -> Baseline | None:
+    """The fastest correct kernel for `op` under tracking root `root` (the latest of equals)."""
+    base = Path(root).expanduser()
+    logs = baseline_logs(root)
     found: list[tuple[float, str, str, str]] = []  # speedup, job, candidate, source blob
     for log in logs:
         for t in trial_outcomes(read_events(log)).values():

@@ -35,7 +35,7 @@ from kgb.agents.commands import confined
 from kgb.agents.nofollow import open_nofollow
 from kgb.agents.reaper import stop
 from kgb.agents.stream import CliRecord
-from kgb.models import ModelCallFailed
+from kgb.models import ModelCallFailed, ProviderUnavailable
 from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
 from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
 from kgb.trial import BudgetExhausted
@@ -92,10 +92,11 @@ class Stop:
 
     end: SessionEnd | None = None
     reason: str = ""
+    outage: ProviderUnavailable | None = None  # the provider down: the session's outcome carries it (SessionOutcome)
 
-    def set(self, end: SessionEnd, reason: str) -> None:
+    def set(self, end: SessionEnd, reason: str, outage: ProviderUnavailable | None = None) -> None:
         if self.end is None:
-            self.end, self.reason = end, reason
+            self.end, self.reason, self.outage = end, reason, outage
 
 
 class CliSession:
@@ -139,7 +140,7 @@ class CliSession:
             self.stop.set(SessionEnd.BUDGET, str(e))
             raise Refused(str(e)) from e
         except ModelCallFailed as e:
-            self.stop.set(SessionEnd.ERROR, str(e))
+            self.stop.set(SessionEnd.ERROR, str(e), e if isinstance(e, ProviderUnavailable) else None)
             raise Refused(str(e)) from e
         usage = difference(ctx.model.used, before)
         self.counted += usage
@@ -240,7 +241,7 @@ class CliSession:
         report = self.record.report(self.counted, self.cli.NAME, version, stream)
         self.report_blob = run.ctx.blobs.put(report)
         if self.stop.end is not None:
-            return SessionOutcome(self.stop.end, self.stop.reason, self.turns)
+            return SessionOutcome(self.stop.end, self.stop.reason, self.turns, self.stop.outage)
         if proc.returncode != 0 or self.record.error:
             why = self.record.error or f"exit status {proc.returncode}"
             return SessionOutcome(SessionEnd.ERROR, f"{self.cli.NAME} failed: {why}" + (f"\n{stderr}" if stderr else ""),

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from string import Template
 
-from kgb.agents.baseline import find_baseline
+from kgb.agents.baseline import baseline_logs, find_baseline
 from kgb.agents.budget import Budget
 from kgb.agents.checks import Checked, Checker, CheckServer
 from kgb.agents.cli import CliSession, find_cli
 from kgb.agents.commands import check_hidden_from_agents
-from kgb.agents.config import AgentMethodConfig, Driver
+from kgb.agents.config import AgentConfig, AgentMethodConfig, Driver
 from kgb.agents.loop import SessionOutcome, loop_session
 from kgb.agents.nofollow import write_text
 from kgb.agents.workspace import Workspace, task_text
@@ -38,13 +38,36 @@ PROTOCOLS = Path(__file__).parent / "protocols"
 
 
 def check_driver(cfg: AgentMethodConfig) -> None:
-    """Fail at build time, before any trial, on a driver this kgb cannot run, or where the
-    agent's sandbox could not keep the known-good solutions from it."""
+    """Fail at build time, before any trial, on a driver this kgb cannot run, a budget no
+    trial could work under, a `method.baseline` that holds no run, or where the agent's
+    sandbox could not keep the known-good solutions from it."""
     if cfg.agent.driver not in set(Driver):
         raise ValueError(f"method.agent.driver={cfg.agent.driver}: choose one of {', '.join(Driver)}")
+    check_budgets(cfg.agent)
+    if cfg.baseline:
+        baseline_logs(cfg.baseline)
     check_hidden_from_agents()
     if cfg.agent.driver != Driver.LOOP:
         find_cli(cfg.agent.driver)
+
+
+def check_budgets(agent: AgentConfig) -> None:
+    """A budget of zero turns, seconds or tokens ends every trial before the agent acts, and
+    each would count as the method's failure: refused, naming the setting."""
+    limits = (
+        ("max_turns", agent.max_turns >= 1, "model calls per trial: give 1 or more"),
+        ("wall_s", agent.wall_s > 0, "seconds per trial: give a positive number"),
+        ("max_checks", agent.max_checks >= 0, "check-tool calls per trial: give 0 or more"),
+        ("max_tokens", agent.max_tokens is None or agent.max_tokens >= 1,
+         "tokens per trial: give 1 or more, or null for no limit"),
+        ("max_cost_usd", agent.max_cost_usd is None or agent.max_cost_usd > 0,
+         "dollars per trial: give a positive number, or null for no limit"),
+        ("command_timeout_s", agent.command_timeout_s > 0, "seconds per command: give a positive number"),
+        ("output_chars", agent.output_chars >= 1, "characters of output the agent is shown: give 1 or more"),
+    )
+    for name, ok, how in limits:
+        if not ok:
+            raise ValueError(f"method.agent.{name}={getattr(agent, name):g}: {how}")
 
 
 def protocol(name: str, **values: object) -> str:
@@ -99,7 +122,8 @@ class AgentRun:
         return f"{text.strip()}\n\n{task_text(self.ctx.problem)}"
 
     def session(self, prompt: str, tools: bool = True, max_turns: int | None = None) -> SessionOutcome:
-        """One session of the agent in the workspace; the workspace is snapshotted after it."""
+        """One session of the agent in the workspace; the workspace is snapshotted after it.
+        Raises ProviderUnavailable where the provider was down through its retries."""
         self.sessions += 1
         ctx, n = self.ctx, self.sessions
         ctx.emit(SessionStarted(job=ctx.job, session=n, driver=self.cfg.agent.driver, protocol=self.protocol_name,
@@ -116,6 +140,8 @@ class AgentRun:
         ctx.emit(SessionFinished(job=ctx.job, session=n, end=outcome.end, reason=outcome.reason, turns=outcome.turns,
                                  cli_report_blob=report))
         self.snapshot(f"session {n} ended ({outcome.end.value})")
+        if outcome.outage is not None:
+            raise outcome.outage
         return outcome
 
     def harness_check(self, origin: str) -> Checked:

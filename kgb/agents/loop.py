@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kgb.agents.tools import TOOLS, call_tool
-from kgb.models import Message, ModelCallFailed
+from kgb.models import Message, ModelCallFailed, ProviderUnavailable
 from kgb.models.content import Block, Text, ToolResult
 from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
 from kgb.trial import BudgetExhausted
@@ -29,6 +29,10 @@ class SessionOutcome:
     end: SessionEnd
     reason: str
     turns: int
+    # the provider was down through its retries: AgentRun.session raises it once the session
+    # is recorded, so that the trial ends as infra_error (retried) instead of judging what an
+    # outage left, or nothing
+    outage: ProviderUnavailable | None = None
 
 
 def loop_session(run: AgentRun, session: int, prompt: str, system: str, tools: bool, max_turns: int) -> SessionOutcome:
@@ -47,7 +51,7 @@ def loop_session(run: AgentRun, session: int, prompt: str, system: str, tools: b
             run.budget.reached = run.budget.reached or str(e)
             return SessionOutcome(SessionEnd.BUDGET, str(e), turn)
         except ModelCallFailed as e:
-            return SessionOutcome(SessionEnd.ERROR, str(e), turn)
+            return SessionOutcome(SessionEnd.ERROR, str(e), turn, e if isinstance(e, ProviderUnavailable) else None)
         turn += 1
         run.budget.turns += 1
         run.replies.append(completion.text)

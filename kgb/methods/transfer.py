@@ -23,6 +23,7 @@ judged, so it is never taken. An operator with no judged candidate there ends
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,10 +136,22 @@ def pick_run(root: Path, found: set[SourceRun], cfg: TransferConfig) -> SourceRu
     if not left:
         raise no_match(root, found, cfg)
     if len(left) > 1:
-        differ = [f"method.from_{c}=NAME" for c in CHOOSERS if len({getattr(r, c) for r in left}) > 1]
+        # each setting that tells the runs left apart, with its values as one would type them
+        values = {c: sorted({getattr(r, c) for r in left}) for c in CHOOSERS}
+        choices = ", and ".join(" or ".join(override(c, v) for v in vs) for c, vs in values.items() if len(vs) > 1)
         raise ConfigError(f"method.from={root} holds kernels of several runs ({'; '.join(sorted(map(str, left)))}): "
-                          f"choose one with {' and '.join(differ)}")
+                          f"choose one with {choices}")
     return left.pop()
+
+
+def override(chooser: str, value: str) -> str:
+    """`method.from_<chooser>=<value>` as typed in a shell. Hydra reads a value with `=` or a
+    space (`mode=answer`), the defaults' "" and words such as null only inside quotes:
+    `method.from_params=mode=answer` is a grammar error."""
+    if re.fullmatch(r"[A-Za-z_][\w.:/+-]*", value) and value.lower() not in ("true", "false", "null", "nan", "inf"):
+        return f"method.from_{chooser}={value}"
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+    return "'" + f'method.from_{chooser}="{quoted}"'.replace("'", "'\\''") + "'"
 
 
 class Transfer:
