@@ -42,6 +42,7 @@ def verdict(speedup: float | None) -> Verdict:
 
 def job_events(job: str, method: str, chip: str, settings: str, results: dict[str, float | None], blobs: BlobStore,
                method_config: dict | None = None) -> list:
+    """`results`: aten operators (real ones: the queries leave out those not in the source)."""
     events: list = [RunStarted(
         job=job, method=method, model="claude" if method != "transfer" else "none", source="aten", chip=chip,
         config={"method": method_config or {"name": method}}, git_commit=None, packages={}, device=chip, driver=None,
@@ -65,10 +66,10 @@ def store(tmp_path_factory):
     projection = MlflowProjection(uri, "kgb", background=False)
     transfer = {"name": "transfer", "from_method": "oneshot", "from_model": "claude", "from_chip": "nvidia", "from": "/n"}
     for events in (
-        job_events("on-nvidia", "oneshot", "nvidia", FULL, {"a": 2.0, "b": 4.0, "c": 1.0, "d": None}, blobs),
-        job_events("on-e", "oneshot", "E", FULL, {"a": 1.0, "b": None, "c": None, "d": None}, blobs),
-        job_events("to-e", "transfer", "E", FULL, {"a": 1.0, "b": 1.0, "c": None, "d": None}, blobs, transfer),
-        job_events("e-smoke", "oneshot", "E", SMOKE, {"a": 1.0}, blobs),  # another protocol: nothing to compare
+        job_events("on-nvidia", "oneshot", "nvidia", FULL, {"add": 2.0, "mul": 4.0, "sub": 1.0, "div": None}, blobs),
+        job_events("on-e", "oneshot", "E", FULL, {"add": 1.0, "mul": None, "sub": None, "div": None}, blobs),
+        job_events("to-e", "transfer", "E", FULL, {"add": 1.0, "mul": 1.0, "sub": None, "div": None}, blobs, transfer),
+        job_events("e-smoke", "oneshot", "E", SMOKE, {"add": 1.0}, blobs),  # another protocol: nothing to compare
     ):
         projection.project(events, blobs)
     return uri
@@ -86,10 +87,10 @@ def test_each_chip_against_nvidia_with_transfers_under_the_method_that_wrote_the
     assert {r["method"] for r in rows.values()} == {"oneshot"}  # the transfer is shown as oneshot's kernels
     nvidia, own, moved, smoke = rows["nvidia", "", FULL], rows["E", "", FULL], rows["E", "nvidia", FULL], rows["E", "", SMOKE]
     assert (nvidia["accuracy"], nvidia["geomean_speedup"], nvidia["accuracy_drop"]) == ("0.750", "2.000", "")
-    # on E the method's own kernels solve a only: 3 of nvidia's 4 lost, 2 of them correct there
+    # on E the method's own kernels solve add only: 3 of nvidia's 4 lost, 2 of them correct there
     assert (own["trials"], own["correct"], own["common"], own["accuracy_drop"]) == ("4", "1", "4", "0.500")
-    assert own["speedup_ratio"] == "0.500"  # a: 1.0 on E against 2.0 on nvidia
-    # nvidia's kernels on E: a and b still correct, each at 1.0 against 2.0 and 4.0
+    assert own["speedup_ratio"] == "0.500"  # add: 1.0 on E against 2.0 on nvidia
+    # nvidia's kernels on E: add and mul still correct, each at 1.0 against 2.0 and 4.0
     assert (moved["correct"], moved["accuracy_drop"], moved["speedup_ratio"]) == ("2", "0.250", "0.354")
     assert (smoke["common"], smoke["accuracy_drop"], smoke["speedup_ratio"]) == ("0", "", "")
 
@@ -126,8 +127,8 @@ def test_a_transfer_of_a_configured_method_is_compared_with_that_configurations_
     transfer = {"name": "transfer", "from_method": "files", "from_params": "dir=/home/a/k", "from_model": "claude",
                 "from_chip": "nvidia", "from": "/n"}
     projection = MlflowProjection(uri, "kgb", background=False)
-    for events in (job_events("files-nvidia", "files", "nvidia", FULL, {"a": 2.0, "b": 4.0}, blobs, files),
-                   job_events("to-e", "transfer", "E", FULL, {"a": 1.0, "b": None}, blobs, transfer)):
+    for events in (job_events("files-nvidia", "files", "nvidia", FULL, {"add": 2.0, "mul": 4.0}, blobs, files),
+                   job_events("to-e", "transfer", "E", FULL, {"add": 1.0, "mul": None}, blobs, transfer)):
         projection.project(events, blobs)
     rows = table(uri, capsys)
     moved = rows["E", "nvidia", FULL]

@@ -172,8 +172,11 @@ def test_an_operators_verdict_is_its_latest_trials_and_every_jobs_spend_counts()
 
 def test_the_report_command_writes_the_tables_and_the_figures_it_shows(tmp_path, monkeypatch, capsys):
     import kgb.query.__main__ as query
+    from kgb.query.scope import Scope
+    from kgb.query.store import Contents
 
-    monkeypatch.setattr(query, "trial_rows", lambda uri, chip=None: TRIALS)
+    monkeypatch.setattr(query, "read", lambda uri: Contents(TRIALS, {}))
+    monkeypatch.setattr(query, "current", lambda jobs: Scope(None, jobs))  # TRIALS' operators are made up
     assert query.main(["report", "--dest", str(tmp_path / "full"), "--tracking-uri", "sqlite:///unused.db"]) == 0
     page = (tmp_path / "full" / "report.html").read_text()
     for name in ("fast_p", "speedups", "cost_accuracy"):  # TRIALS has timed trials: every figure is drawn

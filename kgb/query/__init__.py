@@ -1,6 +1,7 @@
 """Questions asked of the tracking store: the leaderboard, the paper's tables, the best
-kernels and the plots. They read the jobs' trials tables (kgb.query.store); MLflow's
-trial runs are what a person browses."""
+kernels and the plots. They read the jobs' trials tables (kgb.query.store), counted as
+kgb.query.scope says (today's operators, jobs not finished, replays); MLflow's trial runs are
+what a person browses."""
 
 from __future__ import annotations
 

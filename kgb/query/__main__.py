@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 from kgb.query import DEFAULT_URI, StoreError, trial_rows
+from kgb.query.scope import current
+from kgb.query.store import read
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,34 +51,37 @@ def run(args: argparse.Namespace) -> int:
     uri = args.tracking_uri
     if args.command == "best":
         return best(uri, args.op, args.chip, args.dest)
-    rows = trial_rows(uri)
+    found = read(uri)
+    rows = found.trials
     if not rows:
         print(f"error: no kgb trials in {uri}", file=sys.stderr)
         return 1
+    # what every table counts beyond the trials: today's operators, how each job ended, replays
+    scope = current(found.jobs)
     if args.command == "leaderboard":
         from kgb.query.leaderboard import render
         from kgb.query.leaderboard import rows as board
 
-        sys.stdout.write(render(board(rows), args.format))
+        sys.stdout.write(render(board(rows, scope), args.format))
         return 0
     if args.command == "portability":
         from kgb.query.leaderboard import render
         from kgb.query.portability import COLUMNS, transfer_sources
         from kgb.query.portability import rows as portability
 
-        table = portability(rows, transfer_sources(uri), args.reference)
+        table = portability(rows, transfer_sources(uri), args.reference, scope)
         sys.stdout.write(render(table, args.format, COLUMNS))
         return 0
     if args.command == "plots":
         from kgb.query.plots import draw
         from kgb.query.report import op_results
 
-        for figure in draw(op_results(rows), args.dest):
+        for figure in draw(op_results(rows, scope), args.dest):
             print(figure.path if figure.path else f"{figure.name}: not drawn: {figure.reason}")
         return 0
     from kgb.query.report import op_results, write
 
-    results = op_results(rows)  # the figures and the tables count the same operators
+    results = op_results(rows, scope)  # the figures and the tables count the same operators
     figures = []
     if not args.no_plots:
         from kgb.query.plots import draw

@@ -13,6 +13,11 @@ trial's (of each sample), whichever job judged it: an `ops=` job never run again
 trial of a kernel file since edited and judged again by the whole job, and until session 46
 that old trial still counted as solved beside the new one. What was spent counts every job's
 trials, a trial judged again by another job included: that job paid for its calls anew.
+
+What the store's trials tables alone do not say is counted by kgb.query.scope: an operator
+no longer in the source is left out (`removed` says how many), a row missing operators that
+a job interrupted or not finished set out to judge says so (`incomplete`: its rates are
+over the operators judged), and a replay model's calls are not spend (`replayed_tokens`).
 """
 
 from __future__ import annotations
@@ -20,10 +25,11 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kgb.evaluate.verdict import geomean
+from kgb.query.scope import EVERYTHING, End, Scope
 from kgb.tracking.summary import TrialRow, reports_speed
 
 
@@ -34,9 +40,9 @@ class Row:
     source: str
     chip: str
     settings: str  # what the verdicts were judged under, e.g. "cpu cases=smoke timeout=300s judge=v2"
-    trials: int  # operators that ran (skipped excluded)
+    trials: int  # operators that ran (skipped excluded): what the rates are over
     correct: int
-    accuracy: float | None  # None where every trial was skipped
+    accuracy: float | None  # None where no operator ran (every trial skipped, or none judged yet)
     fast_1_0: float | None  # None where the job timed nothing (the CPU)
     geomean_speedup: float | None
     total_tokens: int
@@ -47,6 +53,12 @@ class Row:
     # the mean model turns per trial
     checks_per_success: float | None = None
     turns_per_trial: float | None = None
+    replayed_tokens: int = 0  # a replay model's calls: the tokens recorded earlier, not spend
+    # where a job interrupted (Ctrl-C) or not finished left operators of the row unjudged,
+    # "interrupted: 12 of 210 operators judged"; "" where every operator set out was judged
+    incomplete: str = ""
+    unjudged: int = 0  # those operators
+    removed: int = 0  # operators no longer in the source whose trials are left out
 
 
 JobKey = tuple[str, str, str, str, str]  # method label, model, source, chip, settings
@@ -56,24 +68,47 @@ JobKey = tuple[str, str, str, str, str]  # method label, model, source, chip, se
 class JobTrials:
     per_op: dict[str, list[TrialRow]]  # each operator that ran: its latest trial of each sample
     skipped: set[str]  # operators skipped on this chip and never run
-    paid: list[TrialRow]  # every job's trials: what was spent
+    paid: list[TrialRow]  # every job's trials whose calls were paid for: what was spent
+    replayed: list[TrialRow] = field(default_factory=list)  # replay jobs' trials: tokens recorded, not paid
+    # operators a job interrupted or not finished set out to judge and no job of the row judged,
+    # each with how that job ended: not counted, and the row says so
+    unjudged: dict[str, End] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)  # operators no longer in the source: left out
 
     def spent(self, op: str | None = None) -> tuple[int, float]:
         """(tokens, dollars) spent on all operators, or on one."""
         rows = [r for r in self.paid if op is None or r.op == op]
-        return sum(r.total_tokens for r in rows), sum(r.cost_usd for r in rows)
+        return sum(r.total_tokens for r in rows), sum((r.cost_usd for r in rows), 0.0)
+
+    def replayed_tokens(self, op: str | None = None) -> int:
+        return sum(r.total_tokens for r in self.replayed if op is None or r.op == op)
+
+    def incomplete(self) -> str:
+        """`interrupted: 12 of 210 operators judged` where operators are missing; else ""."""
+        if not self.unjudged:
+            return ""
+        why = ", ".join(sorted(set(self.unjudged.values())))
+        return f"{why}: {len(self.per_op)} of {len(self.per_op) + len(self.unjudged)} operators judged"
 
 
 def job_key(row: TrialRow) -> JobKey:
     return (row.method_label, row.model, row.source, row.chip, row.settings)
 
 
-def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:
+def by_job(trials: list[TrialRow], scope: Scope = EVERYTHING) -> dict[JobKey, JobTrials]:
+    """The trials by row, as `scope` counts them (kgb.query.scope): operators no longer in
+    the source left out, those an unfinished job left unjudged named, replays not spend."""
     groups: dict[JobKey, dict[tuple[str, str], TrialRow]] = defaultdict(dict)
+    removed: dict[JobKey, set[str]] = defaultdict(set)
     for row in trials:
-        groups[job_key(row)].setdefault((row.job, row.trial), row)  # a job's table read twice counts once
+        if scope.counts(row.op):
+            groups[job_key(row)].setdefault((row.job, row.trial), row)  # a job's table read twice counts once
+        else:
+            removed[job_key(row)].add(row.op)
+    planned = _planned(trials, scope)
     jobs = {}
-    for key, rows in sorted(groups.items()):
+    for key in sorted(groups.keys() | removed.keys() | planned.keys()):
+        rows = groups.get(key, {})
         latest: dict[tuple[str, int], TrialRow] = {}  # (op, sample) -> its latest trial that ran
         skipped = set()
         for row in rows.values():
@@ -84,9 +119,28 @@ def by_job(trials: list[TrialRow]) -> dict[JobKey, JobTrials]:
         per_op: dict[str, list[TrialRow]] = defaultdict(list)
         for (op, _), row in sorted(latest.items()):
             per_op[op].append(row)
+        ran = [r for r in rows.values() if r.status != "skipped"]
+        unjudged = {op: end for op, end in sorted(planned.get(key, {}).items()) if op not in per_op and op not in skipped}
         jobs[key] = JobTrials(dict(per_op), skipped - set(per_op),
-                              [r for r in rows.values() if r.status != "skipped"])
+                              [r for r in ran if not scope.job(r.job).replayed],
+                              [r for r in ran if scope.job(r.job).replayed], unjudged, removed.get(key, set()))
     return jobs
+
+
+def _planned(trials: list[TrialRow], scope: Scope) -> dict[JobKey, dict[str, End]]:
+    """The operators each job not finished set out to judge, in the current source, by the
+    row they would count in (a job of source=all has a row per source), with how it ended.
+    A job's row is known from its trials: one that finished none has no row to mark."""
+    shapes = {row.job: row for row in trials if scope.job(row.job).end is not End.FINISHED}
+    planned: dict[JobKey, dict[str, End]] = defaultdict(dict)
+    for job, row in shapes.items():
+        facts = scope.job(job)
+        for op in facts.planned:
+            if scope.counts(op):
+                source = op.split("::")[0]
+                # an op of two unfinished jobs of one row: either end says why
+                planned[(row.method_label, row.model, source, row.chip, row.settings)].setdefault(op, facts.end)
+    return planned
 
 
 def best_speedups(trials: JobTrials) -> dict[str, float]:
@@ -98,9 +152,9 @@ def best_speedups(trials: JobTrials) -> dict[str, float]:
     }
 
 
-def rows(trials: list[TrialRow]) -> list[Row]:
+def rows(trials: list[TrialRow], scope: Scope = EVERYTHING) -> list[Row]:
     table = []
-    for key, job in by_job(trials).items():
+    for key, job in by_job(trials, scope).items():
         per_op = job.per_op
         n = len(per_op)
         best = best_speedups(job)
@@ -117,13 +171,15 @@ def rows(trials: list[TrialRow]) -> list[Row]:
             skipped=len(job.skipped),
             checks_per_success=sum(r.checks or 0 for r in agent) / len(best) if agent and best else None,
             turns_per_trial=sum(r.turns or 0 for r in agent) / len(agent) if agent else None,
+            replayed_tokens=job.replayed_tokens(), incomplete=job.incomplete(), unjudged=len(job.unjudged),
+            removed=len(job.removed),
         ))
     return table
 
 
-COLUMNS = ("method", "model", "source", "chip", "trials", "correct", "accuracy", "fast_1_0",
-           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "checks_per_success",
-           "turns_per_trial", "skipped", "settings")
+COLUMNS = ("method", "model", "source", "chip", "trials", "correct", "accuracy", "incomplete", "fast_1_0",
+           "geomean_speedup", "total_tokens", "tokens_per_success", "cost_usd", "replayed_tokens",
+           "checks_per_success", "turns_per_trial", "skipped", "removed", "settings")
 
 
 def _cell(value: Any) -> str:

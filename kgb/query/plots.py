@@ -8,7 +8,8 @@ trials as the leaderboard:
 - cost_accuracy.svg: accuracy against model spend (USD; tokens where no price is known).
 
 The figures are drawn from the operators the report's tables count (kgb.query.report's
-OpResult), so a figure and a table never disagree, and written as SVG (kgb.query.chart).
+OpResult: those judged, not those removed from the source or left unjudged), so a figure and
+a table never disagree, and written as SVG (kgb.query.chart).
 
 Every figure promised is either drawn or comes back with the reason it could not be (the
 first two need timed trials, which a CPU run has none of). Jobs are told apart by a
@@ -61,12 +62,23 @@ def label(method: str, model: str, source: str, chip: str) -> str:
 
 
 def per_job(results: list[OpResult]) -> list[tuple[str, list[OpResult]]]:
-    """The label and operators of each job (jobs judged under other settings apart), in
-    the order op_results lists them: the leaderboard's."""
+    """The label and judged operators of each job with any (jobs judged under other settings
+    apart), in the order op_results lists them: the leaderboard's. A job missing operators
+    that an interrupted or unfinished job left unjudged says so in its label, as the
+    leaderboard's `incomplete` does: its curves are over the operators judged."""
     jobs: dict[tuple[str, str, str, str, str], list[OpResult]] = {}
     for r in results:
         jobs.setdefault((r.method, r.model, r.source, r.chip, r.settings), []).append(r)
-    return [(label(*key[:4]), ops) for key, ops in jobs.items()]
+    made = []
+    for key, ops in jobs.items():
+        judged = [r for r in ops if r.judged]
+        if not judged:
+            continue
+        name = label(*key[:4])
+        if ends := sorted({r.state for r in ops if r.unjudged}):
+            name += f" ({', '.join(ends)}: {len(judged)} of {len(judged) + sum(r.unjudged for r in ops)} judged)"
+        made.append((name, judged))
+    return made
 
 
 def job_speedups(results: list[OpResult]) -> list[JobSpeedups]:

@@ -15,6 +15,10 @@ written for NVIDIA do not run on E".
 The reference row of a row is the method's own row on the reference chip under the same
 judging protocol (the settings less the device word), so a smoke-only run is never
 compared with a full one.
+
+Operators are counted as on the leaderboard (kgb.query.scope): those no longer in the
+source are left out (`removed`), and a row missing operators that an interrupted or
+unfinished job left unjudged says so (`incomplete`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 
 from kgb.evaluate.verdict import geomean
 from kgb.query.leaderboard import best_speedups, by_job
+from kgb.query.scope import EVERYTHING, Scope
 from kgb.query.store import Store
 from kgb.tracking.summary import TrialRow
 
@@ -46,11 +51,13 @@ class Row:
     trials: int  # operators run (skipped excluded)
     correct: int
     accuracy: float | None  # None where every trial was skipped (the leaderboard leaves it blank too)
+    incomplete: str  # as the leaderboard's: "interrupted: 12 of 210 operators judged", else ""
     geomean_speedup: float | None  # over correct, timed operators
     common: int  # operators run both here and on the reference chip (0 on the reference row itself)
     accuracy_drop: float | None  # reference accuracy minus this one, over the common operators
     speedup_ratio: float | None  # geomean speedup here over there, on operators correct and timed on both
     skipped: int
+    removed: int  # operators no longer in the source whose trials are left out
     settings: str
 
 
@@ -64,6 +71,8 @@ class Group:
     ops: frozenset[str]
     best: dict[str, float]
     skipped: int
+    removed: int
+    incomplete: str
 
 
 def transfer_sources(uri: str) -> dict[str, tuple[str, str, str, str]]:
@@ -99,12 +108,13 @@ def protocol(settings: str) -> str:
     return settings.partition(" ")[2]
 
 
-def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]], reference: str = REFERENCE) -> list[Row]:
+def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]], reference: str = REFERENCE,
+         scope: Scope = EVERYTHING) -> list[Row]:
     groups: dict[tuple[str, str, str, str, str | None, str], Group] = {}  # method, model, source, chip, from, settings
     for origin, part in by_origin(trials, sources).items():
-        for (method, model, source, chip, settings), job in by_job(part).items():
+        for (method, model, source, chip, settings), job in by_job(part, scope).items():
             groups[method, model, source, chip, origin, settings] = Group(
-                frozenset(job.per_op), best_speedups(job), len(job.skipped))
+                frozenset(job.per_op), best_speedups(job), len(job.skipped), len(job.removed), job.incomplete())
     refs = {(m, mo, s, protocol(st)): g for (m, mo, s, c, f, st), g in groups.items() if c == reference and f is None}
     table = []
     for key, g in groups.items():
@@ -115,7 +125,8 @@ def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]], 
         table.append(Row(
             method=method, model=model, source=source, chip=chip, transferred_from=origin,
             trials=len(g.ops), correct=len(g.best), accuracy=len(g.best) / len(g.ops) if g.ops else None,
-            geomean_speedup=geomean(timed) if timed else None, **against(g, ref), skipped=g.skipped, settings=settings,
+            incomplete=g.incomplete, geomean_speedup=geomean(timed) if timed else None, **against(g, ref),
+            skipped=g.skipped, removed=g.removed, settings=settings,
         ))
     return sorted(table, key=lambda r: (r.method, r.model, r.source, protocol(r.settings), r.chip != reference,
                                         r.chip, r.transferred_from or ""))

@@ -9,6 +9,12 @@
 The unit is the operator: with several samples an operator is correct if any sample is,
 at its best speedup (docs/operators.md's definitions, as on the leaderboard). Each table is
 written as markdown, CSV and LaTeX; `report.html` shows them with the plots.
+
+The operators are counted as the leaderboard counts them (kgb.query.scope): `not judged`
+says how many operators of a row a job interrupted or not finished left unjudged (the row's
+rates are over those judged), `removed` how many are no longer in the source and left out,
+and the cost table's `replayed tokens` what a replay model's calls recorded, not spend. A
+table's notes (under it in markdown and HTML) say so where a row has any.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ from pathlib import Path
 
 from kgb.evaluate.verdict import geomean
 from kgb.query.leaderboard import best_speedups, by_job
+from kgb.query.scope import EVERYTHING, Scope
 from kgb.query.stats import Interval, bootstrap_geomean, wilson
 from kgb.tracking.projections import FAST_THRESHOLDS
 from kgb.tracking.summary import TrialRow, reports_speed
+
+JUDGED, REMOVED = "judged", "removed"  # OpResult.state, beside kgb.query.scope.End's values
 
 
 @dataclass(frozen=True)
@@ -39,17 +48,32 @@ class OpResult:
     settings: str  # what its verdicts were judged under: the figures tell such jobs apart
     correct: bool
     speedup: float  # best over its samples; 0.0 where not correct or not timed
-    tokens: int
+    tokens: int  # paid for
     cost_usd: float
+    replayed_tokens: int = 0  # a replay model's calls: recorded earlier, not paid
+    # JUDGED; REMOVED (no longer in the source: left out); or, for an operator a job set out to
+    # judge and no job judged, how that job ended (kgb.query.scope.End: interrupted, unfinished)
+    state: str = JUDGED
+
+    @property
+    def judged(self) -> bool:
+        return self.state == JUDGED
+
+    @property
+    def unjudged(self) -> bool:
+        return self.state not in (JUDGED, REMOVED)
 
 
-def op_results(trials: list[TrialRow]) -> list[OpResult]:
+def op_results(trials: list[TrialRow], scope: Scope = EVERYTHING) -> list[OpResult]:
+    """Every operator of every row: those judged, then those not judged and those removed,
+    which the tables count apart and the figures leave out."""
     results = []
-    for (method, model, source, chip, settings), job in by_job(trials).items():
+    for key, job in by_job(trials, scope).items():
         best = best_speedups(job)
         for op in job.per_op:
-            results.append(OpResult(method, model, source, chip, settings, op in best, best.get(op, 0.0),
-                                    *job.spent(op)))
+            results.append(OpResult(*key, op in best, best.get(op, 0.0), *job.spent(op), job.replayed_tokens(op)))
+        results += [OpResult(*key, False, 0.0, 0, 0.0, state=end.value) for end in job.unjudged.values()]
+        results += [OpResult(*key, False, 0.0, 0, 0.0, state=REMOVED) for _ in job.removed]
     return results
 
 
@@ -65,9 +89,11 @@ class Table:
     title: str
     columns: tuple[Column, ...]
     rows: list[list[object]]  # cells: str, int, float, Interval or None
+    notes: tuple[str, ...] = ()  # what a column means, where a row needs it: under the table
 
 
-def _speed_cells(group: list[OpResult]) -> list[object]:
+def _speed_cells(everything: list[OpResult]) -> list[object]:
+    group = [r for r in everything if r.judged]  # the rates are over the operators judged
     n = len(group)
     correct = sum(r.correct for r in group)
     timed = [r.speedup for r in group if r.correct and r.speedup > 0]
@@ -75,6 +101,7 @@ def _speed_cells(group: list[OpResult]) -> list[object]:
     timed_any = any(reports_speed(r.settings, (r.speedup,)) for r in group)  # else fast_p says nothing
     cells += [sum(r.speedup > p for r in group) / n if n and timed_any else None for p in FAST_THRESHOLDS]
     cells += [len(timed), geomean(timed) if timed else None, bootstrap_geomean(timed)]
+    cells += [sum(r.unjudged for r in everything), sum(r.state == REMOVED for r in everything)]
     return cells
 
 
@@ -83,7 +110,22 @@ SPEED_COLUMNS = (
     Column("accuracy 95% CI", "share"),
     *(Column(f"fast_{p}", "share") for p in FAST_THRESHOLDS),
     Column("timed", "int"), Column("geomean speedup", "ratio"), Column("geomean 95% CI", "ratio"),
+    Column("not judged", "int"), Column("removed", "int"),
 )
+NOT_JUDGED = ("not judged: operators that a job interrupted (Ctrl-C) or not finished (running, or killed) set out "
+              "to judge and no job judged: the row's operators, accuracy, fast_p and speedups count only those "
+              "judged; the job's command run again judges the rest")
+REMOVED_NOTE = "removed: operators no longer in the source (operators/), whose trials are left out"
+REPLAYED_NOTE = ("replayed tokens: a replay model's calls (model=replay) answer from completions logged earlier, "
+                 "for free: their recorded tokens are not spend")
+
+
+def _notes(results: list[OpResult], *, spend: bool = False) -> tuple[str, ...]:
+    """The notes a table needs: only for what some of its rows have."""
+    if spend:
+        return (REPLAYED_NOTE,) if any(r.replayed_tokens for r in results) else ()
+    return (*((NOT_JUDGED,) if any(r.unjudged for r in results) else ()),
+            *((REMOVED_NOTE,) if any(r.state == REMOVED for r in results) else ()))
 
 
 def _grouped(results: list[OpResult], key: Callable[[OpResult], tuple[str, ...]]) -> dict[tuple[str, ...], list[OpResult]]:
@@ -103,23 +145,28 @@ def tables(results: list[OpResult]) -> list[Table]:
         text("method", "model", "source", "chip", "settings") + SPEED_COLUMNS,
         [[*k, *_speed_cells(g)] for k, g in
          _grouped(results, lambda r: (r.method, r.model, r.source, r.chip, r.settings)).items()],
+        _notes(results),
     )
     chips = Table(
         "chips", "Accuracy and speed per chip, all sources (Table 3)",
         text("method", "model", "chip", "settings") + SPEED_COLUMNS,
         [[*k, *_speed_cells(g)] for k, g in _grouped(results, lambda r: (r.method, r.model, r.chip, r.settings)).items()],
+        _notes(results),
     )
     cost_rows = []
-    for k, g in _grouped(results, lambda r: (r.method, r.model, r.settings)).items():
+    for k, everything in _grouped(results, lambda r: (r.method, r.model, r.settings)).items():
+        g = [r for r in everything if r.judged]
         successes = sum(r.correct for r in g)
         tokens, usd = sum(r.tokens for r in g), sum(r.cost_usd for r in g)
         cost_rows.append([*k, len(g), successes, tokens, usd,
-                          tokens / successes if successes else None, usd / successes if successes else None])
+                          tokens / successes if successes else None, usd / successes if successes else None,
+                          sum(r.replayed_tokens for r in g)])
     cost = Table(
         "cost", "Model spend per method (cost table)",
         text("method", "model", "settings") + (Column("operators", "int"), Column("successes", "int"), Column("tokens", "int"),
-                                   Column("USD", "usd"), Column("tokens per success", "int"), Column("USD per success", "usd")),
-        cost_rows,
+                                   Column("USD", "usd"), Column("tokens per success", "int"), Column("USD per success", "usd"),
+                                   Column("replayed tokens", "int")),
+        cost_rows, _notes(results, spend=True),
     )
     return [accuracy, chips, cost]
 
@@ -146,6 +193,8 @@ def markdown(table: Table) -> str:
     lines = [f"**{table.title}**", "", "| " + " | ".join(c.name for c in table.columns) + " |",
              "|" + "|".join("---" if c.kind == "text" else "---:" for c in table.columns) + "|"]
     lines += ["| " + " | ".join(_number(v, c.kind) for v, c in zip(row, table.columns, strict=True)) + " |" for row in table.rows]
+    for note in table.notes:  # a paragraph each, under the table
+        lines += ["", note]
     return "\n".join(lines) + "\n"
 
 
@@ -184,6 +233,7 @@ def latex(table: Table) -> str:
     for row in table.rows:
         lines.append(" & ".join(_latex_escape(_number(v, c.kind)) for v, c in zip(row, table.columns, strict=True)) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}"]
+    lines += [f"% {note}" for note in table.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -193,7 +243,8 @@ def html_table(table: Table) -> str:
         "<tr>" + "".join(f"<td class='{c.kind}'>{html.escape(_number(v, c.kind))}</td>" for v, c in zip(row, table.columns, strict=True)) + "</tr>"
         for row in table.rows
     )
-    return f"<h2>{html.escape(table.title)}</h2>\n<table><tr>{head}</tr>\n{body}</table>\n"
+    notes = "".join(f"<p class='note'>{html.escape(note)}</p>\n" for note in table.notes)
+    return f"<h2>{html.escape(table.title)}</h2>\n<table><tr>{head}</tr>\n{body}</table>\n{notes}"
 
 
 STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from kgb.query.scope import JobFacts, job_facts
 from kgb.tracking.artifacts import local_dir
 from kgb.tracking.mlflow_store import (
     SERVER_PROBE_S,
@@ -27,6 +28,7 @@ from kgb.tracking.mlflow_store import (
 from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, parse
 
 REBUILD = "python -m kgb.tracking rebuild OUTPUTS_DIR --tracking-uri URI"
+RUN_STARTED = "run_started.json"  # the job run's first RunStarted (kgb.tracking.mlflow_projection)
 
 
 class StoreError(Exception):
@@ -37,6 +39,11 @@ class StoreError(Exception):
 class JobRun:
     run_id: str
     artifact_uri: str
+    job: str = ""  # the job id (tag kgb.job), as its trials table's rows name it
+    # MLflow's status, from the job's latest run: FINISHED, KILLED where Ctrl-C ended it,
+    # RUNNING while it runs or where it logged no end
+    status: str = "FINISHED"
+    provider: str = ""  # its model.provider param: "replay" answered from logged completions
 
 
 class Store:
@@ -91,11 +98,13 @@ class Store:
         """Every live job run, optionally only those of one chip."""
         if self.path is not None:
             query = (
-                "SELECT r.run_uuid, r.artifact_uri FROM runs r"
+                "SELECT r.run_uuid, r.artifact_uri, COALESCE(j.value, ''), r.status, COALESCE(p.value, '') FROM runs r"
                 " JOIN experiments e ON e.experiment_id = r.experiment_id AND e.lifecycle_stage = 'active'"
                 " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.kind' AND k.value = 'job'"
                 + (" JOIN tags c ON c.run_uuid = r.run_uuid AND c.key = 'kgb.chip' AND c.value = ?" if chip else "")
-                + " WHERE r.lifecycle_stage = 'active' ORDER BY r.start_time, r.run_uuid"
+                + " LEFT JOIN tags j ON j.run_uuid = r.run_uuid AND j.key = 'kgb.job'"
+                " LEFT JOIN params p ON p.run_uuid = r.run_uuid AND p.key = 'model.provider'"
+                " WHERE r.lifecycle_stage = 'active' ORDER BY r.start_time, r.run_uuid"
             )
             return [JobRun(*row) for row in self._sql(query, (chip,) if chip else ())]
         from kgb.tracking.mlflow_store import search_all
@@ -104,7 +113,9 @@ class Store:
         experiments = [e.experiment_id for e in client.search_experiments()]
         query = "tags.`kgb.kind` = 'job'" + (f" and tags.`kgb.chip` = '{chip}'" if chip else "")
         runs = search_all(client, experiments, query) if experiments else []
-        return [JobRun(r.info.run_id, r.info.artifact_uri) for r in sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))]
+        return [JobRun(r.info.run_id, r.info.artifact_uri, r.data.tags.get("kgb.job", ""), r.info.status,
+                       r.data.params.get("model.provider", ""))
+                for r in sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))]
 
     def job_params(self, method: str, keys: tuple[str, ...]) -> dict[str, dict[str, str]]:
         """The params `keys` (where logged) of every live job run of one method, by job id."""
@@ -170,13 +181,37 @@ class Store:
 def trial_rows(uri: str, chip: str | None = None) -> list[TrialRow]:
     """Every finished trial in the store (of one chip, if given), from the jobs' tables."""
     store = Store(uri)
-    rows: list[TrialRow] = []
-    for job in store.job_runs(chip):
-        text = store.read_text(job.run_id, job.artifact_uri, TABLE_NAME)
-        if text is None:
-            raise StoreError(f"job run {job.run_id} has no {TABLE_NAME} (projected by an older kgb): {REBUILD}")
+    return [row for job in store.job_runs(chip) for row in _table(store, job)]
+
+
+@dataclass(frozen=True)
+class Contents:
+    """The store's finished trials and what the queries must know of each job beyond them
+    (kgb.query.scope: how it ended, what it set out to judge, whether it paid for its calls)."""
+
+    trials: list[TrialRow]
+    jobs: dict[str, JobFacts]  # by job id
+
+
+def read(uri: str) -> Contents:
+    store = Store(uri)
+    trials: list[TrialRow] = []
+    jobs: dict[str, JobFacts] = {}
+    for job in store.job_runs():
+        trials += _table(store, job)
         try:
-            rows += parse(text)
-        except (TableError, ValueError, KeyError) as e:
-            raise StoreError(f"job run {job.run_id}: unreadable {TABLE_NAME} ({e})") from e
-    return rows
+            jobs[job.job] = job_facts(job.status, job.provider,
+                                      lambda job=job: store.read_text(job.run_id, job.artifact_uri, RUN_STARTED))
+        except ValueError as e:
+            raise StoreError(f"job run {job.run_id}: unreadable {RUN_STARTED} ({e})") from e
+    return Contents(trials, jobs)
+
+
+def _table(store: Store, job: JobRun) -> list[TrialRow]:
+    text = store.read_text(job.run_id, job.artifact_uri, TABLE_NAME)
+    if text is None:
+        raise StoreError(f"job run {job.run_id} has no {TABLE_NAME} (projected by an older kgb): {REBUILD}")
+    try:
+        return parse(text)
+    except (TableError, ValueError, KeyError) as e:
+        raise StoreError(f"job run {job.run_id}: unreadable {TABLE_NAME} ({e})") from e

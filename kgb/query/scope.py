@@ -1,0 +1,85 @@
+"""What the queries count beyond the jobs' trials tables, from facts of the job runs and of
+this checkout (a user's walk found each one corrupting what the tables said):
+
+- the operators of the current source (kgb/operators.py): a trial of an operator since
+  removed is left out, and its row says how many were (`removed`). A job over a whole
+  source drops it from its own summary when it runs again; an `ops=` job, or a job never
+  run again, kept it in its table, counted beside today's operators;
+- how each job's latest run ended: one that Ctrl-C interrupted (RunFinished.interrupted,
+  the job run KILLED) or that logged no end (running now, or killed without a word) judged
+  only some of its operators. Its row counts what was judged and says how many of how many
+  (`interrupted: 12 of 210 operators judged`), rather than reading as a complete one;
+- whether a job's model was a replay (`model=replay`): its calls answer from completions
+  logged earlier and carry the recorded tokens, but nothing was paid for them, so they are
+  not spend (shown apart, as replayed tokens).
+
+A Scope that names no operators and no jobs counts every trial of the tables as it is:
+what callers that have no store (tables built in tests) get.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class End(StrEnum):
+    """How a job's latest run ended, as its MLflow run's status says it."""
+
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"  # Ctrl-C: the trials it did not start or cut short are left to the next run
+    UNFINISHED = "unfinished"  # no end logged: running now, or killed without a word (kill -9, a lost host)
+
+
+END_OF_STATUS = {"FINISHED": End.FINISHED, "KILLED": End.INTERRUPTED}  # else (RUNNING) unfinished
+REPLAY = "replay"  # kgb.models' replay provider; not imported, so queries stay light
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    end: End = End.FINISHED
+    # the operators its run set out to judge (RunStarted.specs of the job run's run_started.json,
+    # its first run's); read only for a job not finished, where they tell what is missing
+    planned: frozenset[str] = frozenset()
+    replayed: bool = False  # model.provider=replay: its tokens were recorded, not paid
+
+
+def job_facts(status: str, provider: str, run_started: Callable[[], str | None]) -> JobFacts:
+    """A job's facts from its run's status, its `model.provider` param and, for a job not
+    finished only (one more file a job), its run_started.json's text (None where the run
+    has none: then what is missing is not known, and the row is not marked)."""
+    end = END_OF_STATUS.get(status, End.UNFINISHED)
+    planned: frozenset[str] = frozenset()
+    if end is not End.FINISHED and (text := run_started()) is not None:
+        planned = frozenset(json.loads(text).get("specs", {}))
+    return JobFacts(end, planned, provider == REPLAY)
+
+
+FINISHED = JobFacts()
+
+
+@dataclass(frozen=True)
+class Scope:
+    operators: frozenset[str] | None = None  # the current source's; None: every operator counts
+    jobs: Mapping[str, JobFacts] = field(default_factory=dict)  # by job id; a job not named: finished, paid
+
+    def counts(self, op: str) -> bool:
+        """Whether the operator is in the current source."""
+        return self.operators is None or op in self.operators
+
+    def job(self, job: str) -> JobFacts:
+        return self.jobs.get(job, FINISHED)
+
+
+EVERYTHING = Scope()
+
+
+def current(jobs: Mapping[str, JobFacts]) -> Scope:
+    """The scope of this checkout: its operators and the store's jobs. A kgb installed
+    without its operators/ folder (not an editable install) knows of no operator, and
+    then leaves none out rather than every one."""
+    from kgb.operators import discover
+
+    return Scope(frozenset(discover()) or None, jobs)
