@@ -157,6 +157,13 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     finished: list[str] = []
     kept = lambda: total - len(todo) + len(finished)  # noqa: E731 - trials with a result, earlier runs' too
     budget_spent = threading.Event()  # once the job's cost budget stops a trial, none other starts
+    # Once Ctrl-C's end of the run is logged, no trial of the run starts or ends in the log: a
+    # trial's end logged after the run's was not in the projection's last call (ended_by) and
+    # reached MLflow only with the job's next run (session 47's user walk), which now resumes
+    # such a trial instead, its logged model calls and verdicts answered from the log
+    # (kgb.trial). `ending` orders each trial's start and end against the run's.
+    ending = threading.Lock()
+    run_ended = threading.Event()
 
     def project(events: Sequence[Event]) -> None:
         """Bring MLflow up to date; a store that fails mid-job is given up with one line, and the
@@ -179,13 +186,19 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
             return  # its first model call would be refused: the next run goes on
         prior = earlier[key].events if key in earlier else []
         attempt = (earlier[key].attempts if key in earlier else 0) + 1
-        t0 = start(log, job, key, spec, sample, attempt)
+        with ending:
+            if run_ended.is_set():
+                return
+            t0 = start(log, job, key, spec, sample, attempt)
         started.append(key)
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
-        if end is None:  # stopped by the job's budget: left unfinished, to go on (ctx.prior) in the next run
-            budget_spent.set()
-        else:
-            finish(log, job, key, end, reason, t0)
+        with ending:
+            if run_ended.is_set():
+                return  # Ctrl-C ended the run meanwhile: the trial is left to the next run, as one cut short
+            if end is None:  # stopped by the job's budget: left unfinished, to go on (ctx.prior) in the next run
+                budget_spent.set()
+            else:
+                finish(log, job, key, end, reason, t0)
         events = log.events()
         outcome = log.outcome(key)  # folded as it was logged: no re-fold per trial
         if outcome.finished:
@@ -203,7 +216,9 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         far, which ends the job's run KILLED (it stayed RUNNING, its metrics up to a minute
         old, until the job ran again). A second Ctrl-C cuts the wait short: the end is in the
         log, and the job's next run, or a rebuild, projects it."""
-        end = log.append(run_finished(interrupted=True))
+        with ending:  # no trial's end after it: each is in the last call below, or left to the next run
+            run_ended.set()
+            end = log.append(run_finished(interrupted=True))
         if projection is not None:
             print("\nkgb: bringing MLflow up to date (Ctrl-C again to leave that to the job's next run)",
                   file=sys.stderr, flush=True)
@@ -350,8 +365,9 @@ def budget_note(events: Sequence[Event], cap: float, kept: int, total: int) -> s
 def ended_by(events: Sequence[Event], end: RunFinished) -> Sequence[Event]:
     """The log as it was when `end` was appended: what the projection's last call of an
     interrupted run is given, which ends the job's run in MLflow (kgb.tracking.follower waits
-    on such a call). Trials that Ctrl-C left running may append after `end`; the next run of
-    the job projects what they kept."""
+    on such a call). Trials that Ctrl-C left running may append their model calls and
+    verdicts after `end`, never their ends (`_run_held`): the job's next run resumes them
+    with what they kept."""
     n = len(events)
     while events[n - 1] is not end:
         n -= 1

@@ -161,6 +161,56 @@ def test_a_second_ctrl_c_exits_at_once_while_mlflow_catches_up(tmp_path, monkeyp
     assert isinstance(end, RunFinished) and end.interrupted  # what the job's next run, or a rebuild, projects
 
 
+def test_a_trial_that_ends_after_ctrl_c_is_in_the_jobs_last_projection_or_left_to_its_next_run(tmp_path, monkeypatch):
+    """Ctrl-C while two trials run: the job logs its run's end, brings MLflow up to date and
+    exits (run.py: at once, whatever still runs), and the other trial goes on meanwhile. It
+    ended after the run's end was logged, so that the job's last projection call did not
+    have it, and it reached MLflow only with the job's next run: the job's run said KILLED
+    with a trial fewer than its log held (session 47's user walk). Every end the log holds
+    when the job exits must be in what that last call projected."""
+    monkeypatch.setattr(kgb.run, "longest_first", lambda ops, device: list(ops))  # OPS[0]'s trial is awaited first
+    other_runs = threading.Event()
+    real = kgb.run.run_trial
+
+    def run_trial(method, chip, spec, settings, log, *args, **kwargs):
+        if spec.id == OPS[0]:  # Ctrl-C, while the other trial runs
+            assert other_runs.wait(60)
+            raise KeyboardInterrupt
+        other_runs.set()
+        ended = real(method, chip, spec, settings, log, *args, **kwargs)
+        deadline = time.monotonic() + 60  # it ends once the job has logged the run's end
+        while not any(isinstance(e, RunFinished) for e in log.events()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return ended
+
+    last: list[Event] = []
+
+    class Recording:
+        def project(self, events, blobs):
+            if isinstance(events[-1], RunFinished):  # the call the job waits on before it exits
+                last[:] = events
+
+    monkeypatch.setattr(kgb.run, "run_trial", run_trial)
+    monkeypatch.setattr(kgb.run, "open_projection", lambda cfg: Recording())
+    job = dataclasses.replace(expert_job(tmp_path), method=ExpertConfig(concurrency=2))
+    before = set(threading.enumerate())
+    with pytest.raises(Interrupted) as interrupted:
+        run_job(job)
+    for thread in set(threading.enumerate()) - before:  # the trial left running ends (run.py would exit)
+        if thread.name.startswith("ThreadPoolExecutor"):
+            thread.join(60)
+    [log] = tmp_path.glob("jobs/*/events.jsonl")
+    ended = {e.trial for e in read_events(log) if isinstance(e, TrialFinished)}
+    assert ended == {e.trial for e in last if isinstance(e, TrialFinished)}
+    assert f"{len(ended)} of 2 trials finished are kept" in str(interrupted.value)
+
+    monkeypatch.undo()  # the job's next run ends what this one did not, judging nothing twice
+    monkeypatch.setattr(kgb.run, "open_projection", lambda cfg: Recording())
+    assert run_job(job).correct == 2
+    judged = [e.trial for e in read_events(log) if isinstance(e, CandidateEvaluated)]
+    assert sorted(judged) == sorted(set(judged)) and len(judged) == 2
+
+
 # --- a resumed agent trial -------------------------------------------------------------
 
 def resumed_agent_trial(blobs: BlobStore) -> list[Event]:

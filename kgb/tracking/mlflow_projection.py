@@ -31,6 +31,7 @@ from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, t
 from kgb.tracking.follower import Follower
 from kgb.tracking.mlflow_store import NewRun, search_all, sqlite_path, writer_for
 from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
+from kgb.tracking.store_making import made_whole
 from kgb.tracking.summary import TABLE_NAME, JobInfo, header, line, trial_row
 
 TRIAL_METRICS = (
@@ -74,8 +75,10 @@ def _made_alone(uri: str) -> Iterator[None]:
     """An SQLite store made (its tables migrated) and its experiment found by one process at a
     time: two jobs started at once into a new `tracking.root` (a multirun on a local cluster,
     two terminals) raced through MLflow's migrations, and one of them died of it ("Online
-    migration expected to match one row", "duplicate column name"; session 44). A server
-    store makes its own tables once, when it starts."""
+    migration expected to match one row", "duplicate column name"; session 44). A new store
+    is made under another name and renamed into place once whole, so that a process ended
+    among the migrations (Ctrl-C) leaves none half-made (kgb.tracking.store_making). A
+    server store makes its own tables once, when it starts."""
     store = sqlite_path(uri)
     if store is None:
         yield
@@ -84,6 +87,7 @@ def _made_alone(uri: str) -> Iterator[None]:
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)  # held until the file closes
+        made_whole(store)
         yield
 
 

@@ -1,0 +1,90 @@
+"""A new SQLite tracking store, made whole or not at all.
+
+MLflow makes a new store's tables by running its schema migrations: some 1,700 SQL
+statements over 1-2 s, in many transactions. A process that ended among them left a
+half-made mlflow.db that MLflow no longer opened ("table _alembic_tmp_experiments already
+exists", "duplicate column name", "out-of-date database schema"), so every later job's
+projection and every query of the store failed until the user deleted the file. Ctrl-C
+in a job's first seconds did it: the job makes its store in a background thread
+(kgb.tracking.follower.Opening) and exits at once (run.py): found by session 47's user
+walk, and 10 of 20 Ctrl-Cs sent in that window left such a store.
+
+So the store is made under a temporary name beside it and renamed into place once MLflow
+is done: its path holds a whole store, or none. A half-made store already at the path
+(left by a kgb before session 47, or by `mlflow ui` cut short) is set aside, renamed and
+never deleted, and made anew; the event logs are the source of truth, and the jobs'
+next runs, or `python -m kgb.tracking rebuild`, project them into it. A store that holds
+an experiment or a run is never set aside: MLflow says what to do with one it will not open.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+MAKING = ".making-"  # .<store>.making-<pid>: a store being made, renamed into place once whole
+ASIDE = ".half-made-"  # <store>.half-made-<time>: a half-made store set aside
+
+
+def made_whole(store: Path) -> None:
+    """Make the SQLite store at `store` where there is none, or a half-made one. The caller
+    holds the store's lock (kgb.tracking.mlflow_projection._made_alone): no other kgb process
+    makes it, or sets it aside, meanwhile."""
+    for left in store.parent.glob(f".{store.name}{MAKING}*"):  # a making cut short: no one's store
+        left.unlink(missing_ok=True)
+    if store.exists() and store.stat().st_size:  # an empty file is what SQLite makes of a new store too
+        why = half_made(store)
+        if why is None:
+            return
+        aside = store.with_name(f"{store.name}{ASIDE}{time.strftime('%Y%m%d-%H%M%S')}")
+        for suffix in ("-journal", "-wal", "-shm"):  # its unfinished transaction goes with it
+            if (part := store.with_name(store.name + suffix)).exists():
+                os.rename(part, aside.with_name(aside.name + suffix))
+        os.rename(store, aside)
+        print(f"kgb: the MLflow store {store} was half-made ({why}), its making cut short, and holds no run: "
+              f"set aside as {aside} (delete it at will) and made anew; the event logs fill it", file=sys.stderr)
+    _make(store)
+
+
+def half_made(store: Path) -> str | None:
+    """Why the store's making was cut short: MLflow's schema is not at its head revision and
+    the store holds no experiment (MLflow adds its default one once the schema is whole) and
+    no run. None for a whole store, one holding anything, or a file SQLite does not read
+    (MLflow says what is wrong with it)."""
+    try:
+        db = sqlite3.connect(store, timeout=60)
+    except sqlite3.Error:
+        return None
+    try:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table in ("experiments", "runs"):
+            if table in tables and db.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone():
+                return None
+        found = db.execute("SELECT version_num FROM alembic_version").fetchall() if "alembic_version" in tables else []
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    from mlflow.store.db.utils import _get_latest_schema_revision
+
+    head = _get_latest_schema_revision()
+    version = found[0][0] if found else None
+    return None if version == head else f"schema {version or 'without a version'}, not MLflow's {head}"
+
+
+def _make(store: Path) -> None:
+    """What MLflow does to an empty database on its first open, in a file of another name,
+    then renamed to `store`. SQLite's commits reach the disk before the rename does."""
+    from mlflow.store.db.utils import _initialize_tables, _verify_schema, create_sqlalchemy_engine
+
+    making = store.with_name(f".{store.name}{MAKING}{os.getpid()}")
+    engine = create_sqlalchemy_engine(f"sqlite:///{making}")
+    try:
+        _initialize_tables(engine)
+        _verify_schema(engine)  # whole: at MLflow's head revision
+    finally:
+        engine.dispose()  # no connection left on the file when it takes the store's name
+    os.replace(making, store)

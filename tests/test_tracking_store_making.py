@@ -1,0 +1,139 @@
+"""A new SQLite store cut short while MLflow makes it (Ctrl-C in a job's first seconds).
+
+MLflow makes a new store's tables by running its schema migrations, some 1,700 SQL
+statements over 1-2 s, not in one transaction. `python run.py` makes the store in a
+background thread, and on Ctrl-C the job exits at once (os._exit): a cut there left a
+half-made mlflow.db, after which every job's projection and every query of the store
+failed ("table _alembic_tmp_experiments already exists", "duplicate column name",
+"Detected out-of-date database schema"), until the user deleted the file (session 47's
+user walk; 10 of 20 Ctrl-Cs sent in that window left one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from mlflow.tracking import MlflowClient
+
+from kgb.evaluate import Status
+from kgb.evaluate.verdict import Verdict
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateEvaluated,
+    CandidateProposed,
+    Event,
+    RunFinished,
+    RunStarted,
+    TrialEnd,
+    TrialFinished,
+    TrialStarted,
+)
+from kgb.tracking.mlflow_projection import MlflowProjection
+from kgb.tracking.store_making import ASIDE, MAKING
+
+# The process that makes the store ends (os._exit, as run.py's Ctrl-C does) at its CUT-th
+# SQL statement: in the initial tables, in alembic's table copies, in the last migrations.
+# Each of these cuts left a store that MLflow 3.17 no longer opened.
+CUT = """
+import os, sys
+import sqlalchemy
+from sqlalchemy import event
+
+statements = 0
+
+@event.listens_for(sqlalchemy.engine.Engine, "before_cursor_execute")
+def cut(*args):
+    global statements
+    statements += 1
+    if statements == int(sys.argv[2]):
+        os._exit(130)
+
+if sys.argv[3] == "kgb":
+    from kgb.tracking.mlflow_projection import MlflowProjection
+    MlflowProjection(sys.argv[1], "kgb", background=False)
+else:  # MLflow's own client, as `mlflow ui` or a kgb before session 47 made a store
+    from mlflow.tracking import MlflowClient
+    MlflowClient(sys.argv[1]).search_experiments()
+print("made in", statements, "statements")
+"""
+CUTS = (800, 1060, 1660)
+# A process of its own opens a store that this one has opened: MLflow keeps a store per URI
+OPEN = "import sys; from kgb.tracking.mlflow_projection import MlflowProjection as P; P(sys.argv[1], 'kgb', background=False)"
+
+
+def cut_short(uris: list[str], cuts: tuple[int, ...], maker: str) -> None:
+    """Make each store in a process of its own (at once: each takes seconds), ended at its cut."""
+    children = [subprocess.Popen([sys.executable, "-c", CUT, uri, str(n), maker], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for uri, n in zip(uris, cuts, strict=True)]
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 130, f"the store was made before its cut ({out}{err[-2000:]})"
+
+
+def job_log(blobs: BlobStore) -> list[Event]:
+    """One job of one correct trial, ended."""
+    trial = dict(job="j", trial="t")
+    events = [
+        RunStarted(job="j", method="expert", model="none", source="aten", chip="cpu", config={}, git_commit=None,
+                   packages={}, device="cpu", driver=None, specs={}, n_ops=1),
+        TrialStarted(**trial, op="aten::add", spec_version=1, sample=0),
+        CandidateProposed(**trial, candidate="c1", source_blob=blobs.put("def add(): ...")),
+        CandidateEvaluated(**trial, candidate="c1", verdict=Verdict(Status.CORRECT, "correct")),
+        TrialFinished(**trial, end=TrialEnd.COMPLETED),
+        RunFinished(job="j", wall_s=1.0, trials_run=1, trials_skipped_as_done=0),
+    ]
+    return [dataclasses.replace(e, seq=i, ts=1000.0 + i) for i, e in enumerate(events)]
+
+
+def trial_runs(uri: str) -> int:
+    client = MlflowClient(uri)
+    return len(client.search_runs([client.get_experiment_by_name("kgb").experiment_id], "tags.`kgb.kind` = 'trial'"))
+
+
+def test_a_store_whose_making_was_cut_short_opens_and_takes_the_jobs_runs(tmp_path):
+    uris = [f"sqlite:///{tmp_path / str(n) / 'mlflow.db'}" for n in CUTS]
+    for uri in uris:
+        Path(uri.removeprefix("sqlite:///")).parent.mkdir()
+    cut_short(uris, CUTS, "kgb")
+    blobs = BlobStore(tmp_path / "blobs")
+    for uri in uris:  # the next run of the job, or a rebuild
+        MlflowProjection(uri, "kgb", background=False).project(job_log(blobs), blobs)
+        assert trial_runs(uri) == 1
+        left = [p.name for p in Path(uri.removeprefix("sqlite:///")).parent.iterdir()]
+        assert "mlflow.db" in left and not [name for name in left if MAKING in name or ASIDE in name]
+
+
+def test_a_store_that_mlflow_left_half_made_is_set_aside_and_made_anew(tmp_path, capsys):
+    """A half-made store at the store's own path (made by MLflow's client, `mlflow ui`, or a
+    kgb before session 47): it holds no runs, and is moved aside, not deleted."""
+    store = tmp_path / "mlflow.db"
+    uri = f"sqlite:///{store}"
+    cut_short([uri], CUTS[:1], "mlflow")
+    blobs = BlobStore(tmp_path / "blobs")
+    MlflowProjection(uri, "kgb", background=False).project(job_log(blobs), blobs)
+    assert trial_runs(uri) == 1
+    [aside] = tmp_path.glob("mlflow.db.half-made-*[0-9]")  # with its journal, where it left one
+    assert f"set aside as {aside}" in capsys.readouterr().err
+
+
+def test_a_store_that_holds_runs_is_never_set_aside(tmp_path):
+    """A store whose schema MLflow would not open, but which holds runs: kgb leaves it, and
+    the user, to MLflow's own advice (`mlflow db upgrade`)."""
+    store = tmp_path / "mlflow.db"
+    uri = f"sqlite:///{store}"
+    blobs = BlobStore(tmp_path / "blobs")
+    MlflowProjection(uri, "kgb", background=False).project(job_log(blobs), blobs)
+    with sqlite3.connect(store) as db:  # as an older MLflow's store looks to this one
+        db.execute("UPDATE alembic_version SET version_num = '0a8213491aaa'")
+    db.close()
+    opened = subprocess.run([sys.executable, "-c", OPEN, uri], capture_output=True, text=True, timeout=300)
+    assert opened.returncode != 0 and "out-of-date database schema" in opened.stderr
+    assert not list(tmp_path.glob("mlflow.db.half-made-*"))
+    with sqlite3.connect(store) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [("0a8213491aaa",)]
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (2,)  # the job's and its trial's
+    db.close()
