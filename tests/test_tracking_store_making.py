@@ -17,10 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mlflow.tracking import MlflowClient
 
 from kgb.evaluate import Status
 from kgb.evaluate.verdict import Verdict
+from kgb.query.store import Store, StoreError
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import (
     CandidateEvaluated,
@@ -118,6 +120,15 @@ def test_a_store_that_mlflow_left_half_made_is_set_aside_and_made_anew(tmp_path,
     assert trial_runs(uri) == 1
     [aside] = tmp_path.glob("mlflow.db.half-made-*[0-9]")  # with its journal, where it left one
     assert f"set aside as {aside}" in capsys.readouterr().err
+
+
+def test_a_query_of_a_half_made_store_says_so_and_how_it_is_made_anew(tmp_path):
+    """The queries only read a store: they name a half-made one as such, with what sets it
+    aside, where they said only "not an MLflow store (no such table: runs)"."""
+    store = tmp_path / "mlflow.db"
+    cut_short([f"sqlite:///{store}"], (20,), "mlflow")  # before MLflow made its runs table
+    with pytest.raises(StoreError, match="half-made .*kgb.tracking rebuild"):
+        Store(f"sqlite:///{store}").job_runs()
 
 
 def test_a_store_that_holds_runs_is_never_set_aside(tmp_path):

@@ -61,6 +61,21 @@ class Store:
                 "run the query in the folder where `python run.py` ran, or point at the store a job wrote, "
                 "--tracking-uri sqlite:///<tracking.root>/mlflow.db (by default outputs/mlflow.db beside the "
                 "event logs) or a tracking server's http:// URI")
+        if self.path is not None and (refusal := self._half_made()):
+            raise StoreError(refusal)
+
+    def _half_made(self) -> str | None:
+        """What a store whose making was cut short is (by a kgb before session 47, or `mlflow ui`),
+        and what makes it anew: read as it is, it has no runs, or tables MLflow cannot read
+        ("no such table: runs"). A job or a rebuild sets it aside (kgb.tracking.store_making);
+        the queries only read. A whole store is told by its first experiment: no MLflow import."""
+        from kgb.tracking.store_making import half_made
+
+        assert self.path is not None
+        why = half_made(self.path)
+        return None if why is None else (
+            f"{self.path} was left half-made ({why}), its making cut short: run a job into its tracking.root, "
+            f"or `{REBUILD}`, and kgb sets it aside and makes it anew")
 
     def _sql(self, query: str, args: tuple = ()) -> list[tuple]:
         assert self.path is not None
