@@ -42,3 +42,19 @@ def test_the_leaderboard_reports_checks_per_success_and_turns_per_trial_for_agen
     assert board["oneshot"].checks_per_success is None and board["oneshot"].turns_per_trial is None
     csv_lines = render(list(board.values()), "csv").splitlines()
     assert "checks_per_success,turns_per_trial" in csv_lines[0] and ",6.000,12.000," in csv_lines[1]
+
+
+def test_checks_and_turns_count_every_job_of_the_row_as_its_tokens_do():
+    """A second job of the row that judged an operator again: its tokens were spent anew and
+    counted (JobTrials.spent), and so were its checks and turns; checks per success had
+    counted only the operator's latest trial, tokens per success every job's (a user walk)."""
+    trials = [
+        dataclasses.replace(BASE, job="j1", trial="1", op="aten::a", checks=1, turns=4, end_ms=1000),
+        dataclasses.replace(BASE, job="j1", trial="2", op="aten::b", checks=3, turns=6, end_ms=1000),
+        dataclasses.replace(BASE, job="j2", trial="1", op="aten::a", checks=2, turns=2, end_ms=2000),
+    ]
+    [row] = rows(trials)
+    assert (row.trials, row.correct, row.total_tokens) == (2, 2, 3000)
+    assert row.tokens_per_success == 1500.0
+    assert row.checks_per_success == 3.0  # 6 checks in the three trials run, 2 operators solved
+    assert row.turns_per_trial == 4.0  # 12 turns over the three trials run

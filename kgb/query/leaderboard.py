@@ -160,7 +160,9 @@ def rows(trials: list[TrialRow], scope: Scope = EVERYTHING) -> list[Row]:
         best = best_speedups(job)
         timed = [s for s in best.values() if s > 0]
         tokens, cost = job.spent()
-        agent = [r for rs in per_op.values() for r in rs if r.checks is not None]
+        # an agent's effort as its spend is counted: every trial run, a second job's judging
+        # of an operator again included (its checks and turns were taken anew)
+        agent = [r for r in job.paid + job.replayed if r.checks is not None]
         method, model, source, chip, settings = key
         table.append(Row(
             method=method, model=model, source=source, chip=chip, settings=settings, trials=n, correct=len(best), accuracy=len(best) / n if n else None,
