@@ -340,8 +340,12 @@ def timed_by(t: TrialOutcome) -> str | None:
 
 
 def trial_metrics(t: TrialOutcome) -> dict[str, float]:
+    """A trial run's metrics. Its tokens and cost are what its calls spent; a replayed call's
+    tokens (model=replay) are `replayed_tokens`, as on the job's run (JobSummary.metrics)."""
     usage = t.usage
     m: dict[str, float] = {name: getattr(usage, name) for name in TRIAL_METRICS}
+    if t.replayed.total_tokens:
+        m["replayed_tokens"] = t.replayed.total_tokens
     m.update(correct=float(t.correct), attempts=len(t.candidates), wall_s=t.wall_s, model_calls=len(t.calls))
     best = t.best
     if t.correct and best is not None and best.verdict is not None:

@@ -28,6 +28,12 @@ from kgb.tracking.summary import reports_speed
 from kgb.usage import Usage
 
 FAST_THRESHOLDS = (0.8, 1.0, 1.5)
+# The replay provider's name (kgb.models.replay.ReplayProvider.name; not imported, as it imports
+# this module), which each of its ModelCalled events carries: such a call answered from a
+# completion logged earlier and carries the recorded call's tokens, but nothing was paid for it.
+# The figures of spend (tokens, cost) leave it out and count it apart as replayed, as the
+# queries do (kgb.query.scope, by the job's model.provider: a replay job's calls are all replayed).
+REPLAYED = "replay"
 
 # Best first: the status a trial reports is that of its best candidate.
 STATUS_RANK = [
@@ -101,7 +107,13 @@ class TrialOutcome:
 
     @property
     def usage(self) -> Usage:
-        return sum((c.usage for c in self.calls), Usage())
+        """What its model calls spent: every call but a replayed one (`replayed`)."""
+        return sum((c.usage for c in self.calls if paid(c)), Usage())
+
+    @property
+    def replayed(self) -> Usage:
+        """The tokens its replayed calls carry, recorded by the run they were answered from."""
+        return replayed_usage([c for c in self.calls if not paid(c)])
 
     @property
     def best(self) -> Candidate | None:
@@ -165,6 +177,17 @@ class TrialOutcome:
         """The round of the first correct candidate: pass@r holds for every r from it on."""
         rounds = [c.round for c in self.candidates if c.round is not None and c.verdict is not None and c.verdict.correct]
         return min(rounds) if rounds else None
+
+
+def paid(call: ModelCalled) -> bool:
+    """Whether the call was paid for by the run that logged it: not a replay (REPLAYED)."""
+    return call.provider != REPLAYED
+
+
+def replayed_usage(calls: list[ModelCalled]) -> Usage:
+    """The tokens replayed calls carry, at no cost: whatever price the replay's config gave,
+    this run paid nothing for them."""
+    return dataclasses.replace(sum((c.usage for c in calls), Usage()), cost_usd=0.0)
 
 
 class TrialFold:
@@ -239,7 +262,7 @@ class JobSummary:
     accuracy: float | None  # None where nothing ran (every trial skipped)
     fast: dict[float, float]  # p -> share of trials correct and faster than p x baseline; empty where nothing was timed
     geomean_speedup: float | None  # over correct, timed trials
-    usage: Usage  # of every trial's model calls, finished or not: what they cost
+    usage: Usage  # of every trial's model calls, finished or not, but replayed ones: what they cost
     tokens_per_success: float | None
     # the trials' seconds summed: the job's work, more than the time it took where trials ran
     # at once (until session 44 logged as the job's wall_s; that is RunFinished's, summed over
@@ -247,6 +270,18 @@ class JobSummary:
     trial_s: float
     pass_at: dict[int, float] = field(default_factory=dict)  # r -> share of operators correct within r rounds
     extractions: dict[str, int] = field(default_factory=dict)  # Extraction outcome -> completions
+    # the tokens of replayed calls (model=replay): recorded by the run they answer from, not paid
+    # here, so not in `usage`; cost 0
+    replayed: Usage = field(default_factory=Usage)
+
+    @property
+    def replayed_note(self) -> str:
+        """The line that says what a replay's tokens are, for the closing summary; "" where
+        no call was replayed."""
+        if not self.replayed.total_tokens:
+            return ""
+        return (f"replayed tokens {self.replayed.total_tokens} (not in tokens or cost): a replay model's calls "
+                "(model=replay) answer from completions logged earlier, for free: their recorded tokens are not spend")
 
     def metrics(self) -> dict[str, float]:
         """Flat numeric metrics for MLflow (absent values are left out, not -1)."""
@@ -272,13 +307,15 @@ class JobSummary:
             m[f"pass_at_{r}"] = share
         for outcome, count in self.extractions.items():
             m[f"completions_{outcome}"] = count
+        if self.replayed.total_tokens:  # only a job that replayed calls has it
+            m["replayed_tokens"] = self.replayed.total_tokens
         return m
 
 
 def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
     """Aggregate finished trials (their usage: every trial's, kgb.run passes those of the
-    job's latest run). With several samples of one operator, the operator
-    counts once and is correct if any sample is (pass@k). `settings`: the job's
+    job's latest run; a replayed call's tokens apart, `replayed`, not spend). With several
+    samples of one operator, the operator counts once and is correct if any sample is (pass@k). `settings`: the job's
     RunStarted.settings, which says whether it timed its cases (`reports_speed`)."""
     finished = [t for t in outcomes if t.finished]
     ran = [t for t in finished if t.status != TrialStatus.SKIPPED]
@@ -292,7 +329,8 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
     # What the trials' model calls cost, a trial the job's budget stopped (unfinished) included:
     # it was paid. Summed with fsum, so that the same calls make the same figure in whatever
     # order they are added (kgb.run's budget note adds them in the log's order).
-    calls = [c.usage for t in outcomes for c in t.calls]
+    # A replayed call was paid by the run it was recorded in, not by this one.
+    calls = [c.usage for t in outcomes for c in t.calls if paid(c)]
     usage = dataclasses.replace(sum(calls, Usage()), cost_usd=math.fsum(u.cost_usd for u in calls))
     rounds = max((t.rounds for t in ran), default=0)
     first = {op: min((t.first_correct_round or rounds + 1 for t in ts), default=rounds + 1) for op, ts in by_op.items()}
@@ -313,6 +351,7 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
         trial_s=sum(t.wall_s for t in finished),
         pass_at={r: sum(1 for f in first.values() if f <= r) / n for r in range(1, rounds + 1)} if n else {},
         extractions=dict(sorted(extractions.items())),
+        replayed=replayed_usage([c for t in outcomes for c in t.calls if not paid(c)]),
     )
 
 

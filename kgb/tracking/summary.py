@@ -76,7 +76,7 @@ class TrialRow:
     cache_read_tokens: int
     cache_write_tokens: int
     reasoning_tokens: int
-    total_tokens: int
+    total_tokens: int  # a replay job's: recorded earlier, not spend (kgb.query.scope tells them apart)
     cost_usd: float
     wall_s: float
     attempts: int  # candidates judged
@@ -103,8 +103,11 @@ COLUMNS = tuple(f.name for f in fields(TrialRow) if f.name not in JOB_FIELDS or 
 
 
 def trial_row(job: JobInfo, t: TrialOutcome, run_id: str) -> TrialRow:
-    """The row of one finished trial."""
-    usage = t.usage
+    """The row of one finished trial. Its tokens are those its calls carry, a replayed call's
+    (model=replay) included, at the cost this run paid: the queries tell a replay job's apart
+    as replayed tokens by its model.provider (kgb.query.scope), in tables written before the
+    job's own figures did so too."""
+    usage = t.usage + t.replayed
     best = t.best
     timed = best.verdict if t.correct and best is not None and best.verdict is not None else None
     return TrialRow(
