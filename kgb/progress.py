@@ -1,17 +1,38 @@
-"""What a job prints: one line per finished trial with an estimate, and a closing table."""
+"""What a job prints: one line per finished trial with an estimate, a heartbeat while
+trials run long, and a closing table."""
 
 from __future__ import annotations
 
+import contextlib
+import math
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from typing import TextIO
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TextIO
 
-from kgb.tracking.projections import JobSummary, TrialOutcome
+from kgb.evaluate.verdict import Verdict
+from kgb.tracking.events import (
+    CandidateChecked,
+    CandidateEvaluated,
+    Event,
+    ModelCalled,
+    SessionStarted,
+    TurnTaken,
+)
+from kgb.tracking.projections import STATUS_RANK, JobSummary, TrialOutcome
 
 WHY_CHARS = 160  # of a failed verdict's first line, on the trial's progress line
+
+# The heartbeat: once trials run and the job printed no line for HEARTBEAT_S, a line says how
+# many run and how far the HEARTBEAT_TRIALS longest-running of them got, and again after each
+# HEARTBEAT_S without a line. An agent's trial runs up to method.agent.wall_s (1800 s by
+# default): a sweep of them printed its title, then nothing for half an hour (a user's walk).
+# A job whose trials end every few seconds (the CPU sweep, the GPU sweep) never prints one.
+HEARTBEAT_S = 60.0
+HEARTBEAT_TRIALS = 3
+IDLE_S = 60.0  # a running trial that logged nothing for this long says for how long
 
 
 def _clock(seconds: float) -> str:
@@ -31,30 +52,56 @@ class Progress:
     said `eta 0:22:05`; it took 1:42). Where `expected` (operators/judging_seconds.json for
     the device) knows the operators left, the estimate is their expected seconds, scaled by
     how long this run's finished trials took against theirs, over the `width` trials that run
-    at once; an operator it does not know counts the mean trial's seconds."""
+    at once; an operator it does not know counts the mean trial's seconds.
 
-    def __init__(self, total: int, title: str, out: TextIO = sys.stdout, *, todo: Iterable[str] = (),
+    While trials run (`began` to `finished`) and no line was printed for `heartbeat_s`
+    (HEARTBEAT_S), `beat` prints the heartbeat (see HEARTBEAT_S); `beating` calls it from a
+    thread of its own for as long as the trials run. What a trial did so far is read from its
+    events in the job's log (`events_of`, by trial key): methods print nothing themselves.
+    An agent method's budgets (`limits`: method.agent, kgb.agents.config.AgentConfig) say
+    what its wall clock, turns and checks are out of. Every line is a whole line, on a
+    terminal or not (CI logs, SLURM's files)."""
+
+    def __init__(self, total: int, title: str, out: TextIO | None = None, *, todo: Iterable[str] = (),
                  expected: Mapping[str, float] | None = None, width: int = 1,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, heartbeat_s: float | None = None,
+                 events_of: Callable[[str], Sequence[Event]] | None = None, wall: Callable[[], float] = time.time,
+                 limits: Any = None):
         self.total, self.done, self.ran = total, 0, 0
-        self.out = out
+        self.out = out if out is not None else sys.stdout  # sys.stdout as it is now, not at import
         self.clock = clock
         self.started = clock()
         self.expected = dict(expected or {})
         self.width = max(1, width)
+        self.heartbeat_s = HEARTBEAT_S if heartbeat_s is None else heartbeat_s
+        self.events_of = events_of or (lambda key: ())
+        self.wall = wall  # the clock of the events' `ts`
+        self.limits = limits
         self._left = Counter(todo)  # the operators of this run's trials not finished yet
         self._took: list[tuple[str, float]] = []  # (operator, seconds) of this run's finished trials
+        self._running: dict[str, tuple[str, float]] = {}  # trial key -> (its name, when it began)
         self._lock = threading.Lock()
-        print(f"{title}: {total} trial(s)", file=out, flush=True)
+        self._print(f"{title}: {total} trial(s)")
+
+    def _print(self, text: str) -> None:
+        """Print whole lines at once, and note when (the heartbeat waits for a quiet spell)."""
+        print(text, file=self.out, flush=True)
+        self._last_line = self.clock()
 
     def skipped_as_done(self, n: int) -> None:
         """Trials already finished by an earlier run of this job."""
         if n:
             self.done += n
-            print(f"  {n} trial(s) already finished in this job's log: not run again", file=self.out, flush=True)
+            self._print(f"  {n} trial(s) already finished in this job's log: not run again")
+
+    def began(self, key: str, name: str) -> None:
+        """A trial of this run started; `name` is what the heartbeat calls it."""
+        with self._lock:
+            self._running[key] = (name, self.clock())
 
     def finished(self, t: TrialOutcome) -> None:
         with self._lock:
+            self._running.pop(t.key, None)
             self.done += 1
             self.ran += 1
             elapsed = self.clock() - self.started
@@ -64,12 +111,66 @@ class Progress:
             eta = self.eta(elapsed)
             width = len(str(self.total))
             note = _why(t)
-            print(
+            self._print(
                 f"  [{self.done:>{width}}/{self.total}] {t.op:<34} {t.status.value:<13} {_speed(t):>7}"
-                f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip(),
-                file=self.out,
-                flush=True,
+                f"  {t.wall_s:6.1f}s | elapsed {_clock(elapsed)} eta {_clock(eta)}  {note}".rstrip()
             )
+
+    def beat(self, stop: threading.Event | None = None) -> bool:
+        """Print the heartbeat if trials run, no line was printed for `heartbeat_s` and `stop`
+        is not set; whether it did. Each trial named is the longest-running, with what it did so far:
+
+            [ 3/210] still running: 4 trial(s), 203 waiting | elapsed 0:31:02
+                     aten::softmax  0:29:58 of 0:30:00  session 2, 41 of 60 turns, 6 of 30 checks (best correct 1.83x), $0.8120
+                     (the next two longest, then)
+                     ... and 1 more
+        """
+        with self._lock:
+            now = self.clock()
+            if not self._running or now - self._last_line < self.heartbeat_s or (stop and stop.is_set()):
+                return False
+            width = len(str(self.total))
+            lead = f"  [{self.done:>{width}}/{self.total}] "
+            waiting = self.total - self.done - len(self._running)
+            lines = [f"{lead}still running: {len(self._running)} trial(s)"
+                     f"{f', {waiting} waiting' if waiting > 0 else ''} | elapsed {_clock(now - self.started)}"]
+            longest = sorted(self._running.items(), key=lambda item: item[1][1])
+            wall, of = self.wall(), getattr(self.limits, "wall_s", None)
+            for key, (name, began) in longest[:HEARTBEAT_TRIALS]:
+                detail = so_far(self.events_of(key), wall, self.limits)
+                took = f"{_clock(now - began)}{f' of {_clock(of)}' if of else ''}"
+                lines.append(f"{' ' * len(lead)}{name:<34} {took}  {detail}".rstrip())
+            if len(longest) > HEARTBEAT_TRIALS:
+                lines.append(f"{' ' * len(lead)}... and {len(longest) - HEARTBEAT_TRIALS} more")
+            self._print("\n".join(lines))
+            return True
+
+    @contextlib.contextmanager
+    def beating(self) -> Iterator[None]:
+        """`beat` from a thread of its own while the block runs: a daemon, so that nothing it
+        waits on can keep the process; it ends with the block, Ctrl-C's exception included,
+        and prints no line after it (kgb.run, whose summary follows). A heartbeat that fails
+        (stdout closed, a pipe gone) ends the heartbeat, never the job."""
+        stop = threading.Event()
+        tick = min(5.0, max(0.02, self.heartbeat_s / 4))  # a line comes at most a quarter late
+
+        def run() -> None:
+            while not stop.wait(tick):
+                try:
+                    self.beat(stop)  # which looks at `stop` under the lock that every line takes
+                except Exception as exc:  # noqa: BLE001 - the heartbeat is never worth the job
+                    with contextlib.suppress(Exception):
+                        print(f"kgb: the progress heartbeat stopped: {type(exc).__name__}: {exc}",
+                              file=sys.stderr, flush=True)
+                    return
+
+        thread = threading.Thread(target=run, name="kgb-progress", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=5)  # it waits on nothing but a line being printed
 
     def eta(self, elapsed: float) -> float:
         """Seconds until the job ends: the expected seconds of the trials left where the table
@@ -86,6 +187,49 @@ class Progress:
         return work / max(1, min(self.width, sum(self._left.values())))
 
 
+def so_far(events: Sequence[Event], now: float, limits: Any = None) -> str:
+    """What a running trial did so far, from its events in the log (every attempt's): an
+    agent's session, turns and checks (out of `limits`' max_turns and max_checks where
+    given) and best check; another method's model calls and judged candidates; what its
+    calls cost; how long since it logged anything, past IDLE_S, and what that was."""
+    events = list(events)  # the log's own list, which the trial's thread appends to
+    sessions = {e.session for e in events if isinstance(e, SessionStarted)}
+    turns = {(e.session, e.turn) for e in events if isinstance(e, TurnTaken)}  # a resumed attempt logs some again
+    calls = [e for e in events if isinstance(e, ModelCalled)]  # a resumed attempt's replies from the log are not
+    checks = {e.candidate: e.verdict for e in events if isinstance(e, CandidateChecked)}
+    judged = {e.candidate: e.verdict for e in events if isinstance(e, CandidateEvaluated)}
+    parts = []
+    if len(sessions) > 1:
+        parts.append(f"session {max(sessions)}")
+    if turns:
+        parts.append(_count(len(turns), "turn", getattr(limits, "max_turns", None)))
+    elif calls:
+        parts.append(_count(len(calls), "model call"))
+    if checks:
+        parts.append(f"{_count(len(checks), 'check', getattr(limits, 'max_checks', None))} "
+                     f"(best {_verdict(checks.values())})")
+    if judged:
+        parts.append(f"{_count(len(judged), 'candidate')} judged (best {_verdict(judged.values())})")
+    cost = math.fsum(e.usage.cost_usd for e in calls)
+    if cost:
+        parts.append(f"${cost:.4f}")
+    if len(events) > 1 and now - events[-1].ts >= IDLE_S:  # past its TrialStarted
+        # since TurnTaken: the agent's tools run, or its model answers; CandidateProposed: a judge runs
+        parts.append(f"nothing logged for {_clock(now - events[-1].ts)} (last: {events[-1].kind})")
+    return ", ".join(parts)
+
+
+def _count(n: int, what: str, of: int | None = None) -> str:
+    """`1 turn`, `3 turns`, `3 of 60 turns`."""
+    return f"{n} of {of} {what}s" if of else f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _verdict(verdicts: Iterable[Verdict]) -> str:
+    """The best of them (as TrialOutcome.best ranks): `correct 1.83x`, `wrong_output`."""
+    best = max(verdicts, key=lambda v: (-STATUS_RANK.index(v.status), v.speedup or 0.0))
+    return f"{best.status.value} {best.speedup:.2f}x" if best.speedup else best.status.value
+
+
 def _why(t: TrialOutcome) -> str:
     """Why a trial is not correct, in a line: its end's reason, or its best candidate's verdict
     (`rejected: does not import triton`), which a newcomer otherwise had to look up in MLflow."""
@@ -98,9 +242,10 @@ def _why(t: TrialOutcome) -> str:
     return line if len(line) <= WHY_CHARS else line[:WHY_CHARS - 3] + "..."
 
 
-def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO = sys.stdout) -> None:
+def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO | None = None) -> None:
     """One row per trial and a closing line. Columns of timings appear only where
     something was timed: on the CPU they would all be empty, so they are left out."""
+    out = out if out is not None else sys.stdout  # as it is now, not at import
     timed = any(t.speedup for t in outcomes)
     header = f"{'operator':<34} {'status':<13}"
     print(f"\n{header} {'speedup':>8} {'latency_us':>11} {'baseline_us':>12}" if timed else f"\n{header.rstrip()}", file=out)
@@ -129,6 +274,8 @@ def summary_table(outcomes: list[TrialOutcome], summary: JobSummary, out: TextIO
         file=out,
         flush=True,
     )
+    if summary.replayed_note:  # a replay's tokens: shown, but not as what this run paid
+        print(summary.replayed_note, file=out, flush=True)
     skips = sorted({t.reason for t in outcomes if t.status.value == "skipped" and t.reason})
     if skips and not summary.trials:  # nothing ran: say why once, not only on the progress lines
         print(f"nothing was judged: {'; '.join(skips)[:500]}", file=out, flush=True)

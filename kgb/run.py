@@ -148,9 +148,11 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
 
     total = len(trials)
     at_once = trials_at_once(cfg.method.concurrency, settings.device)
-    # the estimate on each line: the expected seconds of the trials left (kgb.progress)
+    # the estimate on each line: the expected seconds of the trials left; while trials run
+    # long, a heartbeat with what they logged so far (kgb.progress)
     progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}",
-                        todo=[spec.id for spec, _, _ in todo], expected=judging_seconds(settings.device), width=at_once)
+                        todo=[spec.id for spec, _, _ in todo], expected=judging_seconds(settings.device), width=at_once,
+                        events_of=lambda key: log.outcome(key).events, limits=getattr(cfg.method, "agent", None))
     progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
     started: list[str] = []  # this run's trials begun, and those of them now finished
@@ -191,6 +193,7 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
                 return
             t0 = start(log, job, key, spec, sample, attempt)
         started.append(key)
+        progress.began(key, f"{spec.id} #{sample}" if cfg.method.samples > 1 else spec.id)
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)
         with ending:
             if run_ended.is_set():
@@ -229,7 +232,8 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
 
     pool = ThreadPoolExecutor(max_workers=at_once)
     try:
-        list(pool.map(one_trial, todo))
+        with progress.beating():  # ends before the summary, and before Ctrl-C's lines below
+            list(pool.map(one_trial, todo))
     except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
         pool.shutdown(wait=False, cancel_futures=True)
         raise interrupted() from None

@@ -22,7 +22,7 @@ class Clock:
 
 def trial(op: str, wall_s: float) -> SimpleNamespace:
     """What a progress line reads of a finished, correct trial."""
-    return SimpleNamespace(op=op, wall_s=wall_s, status=SimpleNamespace(value="correct"), speedup=None,
+    return SimpleNamespace(key=op, op=op, wall_s=wall_s, status=SimpleNamespace(value="correct"), speedup=None,
                            correct=True, best=None, reason="")
 
 

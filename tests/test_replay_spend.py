@@ -76,6 +76,7 @@ def test_a_replay_jobs_summary_and_mlflow_runs_count_its_tokens_as_replayed_not_
     assert summary.metrics()["replayed_tokens"] == RECORDED
     assert "tokens 0  cost $0.0000" in closing  # the closing line: what this run paid
     assert "replayed tokens 3370" in summary.replayed_note
+    assert summary.replayed_note in closing  # printed under the closing line
     assert "note: cost $0 because" not in closing  # nothing was paid for, priced or not
 
     [job_run] = runs(tmp_path / "again", "job")
