@@ -332,10 +332,14 @@ class CandidateProcess:
         if self._outbox is not None:
             self._outbox.close()
         killed = time.monotonic()
-        try:
-            os.kill(self.pid, 9)
-        except ProcessLookupError:
-            pass
+        # its process group first: what a GPU's candidate process started (it may vfork and
+        # exec a shell, which would outlive it; its seccomp filter keeps them in its group),
+        # then the process, should it not lead a group yet (it makes its session first thing)
+        for kill, target in ((os.killpg, self.pid), (os.kill, self.pid)):
+            try:
+                kill(target, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
             os.waitpid(self.pid, 0 if wait else os.WNOHANG)
         except ChildProcessError:

@@ -224,6 +224,31 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
     return results
 
 
+def _run_step(command: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
+    """One step, as subprocess.run(check=True, capture_output=True) would run it, in a process
+    group of its own that is killed whole once it is over: a step runs candidate code, and the
+    compile step may start programs (a shell among them), which would otherwise outlive the
+    check (session 47's red team: a shell waiting on a FIFO, started at the candidate's
+    import, was still there after the verdict). The step's seccomp filter keeps what it
+    starts in the group (no setsid, no setpgid)."""
+    import signal
+
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise subprocess.TimeoutExpired(command, timeout_s, out, err) from exc
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, command, out, err)
+    return subprocess.CompletedProcess(command, proc.returncode, out, err)
+
+
 def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
           timeout_s: float = 600, ptx_dir: Path | None = None,
           compile_python: str | None = None, env: dict[str, str] | None = None) -> list[tuple[Launch, str | None]]:
@@ -244,14 +269,12 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
         if ptx_dir is not None:
             ptx_dir.mkdir(parents=True, exist_ok=True)
             args += ["--ptx", str(ptx_dir)]
-        subprocess.run([sys.executable, *base, "record", *args], env={**env, "TRITON_INTERPRET": "1"}, check=True,
-                       timeout=timeout_s, capture_output=True, text=True)
+        _run_step([sys.executable, *base, "record", *args], {**env, "TRITON_INTERPRET": "1"}, timeout_s)
         recorded = launches_from_json(launches.read_text())
         # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
         # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
         compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
-        subprocess.run([compile_python or sys.executable, *base, "compile", *args], env=compile_env, check=True, timeout=timeout_s,
-                       capture_output=True, text=True)
+        _run_step([compile_python or sys.executable, *base, "compile", *args], compile_env, timeout_s)
         errors = json.loads(launches.with_suffix(".results").read_text())
         if len(errors) != len(recorded):
             raise subprocess.SubprocessError("the compile step did not report every launch")
@@ -272,11 +295,9 @@ def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
         args = ["-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
                 "--arch", str(arch), "--launches", str(launches), "--step"]
-        subprocess.run([sys.executable, *args, "record"], env={**env, "TRITON_INTERPRET": "1"}, check=True,
-                       timeout=timeout_s, capture_output=True, text=True)
+        _run_step([sys.executable, *args, "record"], {**env, "TRITON_INTERPRET": "1"}, timeout_s)
         recorded = json.loads(launches.read_text())
-        subprocess.run([compile_python or sys.executable, *args, "compile"], env={"TRITON_DEFAULT_FP_FUSION": "1", **env}, check=True,
-                       timeout=timeout_s, capture_output=True, text=True)
+        _run_step([compile_python or sys.executable, *args, "compile"], {"TRITON_DEFAULT_FP_FUSION": "1", **env}, timeout_s)
         errors = json.loads(launches.with_suffix(".results").read_text())
     out: list[list[tuple[Launch, str | None]] | str] = []
     for found, failed in zip(recorded, errors, strict=True):
@@ -357,7 +378,9 @@ def main() -> int:
 
         torch.set_num_threads(1)
         readable = sorted({str(c) for _, c in pairs})
-        confine(writable[0], allow_exec=True, limits=Limits(), extra_read=tuple(readable),
+        # Only the compile step runs a program (Triton's ptxas); the record step's interpreter
+        # runs none, and a shell it could start outlived the check (session 47's red team)
+        confine(writable[0], allow_exec=args.step == "compile", limits=Limits(), extra_read=tuple(readable),
                 extra_write=tuple(str(w) for w in writable[1:]))
     if args.batch is not None:
         _batch_step(args.step, pairs, set(tags), args.arch, args.launches)

@@ -309,9 +309,25 @@ def drop_capabilities() -> None:
         libc.syscall(number, header, data)
 
 
+def first_to_go() -> None:
+    """Make this process, and what it starts, the kernel's first choice when the host runs out
+    of memory, whatever memory it holds. A candidate's memory need not be its own to count: a
+    memory file it never maps, a reply of untouched pages that its judge reads into its own
+    memory. With the score of its judge (0, until session 47's red team) a candidate that filled
+    memory so had the kernel end the judge (SIGKILL, an infrastructure failure: no verdict,
+    retried by every run), an engine or the harness. Raising one's own score needs no
+    privilege, and Landlock leaves /proc/self read-only: it cannot be lowered again."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass  # no /proc here: the kernel chooses as it would have
+
+
 def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple[str, ...] = (),
             extra_write: tuple[str, ...] = ()) -> Applied:
     """Apply the sandbox to this process, as far as this machine allows. Irreversible."""
+    first_to_go()
     notes = lock_down(limits, own_network=True)
     abi = landlock_abi()
     if abi:

@@ -3,8 +3,9 @@ calls the candidate process may make once kgb.evaluate.sandbox installs it. No n
 no fork, no exec (unless allowed: a GPU run may exec Triton's ptxas, vfork+exec only), no
 new socket (its channel to the judge and its CUDA context are open before), signals, limits,
 priorities and CPU sets only of itself, no pidfd, no ptrace, no namespace or mount changes, no
-io_uring (it would bypass the filter); a system call of another architecture's numbering
-is refused. docs/design/threat-model.md says what each rule stops.
+io_uring (it would bypass the filter), no new session or process group and no change of its
+parent-death signal (what it starts dies with its group, and it with its judge); a system
+call of another architecture's numbering is refused. docs/design/threat-model.md says what each rule stops.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ SYSCALLS = {
                    sched_setparam=142, sched_setattr=314, ioprio_set=251, migrate_pages=256,
                    move_pages=279, rt_sigqueueinfo=129, rt_tgsigqueueinfo=297, pidfd_open=434,
                    pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440, process_mrelease=448,
-                   kcmp=312, reboot=169, sethostname=170, setdomainname=171),
+                   kcmp=312, reboot=169, sethostname=170, setdomainname=171, prctl=157, setpgid=109),
     "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
                     process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
                     unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
@@ -40,7 +41,8 @@ SYSCALLS = {
                     sched_setscheduler=119, sched_setparam=118, sched_setattr=274, ioprio_set=30,
                     migrate_pages=238, move_pages=239, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240,
                     pidfd_open=434, pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440,
-                    process_mrelease=448, kcmp=272, reboot=142, sethostname=161, setdomainname=162),
+                    process_mrelease=448, kcmp=272, reboot=142, sethostname=161, setdomainname=162,
+                    prctl=167, setpgid=154),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
 # System calls that act on a process named by its pid, in their first argument, or in their
@@ -58,6 +60,15 @@ BY_WHO = {"setpriority": 0, "ioprio_set": 1}  # the `which` that names one proce
 # may do to the host itself
 OTHER_PROCESSES = ("pidfd_open", "pidfd_send_signal", "pidfd_getfd", "process_madvise", "process_mrelease",
                    "kcmp", "reboot", "sethostname", "setdomainname")
+# What would let a candidate's processes outlive its evaluation (session 47's red team): a
+# parent-death signal cleared (prctl(PR_SET_PDEATHSIG, 0): killed from outside at its timeout,
+# the judge took its candidate process along no more, which slept on past the harness's exit),
+# and a session or process group of its own for what it starts (a GPU's candidate process and
+# the compile check's steps may vfork and exec `sh`), which a kill of its group would miss.
+# The candidate process makes its session and sets its parent-death signal before it confines
+# itself; nothing it runs afterwards needs either.
+PR_SET_PDEATHSIG = 1
+LEAVE_THE_GROUP = ("setsid", "setpgid")
 AF_INET, AF_INET6, AF_PACKET = 2, 10, 17
 SOCK_STREAM, SOCK_TYPE_MASK, IPPROTO_TCP = 1, 0xF, 6
 EPERM, ENOSYS = 1, 38
@@ -125,7 +136,7 @@ def program(allow_exec: bool) -> bytes:
                      "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
                      "keyctl", "add_key", "request_key", "init_module", "finit_module",
                      "kexec_load", "open_by_handle_at", "name_to_handle_at", "fsopen", "fsmount",
-                     "move_mount", "open_tree", "personality", "fork", *OTHER_PROCESSES]
+                     "move_mount", "open_tree", "personality", "fork", *OTHER_PROCESSES, *LEAVE_THE_GROUP]
     if not allow_exec:
         always_denied += ["execve", "execveat", "vfork"]
     for name in always_denied:
@@ -140,8 +151,13 @@ def program(allow_exec: bool) -> bytes:
     p.jump_if(_JEQ_K, nr["socket"], "deny", None)
     p.jump_if(_JEQ_K, nr["kill"], "kill", None)
     p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
+    p.jump_if(_JEQ_K, nr["prctl"], "prctl", None)
     _to_pid_checks(p, nr)
     p.ret(RET_ALLOW)
+    # prctl: any option but PR_SET_PDEATHSIG, which would let it outlive its judge
+    p.label("prctl")
+    p.load(16)
+    p.jump_if(_JEQ_K, PR_SET_PDEATHSIG, "deny", "allow")
     # clone: flags are the first argument; a thread or a fork is refused, vfork+exec is not
     p.label("clone")
     p.load(16)
