@@ -22,13 +22,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 from kgb.agents import claude_cli, opencode_cli
 from kgb.agents.commands import confined
@@ -50,6 +52,13 @@ NPM_PREFIX = Path(os.environ.get("KGB_NPM_PREFIX", "~/.cache/kgb/npm")).expandus
 INSTALL = "npm install --prefix {prefix} @anthropic-ai/claude-code opencode-ai"
 POLL_S = 0.05
 STDERR_TAIL = 2000
+# What the harness holds of a CLI's stream (session 47's red team: a command wrote a line of 256 MB
+# with no end into it, and the harness held 1.9 GB): a line past LINE_MAX_BYTES is skipped whole
+# (counted), and of the lines read at most STREAM_KEEP_BYTES are kept for the stream's blob (the
+# rest parsed, counted, not kept). Far above what a CLI writes: an event holds a file it wrote
+# (a kernel, at most 1 MB) or a command's output, which the real CLIs cut at some 30,000 characters.
+LINE_MAX_BYTES = 16 << 20
+STREAM_KEEP_BYTES = 64 << 20
 
 
 def find_cli(driver: str) -> str:
@@ -84,6 +93,38 @@ def difference(after: Usage, before: Usage) -> Usage:
     return Usage(after.input_tokens - before.input_tokens, after.output_tokens - before.output_tokens,
                  after.cache_read_tokens - before.cache_read_tokens, after.cache_write_tokens - before.cache_write_tokens,
                  after.reasoning_tokens - before.reasoning_tokens, after.cost_usd - before.cost_usd)
+
+
+def bounded_lines(stream: IO[bytes], record: CliRecord) -> Iterator[str]:
+    """The lines of a CLI's stream as text, each of at most LINE_MAX_BYTES (a longer one is
+    skipped whole, counted in `record.overlong`); the first STREAM_KEEP_BYTES of them are kept
+    in `record.lines`, the rest counted in `record.cut`."""
+    kept = 0
+    while True:
+        raw = stream.readline(LINE_MAX_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > LINE_MAX_BYTES and not raw.endswith(b"\n"):
+            record.overlong += 1
+            while (rest := stream.readline(LINE_MAX_BYTES)) and not rest.endswith(b"\n"):
+                pass  # its rest, read and dropped
+            continue
+        line = raw.decode(errors="replace")
+        if kept + len(raw) <= STREAM_KEEP_BYTES:
+            record.lines.append(line)
+            kept += len(raw)
+        else:
+            record.cut += 1
+        yield line
+
+
+def stderr_tail(fd: int, chars: int) -> str:
+    """The last `chars` characters of the file `fd` (of its last 4 bytes a character), read
+    from its end: the CLI's stderr file lies in the trial folder, and a command that made it a
+    sparse file of gigabytes had the harness read all of it (session 47's red team)."""
+    size = os.fstat(fd).st_size
+    start = max(0, size - 4 * chars)
+    return os.pread(fd, size - start, start).decode(errors="replace")[-chars:]
 
 
 @dataclass
@@ -158,10 +199,9 @@ class CliSession:
 
     # --- the CLI's side: its process and its stream ---
 
-    def read(self, stdout: object) -> None:
+    def read(self, stdout: IO[bytes]) -> None:
         ctx = self.run.ctx
-        for raw in stdout:  # type: ignore[attr-defined]
-            self.record.lines.append(raw)
+        for raw in bounded_lines(stdout, self.record):
             try:
                 event = json.loads(raw)
             except json.JSONDecodeError:
@@ -206,9 +246,24 @@ class CliSession:
             argv, stdin = [*opencode_cli.command(executable, model), self.prompt], ""
         # the CLI runs in the agent's shell sandbox: its trial folder writable, TCP to the proxy only
         argv, env = confined(argv, ws.trial_dir, env, tcp_port=proxy.port, exec_dirs=(install_dir(executable),))
-        self.stderr = open(open_nofollow(ws.trial_dir / f"cli-{self.session}.stderr", os.O_RDWR | os.O_CREAT | os.O_TRUNC), "w+")
-        proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=self.stderr, text=True, process_group=0)
+        # in the trial folder, which the agent's commands may write: read back by its tail (stderr_tail)
+        self.stderr = open(open_nofollow(ws.trial_dir / f"cli-{self.session}.stderr", os.O_RDWR | os.O_CREAT | os.O_TRUNC),
+                           "w+b")
+        # The stream comes over a socket, not a pipe: a pipe of the CLI's is reopened by any of its
+        # commands through /proc/<cli>/fd/1 (the sandbox lets a command read its own PID namespace's
+        # /proc, and Landlock does not govern pipes), and what a command wrote there was logged as
+        # the CLI's tool calls (session 47's red team); a socket cannot be opened through /proc.
+        ours, theirs = socket.socketpair()
+        try:
+            proc = subprocess.Popen(argv, cwd=ws.root, env=env, stdin=subprocess.PIPE, stdout=theirs.fileno(),
+                                    stderr=self.stderr, text=True, process_group=0)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.stdout = ours.makefile("rb")
+        ours.close()  # the file holds the socket
         assert proc.stdin is not None
         try:
             proc.stdin.write(stdin)
@@ -225,7 +280,7 @@ class CliSession:
         version = cli_version(executable)
         with ModelProxy(self.answer, run.ctx.model.model.defaults.model) as proxy:
             proc = self.start(executable, proxy)
-            reader = threading.Thread(target=self.read, args=(proc.stdout,), daemon=True)
+            reader = threading.Thread(target=self.read, args=(self.stdout,), daemon=True)
             reader.start()
             try:
                 self.watch(proc)
@@ -233,9 +288,10 @@ class CliSession:
                 stop(proc)  # the CLI, and what it left running
                 proc.wait()
                 reader.join(timeout=10)
+                if not reader.is_alive():
+                    self.stdout.close()
                 run.server.current_call = ""
-        self.stderr.seek(0)
-        stderr = self.stderr.read()[-STDERR_TAIL:]
+        stderr = stderr_tail(self.stderr.fileno(), STDERR_TAIL)
         self.stderr.close()
         stream = run.ctx.blobs.put("".join(self.record.lines))
         report = self.record.report(self.counted, self.cli.NAME, version, stream)

@@ -64,8 +64,10 @@ class CliRecord:
     per_call: dict[str, Usage] = field(default_factory=dict)
     final: UsageReported | None = None
     error: str | None = None
-    lines: list[str] = field(default_factory=list)  # the stream as the CLI wrote it
+    lines: list[str] = field(default_factory=list)  # the stream as the CLI wrote it (its first 64 MB)
     unreadable: int = 0  # lines that were not JSON (a CLI's warnings on stdout)
+    overlong: int = 0  # lines past the reader's bound, skipped (kgb.agents.cli.bounded_lines)
+    cut: int = 0  # lines read and parsed past the bound of what is kept, not in `lines`
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -107,5 +109,6 @@ class CliRecord:
             "cli_final": self.final.raw if self.final else None,
             "cli_calls": len(self.per_call), "cli_error": self.error,
             "lines": len(self.lines), "unreadable_lines": self.unreadable, "stream_blob": stream_blob,
+            "overlong_lines": self.overlong, "lines_not_kept": self.cut,
             "unfinished_tools": sorted(self.open),
         }, indent=1, sort_keys=True)

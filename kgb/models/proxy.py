@@ -222,6 +222,14 @@ def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error" if status < 500 else "server_error", "code": None}}
 
 
+# The largest request the proxy reads: a CLI's whole conversation, its tool results included,
+# is a few MB at a model's longest context
+MAX_REQUEST_BYTES = 64 << 20
+# A connection silent this long (a kept-alive one between the agent's turns, or one that never
+# sends) is closed; a CLI opens another. Past the longest a command may run (command_timeout_s).
+CONNECTION_IDLE_S = 900.0
+
+
 class ModelProxy:
     """`with ModelProxy(answer, model) as proxy:` serves at `proxy.url`; `proxy.token` is the
     only key it accepts. `answer` is called for one request at a time, in arrival order."""
@@ -262,6 +270,8 @@ class ModelProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # a connection that sends nothing this long is let go: each holds a thread
+            timeout = CONNECTION_IDLE_S
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the events are the log
                 pass
@@ -302,17 +312,30 @@ class ModelProxy:
                                                              "display_name": proxy.model, "owned_by": "kgb"}]})
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 route = self.path.split("?")[0].rstrip("/")
                 if route == "/v1/messages":
                     wire, read = "anthropic", read_anthropic
                 elif route in ("/v1/chat/completions", "/chat/completions"):
                     wire, read = "openai", read_openai
                 else:  # count_tokens and the like: the CLIs do without
+                    self.close_connection = True  # its body unread
                     return self._send(404, error_body("anthropic" if "messages" in route else "openai", 404,
                                                       f"no route {self.path}"))
+                # The key and the length before the body: the proxy's port is the one an agent's
+                # commands may reach, and a body read first, of whatever length a request
+                # claimed, held the harness's memory for anyone (session 47's red team).
                 if not self._authorised(wire):
+                    self.close_connection = True
                     return
+                try:
+                    length = int(self.headers.get("content-length", 0))
+                except ValueError:
+                    length = -1
+                if not 0 <= length <= MAX_REQUEST_BYTES:
+                    self.close_connection = True
+                    return self._send(413, error_body(wire, 413, f"a request of {self.headers.get('content-length')} "
+                                                                 f"bytes: kgb's proxy takes up to {MAX_REQUEST_BYTES}"))
+                body = json.loads(self.rfile.read(length) or b"{}")
                 try:
                     answer, n = proxy.respond(read(body))
                 except Refused as e:
