@@ -109,6 +109,14 @@ def test_the_key_is_the_source_and_what_its_compiled_code_depends_on(monkeypatch
     assert key("a", "cuda") != before
     monkeypatch.setattr(compile_cache, "_gpu_models", lambda: "NVIDIA H200")
     assert key("a", "cuda") != before
+    assert key("a", "cuda", hidden=True) != key("a", "cuda")  # what saw the hidden cases is kept apart
+
+
+def test_an_evaluation_of_the_hidden_cases_may_start_from_the_visible_entry_never_the_reverse(tmp_path):
+    store = tmp_path / "store"
+    assert [e.key for e in compile_cache.entries(store, "s", "cpu", hidden=False)] == [compile_cache.key("s", "cpu")]
+    assert [e.key for e in compile_cache.entries(store, "s", "cpu", hidden=True)] == [
+        compile_cache.key("s", "cpu", hidden=True), compile_cache.key("s", "cpu")]
 
 
 def _cache(folder: Path, files: dict[str, bytes]) -> Path:

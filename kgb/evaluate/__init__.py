@@ -25,7 +25,7 @@ from kgb.evaluate.environment import engine_env, scrub, secret_values, workspace
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
-from kgb.operators import Spec
+from kgb.operators import CaseTag, Spec
 
 __all__ = ["evaluate", "start_engine", "EngineDied", "JudgeKilled", "JUDGE_VERSION", "EvalSettings", "Status", "Verdict", "CaseResult"]
 
@@ -163,7 +163,8 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
     from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
 
     store = compile_cache.root(settings.compile_cache)
-    entry = compile_cache.Entry(store, compile_cache.key(source, settings.device)) if store else None
+    hidden = CaseTag.CHECK.value in settings.case_tags  # cases an agent's ./check never shows
+    entries = compile_cache.entries(store, source, settings.device, hidden) if store else []
     steps = Phases()  # the harness's own steps outside the judge (Verdict.harness_s)
     with _one_gpu(settings) as settings, _engine(settings) as engine, _workdir(engine, settings) as (workdir, spare):
         workspace = workdir / "candidate"
@@ -172,7 +173,8 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         # before (a copy), and what it leaves is kept for the next one, whatever the verdict.
         cache = Path(workspace_env(workspace)["TRITON_CACHE_DIR"])
         with steps(COMPILE_STORE):
-            use = CacheUse.OFF if entry is None else CacheUse.HIT if entry.restore(cache) else CacheUse.MISS
+            restored = next((e for e in entries if e.restore(cache)), None)
+            use = CacheUse.OFF if not entries else CacheUse.HIT if restored is not None else CacheUse.MISS
         result = workdir / "result.jsonl"
         request = {
             "spec": str(spec.path),
@@ -198,7 +200,8 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         with steps(ENGINE):
             status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare)
         with steps(COMPILE_STORE):
-            not_kept = entry.keep(cache) if entry is not None and use == CacheUse.MISS else None
+            # kept as its own kind's entry, unless restored from that (the store has it)
+            not_kept = entries[0].keep(cache) if entries and restored is not entries[0] else None
         logs = _readable_log(log)
         verdict = _read_result(result, status, logs, settings)
         verdict = dataclasses.replace(verdict, harness_s=dict(steps.seconds))

@@ -80,16 +80,33 @@ def root(setting: str | None) -> Path | None:
     return folder
 
 
-def key(source: str, device: str) -> str:
-    """The entry of `source` judged on `device` (a torch device type)."""
+def key(source: str, device: str, hidden: bool = False) -> str:
+    """The entry of `source` judged on `device` (a torch device type), by evaluations that ran
+    cases an agent is not shown (`hidden`: the `check` cases) or by those that did not.
+
+    The two are kept apart because an entry holds whatever files its candidate left, and a
+    candidate judged first on the hidden cases (a final kernel never checked) noted their
+    shapes there, which a later `./check` of the same text (another sample, a later run,
+    `method.baseline`'s start) restored and raised into the report the agent reads (session
+    47's agent red team). An evaluation that runs the hidden cases may restore either
+    (`entries`); one that does not, only the entries of its kind."""
     parts = {
         "format": FORMAT,
         "source": source,
         "device": device,
         "triton": _triton_version(),
         "gpu": "" if device == "cpu" else _gpu_models(),
+        **({"cases": "hidden"} if hidden else {}),  # the visible cases' keys are as before
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def entries(store: Path, source: str, device: str, hidden: bool) -> list[Entry]:
+    """The entries an evaluation may restore, its own kind's first: it keeps what it compiled
+    as the first. One that runs the hidden cases starts from the visible cases' entry where
+    its own kind has none (an agent's checks compiled it), and can only add to it."""
+    own = Entry(store, key(source, device, hidden))
+    return [own, Entry(store, key(source, device))] if hidden else [own]
 
 
 @functools.cache
