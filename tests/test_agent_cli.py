@@ -42,6 +42,10 @@ FAKE = Path(__file__).parent / "fake_cli.py"
 
 @pytest.fixture(autouse=True)
 def fake_clis(tmp_path, monkeypatch):
+    install_fake_clis(tmp_path, monkeypatch)
+
+
+def install_fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fakes on PATH, the timed judge, the key, and a user HOME that must stay empty."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -23,42 +23,28 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 import threading
 import tracemalloc
 from pathlib import Path
 
 import pytest
 from fake_llm_server import Answer, FakeLLMServer, ToolCall
-from test_agents import SECRET, events, job, model, of
+from test_agents import events, job, model, of
 
 from kgb.agents.config import AgentConfig, CodingAgentConfig
 from kgb.evaluate.sandbox import landlock_abi
 from kgb.run import run_job
 from kgb.tracking.events import SessionFinished, ToolCalled, TrialFinished
 
-FAKE = Path(__file__).parent / "fake_cli.py"
 MB = 1 << 20
 
 
 @pytest.fixture
 def clis(tmp_path, monkeypatch):
-    """The fake CLIs on PATH and the timed judge of tests/test_agent_methods.py, as
-    tests/test_agent_cli.py sets them up."""
-    from test_agent_methods import timed_judge
+    """The fake CLIs on PATH and the timed judge, as tests/test_agent_cli.py sets them up."""
+    from test_agent_cli import install_fake_clis
 
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / FAKE.name
-    fake.write_text(FAKE.read_text())
-    for name in ("claude", "opencode"):
-        exe = bin_dir / name
-        exe.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{fake}" {name} "$@"\n')
-        exe.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr("kgb.agents.checks.evaluate", timed_judge)
-    monkeypatch.setattr("kgb.trial.evaluate", timed_judge)
-    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+    install_fake_clis(tmp_path, monkeypatch)
 
 
 def _claude_job(server: FakeLLMServer, root: Path, **agent_cfg):
