@@ -115,6 +115,28 @@ def _each_test_checks_its_own_model_endpoints():
     models._checked.clear()
 
 
+# What a judge sets of its own process (kgb.evaluate.judge._keep_out_of_the_workspace): its
+# scratch folder under the test's tmp_path. A test that runs the judge in its own process
+# (tests/test_redraw.py) left them for every later test of its worker, whose trial folders
+# were then made there: an agent trial's check socket path ran past AF_UNIX's 108 bytes, and
+# the trial ended method_error, in one test order of CI's (session 47).
+JUDGE_SETS = ("TMPDIR", "TRITON_CACHE_DIR", "PYTORCH_KERNEL_CACHE_PATH", "HOME", "TRITON_HOME", "CUDA_CACHE_PATH",
+              "TORCHINDUCTOR_CACHE_DIR")
+
+
+@pytest.fixture(autouse=True)
+def _each_test_leaves_the_temporary_folder_as_it_found_it(monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", tempfile.tempdir)
+    for key in JUDGE_SETS:
+        if key in os.environ:
+            monkeypatch.setenv(key, os.environ[key])  # put back as it is, at the test's end
+        else:  # monkeypatch removes at the end only what it saw absent when it set it
+            monkeypatch.setenv(key, "")
+            monkeypatch.delenv(key)
+
+
 @pytest.fixture
 def job_log(tmp_path):
     """Writes a job's event log, gzipped as docs/results keeps them, of one trial per

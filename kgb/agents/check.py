@@ -13,6 +13,7 @@ import socket
 import sys
 
 from kgb.agents.dialects import Dialect, render
+from kgb.agents.socket_address import address
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no check server (KGB_CHECK_SOCKET is not set); run this inside a kgb agent workspace", file=sys.stderr)
         return 2
     request = {"ticket": os.environ.get("KGB_CHECK_TICKET", ""), "file": os.path.abspath(args.file)}
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.connect(path)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s, address(path) as where:
+        s.connect(where)
         s.sendall((json.dumps(request) + "\n").encode())
         answer = json.loads(s.makefile().readline())
     dialect = Dialect.JSON if args.json else Dialect(args.format)

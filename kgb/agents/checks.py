@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgb.agents import socket_address
 from kgb.agents.nofollow import KERNEL_BYTES, read_text
 from kgb.evaluate import EvalSettings, JudgeKilled, Status, Verdict, evaluate
 from kgb.operators import CaseTag
@@ -159,7 +160,8 @@ class CheckServer:
                     self.request.settimeout(REQUEST_TIMEOUT_S)
                     self.request.sendall((json.dumps(answer) + "\n").encode())
 
-        self._server = socketserver.UnixStreamServer(str(socket_path), Handler)
+        with socket_address.address(str(socket_path)) as where:  # made at the path itself, whatever its length
+            self._server = socketserver.UnixStreamServer(where, Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def answer(self, request: dict[str, object]) -> dict[str, object]:

@@ -41,7 +41,7 @@ from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
 # What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
-CHECK_MODULES = ("__init__.py", "agents/__init__.py", "agents/check.py", "agents/dialects.py")
+CHECK_MODULES = ("__init__.py", "agents/__init__.py", "agents/check.py", "agents/dialects.py", "agents/socket_address.py")
 
 
 @dataclass(frozen=True)
