@@ -124,3 +124,27 @@ def test_the_fold_counts_replayed_calls_apart_whatever_their_recorded_cost():
 
 def test_the_fold_knows_the_replay_provider_by_its_name():
     assert ReplayProvider.name == REPLAYED
+
+
+def test_a_replays_calls_cost_nothing_so_a_job_cost_budget_never_stops_it(tmp_path, monkeypatch):
+    """The job's cost budget (model.max_job_cost_usd) counts what calls cost as they are logged:
+    a replay given a price logged each call at that price, and its budget stopped the job
+    after the first, though nothing was paid."""
+    monkeypatch.setenv("KGB_TEST_KEY", "sk-test-key")
+
+    def by_op(call):
+        return next(a for op, a in ANSWERS.items() if f"`{op}`" in call.prompt)
+
+    with FakeLLMServer(by_op) as server:
+        run_job(job(LLMConfig(name="fake-model", provider="anthropic", base_url=server.url,
+                              api_key_env="KGB_TEST_KEY", price=PRICE), tmp_path / "first"))
+    replay = ReplayConfig(price=PRICE, max_job_cost_usd=1e-6)
+    setattr(replay, "from", str(tmp_path / "first"))
+    cfg = dataclasses.replace(job(replay, tmp_path / "again"), method=dataclasses.replace(OneshotConfig(), concurrency=1))
+    summary = run_job(cfg)
+    assert summary.trials == len(ANSWERS)  # no trial left unfinished by the budget
+    log = next((tmp_path / "again" / "jobs").glob("*/events.jsonl"))
+    from kgb.tracking.log import read_events
+
+    calls = [e for e in read_events(log) if isinstance(e, ModelCalled)]
+    assert len(calls) == len(ANSWERS) and all(c.usage.cost_usd == 0 for c in calls)

@@ -26,6 +26,7 @@ from kgb.config import LLMConfig, PriceConfig
 from kgb.models.content import Block, Tool, ToolUse, tool_uses_from_json, tool_uses_json
 from kgb.tracking.events import ModelCalled
 from kgb.tracking.log import read_events
+from kgb.tracking.projections import REPLAYED
 from kgb.trial import BudgetExhausted
 from kgb.usage import Usage
 
@@ -308,7 +309,10 @@ class TrialModel:
             return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
         reply, failure, retries, latency = self.model.call(request, site)
-        usage = priced(reply.usage, self.model.cfg.price) if reply else Usage()
+        # a replayed call carries the recorded call's tokens, but this run paid nothing for it:
+        # priced, it counted against the job's cost budget (model.max_job_cost_usd)
+        paid = self.model.provider.name != REPLAYED
+        usage = priced(reply.usage, self.model.cfg.price if paid else PriceConfig()) if reply else Usage()
         blob = self.ctx.blobs.put(request.text())  # its hash is the request hash
         self.ctx.emit(ModelCalled(
             job=self.ctx.job, provider=self.model.provider.name, model=request.model,
