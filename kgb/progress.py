@@ -21,7 +21,7 @@ from kgb.tracking.events import (
     SessionStarted,
     TurnTaken,
 )
-from kgb.tracking.projections import STATUS_RANK, JobSummary, TrialOutcome
+from kgb.tracking.projections import JobSummary, TrialOutcome, verdict_rank
 
 WHY_CHARS = 160  # of a failed verdict's first line, on the trial's progress line
 
@@ -226,7 +226,7 @@ def _count(n: int, what: str, of: int | None = None) -> str:
 
 def _verdict(verdicts: Iterable[Verdict]) -> str:
     """The best of them (as TrialOutcome.best ranks): `correct 1.83x`, `wrong_output`."""
-    best = max(verdicts, key=lambda v: (-STATUS_RANK.index(v.status), v.speedup or 0.0))
+    best = max(verdicts, key=verdict_rank)
     return f"{best.status.value} {best.speedup:.2f}x" if best.speedup else best.status.value
 
 

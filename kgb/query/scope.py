@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from kgb.tracking.projections import REPLAYED
+
 
 class End(StrEnum):
     """How a job's latest run ended, as its MLflow run's status says it."""
@@ -34,7 +36,6 @@ class End(StrEnum):
 
 
 END_OF_STATUS = {"FINISHED": End.FINISHED, "KILLED": End.INTERRUPTED}  # else (RUNNING) unfinished
-REPLAY = "replay"  # kgb.models' replay provider; not imported, so queries stay light
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class JobFacts:
     # the operators its run set out to judge (RunStarted.specs of the job run's run_started.json,
     # its first run's); read only for a job not finished, where they tell what is missing
     planned: frozenset[str] = frozenset()
-    replayed: bool = False  # model.provider=replay: its tokens were recorded, not paid
+    replayed: bool = False  # model.provider=replay (REPLAYED): its tokens were recorded, not paid
 
 
 def job_facts(status: str, provider: str, run_started: Callable[[], str | None]) -> JobFacts:
@@ -54,7 +55,7 @@ def job_facts(status: str, provider: str, run_started: Callable[[], str | None])
     planned: frozenset[str] = frozenset()
     if end is not End.FINISHED and (text := run_started()) is not None:
         planned = frozenset(json.loads(text).get("specs", {}))
-    return JobFacts(end, planned, provider == REPLAY)
+    return JobFacts(end, planned, provider == REPLAYED)
 
 
 FINISHED = JobFacts()

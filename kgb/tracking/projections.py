@@ -42,6 +42,11 @@ STATUS_RANK = [
 ]
 
 
+def verdict_rank(v: Verdict) -> tuple[int, float]:
+    """How good a verdict is, higher better: its status (STATUS_RANK), then its speedup."""
+    return (-STATUS_RANK.index(v.status), v.speedup or 0.0)
+
+
 class TrialStatus(StrEnum):
     """A trial's status: its best verdict's, or why it has none."""
 
@@ -127,9 +132,8 @@ class TrialOutcome:
 
         def rank(item: tuple[int, Candidate]) -> tuple[int, float, int]:
             i, c = item
-            v = c.verdict
-            assert v is not None
-            return (-STATUS_RANK.index(v.status), v.speedup or 0.0, i)
+            assert c.verdict is not None
+            return (*verdict_rank(c.verdict), i)
 
         best = max(judged, key=rank)[1]
         self._best = (len(self.events), best)
