@@ -7,14 +7,13 @@ the judge sends them and says so."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 import torch
 
 from kgb import operators
-from kgb.evaluate import candidate, codec
+from kgb.evaluate import codec
 from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
 from kgb.evaluate.draws import (
     candidate_copy,
@@ -78,20 +77,9 @@ def _spec(tmp_path: Path, draw: str = "torch.randn(n, generator=gen)") -> operat
     return operators.load_spec(folder / "spec.py")
 
 
-def _clock_on_the_host(fn, repeats):
-    """The candidate's own clock without CUDA events, so that the timing protocol runs here."""
-    samples = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - began) * 1e6)
-    return samples
-
-
 def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = True):
     """Time the bench case in a real, confined candidate process on the CPU with set T and V
     to redraw; (reply, the judge's storages, the judge's draws, phases)."""
-    monkeypatch.setattr(candidate, "own_clock", _clock_on_the_host)  # the fork inherits it
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     phase = Phases()
@@ -104,7 +92,7 @@ def _timed(tmp_path: Path, monkeypatch, spec: operators.Spec, give_spec: bool = 
         seeds = (case.seed, 987654321)
         drawn = timing_draws(spec, case, seeds, "cpu")
         entry = spec.entry_of(case)
-        reply, sent, _ = process.time(entry.name, entry.bind(drawn.cand_t), entry.bind(drawn.cand_v), 2,
+        reply, sent, _ = process.time(entry.name, entry.bind(drawn.cand_t), entry.bind(drawn.cand_v),
                                       [drawn.cand_t["out"]], Redraw(case.name, seeds))
         assert reply.failure is None, reply.failure
         return reply, sent, drawn, phase

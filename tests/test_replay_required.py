@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_redraw import CANDIDATE, _clock_on_the_host, _spec
+from test_redraw import CANDIDATE, _spec
 
-from kgb.evaluate import Verdict, _ran_out, bench_case, candidate
+from kgb.evaluate import Verdict, _ran_out, bench_case
 from kgb.evaluate.candidate_process import CandidateProcess
 from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.phases import Phases
@@ -38,7 +38,6 @@ def test_a_bench_case_the_judge_cannot_replay_is_never_correct(tmp_path, monkeyp
     def staged_replay(*args, **kwargs):
         raise raised
 
-    monkeypatch.setattr(candidate, "own_clock", _clock_on_the_host)  # the fork inherits it
     monkeypatch.setattr(bench_case, "StagedReplay", staged_replay)
     spec = _spec(tmp_path)
     (tmp_path / "ws").mkdir()

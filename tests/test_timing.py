@@ -27,6 +27,19 @@ def test_a_steady_kernel_stops_at_the_minimum():
     assert len(samples) == stopping_rule.MIN_REPEATS == len(taken)
 
 
+def test_a_steady_long_call_stops_at_ten_and_a_short_one_at_twenty():
+    """Judge v27: a call of a millisecond or more settles over ten samples, where its 20 held a
+    first job's turns some 13 s on the H200; a short call still needs twenty."""
+    rng = random.Random(0)
+    sample, _ = _source(lambda: 5000.0 * (1 + rng.uniform(-0.001, 0.001)))
+    assert len(stopping_rule.until_settled(sample, 100, stopping_rule.fewest(5000.0))) == 10
+    assert stopping_rule.fewest(999.0) == stopping_rule.MIN_REPEATS == 20
+    # a long call that spreads is still sampled until its median settles
+    rng = random.Random(2)
+    sample, _ = _source(lambda: 5000.0 * (1.03 if rng.random() < 0.5 else 1.0))
+    assert len(stopping_rule.until_settled(sample, 50, stopping_rule.fewest(5000.0))) > 20
+
+
 def test_a_noisy_kernel_takes_every_repetition_allowed():
     rng = random.Random(0)
     sample, _ = _source(lambda: 10.0 * (1 + rng.uniform(-0.3, 0.3)))

@@ -266,7 +266,7 @@ def test_nested_phases_count_their_time_once():
 
 
 def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(monkeypatch, tmp_path):
-    """The judge waits a bounded time for the candidate's "measured" while it holds the turn
+    """The judge waits a bounded time for the candidate's "timed" while it holds the work section
     every other judge of the GPU waits for; past it, the candidate process is killed."""
     ours, theirs = socket.socketpair()
     pid = os.fork()
@@ -289,7 +289,7 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
     with pytest.raises(candidate_process.TurnOverrun, match="held the GPU"):
-        process.time("f", ((x,), {}), ((x.clone(),), {}), 3, [])
+        process.time("f", ((x,), {}), ((x.clone(),), {}), [])
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
     with open(tmp_path / "gpu.lock") as f:  # the turn is free again
@@ -470,11 +470,11 @@ def test_the_trace_says_which_section_a_turn_drained(tmp_path, monkeypatch):
     assert "| draw |" not in report.split("| work section")[0]
 
 
-def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_clock(monkeypatch, tmp_path):
-    """The candidate's own clock and its recorded call (with the call on set V) hold two work
-    sections: a turn asked for during the first gets the GPU once it ends, and the candidate
-    process goes on only when the judge says so, after the turn. (Until session 24 the
-    candidate went on by itself after "measured", on the GPU beside that turn.)"""
+def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_first_call(monkeypatch, tmp_path):
+    """The candidate's first call (its kernels loaded) and its recorded call (with the call on
+    set V) hold two work sections: a turn asked for during the first gets the GPU once it
+    ends, and the candidate process goes on only when the judge says so, after the turn.
+    (Until session 24 the candidate went on by itself, on the GPU beside that turn.)"""
     monkeypatch.setattr(timing_lock, "spin_up", lambda: None)
     path = str(tmp_path / "gpu.lock")
     ours, theirs = socket.socketpair()
@@ -486,11 +486,9 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_
         codec.receive(conn, "cpu", known, adopt=True)
         codec.send(conn, "gpu")
         codec.receive(conn, "cpu")  # granted
-        codec.send(conn, "staged")
-        codec.receive(conn, "cpu")  # go
         with open(path + timing_lock.WANT_SUFFIX, "a") as want, open(path + timing_lock.WORK_SUFFIX, "a") as work:
-            fcntl.flock(want, fcntl.LOCK_EX)  # a turn asked for while the candidate's own clock runs
-            codec.send(conn, "measured")
+            fcntl.flock(want, fcntl.LOCK_EX)  # a turn asked for while the candidate's first call runs
+            codec.send(conn, "staged")
             drained, until = False, time.monotonic() + 5
             while not drained and time.monotonic() < until:
                 try:
@@ -502,14 +500,14 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_own_
         go_after = conn.poll(5) and codec.receive(conn, "cpu").kind == "go"
         codec.send(conn, "timed", {"result": None, "recording": {
             "drained": drained, "go during the turn": go_during_the_turn, "go after": go_after}},
-            known, refresh_known=True, median_us=1.0, repeats=3, mode="eager")
+            known, refresh_known=True)
         os._exit(0)
     theirs.close()
     process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
     turn = TimingLock(path, Phases())
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
-    reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}), 3, [])
+    reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}), [])
     assert reply.failure is None
     assert reply.value["recording"] == {"drained": True, "go during the turn": False, "go after": True}
     os.waitpid(pid, 0)

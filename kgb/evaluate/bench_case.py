@@ -28,12 +28,6 @@ from kgb.operators import Case
 if TYPE_CHECKING:
     from kgb.evaluate.case_runner import CaseRunner
 
-# The candidate's own clock is never the latency (the judge's replay is); it is reported
-# beside it, from a few eager calls (kgb.evaluate.timing.own_clock). They run in a work
-# section, which every timing turn of the GPU waits to drain: in session 17 on the H200, with
-# the full protocol of `measure` (some 25 calls and a graph), these sections were the longest
-# a turn waited for.
-OWN_CLOCK_REPEATS = 3
 # Bench cases staged for one timing turn, until their copies of the inputs hold this much of
 # the GPU: every turn waits for all the GPU's running work sections to end and holds up every
 # section asked for meanwhile, so an operator's small cases share one turn (session 18 on the
@@ -75,7 +69,7 @@ def _replay_error(case: Case, exc: Exception) -> Failed:
 class TimedCase:
     """A bench case on its way through the timing turn (CaseRunner.stage, measure, finish)."""
     case: Case
-    reply: Reply  # the candidate process's: its answer on set V, its own clock, the recording
+    reply: Reply  # the candidate process's: its answer on set V and the recording
     cand_t: dict  # set T as sent, with V's values and the outputs the candidate wrote
     check: dict  # set V as drawn, for the reference
     baseline: BaselineTiming | None  # None: measured by an earlier evaluation
@@ -131,7 +125,7 @@ class BenchCaseTiming:
             written = list(tensors_in([v for n, v in cand_t.items() if n in spec.written_args]))
             try:
                 reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
-                                                          min(repeats, OWN_CLOCK_REPEATS), written, redraw)
+                                                          written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
         if (failure := reply.failure) is not None:
@@ -215,7 +209,7 @@ class BenchCaseTiming:
     def finish(self: CaseRunner, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy]:
         """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
         measured case, once the replay's and the candidate's last answers are judged."""
-        case, entry, f = s.case, self.spec.entry_of(s.case), s.reply.fields
+        case, entry = s.case, self.spec.entry_of(s.case)
         if s.replay is None:
             raise _replay_error(case, Unreplayable("no replay was staged"))
         try:
@@ -256,8 +250,7 @@ class BenchCaseTiming:
         why = [f"{what}: {reason}" for what, reason in ((f"case {case.name}", self.sent_instead.get(case.name)),
                                                         ("its timing", s.reply.sent_instead)) if reason]
         sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
-        mode = (t.mode + (f" ({t.note})" if t.note else "") + f"; its own clock said {float(f['median_us']):.1f} us"
-                + no_baseline + beside + sent)
+        mode = t.mode + (f" ({t.note})" if t.note else "") + no_baseline + beside + sent
         return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
 
     def _audit(self: CaseRunner) -> CallAudit:

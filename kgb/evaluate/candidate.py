@@ -8,7 +8,7 @@ does can reach the judge's reference, cases, comparison or verdict, other candid
 secrets or the network.
 
 What this process reports about the candidate (the ATen ops and Triton launches it made,
-its timings) is produced next to candidate code and is therefore an observation, not a
+its recording) is produced next to candidate code and is therefore an observation, not a
 proof: docs/design/threat-model.md says which layers make it hard to forge and which
 attacks stay open.
 """
@@ -20,7 +20,6 @@ import gc
 import importlib
 import os
 import pickle
-import statistics
 import sys
 import traceback
 from multiprocessing.connection import Connection
@@ -37,7 +36,6 @@ from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profile
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
-from kgb.evaluate.timing import own_clock
 from kgb.evaluate.verdict import Status
 from kgb.operators import Spec, spec_from_text
 
@@ -199,17 +197,16 @@ class _Server:
         except codec.WireError as exc:
             self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
 
-    def time(self, entry: str, value: dict, repeats: int, known: codec.Storages) -> None:
-        """A few calls on set T under this process's own clock; then one recorded call
-        (kgb.evaluate.replay: the judge times its replay, never this clock, which the
-        candidate could have patched); then set V's values loaded into T's buffers and a
-        last call, whose output goes back to the judge, who checks it against V's
-        reference.
+    def time(self, entry: str, value: dict, known: codec.Storages) -> None:
+        """One call on set T, which loads or compiles the kernels; then, on the judge's word,
+        one recorded call (kgb.evaluate.replay: the judge times its replay) and, with set V's
+        values loaded into T's buffers, a last call, whose output goes back to the judge, who
+        checks it against V's reference.
 
-        The judge holds a work section from its "go" to the "measured" reply and another from
-        its second "go" to the "timed" one (its own clock is not the latency, so it takes no
-        timing turn); the first call, which loads or compiles the kernels, runs in one before
-        them."""
+        The judge holds a work section from its "go" to the "timed" reply; the first call runs
+        in one before it. This process keeps no clock of its own: until judge v27 it timed
+        three calls beside the judge's latency, which a candidate could patch and nothing
+        read, in a work section every timing turn of the GPU waited to drain."""
         fn = getattr(self.module, entry)
         (t_args, t_kwargs), (v_args, v_kwargs) = [(s["args"], s["kwargs"]) for s in value["sets"]]
         try:
@@ -228,15 +225,6 @@ class _Server:
         wanted = {int(sid) for sid in go.fields.get("want", [])}
         try:
             with torch.no_grad():
-                samples = own_clock(lambda: fn(*t_args, **t_kwargs), repeats)
-        except BaseException as exc:  # noqa: BLE001
-            self.reply_error("measured", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
-            return
-        codec.send(self.conn, "measured")
-        if codec.receive(self.conn, self.device).kind != "go":
-            return
-        try:
-            with torch.no_grad():
                 # One call recorded for the judge to replay and time, on T's buffers with V's
                 # values loaded; then V's values loaded again and one more call: its answer,
                 # and what it left in the buffers, are what the judge checks. In that order,
@@ -252,8 +240,7 @@ class _Server:
             return
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, median_us=statistics.median(samples),
-                   repeats=len(samples), mode="eager", gpu_mib=_held_mib(self.device))
+                   unchanged=frozenset(known.by_id) - wanted, gpu_mib=_held_mib(self.device))
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of
@@ -314,7 +301,7 @@ class _Server:
                 if msg.kind == "call":
                     self.call(msg.fields["entry"], value, known)
                 else:
-                    self.time(msg.fields["entry"], value, int(msg.fields["repeats"]), known)
+                    self.time(msg.fields["entry"], value, known)
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)

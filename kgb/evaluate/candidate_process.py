@@ -37,7 +37,7 @@ class CandidateDied(Exception):
 
 
 class TurnOverrun(Exception):
-    """The candidate's own timing held its work section too long; its process is gone."""
+    """The candidate's timed calls held their work section too long; its process is gone."""
 
 
 # What the judge's verdict calls the crossings (benchmarks/throughput.py sums them): inputs
@@ -50,9 +50,9 @@ RECEIVING = "outputs from the candidate process"
 # in the judge's work section.
 DRAWN = "inputs drawn by the candidate process"
 
-# The longest a candidate's own timing may hold its work section, which every timing turn
-# of the GPU waits for: warm-up, estimate and its few repetitions of a call of a few hundred
-# milliseconds fit well inside it.
+# The longest a candidate's recorded call and its call on set V may hold their work section,
+# which every timing turn of the GPU waits for: two calls of a few hundred milliseconds, and
+# the recording's copies, fit well inside it.
 TURN_LIMIT_S = 120.0
 
 
@@ -262,34 +262,27 @@ class CandidateProcess:
             raise codec.WireError("a call's reply has no return value")
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"), instead)
 
-    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], repeats: int,
+    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict],
              want_back: list[torch.Tensor], redraw: Redraw | None = None,
              ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. With `redraw`, the process is
         asked to draw the sets itself (`_send_inputs`).
-        Its measurement and its other calls
-        run in the judge's work sections (`self.exclusive`), never beside a timing turn, and the
-        transfers with the section let go of: its own clock is reported, never taken as the
-        latency (the judge's replay is), so it does not take a turn that every judge of the
-        GPU would wait for."""
+        Its calls run in the judge's work sections (`self.exclusive`), never beside a timing
+        turn, and the transfers with the section let go of: the recorded call is timed by the
+        judge's replay, in the judge's own turn."""
         exclusive = self._lock()
         with exclusive.work():
-            sent, sent_instead = self._send_inputs("time", bound_value([timed, check]), redraw, entry=entry,
-                                                   repeats=repeats)
+            sent, sent_instead = self._send_inputs("time", bound_value([timed, check]), redraw, entry=entry)
             before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
             want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
+            # The recorded call and the call on set V in a section of their own: a turn asked
+            # for meanwhile waits for the first call or for these, not for both.
             with exclusive.work():
                 codec.send(self.conn, "go", want=want)
-                msg = self._within_limit(self._receive)  # "measured"
-        if msg.kind == "measured" and msg.fields.get("error") is None:
-            # The recorded call and the call on set V in a section of their own: a turn asked
-            # for meanwhile waits for one part of the candidate's timing, not for all of it.
-            with exclusive.work():
-                codec.send(self.conn, "go")
                 msg = self._within_limit(lambda: self._receive(sent))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=sent_instead), sent, before
@@ -310,7 +303,7 @@ class CandidateProcess:
         candidate may not keep one."""
         if not self.conn.poll(TURN_LIMIT_S):
             self.close()
-            raise TurnOverrun(f"the candidate's own timing held the GPU past {TURN_LIMIT_S:g} s")
+            raise TurnOverrun(f"the candidate's timed calls held the GPU past {TURN_LIMIT_S:g} s")
         return receive()
 
     def close(self, wait: bool = True) -> None:

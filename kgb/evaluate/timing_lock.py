@@ -4,7 +4,7 @@ else is using meanwhile.
 Draws, compiles, transfers and checks of many evaluations overlap; only the judge's
 measurements (its replay of the candidate's call, the baseline) take the GPU's turn, each
 for as long as it measures. The judges' other GPU work (a case's reference, the
-candidate's checked calls and its own clock, the comparison) runs in `work()` sections,
+candidate's checked and recorded calls, the comparison) runs in `work()` sections,
 which a turn waits to drain and which wait while any turn is held or asked for: another
 judge's check running beside a timing slowed it up to 12x on the H200 (session 15:
 grouped_topk 12 us alone, 77 us in a sweep). Turns asked for while others are held are

@@ -83,7 +83,12 @@ from enum import StrEnum
 # v25 the case was left untimed and the verdict stood, which a forged recording could choose);
 # a candidate process acts on no other process by its pid (prlimit, setpriority, pidfds), holds
 # no capability and makes no device node.
-JUDGE_VERSION = 26
+# v27: the candidate process keeps no clock of its own: its three eager calls between the first
+# and the recorded call, reported beside the latency and never taken for it, and the work
+# section they held, which timing turns waited to drain, are gone. A call of a millisecond or
+# more settles over ten repetitions, not twenty, and is estimated from one call, not five
+# (kgb.evaluate.stopping_rule.fewest).
+JUDGE_VERSION = 27
 
 
 class Status(StrEnum):
