@@ -256,6 +256,13 @@ class TrackingConfig:
 
 
 @dataclass
+class ProgressConfig:
+    """What a job prints while its trials run (kgb.progress)."""
+
+    heartbeat_s: float = 60.0  # seconds without a line, while trials run, before a `still running` block (and between them); 0: none
+
+
+@dataclass
 class PlacementConfig:
     """Where this start of the job runs, as kgb's launcher tells it on the host that runs it
     (kgb.launch): recorded in RunStarted.config, in no key. Not set by hand."""
@@ -274,6 +281,7 @@ class Config:
     chip: ChipConfig = MISSING
     eval: EvalConfig = field(default_factory=EvalConfig)
     tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    progress: ProgressConfig = field(default_factory=ProgressConfig)
     ops: list[str] = field(default_factory=list)  # restrict a job, e.g. [aten::softmax]
     placement: PlacementConfig = field(default_factory=PlacementConfig)
 

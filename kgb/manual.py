@@ -47,6 +47,7 @@ SECTIONS: list[tuple[str, type, str]] = [
     ("chip", schema.ChipConfig, "every chip"),
     ("eval", schema.EvalConfig, "every job"),
     ("tracking", schema.TrackingConfig, "every job"),
+    ("progress", schema.ProgressConfig, "every job"),
     ("", schema.Config, "every job"),
 ]
 FIELD = re.compile(r"^\s+(\w+): [^=#]+=.*?#\s*(.+)$")

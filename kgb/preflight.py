@@ -203,6 +203,8 @@ def check_settings(cfg: Config) -> None:
     compile_cache.root(e.compile_cache)  # a folder candidates could read is refused
     cuda_waits.mode()  # the judges' environment knobs (docs/gpu.md): a bad one is named here
     timing_lock.gather_s()
+    require(cfg.progress.heartbeat_s >= 0, "progress.heartbeat_s", cfg.progress.heartbeat_s,
+            "seconds without a line before a `still running` block: give 0 or more (0: none; 60 by default)")
     require(m.samples >= 1, "method.samples", m.samples, "trials per operator: give 1 or more")
     require(m.concurrency is None or m.concurrency >= 1, "method.concurrency", m.concurrency,
             "trials at once: give 1 or more, or null for one per CPU core")

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
+from kgb.config import ProgressConfig
 from kgb.evaluate.verdict import Verdict
 from kgb.tracking.events import (
     CandidateChecked,
@@ -25,12 +26,13 @@ from kgb.tracking.projections import JobSummary, TrialOutcome, verdict_rank
 
 WHY_CHARS = 160  # of a failed verdict's first line, on the trial's progress line
 
-# The heartbeat: once trials run and the job printed no line for HEARTBEAT_S, a line says how
-# many run and how far the HEARTBEAT_TRIALS longest-running of them got, and again after each
-# HEARTBEAT_S without a line. An agent's trial runs up to method.agent.wall_s (1800 s by
-# default): a sweep of them printed its title, then nothing for half an hour (a user's walk).
-# A job whose trials end every few seconds (the CPU sweep, the GPU sweep) never prints one.
-HEARTBEAT_S = 60.0
+# The heartbeat: once trials run and the job printed no line for `progress.heartbeat_s`, a line
+# says how many run and how far the HEARTBEAT_TRIALS longest-running of them got, and again
+# after each such spell without a line. An agent's trial runs up to method.agent.wall_s (1800 s
+# by default): a sweep of them printed its title, then nothing for half an hour (a user's walk).
+# A job whose trials end every few seconds (the CPU sweep, the GPU sweep) never prints one; a
+# long sweep's user may want one every few minutes rather than each minute, or none (0).
+HEARTBEAT_S = ProgressConfig().heartbeat_s  # where a caller sets none (the job passes its own)
 HEARTBEAT_TRIALS = 3
 IDLE_S = 60.0  # a running trial that logged nothing for this long says for how long
 
@@ -55,16 +57,16 @@ class Progress:
     at once; an operator it does not know counts the mean trial's seconds.
 
     While trials run (`began` to `finished`) and no line was printed for `heartbeat_s`
-    (HEARTBEAT_S), `beat` prints the heartbeat (see HEARTBEAT_S); `beating` calls it from a
-    thread of its own for as long as the trials run. What a trial did so far is read from its
-    events in the job's log (`events_of`, by trial key): methods print nothing themselves.
-    An agent method's budgets (`limits`: method.agent, kgb.agents.config.AgentConfig) say
+    (progress.heartbeat_s; 0: never), `beat` prints the heartbeat (see HEARTBEAT_S); `beating`
+    calls it from a thread of its own for as long as the trials run. What a trial did so far
+    is read from its events in the job's log (`events_of`, by trial key): methods print
+    nothing themselves. An agent method's budgets (`limits`: method.agent, kgb.agents.config.AgentConfig) say
     what its wall clock, turns and checks are out of. Every line is a whole line, on a
     terminal or not (CI logs, SLURM's files)."""
 
     def __init__(self, total: int, title: str, out: TextIO | None = None, *, todo: Iterable[str] = (),
                  expected: Mapping[str, float] | None = None, width: int = 1,
-                 clock: Callable[[], float] = time.perf_counter, heartbeat_s: float | None = None,
+                 clock: Callable[[], float] = time.perf_counter, heartbeat_s: float = HEARTBEAT_S,
                  events_of: Callable[[str], Sequence[Event]] | None = None, wall: Callable[[], float] = time.time,
                  limits: Any = None):
         self.total, self.done, self.ran = total, 0, 0
@@ -73,7 +75,7 @@ class Progress:
         self.started = clock()
         self.expected = dict(expected or {})
         self.width = max(1, width)
-        self.heartbeat_s = HEARTBEAT_S if heartbeat_s is None else heartbeat_s
+        self.heartbeat_s = heartbeat_s
         self.events_of = events_of or (lambda key: ())
         self.wall = wall  # the clock of the events' `ts`
         self.limits = limits
@@ -127,7 +129,8 @@ class Progress:
         """
         with self._lock:
             now = self.clock()
-            if not self._running or now - self._last_line < self.heartbeat_s or (stop and stop.is_set()):
+            if (not self.heartbeat_s or not self._running or now - self._last_line < self.heartbeat_s
+                    or (stop and stop.is_set())):
                 return False
             width = len(str(self.total))
             lead = f"  [{self.done:>{width}}/{self.total}] "
@@ -150,7 +153,11 @@ class Progress:
         """`beat` from a thread of its own while the block runs: a daemon, so that nothing it
         waits on can keep the process; it ends with the block, Ctrl-C's exception included,
         and prints no line after it (kgb.run, whose summary follows). A heartbeat that fails
-        (stdout closed, a pipe gone) ends the heartbeat, never the job."""
+        (stdout closed, a pipe gone) ends the heartbeat, never the job. With no heartbeat
+        (progress.heartbeat_s=0), no thread either."""
+        if not self.heartbeat_s:
+            yield
+            return
         stop = threading.Event()
         tick = min(5.0, max(0.02, self.heartbeat_s / 4))  # a line comes at most a quarter late
 

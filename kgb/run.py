@@ -152,7 +152,8 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     # long, a heartbeat with what they logged so far (kgb.progress)
     progress = Progress(total, f"job {job} on {chip.name}, judged under: {ident.settings}",
                         todo=[spec.id for spec, _, _ in todo], expected=judging_seconds(settings.device), width=at_once,
-                        events_of=lambda key: log.outcome(key).events, limits=getattr(cfg.method, "agent", None))
+                        heartbeat_s=cfg.progress.heartbeat_s, events_of=lambda key: log.outcome(key).events,
+                        limits=getattr(cfg.method, "agent", None))
     progress.skipped_as_done(total - len(todo))
     project_lock = threading.Lock()
     started: list[str] = []  # this run's trials begun, and those of them now finished

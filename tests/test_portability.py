@@ -177,3 +177,24 @@ def test_a_method_configured_otherwise_is_compared_with_its_own_configuration_on
     e = next(r for r in table if r.chip == "E")
     assert (e.method, e.common, e.accuracy_drop) == ("oneshot temperature=0.5", 1, 0.0)
     assert sorted(r.method for r in table) == ["oneshot", "oneshot temperature=0.5", "oneshot temperature=0.5"]
+
+
+@pytest.mark.parametrize("judged", [{}, {"add": 1.0}], ids=["before any trial", "after one"])
+def test_an_interrupted_transfer_has_one_row_under_the_method_that_wrote_its_kernels(tmp_path, capsys, judged):
+    """A transfer job interrupted before its first trial finished, or after one: its row is the
+    transferred one (oneshot's kernels from nvidia), never a second one under `transfer`."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    blobs = BlobStore(tmp_path / "blobs")
+    transfer = {"name": "transfer", "from_method": "oneshot", "from_model": "claude", "from_chip": "nvidia", "from": "/n"}
+    started, *trials, _ = job_events("to-e", "transfer", "E", FULL, judged, blobs, transfer)
+    planned = {"aten::add": "v1:x", "aten::mul": "v1:x"}
+    stopped = RunFinished(job="to-e", wall_s=1.0, trials_run=len(judged), trials_skipped_as_done=0, interrupted=True)
+    events = [dataclasses.replace(started, specs=planned, n_ops=2), *trials, stopped]
+    projection = MlflowProjection(uri, "kgb", background=False)
+    projection.project(job_events("on-nvidia", "oneshot", "nvidia", FULL, {"add": 2.0, "mul": 4.0}, blobs), blobs)
+    projection.project([dataclasses.replace(e, seq=i, ts=time.time() - 60 + i) for i, e in enumerate(events)], blobs)
+    rows = table(uri, capsys)
+    assert set(rows) == {("nvidia", "", FULL), ("E", "nvidia", FULL)}
+    moved = rows["E", "nvidia", FULL]
+    assert (moved["method"], moved["model"], moved["trials"]) == ("oneshot", "claude", str(len(judged)))
+    assert moved["incomplete"] == f"interrupted: {len(judged)} of 2 operators judged"

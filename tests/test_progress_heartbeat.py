@@ -1,5 +1,6 @@
 """The job's heartbeat (kgb.progress): while trials run and no line was printed for
-HEARTBEAT_S, a line says how many run and how far the longest-running ones got.
+`progress.heartbeat_s` (60 s by default; 0: none), a line says how many run and how far the
+longest-running ones got.
 
 An agent method's trial runs up to `method.agent.wall_s` (1800 s by default): a sweep of
 them printed its title and then nothing for half an hour (a user's walk), as a progress
@@ -16,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-import kgb.progress
 import kgb.run
 from kgb.agents.config import AgentConfig, CodingAgentConfig
 from kgb.config import (
@@ -25,6 +25,7 @@ from kgb.config import (
     EvalConfig,
     ExpertConfig,
     ModelConfig,
+    ProgressConfig,
     SourceConfig,
     TrackingConfig,
 )
@@ -184,15 +185,30 @@ def test_it_is_quiet_while_lines_come_and_when_nothing_runs():
     assert sum("still running" in line for line in out.getvalue().splitlines()) == 2
 
 
+def test_a_heartbeat_of_0_s_is_none():
+    """progress.heartbeat_s=0: a user who wants only the trials' lines (a log read later)."""
+    clock = Clock()
+    out = io.StringIO()
+    progress = Progress(2, "job", out, clock=clock, heartbeat_s=0)
+    progress.began("k1", "aten::sort")
+    for now in (61.0, 3600.0):
+        clock.now = now
+        assert not progress.beat()
+    with progress.beating():
+        assert not progress_threads()
+    assert "still running" not in out.getvalue()
+
+
 # --- in a job ------------------------------------------------------------------------------
 
 OPS = ["aten::add", "aten::sub"]
 
 
-def expert_job(root: Path, concurrency: int = 2) -> Config:
+def expert_job(root: Path, concurrency: int = 2, heartbeat_s: float = 60.0) -> Config:
     return Config(method=ExpertConfig(concurrency=concurrency), model=ModelConfig(), source=SourceConfig("aten"),
                   chip=ChipConfig(name="cpu", backend="cpu"), eval=EvalConfig(cases="smoke"),
-                  tracking=TrackingConfig(root=str(root), mlflow=False), ops=OPS)
+                  tracking=TrackingConfig(root=str(root), mlflow=False), ops=OPS,
+                  progress=ProgressConfig(heartbeat_s=heartbeat_s))
 
 
 class Watched(io.StringIO):
@@ -218,7 +234,6 @@ def progress_threads() -> list[threading.Thread]:
 
 
 def test_a_slow_trial_gets_heartbeat_lines_with_what_it_logged(tmp_path, monkeypatch):
-    monkeypatch.setattr(kgb.progress, "HEARTBEAT_S", 0.2)
     out = Watched("still running: 1 trial(s)")  # once aten::sub has finished
     monkeypatch.setattr("sys.stdout", out)
     real = kgb.run.run_trial
@@ -233,7 +248,7 @@ def test_a_slow_trial_gets_heartbeat_lines_with_what_it_logged(tmp_path, monkeyp
         return real(method, chip, spec, settings, log, blobs, job, key, *args, **kwargs)
 
     monkeypatch.setattr(kgb.run, "run_trial", run_trial)
-    assert run_job(expert_job(tmp_path)).correct == 2
+    assert run_job(expert_job(tmp_path, heartbeat_s=0.2)).correct == 2
     text = out.getvalue()
     assert out.beat.is_set(), text
     beat = text.splitlines().index(next(line for line in heartbeats(text) if out.what in line))
@@ -253,9 +268,45 @@ def test_a_fast_job_prints_no_heartbeat_and_leaves_no_thread(tmp_path, monkeypat
     assert not progress_threads()
 
 
+def test_a_job_with_no_heartbeat_prints_none_however_long_its_trials_run(tmp_path, monkeypatch):
+    out = Watched()
+    monkeypatch.setattr("sys.stdout", out)
+    threads: list[list[threading.Thread]] = []
+    real = kgb.run.run_trial
+
+    def run_trial(*args, **kwargs):
+        threads.append(progress_threads())
+        threading.Event().wait(0.5)  # some 25 intervals of the job's tests above
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kgb.run, "run_trial", run_trial)
+    assert run_job(expert_job(tmp_path, heartbeat_s=0)).correct == 2
+    assert not heartbeats(out.getvalue())
+    assert threads == [[], []]  # no thread that would print one
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("value", "ok"), [("300", True), ("0", True), ("-1", False)])
+def test_the_interval_is_a_setting_of_the_command_line(tmp_path, value, ok):
+    """`python run.py progress.heartbeat_s=300` for a sweep of half-hour agent trials; a
+    negative one ends in one line, before anything is written."""
+    from test_errors import refused, run_py
+
+    setting = f"progress.heartbeat_s={value}"
+    if not ok:
+        line = refused(tmp_path, setting)
+        assert line.startswith("error: progress.heartbeat_s=-1.0: ") and "give 0 or more" in line
+        return
+    done = run_py(tmp_path, "chip=cpu", "ops=[aten::add]", setting, f"tracking.root={tmp_path / 'out'}",
+                  "tracking.mlflow=false")
+    assert done.returncode == 0, done.stderr
+    log = next((tmp_path / "out").glob("jobs/*/events.jsonl"))
+    [started] = [line for line in log.read_text().splitlines() if '"RunStarted"' in line]
+    assert f'"heartbeat_s": {float(value)}' in started  # recorded with the job's config
+
+
 def test_ctrl_c_stops_the_heartbeat_with_the_job(tmp_path, monkeypatch):
     """The trials Ctrl-C leaves running go on until run.py exits; the heartbeat does not."""
-    monkeypatch.setattr(kgb.progress, "HEARTBEAT_S", 0.1)
     out = Watched()
     monkeypatch.setattr("sys.stdout", out)
     monkeypatch.setattr(kgb.run, "longest_first", lambda ops, device: list(ops))
@@ -272,7 +323,7 @@ def test_ctrl_c_stops_the_heartbeat_with_the_job(tmp_path, monkeypatch):
     monkeypatch.setattr(kgb.run, "run_trial", run_trial)
     try:
         with pytest.raises(Interrupted):
-            run_job(expert_job(tmp_path))
+            run_job(expert_job(tmp_path, heartbeat_s=0.1))
         assert not progress_threads()
         said = len(heartbeats(out.getvalue()))
         threading.Event().wait(0.5)  # five intervals with the other trial still running
@@ -292,7 +343,6 @@ def test_an_agent_trial_waiting_on_its_model_says_what_it_did_so_far(tmp_path, m
     from test_agents import SECRET, job, model
 
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
-    monkeypatch.setattr(kgb.progress, "HEARTBEAT_S", 0.2)
     out = Watched("1 of 30 checks")
     monkeypatch.setattr("sys.stdout", out)
 
@@ -302,7 +352,9 @@ def test_an_agent_trial_waiting_on_its_model_says_what_it_did_so_far(tmp_path, m
 
     script = {"agent": [write(ADD, input=200, output=900), check(input=240, output=10), slow]}
     with FakeLLMServer(scripted(script), api_key=SECRET) as server:
-        assert run_job(job(CodingAgentConfig(), model(server, "anthropic"), tmp_path)).correct == 1
+        cfg = dataclasses.replace(job(CodingAgentConfig(), model(server, "anthropic"), tmp_path),
+                                  progress=ProgressConfig(heartbeat_s=0.2))
+        assert run_job(cfg).correct == 1
     assert out.beat.is_set(), out.getvalue()
     header, trial = next(block for block in out.getvalue().split("\n  [") if out.what in block).splitlines()[:2]
     assert header.startswith("0/1] still running: 1 trial(s) | elapsed 0:00:")

@@ -140,6 +140,35 @@ def test_a_job_that_logged_no_end_is_unfinished_and_another_job_can_judge_what_i
     assert board["oneshot", "qwen"]["trials"] == "4"
 
 
+
+def test_a_job_interrupted_before_any_trial_finished_has_a_row_that_says_so(tmp_path, capsys):
+    """Ctrl-C while its first trials ran (an agent's run for up to 30 minutes): its trials table
+    held no row, and the job was in no query's output, or the store read as having no trials."""
+    blobs = BlobStore(tmp_path / "blobs")
+    ops = ["aten::add", "aten::mul", "aten::sub"]
+    uri = project(tmp_path, Job("stopped", blobs).run(ops, {}, end="interrupted"))
+    row = leaderboard(uri, capsys)["oneshot", "claude"]
+    assert (row["source"], row["chip"], row["settings"]) == ("aten", "cpu", SMOKE)
+    assert (row["trials"], row["correct"], row["accuracy"], row["total_tokens"]) == ("0", "0", "", "0")
+    assert row["incomplete"] == "interrupted: 0 of 3 operators judged"
+    [accuracy] = report(uri, tmp_path / "report", "accuracy")
+    assert (accuracy["operators"], accuracy["not judged"], accuracy["accuracy"]) == ("0", "3", "")
+    capsys.readouterr()  # the report's paths
+    assert main(["portability", "--format", "csv", "--tracking-uri", uri]) == 0
+    [port] = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    assert (port["trials"], port["incomplete"]) == ("0", "interrupted: 0 of 3 operators judged")
+
+
+def test_a_job_running_its_first_trials_has_a_row_beside_the_finished_ones(tmp_path, capsys):
+    blobs = BlobStore(tmp_path / "blobs")
+    ops = ["aten::add", "aten::mul"]
+    uri = project(tmp_path, Job("done", blobs).run(ops, dict.fromkeys(ops, True)),
+                  Job("running", blobs, model="glm").run(ops, {}, end="running"))
+    board = leaderboard(uri, capsys)
+    assert board["oneshot", "glm"]["incomplete"] == "unfinished: 0 of 2 operators judged"
+    assert (board["oneshot", "claude"]["trials"], board["oneshot", "claude"]["incomplete"]) == ("2", "")
+
+
 # --- 2: an operator removed from the source ------------------------------------------------
 
 def test_an_operator_removed_from_the_source_no_longer_counts_and_the_row_says_so(tmp_path, capsys):

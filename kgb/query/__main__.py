@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         return best(uri, args.op, args.chip, args.dest)
     found = read(uri)
     rows = found.trials
-    if not rows:
-        print(f"error: no kgb trials in {uri}", file=sys.stderr)
+    if not rows and not found.jobs:  # a job with no trial yet is one to show (interrupted, or running its first)
+        print(f"error: no kgb job in {uri}", file=sys.stderr)
         return 1
     # what every table counts beyond the trials: today's operators, how each job ended, replays
     scope = current(found.jobs)

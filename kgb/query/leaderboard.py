@@ -17,7 +17,8 @@ trials, a trial judged again by another job included: that job paid for its call
 What the store's trials tables alone do not say is counted by kgb.query.scope: an operator
 no longer in the source is left out (`removed` says how many), a row missing operators that
 a job interrupted or not finished set out to judge says so (`incomplete`: its rates are
-over the operators judged), and a replay model's calls are not spend (`replayed_tokens`).
+over the operators judged; a job that finished no trial yet has such a row, `trials` 0), and
+a replay model's calls are not spend (`replayed_tokens`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 from kgb.evaluate.verdict import geomean
 from kgb.query.scope import EVERYTHING, End, Scope
-from kgb.tracking.summary import TrialRow, reports_speed
+from kgb.tracking.summary import JobInfo, TrialRow, reports_speed
 
 
 @dataclass(frozen=True)
@@ -130,16 +131,19 @@ def by_job(trials: list[TrialRow], scope: Scope = EVERYTHING) -> dict[JobKey, Jo
 def _planned(trials: list[TrialRow], scope: Scope) -> dict[JobKey, dict[str, End]]:
     """The operators each job not finished set out to judge, in the current source, by the
     row they would count in (a job of source=all has a row per source), with how it ended.
-    A job's row is known from its trials: one that finished none has no row to mark."""
-    shapes = {row.job: row for row in trials if scope.job(row.job).end is not End.FINISHED}
+    A job's row is named by its trials table's header (JobFacts.info), so that one that
+    finished no trial yet has a row too; where a scope has no header, by its trials."""
+    rows_of = {row.job: row for row in trials}
     planned: dict[JobKey, dict[str, End]] = defaultdict(dict)
-    for job, row in shapes.items():
-        facts = scope.job(job)
+    for job, facts in scope.jobs.items():
+        named: JobInfo | TrialRow | None = facts.info or rows_of.get(job)
+        if facts.end is End.FINISHED or named is None:
+            continue
         for op in facts.planned:
             if scope.counts(op):
                 source = op.split("::")[0]
                 # an op of two unfinished jobs of one row: either end says why
-                planned[(row.method_label, row.model, source, row.chip, row.settings)].setdefault(op, facts.end)
+                planned[(named.method_label, named.model, source, named.chip, named.settings)].setdefault(op, facts.end)
     return planned
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from kgb.evaluate.verdict import geomean
 from kgb.query.leaderboard import best_speedups, by_job
-from kgb.query.scope import EVERYTHING, Scope
+from kgb.query.scope import EVERYTHING, JobFacts, Scope
 from kgb.query.store import Store
 from kgb.tracking.summary import TrialRow
 
@@ -87,20 +87,42 @@ def _param(value: str | None) -> str:
     return "" if value in (None, "None") else value  # type: ignore[return-value]
 
 
-def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]]) -> dict[str | None, list[TrialRow]]:
-    """The trials by the chip a transfer took their kernels from (None: the method's own);
-    a transfer trial is renamed to the method and model that wrote its kernel."""
-    parts: dict[str | None, list[TrialRow]] = defaultdict(list)
+Part = tuple[list[TrialRow], Scope]  # the trials of one origin's jobs, and the scope of those jobs
+
+
+def by_origin(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]],
+              scope: Scope = EVERYTHING) -> dict[str | None, Part]:
+    """The trials and the jobs by the chip a transfer took their kernels from (None: the
+    method's own); a transfer trial, and a transfer job's trials table header, is renamed to
+    the method and model that wrote its kernel. Each origin counts only its own jobs, so that
+    a job that finished no trial yet has its row under its own origin, never under another."""
+    trials_of: dict[str | None, list[TrialRow]] = defaultdict(list)
     for r in trials:
         if r.method == TRANSFER and r.job in sources:
             method, model, chip, params = sources[r.job]
             # its own parameters (from=..., from_chip=...) name where the kernels came from: shown as
             # such; the source's own make its row the source method configuration's (until session
             # 46 always the defaults', so a `files dir=...` source had no reference row to compare with)
-            parts[chip].append(dataclasses.replace(r, method=method, model=model, method_params=params))
+            trials_of[chip].append(dataclasses.replace(r, method=method, model=model, method_params=params))
         else:
-            parts[None].append(r)
-    return parts
+            trials_of[None].append(r)
+    jobs_of: dict[str | None, dict[str, JobFacts]] = defaultdict(dict)
+    for job, facts in scope.jobs.items():
+        if job in sources:
+            jobs_of[sources[job][2]][job] = _as_source(facts, sources[job])
+        else:
+            jobs_of[None][job] = facts
+    return {origin: (trials_of.get(origin, []), Scope(scope.operators, jobs_of.get(origin, {})))
+            for origin in {**dict.fromkeys(trials_of), **dict.fromkeys(jobs_of)}}
+
+
+def _as_source(facts: JobFacts, source: tuple[str, str, str, str]) -> JobFacts:
+    """A transfer job's facts, its header renamed as its trials are (by_origin)."""
+    if facts.info is None:
+        return facts
+    method, model, _, params = source
+    return dataclasses.replace(facts, info=dataclasses.replace(facts.info, method=method, model=model,
+                                                               method_params=params))
 
 
 def protocol(settings: str) -> str:
@@ -111,8 +133,8 @@ def protocol(settings: str) -> str:
 def rows(trials: list[TrialRow], sources: dict[str, tuple[str, str, str, str]], reference: str = REFERENCE,
          scope: Scope = EVERYTHING) -> list[Row]:
     groups: dict[tuple[str, str, str, str, str | None, str], Group] = {}  # method, model, source, chip, from, settings
-    for origin, part in by_origin(trials, sources).items():
-        for (method, model, source, chip, settings), job in by_job(part, scope).items():
+    for origin, (part, part_scope) in by_origin(trials, sources, scope).items():
+        for (method, model, source, chip, settings), job in by_job(part, part_scope).items():
             groups[method, model, source, chip, origin, settings] = Group(
                 frozenset(job.per_op), best_speedups(job), len(job.skipped), len(job.removed), job.incomplete())
     refs = {(m, mo, s, protocol(st)): g for (m, mo, s, c, f, st), g in groups.items() if c == reference and f is None}

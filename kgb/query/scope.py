@@ -8,7 +8,9 @@ this checkout (a user's walk found each one corrupting what the tables said):
 - how each job's latest run ended: one that Ctrl-C interrupted (RunFinished.interrupted,
   the job run KILLED) or that logged no end (running now, or killed without a word) judged
   only some of its operators. Its row counts what was judged and says how many of how many
-  (`interrupted: 12 of 210 operators judged`), rather than reading as a complete one;
+  (`interrupted: 12 of 210 operators judged`), rather than reading as a complete one. A job
+  that finished no trial yet has a row too (`interrupted: 0 of 210 operators judged`), named
+  by its trials table's header: a Ctrl-C during its first, long trials left it in no query;
 - whether a job's model was a replay (`model=replay`): its calls answer from completions
   logged earlier and carry the recorded tokens, but nothing was paid for them, so they are
   not spend (shown apart, as replayed tokens).
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from kgb.tracking.projections import REPLAYED
+from kgb.tracking.summary import JobInfo
 
 
 class End(StrEnum):
@@ -45,17 +48,22 @@ class JobFacts:
     # its first run's); read only for a job not finished, where they tell what is missing
     planned: frozenset[str] = frozenset()
     replayed: bool = False  # model.provider=replay (REPLAYED): its tokens were recorded, not paid
+    # its trials table's header: the row it counts in where it finished no trial; None where
+    # not read (tables built in tests), and then its trials name that row
+    info: JobInfo | None = None
 
 
-def job_facts(status: str, provider: str, run_started: Callable[[], str | None]) -> JobFacts:
-    """A job's facts from its run's status, its `model.provider` param and, for a job not
-    finished only (one more file a job), its run_started.json's text (None where the run
-    has none: then what is missing is not known, and the row is not marked)."""
+def job_facts(status: str, provider: str, run_started: Callable[[], str | None],
+              info: JobInfo | None = None) -> JobFacts:
+    """A job's facts from its run's status, its `model.provider` param, its trials table's
+    header and, for a job not finished only (one more file a job), its run_started.json's
+    text (None where the run has none: then what is missing is not known, and the row is
+    not marked)."""
     end = END_OF_STATUS.get(status, End.UNFINISHED)
     planned: frozenset[str] = frozenset()
     if end is not End.FINISHED and (text := run_started()) is not None:
         planned = frozenset(json.loads(text).get("specs", {}))
-    return JobFacts(end, planned, provider == REPLAYED)
+    return JobFacts(end, planned, provider == REPLAYED, info)
 
 
 FINISHED = JobFacts()

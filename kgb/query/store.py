@@ -12,9 +12,10 @@ import os
 import sqlite3
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from kgb.query.scope import JobFacts, job_facts
@@ -25,10 +26,11 @@ from kgb.tracking.mlflow_store import (
     server_silence,
     sqlite_path,
 )
-from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, parse
+from kgb.tracking.summary import TABLE_NAME, TableError, TrialRow, job_info, parse
 
 REBUILD = "python -m kgb.tracking rebuild OUTPUTS_DIR --tracking-uri URI"
 RUN_STARTED = "run_started.json"  # the job run's first RunStarted (kgb.tracking.mlflow_projection)
+T = TypeVar("T")
 
 
 class StoreError(Exception):
@@ -205,7 +207,7 @@ class Contents:
     (kgb.query.scope: how it ended, what it set out to judge, whether it paid for its calls)."""
 
     trials: list[TrialRow]
-    jobs: dict[str, JobFacts]  # by job id
+    jobs: dict[str, JobFacts]  # by job id, those with no trial yet included
 
 
 def read(uri: str) -> Contents:
@@ -213,20 +215,31 @@ def read(uri: str) -> Contents:
     trials: list[TrialRow] = []
     jobs: dict[str, JobFacts] = {}
     for job in store.job_runs():
-        trials += _table(store, job)
+        text = _table_text(store, job)
+        trials += _parsed(job, text, parse)
         try:
             jobs[job.job] = job_facts(job.status, job.provider,
-                                      lambda job=job: store.read_text(job.run_id, job.artifact_uri, RUN_STARTED))
+                                      lambda job=job: store.read_text(job.run_id, job.artifact_uri, RUN_STARTED),
+                                      _parsed(job, text, job_info))
         except ValueError as e:
             raise StoreError(f"job run {job.run_id}: unreadable {RUN_STARTED} ({e})") from e
     return Contents(trials, jobs)
 
 
 def _table(store: Store, job: JobRun) -> list[TrialRow]:
+    return _parsed(job, _table_text(store, job), parse)
+
+
+def _table_text(store: Store, job: JobRun) -> str:
     text = store.read_text(job.run_id, job.artifact_uri, TABLE_NAME)
     if text is None:
         raise StoreError(f"job run {job.run_id} has no {TABLE_NAME} (projected by an older kgb): {REBUILD}")
+    return text
+
+
+def _parsed(job: JobRun, text: str, reader: Callable[[str], T]) -> T:
+    """What `reader` reads of the job run's trials table; StoreError where it cannot."""
     try:
-        return parse(text)
+        return reader(text)
     except (TableError, ValueError, KeyError) as e:
         raise StoreError(f"job run {job.run_id}: unreadable {TABLE_NAME} ({e})") from e

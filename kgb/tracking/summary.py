@@ -53,6 +53,15 @@ class JobInfo:
     # "agent.max_turns=4" or "dir=/tmp/k"; "" for the defaults and in tables before version 2
     method_params: str = ""
 
+    @property
+    def method_label(self) -> str:
+        """As TrialRow.method_label: a job with no trial yet is named as its trials would be."""
+        return method_label(self.method, self.method_params)
+
+
+def method_label(method: str, params: str) -> str:
+    return f"{method} {params}" if params else method
+
 
 @dataclass(frozen=True)
 class TrialRow:
@@ -95,7 +104,7 @@ class TrialRow:
     def method_label(self) -> str:
         """The method as the queries show and group it: `aiko`, or `aiko agent.max_turns=4`
         for another configuration of it, which is never pooled with the defaults' trials."""
-        return f"{self.method} {self.method_params}" if self.method_params else self.method
+        return method_label(self.method, self.method_params)
 
 
 JOB_FIELDS = tuple(f.name for f in fields(JobInfo))
@@ -146,6 +155,15 @@ def line(row: TrialRow) -> str:
 
 class TableError(ValueError):
     """A trials table this kgb cannot read."""
+
+
+def job_info(text: str) -> JobInfo:
+    """The job of a table written by `header`, from its header alone: a job that finished no
+    trial yet (interrupted, or running its first ones) has a header and no row."""
+    head: dict[str, Any] = json.loads(text.split("\n", 1)[0])
+    if missing := [f.name for f in fields(JobInfo) if f.default is MISSING and f.name not in head]:
+        raise TableError(f"the trials table's header names no {', '.join(missing)}")
+    return JobInfo(**{f.name: head[f.name] for f in fields(JobInfo) if f.name in head})
 
 
 def parse(text: str) -> list[TrialRow]:
