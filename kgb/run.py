@@ -133,6 +133,10 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
               f"changed since ({', '.join(again[:5])}{', ...' if len(again) > 5 else ''})")
     order = {op: i for i, op in enumerate(longest_first(ops, settings.device))}
     todo.sort(key=lambda item: order[item[0].id])  # so that the job does not end on a long trial alone
+    # Timed jobs measure each case's baseline once per chip, for every job under this root. Read
+    # before the run is logged as started: it reads every job's log, seconds under a full root,
+    # and a Ctrl-C meanwhile must not leave a started run with no end (the try below logs one).
+    book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
     started_at = time.perf_counter()
     log.append(RunStarted(
         job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
@@ -143,8 +147,6 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         trial_keys=tuple(key for _, _, key in trials),
     ))
     projection = Opening(lambda: open_projection(cfg), log.events, blobs) if cfg.tracking.mlflow else None
-    # Timed jobs measure each case's baseline once per chip, for every job under this root.
-    book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
 
     total = len(trials)
     at_once = trials_at_once(cfg.method.concurrency, settings.device)

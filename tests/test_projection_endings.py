@@ -286,3 +286,29 @@ def test_a_resumed_agent_trials_run_shows_the_checks_of_every_attempt(tmp_path, 
     turn2 = transcript[transcript.index("## Turn 2"):transcript.index("## Turn 3")]
     assert turn2.index("- calls `check`") < turn2.index("**check** c1-add: correct") < turn2.index("### check")
     assert "I write the kernel." in transcript and transcript.count("**check**") == 2
+
+
+def test_a_ctrl_c_while_the_baselines_load_leaves_no_run_started_without_an_end(tmp_path, monkeypatch):
+    """A timed job reads every job's baselines under the root (seconds, under a full one) before
+    it logs its run as started: a Ctrl-C there leaves nothing for the queries to read as a run
+    that never ended. Until session 48 the run was logged first, and the Ctrl-C left it open."""
+    import dataclasses
+
+    real = kgb.run.eval_settings
+
+    def timed(*args, **kwargs):  # as on a GPU: bench cases timed, so the book is read
+        return dataclasses.replace(real(*args, **kwargs), time_cases=("bench",))
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kgb.run, "eval_settings", timed)
+    monkeypatch.setattr(kgb.run, "load_book", ctrl_c)
+    root = tmp_path / "out"
+    config = expert_job(root)
+    config.tracking.mlflow = False
+    with pytest.raises(KeyboardInterrupt):
+        run_job(config)
+    for log in root.glob("jobs/*/events.jsonl"):
+        kinds = [type(e) for e in read_events(log)]
+        assert RunStarted not in kinds or RunFinished in kinds, kinds
