@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import threading
 import tracemalloc
 from pathlib import Path
@@ -31,7 +34,9 @@ import pytest
 from fake_llm_server import Answer, FakeLLMServer, ToolCall
 from test_agents import events, job, model, of
 
+from kgb.agents import process_bound
 from kgb.agents.config import AgentConfig, CodingAgentConfig
+from kgb.agents.process_bound import COMMAND_TASKS, BoundKind
 from kgb.evaluate.sandbox import landlock_abi
 from kgb.run import run_job
 from kgb.tracking.events import SessionFinished, ToolCalled, TrialFinished
@@ -295,15 +300,95 @@ def test_a_command_cannot_keep_more_than_a_bound_of_disk_in_its_trial(tmp_path):
     assert "wrote" not in done.output and held <= 256 * MB, f"a command kept {held} bytes: {done.output[-200:]}"
 
 
+@pytest.fixture
+def pids_cgroups() -> Path:
+    """The folder where this host puts commands' pids cgroups (kgb.agents.process_bound);
+    the test is skipped, with the host's reason, where it lets kgb make none."""
+    probe = process_bound.make()
+    probe.remove()
+    if probe.kind is BoundKind.NONE:
+        pytest.skip(probe.note)
+    assert probe.folder is not None
+    return probe.folder.parent
+
+
+# More `sleep 30` at once than the bound, started by Python: bash, refused a fork, retries for
+# 15 s and then abandons the whole command, its count of them with it
+SPAWN_PAST_THE_BOUND = f"""
+import os
+started = 0
+try:
+    for _ in range({COMMAND_TASKS + 100}):
+        os.posix_spawnp("sleep", ["sleep", "30"], os.environ)
+        started += 1
+except OSError as e:
+    print("refused:", e.strerror)
+print(f"alive={{sum(e.isdigit() for e in os.listdir('/proc'))}} started={{started}}")
+"""
+
+
 @pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
-@pytest.mark.xfail(strict=True, reason=(
-    "a command may start as many processes as the user may (RLIMIT_NPROC counts the user's processes, the "
-    "harness's and its judges' among them, and root has none): a fork bomb, though the PID namespace "
-    "ends it with the command, meanwhile leaves the host's judges and the harness's threads no process to "
-    "start, other trials' evaluations with them. Fix: a pids cgroup per command (a delegated cgroup v2 "
-    "subtree), or commands under a user id of their own with an RLIMIT_NPROC"))
-def test_a_command_cannot_start_processes_without_bound(tmp_path):
-    done = _confined(tmp_path, "for i in $(seq 600); do sleep 30 & done 2>/dev/null; "
-                               "echo alive=$(ls /proc | grep -c '^[0-9]')")
+def test_a_command_cannot_start_processes_without_bound(tmp_path, pids_cgroups):
+    """A command ran 600 processes at once, and would have run more (RLIMIT_NPROC counts the user's processes, the
+    harness's and its judges' among them, and root has none): a fork bomb, though the PID
+    namespace ends it with the command, meanwhile left the host's judges and the harness's
+    threads no process to start. Its pids cgroup now refuses it a fork past COMMAND_TASKS."""
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "spawn.py").write_text(SPAWN_PAST_THE_BOUND)
+    done = _confined(tmp_path, f"{sys.executable} spawn.py")
     alive = int(done.output.rsplit("alive=", 1)[1].split()[0])
-    assert alive <= 512, f"a command ran {alive} processes at once"
+    assert alive <= COMMAND_TASKS, f"a command ran {alive} processes at once"
+    assert "refused: Resource temporarily unavailable" in done.output, done.output
+
+
+@pytest.mark.parametrize("end", ["exit", "timeout"])
+def test_a_commands_pids_cgroup_is_gone_after_it(tmp_path, pids_cgroups, end):
+    """The wrapper removes the command's cgroup when the command ends, or when the harness
+    ends it at its timeout: else every command would leave one in the host's hierarchy."""
+    done = _confined(tmp_path, "cat /proc/self/cgroup; sleep 30" if end == "timeout" else "cat /proc/self/cgroup",
+                     timeout_s=2 if end == "timeout" else 60)
+    [name] = {line.rsplit("/", 1)[1] for line in done.output.splitlines() if f"/{process_bound.PREFIX}" in line}
+    assert done.timed_out == (end == "timeout")
+    assert "no pids cgroup" not in done.output
+    assert not (pids_cgroups / name).exists(), f"{name} stayed after its command"
+
+
+def test_the_cgroup_of_a_killed_wrapper_is_swept_by_the_next_command(tmp_path, pids_cgroups):
+    """A wrapper killed with SIGKILL removes nothing: the next command removes its cgroup,
+    and leaves the one of a wrapper still running."""
+    with subprocess.Popen(["sleep", "60"]) as running:
+        stale, live = (pids_cgroups / process_bound.name(pid) for pid in (_dead_pid(), running.pid))
+        stale.mkdir()
+        live.mkdir()
+        try:
+            _confined(tmp_path, "true")
+            assert not stale.exists() and live.exists()
+        finally:
+            running.kill()
+            for folder in (stale, live):
+                if folder.exists():
+                    folder.rmdir()
+
+
+def _dead_pid() -> int:
+    with subprocess.Popen(["true"]) as ended:
+        ended.wait()
+    return ended.pid
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="remounting needs root and unshare")
+def test_a_host_without_a_writable_cgroup_runs_commands_and_says_they_are_unbounded(tmp_path, pids_cgroups):
+    """Where the cgroup file system is read-only (a container's, mostly), the command runs
+    as before, and its output says that its processes are bounded by nothing of its own."""
+    from kgb.agents.commands import confined
+
+    for d in ("workspace", "home"):
+        (tmp_path / d).mkdir()
+    argv, env = confined(["bash", "-c", "echo ran"], tmp_path, {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")})
+    # the host's hierarchy read-only for this command alone, in a mount namespace of its own
+    readonly = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", readonly,
+                           str(pids_cgroups), *argv], cwd=tmp_path / "workspace", env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stderr
+    assert "no pids cgroup" in done.stderr and "as many processes as the user may" in done.stderr, done.stderr

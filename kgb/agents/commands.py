@@ -12,7 +12,8 @@ copied into the trial (`import_root`). A small Python step forks a child that ap
 sandbox to itself and then becomes bash, so the harness (which has threads) never confines a
 forked child; the step itself stays, to end everything the command leaves running, and
 gives the command a PID namespace of its own, where it can signal nothing outside
-(kgb.agents.reaper).
+(kgb.agents.reaper), and a pids cgroup of its own, which bounds how many processes it runs at
+once where the host lets kgb make one (kgb.agents.process_bound).
 
     python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] TRIAL_DIR -- PROGRAM [ARG ...]
 
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NoReturn
 
-from kgb.agents import reaper
+from kgb.agents import process_bound, reaper
 from kgb.agents.nofollow import write_text
 from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
 
@@ -239,8 +240,12 @@ def _main(args: list[str]) -> None:
             print(f"{program[0]}: {e.strerror}", file=sys.stderr, flush=True)
             os._exit(127)
 
+    # made before the fork, so that the command's side enters it before anything else
+    bound = process_bound.make()
+    if bound.note:
+        print(f"[kgb sandbox: {bound.note}]", file=sys.stderr, flush=True)
     # the wrapper stays, to end whatever the command leaves running
-    reaper.supervise(command, hide=socket_places(shell_paths(ns.trial_dir, tuple(ns.exec_dirs))))
+    reaper.supervise(command, hide=socket_places(shell_paths(ns.trial_dir, tuple(ns.exec_dirs))), bound=bound)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ which forks the command; the command confines itself) and stays, unconfined but 
 nothing of the agent's, as the command's *subreaper*:
 the kernel hands it every orphan below it, whatever session the orphan made. When the
 command exits, or the harness asks (SIGTERM), or the harness dies (the parent-death
-signal), it kills every process below it and then leaves with the command's status.
+signal), it kills every process below it, removes the command's pids cgroup
+(kgb.agents.process_bound), and then leaves with the command's status.
 
 The agent's processes cannot end the wrapper first, nor any other process of the user's:
 the command runs in a PID namespace of its own, where they cannot name one (and, with
@@ -28,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import NoReturn
 
+from kgb.agents.process_bound import Bound, BoundKind
 from kgb.evaluate.sandbox import landlock_abi
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -40,13 +42,18 @@ PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS = 0x10000000, 0x20000000, 0x00020000
 ENDINGS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # what asks the wrapper to end the command
 SWEEP_S = 5.0  # a process that forks faster than it is killed is given up on after this
+# The command's pids cgroup (kgb.agents.process_bound), which the wrapper removes however it ends
+_bound = Bound(BoundKind.NONE)
 
 
-def supervise(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> NoReturn:
+def supervise(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, ...]], ...] = (),
+              bound: Bound | None = None) -> NoReturn:
     """Fork `child` (which confines itself and becomes the command), stay as its subreaper
     until it exits, end everything below, and leave as the command did. `hide`: folders
     that the command's mount namespace covers with an empty one, each with the paths beneath
-    it that stay (`_hide`)."""
+    it that stay (`_hide`). `bound`: the pids cgroup the command's side enters as it starts."""
+    global _bound
+    _bound = bound or Bound(BoundKind.NONE)
     parent = os.getppid()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
@@ -60,6 +67,7 @@ def supervise(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, .
     if pid == 0:
         for sig in ENDINGS:
             signal.signal(sig, signal.SIG_DFL)
+        _enter(_bound)
         if why_not:
             child()
         _init(child, hide)
@@ -67,7 +75,15 @@ def supervise(child: Callable[[], NoReturn], hide: tuple[tuple[str, tuple[str, .
         _ended_by(signal.SIGTERM, None)
     status = _wait_for(pid)
     end_descendants()
+    _bound.remove()
     _leave(status)
+
+
+def _enter(bound: Bound) -> None:
+    """Put the command's side in its pids cgroup, before it runs anything of the agent's."""
+    note = bound.enter()
+    if note:
+        print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
 
 
 def _own_pids() -> str | None:
@@ -161,6 +177,7 @@ def _check_mount(result: int) -> None:
 
 def _ended_by(sig: int, _frame: object) -> NoReturn:
     end_descendants()
+    _bound.remove()
     _die_of(sig)  # as the command would have, killed by the same signal
 
 
