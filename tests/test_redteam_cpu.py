@@ -152,14 +152,12 @@ def softmax_int(self, dim, dtype=None):
     assert score == 1000, f"the candidate process's oom_score_adj is {score}"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Value provenance sees what a kernel stores, not how it computed it, and the op audit sees ATen ops "
-    "only: numpy called from an interpreted kernel's body is Python the GPU compiler would refuse, caught only "
-    "by eval.compile_for (off by default, and a candidate can tell its record step apart: its module is "
-    "imported as crosscompile_candidate). Needs: the compile check on by default and run on the judge's own "
-    "record of launches, or an interpreter that refuses calls from a kernel to anything but @triton.jit "
-    "functions and triton.language"))
 def test_numpy_inside_an_interpreted_kernel_is_not_correct(softmax):
+    """Value provenance sees what a kernel stores, not how it computed it, and the op audit
+    sees ATen ops only: a helper that computed the softmax with numpy from a kernel's body was
+    `correct` on the CPU, where a GPU's compiler refuses the call. The interpreter now reads
+    each kernel before it runs and refuses one that names anything but Triton's
+    (kgb.evaluate.kernel_calls)."""
     source = PRELUDE + '''
 import numpy as np
 
@@ -187,3 +185,72 @@ def softmax_int(self, dim, dtype=None):
 '''
     verdict = evaluate(source, softmax, SMOKE)
     assert verdict.status != Status.CORRECT, "numpy computed the softmax inside a kernel and was judged correct"
+    assert verdict.status == Status.COMPILE_ERROR, verdict.message  # as a GPU's compiler judges it
+    assert "_host" in verdict.message and "not a Triton function" in verdict.message, verdict.message
+
+
+SOFTMAX_WRAPPER = '''
+
+
+def softmax_int(self, dim, dtype=None):
+    x = self.movedim(dim, -1).contiguous().float()
+    y = torch.empty_like(x)
+    n = x.shape[-1]
+    _row[(x.numel() // max(n, 1),)](x, y, n, BLOCK=triton.next_power_of_2(n))
+    return y.to(dtype or self.dtype).movedim(-1, dim)
+'''
+
+
+def test_a_plain_python_helper_inside_an_interpreted_kernel_is_not_correct(softmax):
+    """A helper without @triton.jit (an LLM's slip, or host math on purpose) runs as plain
+    Python in the interpreter, on the loaded block's values: it computed a right softmax
+    there. A GPU's compiler runs such a helper only on compile-time constants, and refuses
+    this one."""
+    source = PRELUDE + '''
+
+
+def _softmax_on_the_host(v):
+    e = tl.exp(v - tl.max(v, 0))
+    return e / tl.sum(e, 0)
+
+
+@triton.jit
+def _row(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * n + i, mask=i < n, other=float("-inf"))
+    tl.store(y_ptr + r * n + i, _softmax_on_the_host(v), mask=i < n)
+''' + SOFTMAX_WRAPPER
+    verdict = evaluate(source, softmax, SMOKE)
+    assert verdict.status == Status.COMPILE_ERROR, verdict.message
+    assert "_softmax_on_the_host" in verdict.message and "not a Triton function" in verdict.message, verdict.message
+
+
+def test_a_kernel_calling_jit_helpers_stays_correct(softmax):
+    """What the check lets through: @triton.jit helpers, called by name or passed as a
+    constexpr argument, triton.language and its math, the builtins Triton accepts."""
+    source = PRELUDE + '''
+
+
+@triton.jit
+def _exp(v):
+    return tl.math.exp(v)
+
+
+@triton.jit
+def _normalise(v, EXP: tl.constexpr):
+    e = EXP(v - tl.max(v, 0))
+    return e / tl.sum(e, 0)
+
+
+@triton.jit
+def _row(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EXP: tl.constexpr = _exp):
+    r = tl.program_id(0)
+    i = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * n + i, mask=i < n, other=float("-inf")).to(tl.float32)
+    for _ in tl.static_range(max(1, min(BLOCK, 1))):
+        v = v + 0.0
+    tl.store(y_ptr + r * n + i, _normalise(v, EXP), mask=i < n)
+''' + SOFTMAX_WRAPPER
+    verdict = evaluate(source, softmax, SMOKE)
+    assert verdict.status == Status.CORRECT, verdict.message

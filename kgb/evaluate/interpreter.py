@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from kgb.evaluate.interpreter36 import fix_triton36_under_numpy2
 
+# Imported with this module, not when the interpreter is prepared: the compile check's record
+# step imports this module, then confines itself (the repo unreadable), then prepares.
+from kgb.evaluate.kernel_calls import patch_interpreter_calls
+
 
 def _fix_interpreter_bf16_dot() -> None:
     """Triton's CPU interpreter keeps bfloat16 as raw uint16 and multiplies those integers
@@ -201,3 +205,4 @@ def prepare_interpreter() -> None:
 
     patch_interpreter_stores()
     patch_interpreter_bounds()
+    patch_interpreter_calls()

@@ -87,7 +87,9 @@ from enum import StrEnum
 # and the recorded call, reported beside the latency and never taken for it, and the work
 # section they held, which timing turns waited to drain, are gone. A call of a millisecond or
 # more settles over ten repetitions, not twenty, and is estimated from one call, not five
-# (kgb.evaluate.stopping_rule.fewest).
+# (kgb.evaluate.stopping_rule.fewest). On the CPU an interpreted kernel that names anything but
+# Triton's functions and values (a plain Python helper running numpy on the loaded block) is a
+# compile error, as on a GPU (kgb.evaluate.kernel_calls); it was `correct`.
 JUDGE_VERSION = 27
 
 
