@@ -7,14 +7,13 @@ same body as Python, so a helper that is plain Python (numpy on the loaded block
 ran there and a kernel that no GPU compiles was judged `correct` (session 47's red team,
 tests/test_redteam_cpu.py).
 
-So each launch in the interpreter first reads the body it is about to run (the very source
-text the interpreter compiles), and every name the body takes from outside itself
-(a global, a builtin, a module's attribute, a launch argument, a default) must be a Triton
-function, a Triton value, a module, a constant, or one of the builtins the code generator
-accepts; every `@triton.jit` function it reaches is read the same way. What a body reads is
-parsed once per function; what its names hold is looked up at every launch, since a module's
-globals can be rebound between launches. Applied in the candidate process (chip=cpu) by
-kgb.evaluate.interpreter; a GPU compiles for real.
+So each launch in the interpreter first reads the body it is about to run
+(kgb.evaluate.kernel_body), and every name the body takes from outside itself (a global, a
+builtin, a module's attribute, a launch argument, a default) must be a Triton function, a
+Triton value, a module, a constant, or one of the builtins the code generator accepts; every
+`@triton.jit` function it reaches is judged the same way. What its names hold is looked up
+at every launch, since a module's globals can be rebound between launches. Applied in the
+candidate process (chip=cpu) by kgb.evaluate.interpreter; a GPU compiles for real.
 
 Like the rest of what the candidate process observes, this holds against a kernel that
 calls Python by mistake (an LLM's host fallback), not against code that patches the
@@ -25,31 +24,19 @@ from __future__ import annotations
 
 import ast
 import builtins
-import inspect
-import symtable
 import sys
-import textwrap
 import types
-from dataclasses import dataclass
 from typing import Any
 
 from triton.compiler.errors import CompilationError
 
+# Imported with this module, not at a launch: the compile check's record step confines
+# itself (kgb's files unreadable) before it prepares the interpreter.
+from kgb.evaluate.kernel_body import _Body, _body, _record_sources, _Reference
+
 # The Python builtins Triton's code generator resolves inside a kernel
 # (CodeGenerator.builtin_namespace, Triton 3.6 and 3.9): any other is a NameError there.
 KERNEL_BUILTINS = ("len", "list", "range", "float", "int", "isinstance", "getattr", "hasattr", "print", "min", "max")
-
-# `.handle` is the interpreter's numpy array under a tensor (an MLIR value a kernel cannot
-# compute with on a GPU); underscored names are Triton's internals, no part of its language.
-_INTERNAL_ATTRIBUTES = ("handle",)
-
-# Scopes a kernel could open to bind names this check does not follow; Triton's code
-# generator supports none of them.
-_REFUSED_CONSTRUCTS = {
-    ast.Import: "an import", ast.ImportFrom: "an import", ast.Global: "a global statement",
-    ast.Nonlocal: "a nonlocal statement", ast.Lambda: "a lambda", ast.FunctionDef: "a nested function",
-    ast.AsyncFunctionDef: "a nested function", ast.ClassDef: "a class",
-}
 
 # Exactly these types: a subclass could bring operators of its own into the kernel
 _CONSTANT_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes, type(Ellipsis)))
@@ -63,30 +50,6 @@ class NotTritonError(CompilationError):
         if hasattr(self.node, "lineno"):
             return super()._format_message()
         return self.error_message or ""  # an argument's or a whole body's fault: no line to show
-
-
-@dataclass(frozen=True)
-class _Reference:
-    """A name a body takes from outside itself, and the attributes it reads of it."""
-
-    node: ast.AST
-    root: str
-    attributes: tuple[str, ...]
-    called: bool  # the function of a call, not only named
-
-
-@dataclass(frozen=True)
-class _Body:
-    """What one function's body takes from outside itself, read once from its source."""
-
-    name: str
-    src: str
-    parameters: tuple[str, ...]
-    references: tuple[_Reference, ...]
-    refusal: tuple[ast.AST, str] | None  # where, and why, raised anew at each launch
-
-    def refuse(self, node: ast.AST, message: str) -> NotTritonError:
-        return NotTritonError(self.src, node, message)
 
 
 class _Scope:
@@ -163,150 +126,6 @@ def _nested_codes(*functions: Any) -> frozenset[types.CodeType]:
 
 
 _scope: _Scope | None = None
-_sources: dict[Any, str] = {}  # function -> the source text the interpreter compiled for it
-_bodies: dict[Any, _Body] = {}
-
-
-# ------------------------------------------------------------------------------ reading
-
-def _body(fn: Any) -> _Body:
-    body = _bodies.get(fn)
-    if body is None:
-        body = _bodies[fn] = _read(fn)
-    return body
-
-
-def _read(fn: Any) -> _Body:
-    name = getattr(fn, "__qualname__", getattr(fn, "__name__", "?"))
-    parameters = tuple(inspect.signature(fn).parameters)
-    src = _sources.get(fn)
-    if src is None and not _interpreter_compiles():
-        src = _source_of(fn)
-    if src is None:
-        return _Body(name, "", parameters, (), (ast.Module(), f"the source of {name} cannot be read: Triton's compiler compiles "
-                                                  "a kernel from its source, and kgb checks what a kernel calls there"))
-    definition = _definition(src, fn.__name__)
-    if definition is None:
-        return _Body(name, src, parameters, (), (ast.Module(), f"{name}'s source defines no function {fn.__name__}"))
-    reader = _Reader(src, name, _global_names(src, fn.__name__))
-    for statement in definition.body:
-        reader.visit(statement)
-    return _Body(name, src, parameters, tuple(reader.references), reader.refusal)
-
-
-def _interpreter_compiles() -> bool:
-    """Whether the interpreter compiles each jit function from its source text (Triton 3.6
-    and 3.9), which is then the text to read: where it found none, it runs the function's
-    code as it is, and what that code calls is unknown to a reading of the file."""
-    from triton.runtime import interpreter as itp
-
-    return hasattr(itp, "FunctionRewriter")
-
-
-def _source_of(fn: Any) -> str | None:
-    """The source of a function where the interpreter runs its code as it is (Triton 3.2)."""
-    try:
-        return textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError):
-        return None
-
-
-def _definition(src: str, name: str) -> ast.FunctionDef | None:
-    """The definition the interpreter keeps: the last of that name its source text binds."""
-    found = None
-    for statement in ast.parse(src).body:
-        if isinstance(statement, ast.FunctionDef) and statement.name == name:
-            found = statement
-    return found
-
-
-def _global_names(src: str, name: str) -> frozenset[str]:
-    """The names the function (or a comprehension in it) looks up in its globals and
-    builtins, by Python's own scoping."""
-    table = None
-    for child in symtable.symtable(src, "<kernel>", "exec").get_children():
-        if child.get_name() == name and child.get_type() == "function":
-            table = child
-    names, stack = set(), [table] if table is not None else []
-    while stack:
-        scope = stack.pop()
-        names.update(symbol.get_name() for symbol in scope.get_symbols() if symbol.is_global())
-        stack.extend(scope.get_children())
-    return frozenset(names)
-
-
-class _Reader(ast.NodeVisitor):
-    """Collects a body's references to outside names and the first construct refused."""
-
-    def __init__(self, src: str, name: str, global_names: frozenset[str]) -> None:
-        self.src, self.name, self.global_names = src, name, global_names
-        self.references: list[_Reference] = []
-        self.refusal: tuple[ast.AST, str] | None = None
-        self.callees: set[ast.AST] = set()
-
-    def refuse(self, node: ast.AST, message: str) -> None:
-        if self.refusal is None:
-            self.refusal = (node, f"{self.name}: {message}")
-
-    def generic_visit(self, node: ast.AST) -> None:
-        construct = _REFUSED_CONSTRUCTS.get(type(node))
-        if construct is not None:
-            self.refuse(node, f"{construct} in a kernel, which Triton's compiler refuses")
-            return
-        super().generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.global_names:
-            self.references.append(_Reference(node, node.id, (), node in self.callees))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        attributes, base = _attribute_chain(node)
-        for attribute in attributes:
-            self.check_attribute(node, attribute)
-        if isinstance(base, ast.Name) and base.id in self.global_names:
-            if not isinstance(node.ctx, ast.Load):
-                self.refuse(node, f"assigns to `{ast.unparse(node)}`, outside the kernel")
-            self.references.append(_Reference(node, base.id, attributes, node in self.callees))
-        else:
-            self.visit(base)
-
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        _, base = _attribute_chain(node.value)
-        if not isinstance(node.ctx, ast.Load) and isinstance(base, ast.Name) and base.id in self.global_names:
-            self.refuse(node, f"assigns to `{ast.unparse(node)}`, outside the kernel")
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        self.callees.add(node.func)
-        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr"):
-            self.read_getattr(node)
-        self.generic_visit(node)
-
-    def read_getattr(self, node: ast.Call) -> None:
-        """`getattr(x, "name")` reads what `x.name` does; a name computed as the kernel runs
-        could be any attribute."""
-        if len(node.args) < 2 or not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
-            self.refuse(node, f"`{ast.unparse(node)}` reads an attribute whose name is not a constant")
-            return
-        attribute = node.args[1].value
-        self.check_attribute(node, attribute)
-        attributes, base = _attribute_chain(node.args[0])
-        if isinstance(base, ast.Name) and base.id in self.global_names:
-            self.references.append(_Reference(node, base.id, (*attributes, attribute), node in self.callees))
-
-    def check_attribute(self, node: ast.AST, attribute: str) -> None:
-        if attribute in _INTERNAL_ATTRIBUTES or attribute.startswith("_"):
-            self.refuse(node, f"`{ast.unparse(node)}` reads `.{attribute}`, the interpreter's or Triton's internals, "
-                              "no part of Triton's language")
-
-
-def _attribute_chain(node: ast.AST) -> tuple[tuple[str, ...], ast.AST]:
-    """`a.b.c` as ("b", "c") and the node of `a`."""
-    attributes = []
-    while isinstance(node, ast.Attribute):
-        attributes.append(node.attr)
-        node = node.value
-    return tuple(reversed(attributes)), node
 
 
 # ----------------------------------------------------------------------------- judging
@@ -328,7 +147,7 @@ class _Launch:
         self.read.add(id(fn))
         body = _body(fn)
         if body.refusal is not None:
-            raise body.refuse(*body.refusal)
+            raise _refused(body, *body.refusal)
         for reference in body.references:
             self.reference(body, fn, reference)
         defaults = [*(getattr(run_fn, "__defaults__", None) or ()), *(getattr(run_fn, "__kwdefaults__", None) or {}).values()]
@@ -347,7 +166,7 @@ class _Launch:
             problem = self.problem(value)
             if problem is not None:
                 verb = "calls" if reference.called and depth == len(path) - 1 else "names"
-                raise body.refuse(reference.node, f"{body.name} {verb} `{'.'.join(path[:depth + 1])}`, {problem}")
+                raise _refused(body, reference.node, f"{body.name} {verb} `{'.'.join(path[:depth + 1])}`, {problem}")
 
     def argument(self, value: Any, what: str) -> None:
         from triton.runtime import interpreter as itp
@@ -404,6 +223,10 @@ class _Launch:
         return value.__globals__ is self.scope.interpreter_globals and self.problem(tuple(value.__defaults__ or ())) is None
 
 
+def _refused(body: _Body, node: ast.AST, message: str) -> NotTritonError:
+    return NotTritonError(body.src, node, message)
+
+
 def _unwrapped(value: Any) -> Any:
     import triton.language as tl
 
@@ -457,7 +280,7 @@ def _is_namedtuple(value: Any) -> bool:
 
 def _rewritten(kernel: Any) -> Any:
     """The function the interpreter runs for a jit function: compiled from its source, which
-    this reads from the compile (_record_sources)."""
+    kgb.evaluate.kernel_body reads from the compile (_record_sources)."""
     rewrite = getattr(kernel, "rewrite", None)
     return rewrite() if rewrite is not None else kernel.fn
 
@@ -500,24 +323,6 @@ def check_launch(kernel: Any, args: tuple, kwargs: dict) -> None:
              **{k: v for k, v in kwargs.items() if k in body.parameters}}
     for name, value in bound.items():
         launch.argument(value, f"{body.name}'s argument {name}")
-
-
-def _record_sources() -> None:
-    """Keep the text the interpreter compiles for each jit function: the check reads that,
-    not a second reading of the file that could find other text."""
-    from triton.runtime import interpreter as itp
-
-    rewriter = getattr(itp, "FunctionRewriter", None)
-    if rewriter is None or getattr(rewriter._transform_ast, "_kgb_recorded", False):
-        return
-    transform = rewriter._transform_ast
-
-    def _transform_ast(self, src):
-        _sources[self.fn] = src
-        return transform(self, src)
-
-    _transform_ast._kgb_recorded = True  # type: ignore[attr-defined]
-    rewriter._transform_ast = _transform_ast
 
 
 def _check_launches() -> None:
