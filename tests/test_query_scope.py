@@ -169,6 +169,36 @@ def test_a_job_running_its_first_trials_has_a_row_beside_the_finished_ones(tmp_p
     assert (board["oneshot", "claude"]["trials"], board["oneshot", "claude"]["incomplete"]) == ("2", "")
 
 
+def test_a_trial_the_infrastructure_cut_short_is_not_judged_and_the_row_says_so(tmp_path, capsys):
+    """A provider down through its retries, a judge killed from outside, a full disk: the trial
+    ends infra_error, no verdict on the method, retried by the job's next run. Counted, its
+    operator read as one the method failed (accuracy 1/2 for a method that solved all it was
+    judged on); and it hid an earlier job's judged trial of the same row."""
+    blobs = BlobStore(tmp_path / "blobs")
+    ops = ["aten::add", "aten::mul"]
+    cut = Job("cut", blobs)
+    events = cut.run(ops, {"aten::add": True})
+    at = events[-1]  # RunFinished: the cut trial is logged before it
+    cut_short = [TrialStarted(job="cut", trial="cut-aten::mul", op="aten::mul", spec_version=1, sample=0),
+                 TrialFinished(job="cut", trial="cut-aten::mul", end=TrialEnd.INFRA_ERROR, wall_s=1.0,
+                               reason="the provider stayed down through 5 retries")]
+    events = events[:-1] + [dataclasses.replace(e, seq=at.seq + i, ts=at.ts + i) for i, e in enumerate(cut_short)] \
+        + [dataclasses.replace(at, seq=at.seq + 2, ts=at.ts + 2)]
+    uri = project(tmp_path, events)
+    row = leaderboard(uri, capsys)["oneshot", "claude"]
+    assert (row["trials"], row["correct"], row["accuracy"]) == ("1", "1", "1.000")
+    assert row["incomplete"] == "trials cut short: 1 of 2 operators judged"
+    [accuracy] = report(uri, tmp_path / "report", "accuracy")
+    assert (accuracy["operators"], accuracy["not judged"]) == ("1", "1")
+
+    # an earlier job of the same row judged mul: its trial counts, not the later cut one
+    earlier = Job("earlier", blobs)
+    project(tmp_path, [dataclasses.replace(e, ts=e.ts - 3600)
+                       for e in earlier.run(["aten::mul"], {"aten::mul": False})])
+    row = leaderboard(uri, capsys)["oneshot", "claude"]
+    assert (row["trials"], row["correct"], row["incomplete"]) == ("2", "1", "")
+
+
 # --- 2: an operator removed from the source ------------------------------------------------
 
 def test_an_operator_removed_from_the_source_no_longer_counts_and_the_row_says_so(tmp_path, capsys):

@@ -55,8 +55,9 @@ class Row:
     checks_per_success: float | None = None
     turns_per_trial: float | None = None
     replayed_tokens: int = 0  # a replay model's calls: the tokens recorded earlier, not spend
-    # where a job interrupted (Ctrl-C) or not finished left operators of the row unjudged,
-    # "interrupted: 12 of 210 operators judged"; "" where every operator set out was judged
+    # where a job interrupted (Ctrl-C), not finished, or finished with trials cut short (an
+    # infra_error, the job's budget) left operators of the row unjudged, "interrupted: 12 of
+    # 210 operators judged"; "" where every operator set out was judged
     incomplete: str = ""
     unjudged: int = 0  # those operators
     removed: int = 0  # operators no longer in the source whose trials are left out
@@ -129,21 +130,23 @@ def by_job(trials: list[TrialRow], scope: Scope = EVERYTHING) -> dict[JobKey, Jo
 
 
 def _planned(trials: list[TrialRow], scope: Scope) -> dict[JobKey, dict[str, End]]:
-    """The operators each job not finished set out to judge, in the current source, by the
-    row they would count in (a job of source=all has a row per source), with how it ended.
+    """The operators each job set out to judge, in the current source, by the row they would
+    count in (a job of source=all has a row per source), with why one may be missing: how the
+    job ended, or for a finished job CUT_SHORT (its trials that did not finish).
     A job's row is named by its trials table's header (JobFacts.info), so that one that
     finished no trial yet has a row too; where a scope has no header, by its trials."""
     rows_of = {row.job: row for row in trials}
     planned: dict[JobKey, dict[str, End]] = defaultdict(dict)
     for job, facts in scope.jobs.items():
         named: JobInfo | TrialRow | None = facts.info or rows_of.get(job)
-        if facts.end is End.FINISHED or named is None:
+        if named is None:
             continue
+        why = End.CUT_SHORT if facts.end is End.FINISHED else facts.end
         for op in facts.planned:
             if scope.counts(op):
                 source = op.split("::")[0]
-                # an op of two unfinished jobs of one row: either end says why
-                planned[(named.method_label, named.model, source, named.chip, named.settings)].setdefault(op, facts.end)
+                # an op of two such jobs of one row: either says why
+                planned[(named.method_label, named.model, source, named.chip, named.settings)].setdefault(op, why)
     return planned
 
 

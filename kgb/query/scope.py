@@ -31,11 +31,16 @@ from kgb.tracking.summary import JobInfo
 
 
 class End(StrEnum):
-    """How a job's latest run ended, as its MLflow run's status says it."""
+    """How a job's latest run ended, as its MLflow run's status says it; for a finished one
+    that left operators unjudged, why (CUT_SHORT)."""
 
     FINISHED = "finished"
     INTERRUPTED = "interrupted"  # Ctrl-C: the trials it did not start or cut short are left to the next run
     UNFINISHED = "unfinished"  # no end logged: running now, or killed without a word (kill -9, a lost host)
+    # finished, with trials that did not: cut short by the infrastructure (infra_error: a
+    # provider down through its retries, a judge killed from outside) or by the job's budget,
+    # which its next run retries; a trials table holds finished trials only
+    CUT_SHORT = "trials cut short"
 
 
 END_OF_STATUS = {"FINISHED": End.FINISHED, "KILLED": End.INTERRUPTED}  # else (RUNNING) unfinished
@@ -45,7 +50,7 @@ END_OF_STATUS = {"FINISHED": End.FINISHED, "KILLED": End.INTERRUPTED}  # else (R
 class JobFacts:
     end: End = End.FINISHED
     # the operators its run set out to judge (RunStarted.specs of the job run's run_started.json,
-    # its first run's); read only for a job not finished, where they tell what is missing
+    # its first run's): what is missing where the table has no finished trial of them
     planned: frozenset[str] = frozenset()
     replayed: bool = False  # model.provider=replay (REPLAYED): its tokens were recorded, not paid
     # its trials table's header: the row it counts in where it finished no trial; None where
@@ -56,12 +61,12 @@ class JobFacts:
 def job_facts(status: str, provider: str, run_started: Callable[[], str | None],
               info: JobInfo | None = None) -> JobFacts:
     """A job's facts from its run's status, its `model.provider` param, its trials table's
-    header and, for a job not finished only (one more file a job), its run_started.json's
-    text (None where the run has none: then what is missing is not known, and the row is
-    not marked)."""
+    header and its run_started.json's text (None where the run has none: then what is missing
+    is not known, and the row is not marked). Read for a finished job too (one more file a
+    job): its trials cut short are missing from its table as an interrupted job's are."""
     end = END_OF_STATUS.get(status, End.UNFINISHED)
     planned: frozenset[str] = frozenset()
-    if end is not End.FINISHED and (text := run_started()) is not None:
+    if (text := run_started()) is not None:
         planned = frozenset(json.loads(text).get("specs", {}))
     return JobFacts(end, planned, provider == REPLAYED, info)
 
