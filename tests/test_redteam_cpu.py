@@ -152,6 +152,18 @@ def softmax_int(self, dim, dtype=None):
     assert score == 1000, f"the candidate process's oom_score_adj is {score}"
 
 
+SOFTMAX_WRAPPER = '''
+
+
+def softmax_int(self, dim, dtype=None):
+    x = self.movedim(dim, -1).contiguous().float()
+    y = torch.empty_like(x)
+    n = x.shape[-1]
+    _row[(x.numel() // max(n, 1),)](x, y, n, BLOCK=triton.next_power_of_2(n))
+    return y.to(dtype or self.dtype).movedim(-1, dim)
+'''
+
+
 def test_numpy_inside_an_interpreted_kernel_is_not_correct(softmax):
     """Value provenance sees what a kernel stores, not how it computed it, and the op audit
     sees ATen ops only: a helper that computed the softmax with numpy from a kernel's body was
@@ -174,31 +186,11 @@ def _row(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     i = tl.arange(0, BLOCK)
     v = tl.load(x_ptr + r * n + i, mask=i < n, other=float("-inf"))
     tl.store(y_ptr + r * n + i, _host(v), mask=i < n)
-
-
-def softmax_int(self, dim, dtype=None):
-    x = self.movedim(dim, -1).contiguous().float()
-    y = torch.empty_like(x)
-    n = x.shape[-1]
-    _row[(x.numel() // max(n, 1),)](x, y, n, BLOCK=triton.next_power_of_2(n))
-    return y.to(dtype or self.dtype).movedim(-1, dim)
-'''
+''' + SOFTMAX_WRAPPER
     verdict = evaluate(source, softmax, SMOKE)
     assert verdict.status != Status.CORRECT, "numpy computed the softmax inside a kernel and was judged correct"
     assert verdict.status == Status.COMPILE_ERROR, verdict.message  # as a GPU's compiler judges it
     assert "_host" in verdict.message and "not a Triton function" in verdict.message, verdict.message
-
-
-SOFTMAX_WRAPPER = '''
-
-
-def softmax_int(self, dim, dtype=None):
-    x = self.movedim(dim, -1).contiguous().float()
-    y = torch.empty_like(x)
-    n = x.shape[-1]
-    _row[(x.numel() // max(n, 1),)](x, y, n, BLOCK=triton.next_power_of_2(n))
-    return y.to(dtype or self.dtype).movedim(-1, dim)
-'''
 
 
 def test_a_plain_python_helper_inside_an_interpreted_kernel_is_not_correct(softmax):

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from kgb.evaluate.workdirs import alive
+
 # The tasks (processes and threads: the pids controller counts both) an agent's command may
 # run at once, its CLI's where the command is a CLI with the commands it runs. A compile starts
 # some tens (the compiler's driver, cc1, as, ld, Triton's ptxas), node (an agent CLI) a dozen
@@ -130,7 +132,7 @@ def sweep(parent: Path) -> list[Path]:
     ours = _ours()
     for entry in names:
         pid = entry[len(ours):]
-        if entry.startswith(ours) and pid.isdigit() and not _alive(int(pid)):
+        if entry.startswith(ours) and pid.isdigit() and not alive(int(pid)):
             with contextlib.suppress(OSError):
                 (parent / entry).rmdir()
                 removed.append(parent / entry)
@@ -238,13 +240,3 @@ def _words(path: Path) -> list[str]:
         return path.read_text().split()
     except OSError:
         return []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process holds the number: not ours to judge
-        return True
-    return True

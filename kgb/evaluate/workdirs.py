@@ -33,7 +33,7 @@ def remove_left_behind(prefix: str = PREFIX) -> list[Path]:
             mine = folder.lstat().st_uid == os.getuid() and folder.is_dir() and not folder.is_symlink()
         except OSError:
             continue
-        if pid.isdigit() and mine and not _alive(int(pid)):
+        if pid.isdigit() and mine and not alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
@@ -62,7 +62,8 @@ def _ours(prefix: str = PREFIX) -> str:
     return f"{prefix}{socket.gethostname().replace('/', '_')}-"
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process holds the number: a folder named after a dead one is a leftover."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
