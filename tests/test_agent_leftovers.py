@@ -211,7 +211,7 @@ def test_a_killed_harnesss_trial_folders_are_removed_by_the_next(monkeypatch, tm
     monkeypatch.setattr(workspace, "_swept", False)
     ended = subprocess.Popen(["true"])
     ended.wait()
-    ours = workdirs._ours(workspace.PREFIX)
+    ours = workdirs.host_prefix(workspace.PREFIX)
     left = tmp_path / f"{ours}{ended.pid}-abc123"  # a harness process that is gone
     live = tmp_path / f"{ours}{os.getpid()}-def456"  # this one's
     other = tmp_path / "kgb-agent-xyz789"  # named before session 44: left alone

@@ -21,13 +21,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from kgb.evaluate.workdirs import alive
+from kgb.evaluate.workdirs import alive, host_prefix
 
 # The tasks (processes and threads: the pids controller counts both) an agent's command may
 # run at once, its CLI's where the command is a CLI with the commands it runs. A compile starts
@@ -129,7 +128,7 @@ def sweep(parent: Path) -> list[Path]:
         names = os.listdir(parent)
     except OSError:
         return removed
-    ours = _ours()
+    ours = host_prefix(PREFIX)
     for entry in names:
         pid = entry[len(ours):]
         if entry.startswith(ours) and pid.isdigit() and not alive(int(pid)):
@@ -141,11 +140,7 @@ def sweep(parent: Path) -> list[Path]:
 
 def name(pid: int) -> str:
     """The name of the cgroup that wrapper `pid` of this host makes."""
-    return f"{_ours()}{pid}"
-
-
-def _ours() -> str:
-    return f"{PREFIX}{socket.gethostname().replace('/', '_')}-"
+    return f"{host_prefix(PREFIX)}{pid}"
 
 
 def _unbounded(why: str) -> str:

@@ -19,14 +19,14 @@ PREFIX = "kgb-eval-"
 def new(prefix: str = PREFIX) -> Path:
     """A new evaluation folder of this process (or another kind of folder, by its prefix:
     an agent trial's, kgb.agents.workspace)."""
-    return Path(tempfile.mkdtemp(prefix=f"{_ours(prefix)}{os.getpid()}-"))
+    return Path(tempfile.mkdtemp(prefix=f"{host_prefix(prefix)}{os.getpid()}-"))
 
 
 def remove_left_behind(prefix: str = PREFIX) -> list[Path]:
     """Remove the folders of this kind that this user made on this host whose harness process
     has ended; the ones removed."""
     removed = []
-    ours = _ours(prefix)
+    ours = host_prefix(prefix)
     for folder in Path(tempfile.gettempdir()).glob(f"{ours}*-*"):
         pid = folder.name[len(ours):].partition("-")[0]
         try:
@@ -57,8 +57,9 @@ def users_own(name: str) -> Path:
     return parent / name
 
 
-def _ours(prefix: str = PREFIX) -> str:
-    """The start of this host's folder names (mkdtemp's random part holds no "-")."""
+def host_prefix(prefix: str = PREFIX) -> str:
+    """The start of this host's names of that kind (mkdtemp's random part holds no "-"): a
+    folder, or an agent command's cgroup (kgb.agents.process_bound)."""
     return f"{prefix}{socket.gethostname().replace('/', '_')}-"
 
 
