@@ -22,9 +22,10 @@ import torch
 
 from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
-from kgb.evaluate.correctness import load_values
+from kgb.evaluate.correctness import load_values, tensors_in
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
+from kgb.evaluate.provenance import MAX_VALUES
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.evaluate.verdict import Status
@@ -61,19 +62,71 @@ TURN_LIMIT_S = 120.0
 CANDIDATE_FAILURES = frozenset({Status.REJECTED, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.WRONG_OUTPUT})
 MESSAGE_CHARS = 4000
 
-# What a reply's buffers may hold: the storages the judge sent, which come back with what the
-# candidate left in them, many times over (an output may be larger than its inputs: im2col's
-# nine-fold), and room for outputs made from nothing (a factory op's, arange's). A candidate
-# that announced one buffer larger than the host's memory had its judge fill memory until the
-# OOM killer took the judge, read as an infrastructure failure: no result, retried every run
-# (session 45's red team).
-REPLY_BASE_BYTES = 4 << 30
-REPLY_PER_SENT_BYTE = 16
+# What a reply's buffers may hold, known to the judge before it sends the call (ReplyBound):
+# the storages it sent, each back at most once with what the call left in it, and the
+# storages the call made, its outputs. The outputs' size is the reference's for the case,
+# computed before the checked call (CaseRunner.check); a timed call's are those of a bench
+# case checked before it (kgb.evaluate.judge checks every case first). A multiple of the
+# inputs alone would not do: factory ops are sent nothing and return up to 512 MB (arange's
+# bench-int64; full, empty_strided), new_ones 256 MB from a 4-byte tensor, and outputs
+# exceed their inputs many-fold elsewhere: affine_grid_generator's 100 MB grid from 384
+# bytes of theta, select_backward's 512 MB from 256 KB, add's outer product 86-fold, a
+# unary op on an expanded input 64-fold, im2col's 3x3 bench case 9-fold (462 MB).
+# The bound is checked on the reply's header, before a buffer is allocated: a candidate that
+# announced one buffer larger than the host's memory had its judge fill memory until the OOM
+# killer took the judge, an infrastructure failure retried every run (session 45's red team).
+# Until session 48 every reply might hold 4 GB plus 16 times what was sent: a smoke case's
+# reply of untouched pages, a few KB due, had its judge read 4 GB into its own memory, with
+# 16-20 judges on a GPU host.
+#
+# OUTPUT_ROOM: a candidate may lay its outputs out otherwise than the reference does (a slice
+# of a buffer padded to its blocks, one storage under two outputs); none of the 210
+# solutions returns more than the reference's own bytes in any smoke case.
+# REPLY_ROOM_BYTES: what needs no size to be due: a small output padded to a block, a tensor
+# where the reference returns a number; the most a smoke case's reply may hold on a GPU.
+# PROVENANCE_BYTES: on the CPU a reply also carries the distinct values the interpreted
+# kernels stored and loaded (kgb.evaluate.provenance.summarise), scratch buffers' included,
+# which no size known before the call bounds: at most MAX_VALUES stored, each a value and
+# its first sequence number both as a number and as bits (32 bytes), and MAX_VALUES loaded,
+# as bits (16 bytes): 192 MB. The 210 solutions' largest in a smoke case: 650 KB.
+OUTPUT_ROOM = 2
+REPLY_ROOM_BYTES = 16 << 20
+PROVENANCE_BYTES = 48 * MAX_VALUES
 
 
-def reply_limit(sent: codec.Storages | None) -> int:
-    sent_bytes = sum(s.nbytes() for s in sent.by_id.values()) if sent is not None else 0
-    return REPLY_BASE_BYTES + REPLY_PER_SENT_BYTE * sent_bytes
+def output_bytes(value: Any) -> int:
+    """The bytes of the storages under the tensors of `value` (the reference's outputs),
+    each once. An input's count too: a candidate may copy what the reference returns as a
+    view of one (reshape's, narrow's), and the copy holds no more than the input. Not a
+    view's elements: only view ops return a view that repeats its input (expand's bench
+    case: 4 GB of elements over 32 KB), and their specs want the view itself."""
+    return sum({t.untyped_storage()._cdata: t.untyped_storage().nbytes() for t in tensors_in(value)}.values())
+
+
+@dataclass(frozen=True)
+class ReplyBound:
+    """The most a call's reply may hold, and why (said where a reply is refused)."""
+    sent: int  # bytes of the storages the judge sent
+    outputs: int  # bytes the call's outputs may take (`output_bytes`)
+    provenance: int = 0  # PROVENANCE_BYTES on the CPU
+
+    @staticmethod
+    def of(sent: codec.Storages, outputs: int, device: str) -> ReplyBound:
+        return ReplyBound(sum(s.nbytes() for s in sent.by_id.values()), outputs,
+                          PROVENANCE_BYTES if device == "cpu" else 0)
+
+    @property
+    def nbytes(self) -> int:
+        return self.sent + OUTPUT_ROOM * self.outputs + REPLY_ROOM_BYTES + self.provenance
+
+    def __str__(self) -> str:
+        stored = f", {self.provenance:,} for the values its kernels stored and loaded" if self.provenance else ""
+        return (f"{self.nbytes:,} (its inputs' {self.sent:,} bytes, {OUTPUT_ROOM} times its outputs' "
+                f"{self.outputs:,}, {REPLY_ROOM_BYTES:,} besides{stored})")
+
+
+class ReplyTooLarge(codec.WireError):
+    """A reply that announced more than its call may send back (`ReplyBound`), refused unread."""
 
 
 @dataclass
@@ -114,6 +167,8 @@ class CandidateProcess:
     # the next (memory_file.Outbox); made at the first message that needs one
     _outbox: memory_file.Outbox | None = None
     closed = False  # killed already: its pid may now be another process's
+    # the bytes of the largest outputs a call was allowed (`ReplyBound`); a timed call's are among them
+    largest_outputs: int | None = None
 
     def __init__(self, device: str, workspace: Path, limits: Limits):
         import socket
@@ -144,10 +199,10 @@ class CandidateProcess:
     def _lock(self) -> TimingLock:
         return self.exclusive or TimingLock(None, Phases())
 
-    def _receive(self, known: codec.Storages | None = None) -> codec.Message:
+    def _receive(self, known: codec.Storages | None = None, bound: ReplyBound | None = None) -> codec.Message:
         """The next message, its buffers read with the judge's work section let go of (host
         work) and copied to the GPU in short sections of their own; compile notices on the
-        way are answered."""
+        way are answered. Only a call's reply may carry buffers, within its `bound`."""
         lock = self._lock()
 
         @contextmanager
@@ -155,7 +210,7 @@ class CandidateProcess:
             with lock.paused(), lock.phase(RECEIVING):
                 yield
 
-        limit = reply_limit(known)
+        limit = bound.nbytes if bound is not None else 0
         try:
             msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work, max_bytes=limit)
             while msg.kind == "compiling":
@@ -166,8 +221,24 @@ class CandidateProcess:
             if isinstance(said, int) and not isinstance(said, bool):
                 self.held_mib = max(self.held_mib, said)
             return msg
+        except codec.Oversized as exc:
+            if bound is None:
+                raise
+            raise ReplyTooLarge(f"the candidate's reply announced {exc.announced:,} bytes, more than this call may "
+                                f"send back: {bound}; return outputs whose storages hold no more than they do") from exc
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
+
+    def _bound(self, sent: codec.Storages, outputs: int | None) -> ReplyBound:
+        """What a call on `sent` may send back. Where the caller knows no outputs, those of the
+        largest it was told of stand for them (a timed call's), else the inputs' own size."""
+        if outputs is not None:
+            self.largest_outputs = max(self.largest_outputs or 0, outputs)
+        elif self.largest_outputs is not None:
+            outputs = self.largest_outputs
+        else:
+            outputs = sum(s.nbytes() for s in sent.by_id.values())
+        return ReplyBound.of(sent, outputs, self.device)
 
     def _exit_reason(self) -> str:
         import signal
@@ -186,7 +257,7 @@ class CandidateProcess:
             torch.cuda.synchronize()  # the judge's own work queued before the call
         lock = self._lock()
         with lock.paused(), lock.phase("candidate compile"):
-            if codec.receive(self.conn, self.device).kind != "compiled":
+            if codec.receive(self.conn, self.device, max_bytes=0).kind != "compiled":
                 raise codec.WireError("a compile notice was not followed by its end")
         codec.send(self.conn, "resume")
 
@@ -248,12 +319,15 @@ class CandidateProcess:
             instead = str(msg.fields.get("reason", ""))[:500] or "no reason given"
         return self._hand_over(kind, value, **fields).sent, instead
 
-    def call(self, entry: str, args: tuple, kwargs: dict, redraw: Redraw | None = None) -> Reply:
+    def call(self, entry: str, args: tuple, kwargs: dict, redraw: Redraw | None = None,
+             outputs: int | None = None) -> Reply:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
         candidate left in them, and the return value aliases them as it did there. With
-        `redraw`, the process is asked to draw them itself (`_send_inputs`)."""
+        `redraw`, the process is asked to draw them itself (`_send_inputs`). `outputs`: the
+        bytes its outputs may take (`output_bytes` of the reference's); a larger reply is
+        refused unread (`ReplyTooLarge`)."""
         sent, instead = self._send_inputs("call", bound_value([(args, kwargs)]), redraw, entry=entry)
-        msg = self._receive(sent)
+        msg = self._receive(sent, self._bound(sent, outputs))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=instead)
         for sid, data in msg.known_bytes.items():
@@ -268,7 +342,9 @@ class CandidateProcess:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. With `redraw`, the process is
-        asked to draw the sets itself (`_send_inputs`).
+        asked to draw the sets itself (`_send_inputs`). Its outputs may take what the largest
+        of the calls before it were allowed (`_bound`): the judge checks a bench case before
+        it times it.
         Its calls run in the judge's work sections (`self.exclusive`), never beside a timing
         turn, and the transfers with the section let go of: the recorded call is timed by the
         judge's replay, in the judge's own turn."""
@@ -283,7 +359,8 @@ class CandidateProcess:
             # for meanwhile waits for the first call or for these, not for both.
             with exclusive.work():
                 codec.send(self.conn, "go", want=want)
-                msg = self._within_limit(lambda: self._receive(sent))
+                bound = self._bound(sent, None)
+                msg = self._within_limit(lambda: self._receive(sent, bound))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=sent_instead), sent, before
         if not (isinstance(msg.value, dict) and "recording" in msg.value):

@@ -15,7 +15,13 @@ from typing import Any
 import torch
 
 from kgb.evaluate.bench_case import BenchCaseTiming
-from kgb.evaluate.candidate_process import CandidateProcess, Redraw, Reply
+from kgb.evaluate.candidate_process import (
+    CandidateProcess,
+    Redraw,
+    Reply,
+    ReplyTooLarge,
+    output_bytes,
+)
 from kgb.evaluate.correctness import (
     clone_exact,
     compare_outputs,
@@ -82,9 +88,15 @@ class CaseRunner(BenchCaseTiming):
                          f"(.cpu(), .tolist(), .item(); at most {HOST_READ_LIMIT} in a call, to size a grid or a "
                          "result); values must be computed by Triton kernels on the GPU")
 
-    def _call(self, entry: str, cand_in: dict, what: str, redraw: Redraw | None = None) -> Any:
+    def _call(self, entry: str, cand_in: dict, what: str, outputs: int, redraw: Redraw | None = None) -> Any:
+        """The candidate's answer, its reply no larger than its inputs and the reference's
+        `outputs` (their bytes: candidate_process.ReplyBound) justify: a larger one is
+        refused unread."""
         args, kwargs = self.spec.signatures[entry].bind(cand_in)
-        reply = self.candidate.call(entry, args, kwargs, redraw)
+        try:
+            reply = self.candidate.call(entry, args, kwargs, redraw, outputs)
+        except ReplyTooLarge as exc:
+            raise Failed(Status.REJECTED, f"{what}: {exc}") from exc
         if reply.sent_instead and redraw is not None:
             self.sent_instead[redraw.case] = reply.sent_instead
         if (failure := reply.failure) is not None:
@@ -117,8 +129,10 @@ class CaseRunner(BenchCaseTiming):
                 ref_in, cand_in = clone_exact(pristine), candidate_copy(spec, pristine)
             with self.phase("reference"):
                 expected = self.reference(entry.name, ref_in, case)
+                outputs = output_bytes(expected)  # what the candidate's reply may hold, with its inputs
         with self.exclusive.work(), self.phase("candidate"):
-            actual = self._call(entry.name, cand_in, f"case {case.name}", Redraw(case.name, (seed,)) if redraw else None)
+            actual = self._call(entry.name, cand_in, f"case {case.name}", outputs,
+                                Redraw(case.name, (seed,)) if redraw else None)
         with self.exclusive.work():
             with self.phase("compare"):
                 message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
@@ -133,7 +147,7 @@ class CaseRunner(BenchCaseTiming):
                     raise Failed(Status.REJECTED, f"case {case.name}: {message}")
             random_flag = getattr(spec.module, "RANDOM", False)
             if message is None and (random_flag(case) if callable(random_flag) else random_flag):
-                message = self._fresh_samples(case, entry.name, pristine, actual, cand_in)
+                message = self._fresh_samples(case, entry.name, pristine, actual, cand_in, outputs)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
 
@@ -146,10 +160,11 @@ class CaseRunner(BenchCaseTiming):
             raise Failed(Status.RUNTIME_ERROR, f"case {case.name}: the spec's reference raised "
                          f"{type(exc).__name__}: {exc} (a bug in the spec, not the candidate)") from exc
 
-    def _fresh_samples(self, case: Case, entry: str, pristine: dict, first: Any, first_in: dict) -> str | None:
+    def _fresh_samples(self, case: Case, entry: str, pristine: dict, first: Any, first_in: dict,
+                       outputs: int) -> str | None:
         """A random operator must draw new samples on every call, from the same inputs."""
         again_in = candidate_copy(self.spec, pristine)
-        second = self._call(entry, again_in, f"case {case.name} (second draw)")
+        second = self._call(entry, again_in, f"case {case.name} (second draw)", outputs)
         if self._same_draws(first, first_in, second, again_in):
             if self._reference_repeats(case, entry, pristine):
                 return None  # a degenerate draw (bernoulli with p = 0): no sample can differ

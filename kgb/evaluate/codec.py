@@ -239,6 +239,15 @@ def _read_into(fd: int, buf: torch.Tensor) -> None:
         view = view[got:]
 
 
+class Oversized(WireError):
+    """A message whose buffers announce more than its receiver lets it hold: refused on its
+    header, before a byte of them is allocated or read."""
+
+    def __init__(self, announced: int, limit: int):
+        super().__init__(f"a message announced {announced:,} bytes of buffers, more than the {limit:,} it may hold")
+        self.announced, self.limit = announced, limit
+
+
 @dataclass
 class Message:
     kind: str
@@ -262,7 +271,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     `memory_files`: whether the buffers may come in a memory file (`encode`); only the
     candidate process accepts one, so the judge never maps memory its candidate could change.
     `max_bytes`: the most its buffers may announce, checked before any is allocated (a peer
-    that announced terabytes had its receiver fill memory until the OOM killer took it).
+    that announced terabytes had its receiver fill memory until the OOM killer took it):
+    `Oversized` past it.
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -274,7 +284,7 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     if any(n < 0 for n in sizes):
         raise WireError("negative buffer size")
     if max_bytes is not None and sum(sizes) > max_bytes:
-        raise WireError(f"a message announced {sum(sizes):,} bytes of buffers, more than the {max_bytes:,} it may hold")
+        raise Oversized(sum(sizes), max_bytes)
     in_file = bool(header.pop("memory_file", False))
     if in_file and not memory_files:
         raise WireError("a memory file where none is accepted")

@@ -89,7 +89,9 @@ from enum import StrEnum
 # more settles over ten repetitions, not twenty, and is estimated from one call, not five
 # (kgb.evaluate.stopping_rule.fewest). On the CPU an interpreted kernel that names anything but
 # Triton's functions and values (a plain Python helper running numpy on the loaded block) is a
-# compile error, as on a GPU (kgb.evaluate.kernel_calls); it was `correct`.
+# compile error, as on a GPU (kgb.evaluate.kernel_calls); it was `correct`. A candidate's reply may
+# hold only what its call's inputs and the reference's outputs justify (candidate_process.ReplyBound),
+# refused unread past it: a smoke case's could announce 4 GB, which the judge read into its memory.
 JUDGE_VERSION = 27
 
 
