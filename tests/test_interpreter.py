@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,31 @@ def test_default_dot_is_tf32(plain, fixed):
 def test_float32_to_bfloat16_rounds_to_nearest(plain, fixed):
     assert plain["f32_to_bf16"] > 0.0  # truncated
     assert fixed["f32_to_bf16"] == 0.0  # as torch's .to(torch.bfloat16) and a GPU round
+
+
+_IMPORTED_FIRST = """
+import os, sys
+os.environ.pop("TRITON_INTERPRET", None)
+import torch, triton, triton.language as tl  # compiled mode: tl.zeros is a JITFunction
+from kgb.evaluate.interpreter import prepare_interpreter
+prepare_interpreter()
+
+@triton.jit
+def fill(out, n: tl.constexpr):
+    tl.store(out + tl.arange(0, n), tl.zeros([n], tl.float32) + 3.0)
+
+out = torch.empty(8)
+fill[(1,)](out, 8)
+print(out.tolist())
+"""
+
+
+def test_a_process_that_imported_triton_before_the_interpreter_was_named_interprets_its_helpers(tmp_path):
+    """A process that imported Triton with TRITON_INTERPRET unset (a test's worker) forks
+    candidates that run in the interpreter: Triton's own @jit helpers must be interpreted too."""
+    (tmp_path / "imported_first.py").write_text(_IMPORTED_FIRST)  # a kernel's source is read from its file
+    out = subprocess.run([sys.executable, str(tmp_path / "imported_first.py")], capture_output=True, text=True,
+                         timeout=300, cwd=Path(__file__).parent.parent,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == str([3.0] * 8)
