@@ -178,6 +178,27 @@ def test_a_hanging_command_is_killed_with_the_cli_at_the_wall_clock(tmp_path):
     assert sleeping == []  # the CLI's whole process group was killed
 
 
+def test_a_cli_whose_commands_fill_the_trial_folder_past_its_bound_is_ended_and_its_files_taken_back(
+        tmp_path, monkeypatch):
+    """The CLI runs its commands itself, not through the harness's run_command: the session as
+    a whole is watched (kgb.agents.disk_bound), ended past the bound, and what it wrote taken
+    back; the kernel written before it is still judged."""
+    from kgb.agents import disk_bound
+
+    monkeypatch.setattr(disk_bound, "COMMAND_DISK_BYTES", 64 << 20)
+    fill = "for i in $(seq 20); do head -c 20M /dev/zero > fill-$i || exit 1; done; echo filled; sleep 30"
+    steps = [write("claude", at(1.2)), bash("claude", fill), Answer("never asked")]
+    with FakeLLMServer(agent(steps)) as server:
+        run_job(trial_job("claude", "anthropic", server, tmp_path, wall_s=60.0))
+    evs = events(tmp_path)
+    [session] = of(SessionFinished, evs)
+    assert session.end.value == "error", session.reason
+    assert "past its bound of 64.0 MiB" in session.reason and "fill-" in session.reason, session.reason
+    assert [round(e.verdict.speedup, 3) for e in of(CandidateEvaluated, evs)] == [1.2]  # salvaged
+    workspace = files(tmp_path, evs)
+    assert sum(len(v) for k, v in workspace.items() if k.startswith("fill-")) <= 64 << 20
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()

@@ -274,26 +274,27 @@ def test_a_final_evaluation_leaves_no_note_of_the_hidden_cases_for_a_later_check
 # --- F5: what a command may take of the host ---
 
 
-def _confined(tmp_path: Path, command: str, timeout_s: float = 60):
+def _confined(tmp_path: Path, command: str, timeout_s: float = 60, **bounds):
     from kgb.agents.commands import run_command
 
     for d in ("workspace", "home"):
         (tmp_path / d).mkdir(exist_ok=True)
     env = {"PATH": os.environ["PATH"], "LANG": "C.UTF-8", "HOME": str(tmp_path / "home"),
            "TMPDIR": str(tmp_path / "home")}
-    return run_command(command, tmp_path / "workspace", env, timeout_s, 2000, confine_to=tmp_path)
+    return run_command(command, tmp_path / "workspace", env, timeout_s, 2000, confine_to=tmp_path, **bounds)
 
 
 @pytest.mark.skipif(landlock_abi() == 0, reason="this kernel has no Landlock")
-@pytest.mark.xfail(strict=True, reason=(
-    "a command's disk is bounded only per file (RLIMIT_FSIZE, 4 GB), not in all: files in the trial folder "
-    "stay until the trial ends, so one command fills the disk the trial lies on ($TMPDIR, shared with judges' "
-    "folders and maybe the event log), and an ENOSPC the harness then meets ends the trial as infra_error "
-    "(kgb.trial.MACHINE_ERRNOS): no result, out of accuracy, retried by the next run. Fix: a quota on the "
-    "trial folder (a size-limited filesystem of its own, or a project quota), and the harness telling a full "
-    "disk of the agent's making from the machine's"))
 def test_a_command_cannot_keep_more_than_a_bound_of_disk_in_its_trial(tmp_path):
-    done = _confined(tmp_path, "for i in 1 2 3; do head -c 100M /dev/zero > big-$i || exit 1; done; echo wrote")
+    """A command's disk was bounded per file only (RLIMIT_FSIZE, 4 GB), and its files stay in
+    the trial folder until the trial ends: one command filled the disk the trial lies on
+    ($TMPDIR, with the judges' folders), and an ENOSPC the harness then met ended the trial as
+    infra_error (kgb.trial.MACHINE_ERRNOS). The harness now measures the folder while the
+    command runs, ends it past the bound and takes back what it wrote (kgb.agents.disk_bound).
+    The command writes 1 GB at the page cache's speed, so that its end, past 256 MB, comes
+    long after a look of the watcher's (every 0.1 s) has found it: the bound is polled."""
+    done = _confined(tmp_path, "for i in $(seq 10); do head -c 100M /dev/zero > big-$i || exit 1; done; echo wrote",
+                     disk_bytes=256 * MB)
     held = sum(p.stat().st_size for p in tmp_path.rglob("big-*"))
     for p in tmp_path.rglob("big-*"):
         p.unlink()

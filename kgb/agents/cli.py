@@ -32,7 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
-from kgb.agents import claude_cli, opencode_cli
+from kgb.agents import claude_cli, disk_bound, opencode_cli
 from kgb.agents.commands import confined
 from kgb.agents.nofollow import open_nofollow
 from kgb.agents.reaper import stop
@@ -278,15 +278,21 @@ class CliSession:
         run = self.run
         executable = find_cli(run.cfg.agent.driver)
         version = cli_version(executable)
+        # the CLI and every command it runs share the trial folder's disk bound, as a command the
+        # harness runs has it alone (kgb.agents.disk_bound): past it the session ends
+        disk = disk_bound.Watch(run.workspace.trial_dir, disk_bound.COMMAND_DISK_BYTES)
         with ModelProxy(self.answer, run.ctx.model.model.defaults.model) as proxy:
             proc = self.start(executable, proxy)
             reader = threading.Thread(target=self.read, args=(self.stdout,), daemon=True)
             reader.start()
             try:
+                disk.start(lambda: stop(proc))
                 self.watch(proc)
             finally:
                 stop(proc)  # the CLI, and what it left running
                 proc.wait()
+                if note := disk.finish():  # once nothing of the CLI's runs: what it wrote past the bound, taken back
+                    self.stop.set(SessionEnd.ERROR, note)
                 reader.join(timeout=10)
                 if not reader.is_alive():
                     self.stdout.close()

@@ -13,13 +13,16 @@ sandbox to itself and then becomes bash, so the harness (which has threads) neve
 forked child; the step itself stays, to end everything the command leaves running, and
 gives the command a PID namespace of its own, where it can signal nothing outside
 (kgb.agents.reaper), and a pids cgroup of its own, which bounds how many processes it runs at
-once where the host lets kgb make one (kgb.agents.process_bound).
+once where the host lets kgb make one (kgb.agents.process_bound). The harness measures the
+trial's folder while the command runs, and ends it and takes back what it wrote past a bound
+(kgb.agents.disk_bound).
 
-    python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] TRIAL_DIR -- PROGRAM [ARG ...]
+    python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] [--disk-bytes N] TRIAL_DIR -- PROGRAM [ARG ...]
 
 runs PROGRAM in that sandbox; `--tcp` keeps the host's network for TCP to PORT alone (an
 agent CLI and kgb's model proxy), `--exec` grants DIR (the CLI's install) read and execute,
-`--pythonpath` is PROGRAM's PYTHONPATH.
+`--pythonpath` is PROGRAM's PYTHONPATH, `--disk-bytes` the trial folder's bound, past which
+no file of PROGRAM's grows (RLIMIT_FSIZE).
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NoReturn
 
-from kgb.agents import process_bound, reaper
+from kgb.agents import disk_bound, process_bound, reaper
 from kgb.agents.nofollow import write_text
 from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
+from kgb.evaluate.sandbox import Limits
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
 # What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
@@ -48,7 +52,7 @@ CHECK_MODULES = ("__init__.py", "agents/__init__.py", "agents/check.py", "agents
 @dataclass(frozen=True)
 class CommandResult:
     exit_code: int | None  # None: killed at the timeout
-    output: str  # stdout and stderr together, the tail the agent is shown
+    output: str  # stdout and stderr together, the tail the agent is shown, and the disk bound's note if any
     duration_s: float
 
     @property
@@ -57,15 +61,18 @@ class CommandResult:
 
 
 def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, output_chars: int,
-                confine_to: Path | None = None) -> CommandResult:
+                confine_to: Path | None = None, disk_bytes: int = disk_bound.COMMAND_DISK_BYTES) -> CommandResult:
     """Run `command` with bash in `cwd`, confined to `confine_to` (the trial's folder) if
-    given; kill its whole process group at `timeout_s`. Its output is read as it comes and
-    only its last `output_chars` characters are kept: `yes`, or a print in a loop, once took
-    the harness to 5.7 GB (session 45's red team)."""
+    given; kill its whole process group at `timeout_s`, or as soon as that folder holds more
+    than `disk_bytes`, and then take back what it wrote past them (kgb.agents.disk_bound).
+    Its output is read as it comes and only its last `output_chars` characters are kept:
+    `yes`, or a print in a loop, once took the harness to 5.7 GB (session 45's red team)."""
     started = time.perf_counter()
     argv = ["bash", "-c", command]
+    watch = None
     if confine_to is not None:
-        argv, env = confined(argv, confine_to, env)
+        argv, env = confined(argv, confine_to, env, disk_bytes=disk_bytes)
+        watch = disk_bound.Watch(confine_to, disk_bytes)  # before the command: what is there now is not its
     # a process group of its own (to end it whole), but the harness's session: a session of its
     # own would be an autogroup of its own, level with all of judging for the cores however
     # low its priority (kgb.agents.shell_sandbox.confine_shell)
@@ -76,17 +83,27 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
     assert proc.stdout is not None
     out = {proc.stdout: Tail(output_chars)}
     code: int | None
-    try:  # proc.communicate(timeout=...), keeping only the tail
-        code = communicate(proc, out, max(timeout_s, 0.1))
-    except subprocess.TimeoutExpired:
-        reaper.stop(proc)
-        communicate(proc, out)
-        code = None
-    try:  # what it left running in its group, where it ran unconfined (the wrapper ended the rest)
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return CommandResult(code, out[proc.stdout].text(), time.perf_counter() - started)
+    note = None
+    try:
+        if watch is not None:
+            watch.start(lambda: reaper.stop(proc))
+        try:  # proc.communicate(timeout=...), keeping only the tail
+            code = communicate(proc, out, max(timeout_s, 0.1))
+        except subprocess.TimeoutExpired:
+            reaper.stop(proc)
+            communicate(proc, out)
+            code = None
+        try:  # what it left running in its group, where it ran unconfined (the wrapper ended the rest)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    finally:  # once nothing of the command runs: what it wrote cannot grow while it is taken back
+        if watch is not None:
+            note = watch.finish()
+    output = out[proc.stdout].text()
+    if note:  # after the tail, which cannot cut it
+        output += ("" if output.endswith("\n") or not output else "\n") + note + "\n"
+    return CommandResult(code, output, time.perf_counter() - started)
 
 
 READ_CHUNK = 1 << 16
@@ -155,8 +172,10 @@ def communicate(proc: subprocess.Popen, pipes: dict[IO[bytes], Tail], timeout_s:
 
 
 def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: int | None = None,
-             exec_dirs: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment that run `argv` inside the shell sandbox."""
+             exec_dirs: tuple[str, ...] = (), disk_bytes: int = disk_bound.COMMAND_DISK_BYTES,
+             ) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that run `argv` inside the shell sandbox, where no
+    file grows past `disk_bytes` (the trial folder's bound)."""
     # options before the folder: after it, argparse's REMAINDER would take them as the program
     # -P: not the working directory (the agent's workspace) first on the path, and -s: not the
     # user's site folder (under the agent's HOME): the wrapper runs before it confines itself,
@@ -166,6 +185,7 @@ def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: in
         wrapper += ["--tcp", str(tcp_port)]
     for d in exec_dirs:
         wrapper += ["--exec", d]
+    wrapper += ["--disk-bytes", str(disk_bytes)]
     # the program's import path: the trial's copy of the check's modules first
     wrapper += ["--pythonpath", os.pathsep.join(filter(None, [str(import_root(trial_dir)), env.get("PYTHONPATH")]))]
     wrapper.append(str(trial_dir))
@@ -224,12 +244,17 @@ def _main(args: list[str]) -> None:
     parser.add_argument("--tcp", type=int, action="append", default=[])
     parser.add_argument("--exec", dest="exec_dirs", action="append", default=[])
     parser.add_argument("--pythonpath", default="")
+    parser.add_argument("--disk-bytes", type=int, default=disk_bound.COMMAND_DISK_BYTES)
     parser.add_argument("program", nargs=argparse.REMAINDER)
     ns = parser.parse_args(args)
     program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
 
+    # one file past the trial folder's bound breaches it alone: RLIMIT_FSIZE stops it there, so
+    # that what a file adds between two looks of the harness's watcher is no more than the bound
+    limits = Limits(file_bytes=min(ns.disk_bytes, Limits().file_bytes))
+
     def command() -> NoReturn:
-        applied = confine_shell(ns.trial_dir, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs),
+        applied = confine_shell(ns.trial_dir, limits, tcp_connect=tuple(ns.tcp), extra_exec=tuple(ns.exec_dirs),
                                 extra_read=("/proc",) if reaper.own_proc else ())
         for note in applied.notes:
             print(f"[kgb sandbox: {note}]", file=sys.stderr, flush=True)
