@@ -104,19 +104,18 @@ def test_the_compile_check_leaves_no_process_behind(softmax):
     the candidate's import, its output closed and blocked opening a FIFO no one writes,
     outlived the check with no CPU limit to end it; one that spins had 600 CPU seconds each,
     beside other evaluations. With a session of its own it would escape a kill of the step's
-    group too."""
+    group too. (A step may make no FIFO since session 49: the shell waits on a pipe it holds
+    both ends of.)"""
     marker = "kgbrt" + uuid.uuid4().hex[:12]
     spawn = f'''
 
 def _linger():
     import os
-    import tempfile
     for setsid in (False, True):
-        fifo = os.path.join(tempfile.gettempdir(), "f{marker}" + str(setsid))
+        end, other_end = os.pipe()
         try:
-            os.mkfifo(fifo)
-            os.posix_spawn("/bin/sh", ["sh", "-c", "exec </dev/null >/dev/null 2>&1; read x < " + fifo + " # {marker}"],
-                           os.environ, setsid=setsid)
+            os.posix_spawn("/bin/sh", ["sh", "-c", "exec >/dev/null 2>&1; read x # {marker}"], os.environ,
+                           setsid=setsid, file_actions=[(os.POSIX_SPAWN_DUP2, end, 0), (os.POSIX_SPAWN_DUP2, other_end, 3)])
         except OSError:
             pass
 

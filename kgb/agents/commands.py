@@ -30,7 +30,6 @@ from __future__ import annotations
 import codecs
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +42,7 @@ from kgb.agents import disk_bound, process_bound, reaper
 from kgb.agents.nofollow import write_text
 from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
 from kgb.evaluate.sandbox import Limits
+from kgb.evaluate.tree_removal import remove_tree
 
 PACKAGE = Path(__file__).resolve().parent.parent  # kgb/
 # What `./check` (kgb.agents.check) imports of kgb, and all an agent's sandbox holds of it
@@ -213,7 +213,7 @@ def import_root(trial_dir: Path) -> Path:
         if root.is_symlink():
             root.unlink()
         else:
-            shutil.rmtree(root, ignore_errors=True)  # follows no link
+            remove_tree(root)  # follows no link, and copes with a nest the agent left there
         copy()
     return root
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from kgb.agents.commands import Tail, communicate, confined
 from kgb.agents.nofollow import KERNEL_BYTES, open_nofollow, read_text
 from kgb.agents.reaper import stop
 from kgb.evaluate import workdirs
+from kgb.evaluate.tree_removal import remove_tree
 from kgb.operators import REPO_ROOT, Problem
 from kgb.tracking.blobs import BlobStore
 
@@ -133,7 +133,7 @@ class Workspace:
         return ws
 
     def remove(self) -> None:
-        shutil.rmtree(self.trial_dir, ignore_errors=True)
+        remove_tree(self.trial_dir)
 
     def resolve(self, path: str) -> Path:
         """`path` (relative to the workspace, or absolute inside it), or OutsideWorkspace."""

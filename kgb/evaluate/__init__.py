@@ -10,7 +10,6 @@ import atexit
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -24,6 +23,7 @@ from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.environment import engine_env, scrub, secret_values, workspace_env
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.static import static_check
+from kgb.evaluate.tree_removal import remove_tree
 from kgb.evaluate.verdict import JUDGE_VERSION, CacheUse, CaseResult, EvalSettings, Status, Verdict
 from kgb.operators import CaseTag, Spec
 
@@ -234,7 +234,7 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
                     **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
             yield workdir, spare
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            remove_tree(workdir)  # the workspace holds what the candidate made there
 
 
 @contextmanager

@@ -29,13 +29,14 @@ import functools
 import hashlib
 import json
 import os
-import shutil
 import stat
 import tempfile
 import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path, PurePosixPath
+
+from kgb.evaluate.tree_removal import remove_tree
 
 # eval.compile_cache's default: $XDG_CACHE_HOME/kgb/compile, else ~/.cache/kgb/compile
 AUTO = "auto"
@@ -52,6 +53,7 @@ STALE_S = 3600.0  # a temporary folder this old was left by a store that died
 MANIFEST = "manifest.json"
 FILES = "files"
 CHUNK = 1 << 20
+MAX_GROUP_BYTES = 1 << 20  # Triton's group file names a kernel's few files: some hundred bytes
 TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton", "pytorch-triton-rocm")
 
 
@@ -153,7 +155,19 @@ class Entry:
         """Copy the entry's files into the folder `cache`, which does not exist yet; False
         where there is no entry. One that is corrupt or unreadable counts as none: it is
         removed from the store, so that this evaluation can store a good one, and what was
-        copied of it is removed from `cache`."""
+        copied of it is removed from `cache`. Never raises: an entry's files are what a
+        candidate left, and a restore that raised ended every later evaluation of that
+        source as an infrastructure failure (session 49: a group file of 200,000 `[` made
+        json.loads raise RecursionError, a file 1,500 folders deep made Path.mkdir do so),
+        so one that fails in any way is removed and counts as none."""
+        try:
+            return self._restore(cache)
+        except Exception:  # noqa: BLE001 - whatever the entry holds, this evaluation compiles afresh
+            remove_tree(cache)
+            self._discard()
+            return False
+
+    def _restore(self, cache: Path) -> bool:
         try:
             manifest = json.loads((self.path / MANIFEST).read_bytes())
         except OSError:  # none, or one this process may not read
@@ -165,11 +179,11 @@ class Entry:
             for name, size, digest in _listed(manifest):
                 _copy_checked(self.path / FILES / name, cache / name, size, digest)
         except ValueError:  # the entry is corrupt
-            shutil.rmtree(cache, ignore_errors=True)
+            remove_tree(cache)
             self._discard()
             return False
         except OSError:  # the workspace could not take it (a full disk): the entry stays
-            shutil.rmtree(cache, ignore_errors=True)
+            remove_tree(cache)
             return False
         _relocate_groups(cache)
         with contextlib.suppress(OSError):
@@ -204,7 +218,7 @@ class Entry:
         except OSError as e:
             return None if self.path.exists() else f"compile cache not stored: {e}"
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
         evict(self.root)
         return None
 
@@ -217,7 +231,7 @@ class Entry:
             return
         with contextlib.suppress(OSError):
             os.rename(self.path, aside / "entry")
-        shutil.rmtree(aside, ignore_errors=True)
+        remove_tree(aside)
 
 
 def evict(root: Path, limit: int | None = None, every_s: float | None = None) -> list[str]:
@@ -264,13 +278,20 @@ def _relocate_groups(cache: Path) -> None:
     missing, Triton compiled again, and the cache saved nothing (on the H200, session 19,
     a second evaluation of four sources compiled for 101 s against 100 s). A group's files
     sit in its own folder, so each path becomes that folder's file of the same name; a
-    group file that is not what Triton writes is removed (the kernel compiles again)."""
+    group file that is not what Triton writes is removed (the kernel compiles again): one
+    too large, too deep for json (RecursionError), or of another shape."""
     for group in cache.glob("*/__grp__*"):
+        if group.is_symlink() or not group.is_file():  # a folder of that name is not Triton's
+            continue
         try:
-            paths = json.loads(group.read_bytes())["child_paths"]
+            with open(group, "rb") as f:  # the restore made it: a regular file, no link
+                text = f.read(MAX_GROUP_BYTES + 1)
+            if len(text) > MAX_GROUP_BYTES:
+                raise ValueError("not a group file of Triton's")
+            paths = json.loads(text)["child_paths"]
             moved = {str(name): str(group.parent / PurePosixPath(str(path)).name) for name, path in paths.items()}
             group.write_text(json.dumps({"child_paths": moved}))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             group.unlink(missing_ok=True)
 
 
@@ -417,6 +438,6 @@ def _remove_stale(folder: Path) -> None:
     for tmp in [*folder.glob(".tmp-*"), *folder.glob(".discard-*")]:
         try:
             if now - tmp.lstat().st_mtime > STALE_S:
-                shutil.rmtree(tmp, ignore_errors=True)
+                remove_tree(tmp)
         except OSError:
             continue

@@ -31,6 +31,7 @@ import contextlib
 import inspect
 import json
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from kgb.evaluate.tree_removal import remove_tree
 
 if TYPE_CHECKING:
     from kgb.operators import Spec
@@ -48,6 +51,10 @@ _TRITON_TYPES = {
     "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
     "bool": "i1", "complex64": "fp32", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
 }
+# A step's report (its launches, or the compiler's errors) holds some hundred bytes a launch
+# and 1,500 characters of each error: what lies past these bounds is not a report.
+MAX_REPORT_BYTES = 4 << 20
+MAX_ERROR_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,83 @@ def launches_to_json(launches: list[Launch]) -> str:
 
 
 def launches_from_json(text: str) -> list[Launch]:
-    return [Launch(d["kernel"], tuple((str(a), str(b)) for a, b in d["signature"]),
+    return launches_from_data(json.loads(text))
+
+
+def launches_from_data(data: Any) -> list[Launch]:
+    """The launches of `launches_to_json`'s text, parsed: KeyError, TypeError, ValueError or
+    AttributeError for data of another shape."""
+    if not isinstance(data, list):
+        raise TypeError("not a list of launches")
+    return [Launch(str(d["kernel"]), tuple((str(a), str(b)) for a, b in d["signature"]),
                    tuple((str(k), _unplain(v)) for k, v in d["constexprs"]),
-                   tuple((str(k), v) for k, v in d["options"])) for d in json.loads(text)]
+                   tuple((str(k), v) for k, v in d["options"])) for d in data]
+
+
+class BadReport(subprocess.SubprocessError):
+    """A step's report that is not what the step writes. The candidate's code runs in the
+    step, which can write its report: what it wrote there made the harness raise (text that
+    is not JSON: an infrastructure failure, no verdict, retried by every run) or wait for
+    ever (a FIFO in its place, which the harness opened to read), session 49's red team. The
+    check then fails as the candidate's compile error (`kgb.evaluate._cross_compiled`)."""
+
+
+def _report(path: Path, step: str, limit: int = MAX_REPORT_BYTES) -> Any:
+    """The JSON in the report `path` of the `step` ("record", "compile"), or BadReport: it
+    must be a regular file of at most `limit` bytes, opened without following a link and
+    without waiting (open() of a FIFO waits for a writer, and the step's processes are dead),
+    and parse within Python's recursion limit."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise BadReport(f"the {step} step's report {path.name} cannot be read ({e.strerror})") from e
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadReport(f"the {step} step's report {path.name} is not a regular file")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as e:
+        raise BadReport(f"the {step} step's report {path.name} cannot be read ({e.strerror})") from e
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise BadReport(f"the {step} step's report {path.name} is larger than {limit} bytes")
+    try:
+        return json.loads(b"".join(chunks))
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise BadReport(f"the {step} step's report {path.name} is not JSON ({type(e).__name__}: {str(e)[:200]})") from e
+
+
+def _launches_reported(path: Path) -> list[Launch]:
+    """The record step's launches, or BadReport."""
+    data = _report(path, "record")
+    try:
+        return launches_from_data(data)
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
+        raise BadReport(f"the record step's report is not a list of launches ({type(e).__name__}: {str(e)[:200]})") from e
+
+
+def _errors_reported(path: Path, launches: int) -> list[str | None]:
+    """The compile step's error (or None) for each of its `launches`, or BadReport."""
+    errors = _report(path, "compile")
+    if not (isinstance(errors, list) and len(errors) == launches
+            and all(error is None or isinstance(error, str) for error in errors)):
+        raise BadReport("the compile step did not report every launch")
+    return [error if error is None else error[-MAX_ERROR_CHARS:] for error in errors]
+
+
+@contextlib.contextmanager
+def _steps_folder() -> Iterator[Path]:
+    """The steps' folder, which their candidate code may write, removed after them whatever
+    it left there (TemporaryDirectory's rmtree raises RecursionError for a nest of 1,500
+    folders: kgb.evaluate.tree_removal)."""
+    folder = Path(tempfile.mkdtemp(prefix="kgb-crosscompile-"))
+    try:
+        yield folder
+    finally:
+        remove_tree(folder)
 
 
 def _triton_type(value: Any) -> str | None:
@@ -252,7 +333,8 @@ def _run_step(command: list[str], env: dict[str, str], timeout_s: float) -> subp
 def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), arch: int = 90,
           timeout_s: float = 600, ptx_dir: Path | None = None,
           compile_python: str | None = None, env: dict[str, str] | None = None) -> list[tuple[Launch, str | None]]:
-    """Both steps, each in its own process; raises if the interpreter run itself fails.
+    """Both steps, each in its own process; raises if the interpreter run itself fails
+    (CalledProcessError), or a step's report is not one (BadReport).
 
     `compile_python`: the Python (with its own Triton) that compiles, e.g. a virtualenv
     with the GPU host's Triton version: the compilers of two versions reject different
@@ -261,24 +343,22 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
     env = {k: v for k, v in (os.environ if env is None else env).items() if k != "TRITON_INTERPRET"}
     # the steps run confined, where no thread may start: no OpenMP or BLAS pools
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
-        launches = Path(tmp) / "launches.json"
-        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
+    with _steps_folder() as tmp:
+        launches = tmp / "launches.json"
+        env["TRITON_CACHE_DIR"] = str(tmp / "triton-cache")
         base = ["-m", "kgb.evaluate.crosscompile", "--step"]
         args = [str(spec_path), "--file", str(candidate), "--cases", ",".join(tags), "--arch", str(arch), "--launches", str(launches)]
         if ptx_dir is not None:
             ptx_dir.mkdir(parents=True, exist_ok=True)
             args += ["--ptx", str(ptx_dir)]
         _run_step([sys.executable, *base, "record", *args], {**env, "TRITON_INTERPRET": "1"}, timeout_s)
-        recorded = launches_from_json(launches.read_text())
+        recorded = _launches_reported(launches)
         # Triton 3.9 warns that fusion will be off by default from 3.10; the GPU hosts run it
         # on (Triton 3.6), so compile as they do unless the caller chose otherwise.
         compile_env = {"TRITON_DEFAULT_FP_FUSION": "1", **env}
         _run_step([compile_python or sys.executable, *base, "compile", *args], compile_env, timeout_s)
-        errors = json.loads(launches.with_suffix(".results").read_text())
-        if len(errors) != len(recorded):
-            raise subprocess.SubprocessError("the compile step did not report every launch")
-        return [(launch, None if error is None else str(error)) for launch, error in zip(recorded, errors, strict=True)]
+        errors = _errors_reported(launches.with_suffix(".results"), len(recorded))
+        return list(zip(recorded, errors, strict=True))
 
 
 def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",), arch: int = 90,
@@ -289,16 +369,16 @@ def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",
     failed. `compile_python`: see `check`."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    with tempfile.TemporaryDirectory(prefix="kgb-crosscompile-") as tmp:
-        batch, launches = Path(tmp) / "batch.json", Path(tmp) / "launches.json"
+    with _steps_folder() as tmp:
+        batch, launches = tmp / "batch.json", tmp / "launches.json"
         batch.write_text(json.dumps([[str(spec), str(candidate)] for spec, candidate in pairs]))
-        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")
+        env["TRITON_CACHE_DIR"] = str(tmp / "triton-cache")
         args = ["-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
                 "--arch", str(arch), "--launches", str(launches), "--step"]
         _run_step([sys.executable, *args, "record"], {**env, "TRITON_INTERPRET": "1"}, timeout_s)
-        recorded = json.loads(launches.read_text())
+        recorded = _report(launches, "record", MAX_REPORT_BYTES * len(pairs))
         _run_step([compile_python or sys.executable, *args, "compile"], {"TRITON_DEFAULT_FP_FUSION": "1", **env}, timeout_s)
-        errors = json.loads(launches.with_suffix(".results").read_text())
+        errors = _report(launches.with_suffix(".results"), "compile", MAX_REPORT_BYTES * len(pairs))
     out: list[list[tuple[Launch, str | None]] | str] = []
     for found, failed in zip(recorded, errors, strict=True):
         if "error" in found:

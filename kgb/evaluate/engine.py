@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgb.evaluate import gpus
+from kgb.evaluate.tree_removal import remove_tree
 
 # The engine asks to die with its parent (PR_SET_PDEATHSIG), and Linux sends that signal
 # when the *thread* that started it ends, not the process. Engines are shared: one started
@@ -179,7 +179,7 @@ class Engine:
                 self._send(json.dumps({"drop": oldest.sid}))
                 dropped.append(oldest.workdir)
         for folder in dropped:
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
 
     def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare: Spare | None = None) -> str:
         """Judge one request, on `spare` if it is still up; "ok", "timeout" or
@@ -217,7 +217,7 @@ class Engine:
         with self._lock:
             spares, self._spares = self._spares, []
         for spare in spares:
-            shutil.rmtree(spare.workdir, ignore_errors=True)
+            remove_tree(spare.workdir)
 
     def close(self) -> None:
         if self.proc.stdin:

@@ -101,6 +101,11 @@ FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 # path, so one for /dev/kmsg (or a disk) made in the workspace read what the rules deny at
 # /dev (session 46's red team, as root; the capability is dropped too)
 FS_MAKE_CHAR, FS_MAKE_BLOCK = 1 << 6, 1 << 11
+# Nor, for a candidate process, a FIFO or a socket file: it needs neither (Triton, PyTorch and
+# the C toolchain make none; seccomp refuses it a socket anyway), and a FIFO put where the
+# harness reads a report of the compile check's steps had the harness wait on it for ever
+# (session 49's red team; the reader no longer waits either, kgb.evaluate.crosscompile._report)
+FS_MAKE_SOCK, FS_MAKE_FIFO = 1 << 9, 1 << 10
 READ = FS_READ_FILE | FS_READ_DIR
 NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
@@ -174,9 +179,11 @@ def _interpreter_of(path: Path) -> set[str]:
     return {head[2:].split(b"\n")[0].strip().split()[0].decode(errors="replace")}
 
 
-def apply_landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) -> None:
+def apply_landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = (), fifos_and_sockets: bool = True) -> None:
     """Restrict this process to `paths`; no TCP but connections to the `tcp_connect` ports
-    (Landlock ABI 4+; with an older ABI, TCP is not restricted by Landlock)."""
+    (Landlock ABI 4+; with an older ABI, TCP is not restricted by Landlock). No device node
+    is made anywhere, nor, without `fifos_and_sockets` (an agent's shell keeps them), a FIFO
+    or a socket file."""
     create, add_rule, restrict = _SYS_LANDLOCK[platform.machine()]
     handled = FS_ALL_V1
     if abi >= 2:
@@ -194,7 +201,8 @@ def apply_landlock(paths: Paths, abi: int, tcp_connect: tuple[int, ...] = ()) ->
     try:
         file_only = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | (FS_TRUNCATE if abi >= 3 else 0) | (FS_IOCTL_DEV if abi >= 5 else 0)
         rules = [(p, READ) for p in paths.read] + [(p, READ | FS_EXECUTE) for p in paths.execute]
-        rules += [(p, handled & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK)) for p in paths.write]
+        never_made = FS_MAKE_CHAR | FS_MAKE_BLOCK | (0 if fifos_and_sockets else FS_MAKE_SOCK | FS_MAKE_FIFO)
+        rules += [(p, handled & ~never_made) for p in paths.write]
         rules += [(p, FS_READ_FILE | FS_WRITE_FILE | (FS_IOCTL_DEV if abi >= 5 else 0)) for p in paths.devices]
         for path, access in rules:
             try:
@@ -333,7 +341,7 @@ def confine(workspace: Path, allow_exec: bool, limits: Limits, extra_read: tuple
     if abi:
         paths = default_paths(workspace, allow_exec)
         paths = Paths(paths.read + extra_read, paths.execute, paths.write + extra_write, paths.devices)
-        apply_landlock(paths, abi)
+        apply_landlock(paths, abi, fifos_and_sockets=False)
     else:
         notes.append("Landlock is not available: the file system is not confined")
     seccomp = platform.machine() in seccomp_filter.SYSCALLS

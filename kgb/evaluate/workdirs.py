@@ -8,10 +8,11 @@ process numbers mean nothing here."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import tempfile
 from pathlib import Path
+
+from kgb.evaluate.tree_removal import remove_tree
 
 PREFIX = "kgb-eval-"
 
@@ -24,7 +25,8 @@ def new(prefix: str = PREFIX) -> Path:
 
 def remove_left_behind(prefix: str = PREFIX) -> list[Path]:
     """Remove the folders of this kind that this user made on this host whose harness process
-    has ended; the ones removed."""
+    has ended; the ones removed. A folder left so holds what a candidate or an agent made
+    there (a nest of 1,500 folders, session 49), which `remove_tree` copes with."""
     removed = []
     ours = host_prefix(prefix)
     for folder in Path(tempfile.gettempdir()).glob(f"{ours}*-*"):
@@ -33,8 +35,7 @@ def remove_left_behind(prefix: str = PREFIX) -> list[Path]:
             mine = folder.lstat().st_uid == os.getuid() and folder.is_dir() and not folder.is_symlink()
         except OSError:
             continue
-        if pid.isdigit() and mine and not alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
+        if pid.isdigit() and mine and not alive(int(pid)) and remove_tree(folder):
             removed.append(folder)
     return removed
 
