@@ -312,3 +312,19 @@ def softmax_int(self, dim, dtype=None):
 '''
     verdict = evaluate(source, softmax, SMOKE)
     assert "FIFO refused" in verdict.message, verdict.message
+
+
+def test_a_compile_check_step_that_prints_without_end_leaves_the_harness_its_tail_alone():
+    """A step runs candidate code: 300 MB printed reached the harness whole, read into its
+    memory before the step's timeout (session 49's red team). Now only its tail is kept."""
+    import subprocess
+    import sys
+
+    from kgb.evaluate.crosscompile import STEP_OUTPUT_CHARS, _run_step
+
+    prints = "import sys\nfor _ in range(300): sys.stdout.write('x' * 1_000_000)\nsys.exit(3)"
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        _run_step([sys.executable, "-c", prints], {}, 60)
+    assert failed.value.returncode == 3
+    assert len(failed.value.output) < STEP_OUTPUT_CHARS + 100
+    assert failed.value.output.startswith("[... 299936000 characters cut ...]")

@@ -27,20 +27,19 @@ no file of PROGRAM's grows (RLIMIT_FSIZE).
 
 from __future__ import annotations
 
-import codecs
 import os
-import selectors
 import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import NoReturn
 
 from kgb.agents import disk_bound, process_bound, reaper
 from kgb.agents.nofollow import write_text
 from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
+from kgb.evaluate.output_tail import Tail, communicate
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.tree_removal import remove_tree
 
@@ -104,71 +103,6 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
     if note:  # after the tail, which cannot cut it
         output += ("" if output.endswith("\n") or not output else "\n") + note + "\n"
     return CommandResult(code, output, time.perf_counter() - started)
-
-
-READ_CHUNK = 1 << 16
-
-
-class Tail:
-    """The last `chars` characters of a stream of bytes, decoded as UTF-8 (errors replaced,
-    as `bytes.decode(errors="replace")` does the whole), and the count of those before them:
-    memory bounded by the tail, whatever the stream's length."""
-
-    def __init__(self, chars: int):
-        self.chars = max(chars, 0)
-        self.cut = 0  # characters dropped before the tail
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pieces: list[str] = []
-        self._held = 0  # characters in _pieces
-
-    def feed(self, data: bytes, final: bool = False) -> None:
-        piece = self._decoder.decode(data, final)
-        if not piece:
-            return
-        self._pieces.append(piece)
-        self._held += len(piece)
-        if self._held > 2 * self.chars + READ_CHUNK:  # trimmed now and then: amortised, not per chunk
-            self._trim()
-
-    def _trim(self) -> None:
-        if self._held > self.chars:
-            whole = "".join(self._pieces)
-            keep = whole[len(whole) - self.chars:]
-            self.cut += len(whole) - len(keep)
-            self._pieces, self._held = [keep], len(keep)
-
-    def tail(self) -> str:
-        """The kept characters, no note."""
-        self._trim()
-        return "".join(self._pieces)
-
-    def text(self) -> str:
-        """The kept characters, after a note of how many were cut before them, if any."""
-        kept = self.tail()
-        return f"[... {self.cut} characters cut ...]\n" + kept if self.cut else kept
-
-
-def communicate(proc: subprocess.Popen, pipes: dict[IO[bytes], Tail], timeout_s: float | None = None) -> int:
-    """As `proc.communicate(timeout_s)`, with each pipe read into its Tail: every pipe read to
-    its end, then `proc` waited for; its exit status. subprocess.TimeoutExpired past
-    `timeout_s`, the pipes left open for a second call to read on (as communicate's are)."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    with selectors.DefaultSelector() as selector:
-        for pipe in pipes:
-            if not pipe.closed:
-                selector.register(pipe, selectors.EVENT_READ)
-        while selector.get_map():
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0)
-            for key, _ in selector.select(remaining):
-                pipe = key.fileobj
-                data = os.read(key.fd, READ_CHUNK)
-                pipes[pipe].feed(data, final=not data)
-                if not data:  # its end
-                    selector.unregister(pipe)
-                    pipe.close()
-    return proc.wait(timeout=None if deadline is None else deadline - time.monotonic())
 
 
 def confined(argv: list[str], trial_dir: Path, env: dict[str, str], tcp_port: int | None = None,

@@ -24,10 +24,11 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgb.agents.commands import Tail, communicate, confined
+from kgb.agents.commands import confined
 from kgb.agents.nofollow import KERNEL_BYTES, open_nofollow, read_text
 from kgb.agents.reaper import stop
 from kgb.evaluate import workdirs
+from kgb.evaluate.output_tail import Tail, communicate
 from kgb.evaluate.tree_removal import remove_tree
 from kgb.operators import REPO_ROOT, Problem
 from kgb.tracking.blobs import BlobStore
@@ -173,7 +174,7 @@ class Workspace:
     def git(self, *args: str) -> str:
         # in the agent's sandbox: .git and HOME are the agent's to write (hooks, core.hooksPath,
         # core.fsmonitor, filters), and git runs what they name; their output, however long,
-        # leaves the harness a bounded tail (kgb.agents.commands.Tail)
+        # leaves the harness a bounded tail (kgb.evaluate.output_tail.Tail)
         argv, env = confined(["git", *args], self.trial_dir, self.env())
         proc = subprocess.Popen(argv, cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, process_group=0)

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kgb.evaluate.output_tail import Tail, communicate
 from kgb.evaluate.tree_removal import remove_tree
 
 if TYPE_CHECKING:
@@ -305,6 +306,9 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
     return results
 
 
+STEP_OUTPUT_CHARS = 64_000  # of each step's stdout and of its stderr: the verdict shows the last 2,000
+
+
 def _run_step(command: list[str], env: dict[str, str], timeout_s: float) -> subprocess.CompletedProcess:
     """One step, as subprocess.run(check=True, capture_output=True) would run it, in a process
     group of its own that is killed whole once it is over: a step runs candidate code, and the
@@ -314,17 +318,20 @@ def _run_step(command: list[str], env: dict[str, str], timeout_s: float) -> subp
     starts in the group (no setsid, no setpgid)."""
     import signal
 
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    # only their tails are kept: a step runs candidate code, which may print without end
+    tails = {proc.stdout: Tail(STEP_OUTPUT_CHARS), proc.stderr: Tail(STEP_OUTPUT_CHARS)}
     try:
-        out, err = proc.communicate(timeout=timeout_s)
+        communicate(proc, tails, timeout_s)
     except subprocess.TimeoutExpired as exc:
         os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        raise subprocess.TimeoutExpired(command, timeout_s, out, err) from exc
+        communicate(proc, tails)
+        raise subprocess.TimeoutExpired(command, timeout_s, *(t.text() for t in tails.values())) from exc
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+    out, err = (t.text() for t in tails.values())
     if proc.returncode:
         raise subprocess.CalledProcessError(proc.returncode, command, out, err)
     return subprocess.CompletedProcess(command, proc.returncode, out, err)
