@@ -138,6 +138,7 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     # and a Ctrl-C meanwhile must not leave a started run with no end (the try below logs one).
     book = load_book(root, fingerprint(chips.device_name(), ident.settings, packages())) if settings.time_cases else None
     started_at = time.perf_counter()
+    unbounded_commands(cfg)
     log.append(RunStarted(
         job=job, method=cfg.method.name, model=cfg.model.name, source=cfg.source.name,
         chip=chip.name, config=config_dict(cfg), git_commit=git_commit(), packages=packages(),
@@ -406,6 +407,20 @@ def sandbox_level() -> str:
         print(f"kgb: candidates run with sandbox={level} on this machine (Landlock and seccomp are both "
               "needed for the full sandbox; see docs/design/threat-model.md)", file=sys.stderr)
     return str(level)
+
+
+def unbounded_commands(cfg: Config) -> None:
+    """Said once per job of an agent method: where this host lets kgb make no pids cgroup
+    for an agent's command (kgb.agents.process_bound), its commands' processes are bounded
+    by nothing of their own."""
+    if getattr(cfg.method, "agent", None) is None:
+        return
+    from kgb.agents import process_bound
+
+    probe = process_bound.make()
+    probe.remove()
+    if probe.note:
+        print(f"kgb: agents' commands run with {probe.note}", file=sys.stderr)
 
 
 def open_projection(cfg: Config):

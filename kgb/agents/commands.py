@@ -199,10 +199,10 @@ def _main(args: list[str]) -> None:
             print(f"{program[0]}: {e.strerror}", file=sys.stderr, flush=True)
             os._exit(127)
 
-    # made before the fork, so that the command's side enters it before anything else
+    # made before the fork, so that the command's side enters it before anything else; where
+    # the host lets kgb make none, the job says so once (kgb.run.unbounded_commands), not
+    # every command's output to the agent
     bound = process_bound.make()
-    if bound.note:
-        print(f"[kgb sandbox: {bound.note}]", file=sys.stderr, flush=True)
     # the wrapper stays, to end whatever the command leaves running
     reaper.supervise(command, hide=socket_places(shell_paths(ns.trial_dir, tuple(ns.exec_dirs))), bound=bound)
 

@@ -13,7 +13,8 @@ removes it when the command has ended. It is a child of the harness's own cgroup
 unified hierarchy (cgroup v2) where that cgroup offers the pids controller, else in a v1
 pids hierarchy. Where the host lets kgb make neither (no pids controller, a read-only
 cgroup file system, a user without a delegated subtree) the command runs without one, and
-its output says so, as it does for every other part of the sandbox a host refuses.
+the job says so once at its start (kgb.run.unbounded_commands): in every command's output
+the note was noise to the agent's model.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class BoundKind(StrEnum):
 class Bound:
     kind: BoundKind
     folder: Path | None = None  # the command's cgroup
-    note: str | None = None  # where kind is NONE, why, as the command's output says it
+    note: str | None = None  # where kind is NONE, why, as the job says it
     # its cgroup.procs, opened by the wrapper: the kernel weighs a write there by its opener's
     # credentials, not by those of the command's side, which is in a user namespace of its own
     procs: int | None = None
