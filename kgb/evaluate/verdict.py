@@ -92,6 +92,9 @@ from enum import StrEnum
 # compile error, as on a GPU (kgb.evaluate.kernel_calls); it was `correct`. A candidate's reply may
 # hold only what its call's inputs and the reference's outputs justify (candidate_process.ReplyBound),
 # refused unread past it: a smoke case's could announce 4 GB, which the judge read into its memory.
+# A candidate process makes no FIFO or socket file (a FIFO where the harness read a compile-check
+# report hung it), and nothing a candidate leaves in its workspace or its compile cache makes the
+# harness raise (a nest of 1,500 folders, a cache file too deep for json: infra_error until then).
 JUDGE_VERSION = 27
 
 
