@@ -181,9 +181,9 @@ def test_a_hanging_command_is_killed_with_the_cli_at_the_wall_clock(tmp_path):
 def test_a_cli_whose_commands_fill_the_trial_folder_past_its_bound_is_ended_and_its_files_taken_back(
         tmp_path, monkeypatch):
     """The CLI runs its commands itself, not through the harness's run_command: the session as
-    a whole is watched (kgb.agents.disk_bound), ended past the bound, and what it wrote taken
+    a whole is watched (kgb.evaluate.disk_bound), ended past the bound, and what it wrote taken
     back; the kernel written before it is still judged."""
-    from kgb.agents import disk_bound
+    from kgb.evaluate import disk_bound
 
     monkeypatch.setattr(disk_bound, "COMMAND_DISK_BYTES", 64 << 20)
     fill = "for i in $(seq 20); do head -c 20M /dev/zero > fill-$i || exit 1; done; echo filled; sleep 30"

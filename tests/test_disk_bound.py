@@ -1,4 +1,4 @@
-"""The bound on the disk an agent's command keeps in its trial folder (kgb.agents.disk_bound):
+"""The bound on the disk an agent's command keeps in its trial folder (kgb.evaluate.disk_bound):
 the harness measures the folder while the command runs, ends the command past the bound and
 takes back what it added, and leaves alone a command under it and what was there before."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kgb.agents.commands import CommandResult, run_command
-from kgb.agents.disk_bound import held
+from kgb.evaluate.disk_bound import held
 
 MiB = 1 << 20
 
@@ -123,3 +123,32 @@ def test_the_walk_counts_what_lies_in_a_folder_made_unreadable(tmp_path):
     (tmp_path / "hidden" / "big.bin").write_bytes(os.urandom(4 * MiB))
     (tmp_path / "hidden").chmod(0)
     assert held(tmp_path) >= 4 * MiB
+
+
+# written at import, before cos's known-good kernel: 320 MB in the workspace (its HOME)
+FILLS_ITS_WORKSPACE = """
+import os
+import time
+
+with open(os.path.join(os.environ["HOME"], "fill.bin"), "wb") as f:
+    for _ in range(40):
+        f.write(os.urandom(1 << 20) * 8)
+time.sleep(5)  # for the watcher's look, should the verdict otherwise come first
+"""
+
+
+def test_a_candidate_that_fills_its_workspace_is_killed_with_its_judge_and_rejected(monkeypatch):
+    """A candidate's workspace lies on the disk of the judges' folders: one that wrote there
+    without end could fill it until its evaluation ended, and other trials' writes failed as
+    infra_error meanwhile (docs/design/threat-model.md). Its judge is now killed past the
+    workspace's bound, and the candidate rejected, saying so."""
+    from kgb import operators
+    from kgb.evaluate import EvalSettings, Status, disk_bound, evaluate
+
+    monkeypatch.setattr(disk_bound, "WORKSPACE_DISK_BYTES", 64 * MiB)
+    cos = operators.load("aten::cos")
+    verdict = evaluate(FILLS_ITS_WORKSPACE + cos.solution_path.read_text(), cos,
+                       EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120, compile_cache=None))
+    assert verdict.status == Status.REJECTED, verdict.message
+    assert verdict.message.startswith("the candidate filled its workspace: [kgb disk bound: the folder "), verdict.message
+    assert "past its bound of 64.0 MiB: the judge was ended" in verdict.message, verdict.message

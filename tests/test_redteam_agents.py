@@ -290,7 +290,7 @@ def test_a_command_cannot_keep_more_than_a_bound_of_disk_in_its_trial(tmp_path):
     the trial folder until the trial ends: one command filled the disk the trial lies on
     ($TMPDIR, with the judges' folders), and an ENOSPC the harness then met ended the trial as
     infra_error (kgb.trial.MACHINE_ERRNOS). The harness now measures the folder while the
-    command runs, ends it past the bound and takes back what it wrote (kgb.agents.disk_bound).
+    command runs, ends it past the bound and takes back what it wrote (kgb.evaluate.disk_bound).
     The command writes 1 GB at the page cache's speed, so that its end, past 256 MB, comes
     long after a look of the watcher's (every 0.1 s) has found it: the bound is polled."""
     done = _confined(tmp_path, "for i in $(seq 10); do head -c 100M /dev/zero > big-$i || exit 1; done; echo wrote",

@@ -32,11 +32,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING
 
-from kgb.agents import claude_cli, disk_bound, opencode_cli
+from kgb.agents import claude_cli, opencode_cli
 from kgb.agents.commands import confined
 from kgb.agents.nofollow import open_nofollow
 from kgb.agents.reaper import stop
 from kgb.agents.stream import CliRecord
+from kgb.evaluate import disk_bound
 from kgb.models import ModelCallFailed, ProviderUnavailable
 from kgb.models.proxy import Answer, Conversation, ModelProxy, Refused
 from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
@@ -279,7 +280,7 @@ class CliSession:
         executable = find_cli(run.cfg.agent.driver)
         version = cli_version(executable)
         # the CLI and every command it runs share the trial folder's disk bound, as a command the
-        # harness runs has it alone (kgb.agents.disk_bound): past it the session ends
+        # harness runs has it alone (kgb.evaluate.disk_bound): past it the session ends
         disk = disk_bound.Watch(run.workspace.trial_dir, disk_bound.COMMAND_DISK_BYTES)
         with ModelProxy(self.answer, run.ctx.model.model.defaults.model) as proxy:
             proc = self.start(executable, proxy)

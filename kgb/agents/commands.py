@@ -15,7 +15,7 @@ gives the command a PID namespace of its own, where it can signal nothing outsid
 (kgb.agents.reaper), and a pids cgroup of its own, which bounds how many processes it runs at
 once where the host lets kgb make one (kgb.agents.process_bound). The harness measures the
 trial's folder while the command runs, and ends it and takes back what it wrote past a bound
-(kgb.agents.disk_bound).
+(kgb.evaluate.disk_bound).
 
     python -m kgb.agents.commands [--tcp PORT] [--exec DIR] [--pythonpath PATH] [--disk-bytes N] TRIAL_DIR -- PROGRAM [ARG ...]
 
@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from kgb.agents import disk_bound, process_bound, reaper
+from kgb.agents import process_bound, reaper
 from kgb.agents.nofollow import write_text
 from kgb.agents.shell_sandbox import confine_shell, shell_paths, socket_places
+from kgb.evaluate import disk_bound
 from kgb.evaluate.output_tail import Tail, communicate
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.tree_removal import remove_tree
@@ -63,7 +64,7 @@ def run_command(command: str, cwd: Path, env: dict[str, str], timeout_s: float, 
                 confine_to: Path | None = None, disk_bytes: int = disk_bound.COMMAND_DISK_BYTES) -> CommandResult:
     """Run `command` with bash in `cwd`, confined to `confine_to` (the trial's folder) if
     given; kill its whole process group at `timeout_s`, or as soon as that folder holds more
-    than `disk_bytes`, and then take back what it wrote past them (kgb.agents.disk_bound).
+    than `disk_bytes`, and then take back what it wrote past them (kgb.evaluate.disk_bound).
     Its output is read as it comes and only its last `output_chars` characters are kept:
     `yes`, or a print in a loop, once took the harness to 5.7 GB (session 45's red team)."""
     started = time.perf_counter()

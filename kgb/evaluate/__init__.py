@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, gpus, workdirs
+from kgb.evaluate import compile_cache, disk_bound, gpus, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.environment import engine_env, scrub, secret_values, workspace_env
 from kgb.evaluate.phases import Phases
@@ -197,13 +197,23 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         # Settings' own variables (a GPU's CUDA_VISIBLE_DEVICES, say) apply to this judge and its
         # candidate alone: one warm engine serves them all.
         env = {**settings.extra_env, **workspace_env(workspace)}
+        # the workspace is watched while the judge runs: a candidate that fills the disk there
+        # is killed with its judge and rejected (kgb.evaluate.disk_bound)
+        disk, abort = disk_bound.Watch(workspace, disk_bound.WORKSPACE_DISK_BYTES, "the judge"), threading.Event()
+        disk.start(abort.set)
         with steps(ENGINE):
-            status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare)
+            status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare, abort=abort)
+        filled = disk.finish()
         with steps(COMPILE_STORE):
             # kept as its own kind's entry, unless restored from that (the store has it)
-            not_kept = entries[0].keep(cache) if entries and restored is not entries[0] else None
+            # (not what a candidate rejected for filling its workspace left)
+            not_kept = entries[0].keep(cache) if entries and restored is not entries[0] and not filled else None
         logs = _readable_log(log)
-        verdict = _read_result(result, status, logs, settings)
+        if filled:
+            verdict = Verdict(Status.REJECTED, f"the candidate filled its workspace: {filled}", (), logs,
+                              device=settings.device)
+        else:
+            verdict = _read_result(result, status, logs, settings)
         verdict = dataclasses.replace(verdict, harness_s=dict(steps.seconds))
         if verdict.correct and settings.device == "cpu" and settings.compile_for:
             (workdir / "candidate.py").write_text(source)

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +58,10 @@ def _start_from_the_lasting_thread(start):
     if isinstance(box[0], BaseException):
         raise box[0]
     return box[0]
+
+
+# how often a judge's wait looks whether its evaluation was aborted (kgb.evaluate.disk_bound)
+ABORT_POLL_S = 0.1
 
 
 class EngineDied(RuntimeError):
@@ -181,9 +186,10 @@ class Engine:
         for folder in dropped:
             remove_tree(folder)
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare: Spare | None = None) -> str:
-        """Judge one request, on `spare` if it is still up; "ok", "timeout" or
-        "died:<reason>", as the judge process ended."""
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare: Spare | None = None,
+            abort: threading.Event | None = None) -> str:
+        """Judge one request, on `spare` if it is still up; "ok", "timeout", "aborted" (`abort`
+        was set: the judge killed) or "died:<reason>", as the judge process ended."""
         with self._lock:
             self._next += 1
             rid = str(self._next)
@@ -191,11 +197,14 @@ class Engine:
             self._send(json.dumps({"run": rid, "request": str(request), "log": str(log), "env": env,
                                    **({"spare": spare.sid} if spare else {})}))
         try:
-            if not pending.done.wait(timeout_s):
-                with self._lock:
-                    self._send(json.dumps({"kill": rid}))
-                pending.done.wait(30)
-                return "timeout"
+            deadline = time.monotonic() + timeout_s
+            while not pending.done.wait(min(ABORT_POLL_S, max(deadline - time.monotonic(), 0))):
+                aborted = abort is not None and abort.is_set()
+                if aborted or time.monotonic() >= deadline:
+                    with self._lock:
+                        self._send(json.dumps({"kill": rid}))
+                    pending.done.wait(30)
+                    return "aborted" if aborted else "timeout"
             if pending.status is None:
                 raise EngineDied("the evaluation engine died")
             return _outcome(pending.status)

@@ -1,22 +1,25 @@
-"""A bound on the disk an agent's command may keep in its trial folder: a watcher that measures it.
+"""A bound on the disk a folder a candidate or an agent writes may hold: a watcher that measures it.
 
-RLIMIT_FSIZE bounds each file a command writes, not their sum, and its files stay in the
-trial folder until the trial ends. The folder lies on the disk of $TMPDIR, beside the judges'
-folders: one command could fill that disk (session 47's red team), and an ENOSPC the harness
-then meets ends the trial as infra_error (kgb.trial.MACHINE_ERRNOS), no result and retried by
-every run. A quota or a size-limited filesystem of the trial's own would stop the writes at
-the bound, but they need root or mounts, which the containers kgb runs in mostly lack.
+RLIMIT_FSIZE bounds each file a process writes, not their sum. An agent's command keeps its
+files in its trial folder until the trial ends, a candidate process in its workspace until
+its evaluation ends; both lie on the disk of $TMPDIR, beside the judges' folders: one could
+fill that disk (session 47's red team), and an ENOSPC the harness then meets ends a trial as
+infra_error (kgb.trial.MACHINE_ERRNOS), no result and retried by every run; on a tmpfs it is
+memory. A quota or a size-limited filesystem of their own would stop the writes at the bound,
+but they need root or mounts, which the containers kgb runs in mostly lack.
 
-So the harness measures the folder while the command runs (`Watch`): the bytes of disk its
-files hold (st_blocks: a sparse file takes none), each file once however many links it has,
-no link followed out of the folder. The moment it holds more than the bound, the command is
-ended whole, as at its timeout, and what it wrote is taken back, the most first, until the
-folder is under the bound again; its output tells the agent so. The folder is measured again
-when the command has ended, for what it wrote after the last look.
+So the harness measures the folder while the command or the evaluation runs (`Watch`): the
+bytes of disk its files hold (st_blocks: a sparse file takes none), each file once however
+many links it has, no link followed out of the folder. The moment it holds more than the
+bound, the watcher ends what writes there: an agent's command is ended whole, as at its
+timeout, and what it wrote is taken back, the most first, until the folder is under the
+bound again, its output telling the agent so (kgb.agents.commands, kgb.agents.cli); a judge
+is killed and its candidate rejected (kgb.evaluate). The folder is measured again once the
+writer has ended, for what it wrote after the last look.
 
-The bound is checked by polling: for the moment between two looks a command that writes
-faster than the interval allows holds more, up to its write speed times the interval, and
-no file more than RLIMIT_FSIZE, which the sandbox's wrapper sets no larger than the bound
+The bound is checked by polling: for the moment between two looks a writer faster than the
+interval allows holds more, up to its write speed times the interval, and no file more than
+RLIMIT_FSIZE, which the agents' sandbox wrapper sets no larger than the bound
 (kgb.agents.commands). See docs/design/threat-model.md for what the walk does not see.
 """
 
@@ -32,8 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from kgb.agents.nofollow import open_nofollow
-
 # The bytes of disk an agent's trial folder may hold while a command runs. A trial's folder
 # holds its workspace (the task, a few kernel versions, their git history: some MB), the
 # Triton cache of what it compiled (its ptx and cubins, a few hundred KB a kernel and an
@@ -42,6 +43,11 @@ from kgb.agents.nofollow import open_nofollow
 # beside the disks kgb runs on: a GPU host's 20 trials a GPU at their bound at once hold 40 GiB
 # a GPU at the most.
 COMMAND_DISK_BYTES = 2 << 30
+# The bytes of disk a candidate's workspace may hold while it is judged: its Triton, CUDA
+# and inductor caches (kgb.evaluate.environment.workspace_env), some tens of MB for an honest
+# candidate, a few hundred with a wide autotune; 16-20 judges of a GPU host at their bound at
+# once hold 40 GiB at the most.
+WORKSPACE_DISK_BYTES = 2 << 30
 # How often the folder is measured at the most: a walk of 5,000 small files in 100 folders
 # (`held`) took 15 ms on a loaded 2-core host, so such a folder is measured every 0.15 s
 # (WALK_SHARE), a smaller one every 0.1 s; a command writing 1 GB/s (the page cache) holds
@@ -80,7 +86,7 @@ def held(folder: Path, files: dict[FileId, File] | None = None) -> int:
     many, cost the harness no memory). Never raises OSError: what cannot be read counts
     nothing."""
     try:
-        fd = open_nofollow(folder, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(folder, _DIR)  # the watched folder itself: the harness's, named without a link
     except OSError:
         return 0
     try:
@@ -146,15 +152,16 @@ class Watch:
     command starts (what the folder held then is not the command's), `start`ed with how to
     end the command, `finish`ed once it has ended."""
 
-    def __init__(self, folder: Path, bound: int = COMMAND_DISK_BYTES):
+    def __init__(self, folder: Path, bound: int = COMMAND_DISK_BYTES, writer: str = "the command"):
         self.folder = folder.resolve()  # the nofollow opens of the clean-up want no link in it
         self.bound = bound
+        self.writer = writer  # what writes there, as the note names it
         self._before: dict[FileId, File] = {}
         started = time.perf_counter()
         at_start = held(self.folder, self._before)
         self._interval = _interval(time.perf_counter() - started)
-        # a folder already past the bound (what a CLI, which runs unwatched, left) may not
-        # grow, but its commands run, and can remove what it holds
+        # a folder already past the bound (what an earlier writer left) may not grow, but its
+        # commands run, and can remove what it holds
         self.limit = max(bound, at_start)
         self.breached = False  # the command was ended for it
         self._done = threading.Event()
@@ -207,7 +214,7 @@ class Watch:
         for _, key, file, was in added:
             if total <= self.limit:
                 break
-            done = _take(file, key, was)
+            done = _take(self.folder, file, key, was)
             if done is not None:
                 total -= done.freed
                 taken.append(done)
@@ -215,16 +222,16 @@ class Watch:
 
     def _note(self, total: int, taken: list[Taken], after: int) -> str:
         """One line: what the folder held, its bound, what was taken back, what it holds now."""
-        limit = _size(self.limit) + (f" (its size when the command started, already past the bound of "
+        limit = _size(self.limit) + (f" (its size when {self.writer} started, already past the bound of "
                                      f"{_size(self.bound)})" if self.limit > self.bound else "")
-        ended = "the command was ended and" if self.breached else "after the command,"
+        ended = f"{self.writer} was ended and" if self.breached else f"after {self.writer},"
         if taken:
             names = ", ".join(t.describe(self.folder) for t in taken[:SHOWN])
             more = f" and {len(taken) - SHOWN} more" if len(taken) > SHOWN else ""
             what = f"{ended} what it added was taken back: {names}{more}"
         else:
             what = f"{ended} nothing it added could be taken back"
-        return (f"[kgb disk bound: the trial folder {self.folder} held {_size(total)}, past its bound of {limit}: "
+        return (f"[kgb disk bound: the folder {self.folder} held {_size(total)}, past its bound of {limit}: "
                 f"{what}; it now holds {_size(after)}]")
 
 
@@ -245,12 +252,13 @@ class Taken(NamedTuple):
         return f"{name} ({_size(self.file.allocated)}, cut back to its {self.cut_to} bytes before the command)"
 
 
-def _take(file: File, key: FileId, was: File | None) -> Taken | None:
+def _take(top: Path, file: File, key: FileId, was: File | None) -> Taken | None:
     """Remove `file`, or cut it back to `was`'s length, if it is still the file `key`, found
-    by opening each folder on the way without following a link; None where it is not."""
+    by opening each folder on the way down from `top` without following a link; None where
+    it is not."""
     try:
-        parent = open_nofollow(file.parent, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+        parent = _open_beneath(top, file.parent)
+    except (OSError, ValueError):
         return None
     try:
         name = file.name
@@ -267,6 +275,21 @@ def _take(file: File, key: FileId, was: File | None) -> Taken | None:
         return None
     finally:
         os.close(parent)
+
+
+def _open_beneath(top: Path, folder: Path) -> int:
+    """`folder`, inside `top`, opened from `top` down one folder at a time, following no link:
+    what a writer left running may put a link in place of a folder between a look and an open."""
+    fd = os.open(top, _DIR)
+    try:
+        for part in folder.relative_to(top).parts:
+            child = os.open(part, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _cut_back(name: str, parent: int, key: FileId, was: File) -> int | None:
