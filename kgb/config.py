@@ -72,6 +72,12 @@ class FilesConfig(MethodConfig):
 
     not_identity: ClassVar[tuple[str, ...]] = ("samples", "concurrency")
 
+    def __post_init__(self) -> None:
+        # the job's identity names the folder: `dir=k` run from two folders was one job, the
+        # second folder's kernels judged as a change of the first's (session 49's user walk)
+        if isinstance(self.dir, str) and self.dir:
+            self.dir = str(Path(self.dir).expanduser().absolute())
+
 
 @dataclass
 class TransferConfig(MethodConfig):

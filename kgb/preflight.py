@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import difflib
+import math
 import os
 import sqlite3
 import sys
@@ -195,7 +196,10 @@ def check_settings(cfg: Config) -> None:
     """Every setting is one a job can run with; the first one that is not is raised."""
     e, m = cfg.eval, cfg.method
     require(e.cases in CASES, "eval.cases", e.cases, f"choose one of {', '.join(CASES)}")
-    require(e.timeout_s > 0, "eval.timeout_s", e.timeout_s, "the time one candidate's evaluation may take, in seconds: give a positive number such as 300")
+    # from 1 s (a judge takes about that to start: under it a timeout was not enforced alike for
+    # all, session 49) to finite (inf was taken, and every judge died converting it)
+    require(math.isfinite(e.timeout_s) and e.timeout_s >= 1, "eval.timeout_s", e.timeout_s,
+            "the time one candidate's evaluation may take, in seconds: give a positive number such as 300 (1 or more)")
     require(e.repeats >= 1, "eval.repeats", e.repeats, "timed repetitions per bench case: give 1 or more (100 by default)")
     require(e.warmup >= 0, "eval.warmup", e.warmup, "untimed warm-up runs: give 0 or more")
     require(e.compile_for is None or 50 <= e.compile_for <= 130, "eval.compile_for", e.compile_for,

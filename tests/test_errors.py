@@ -82,9 +82,12 @@ def test_method_files_without_its_folder(tmp_path):
     assert "add method.dir=DIR" in refused(tmp_path, "method=files")
 
 
-def test_a_negative_timeout(tmp_path):
-    line = refused(tmp_path, "eval.timeout_s=-1")
-    assert "eval.timeout_s=-1.0" in line and "positive number" in line
+@pytest.mark.parametrize(("value", "shown"), [("-1", "-1.0"), ("inf", "inf"), ("0.001", "0.001")])
+def test_a_timeout_no_judge_can_keep(tmp_path, value, shown):
+    """inf was taken, and every judge died converting it: a known-good kernel recorded as
+    runtime_error; 0.001 s was enforced for some operators and not others (session 49)."""
+    line = refused(tmp_path, f"eval.timeout_s={value}")
+    assert f"eval.timeout_s={shown}" in line and "positive number" in line
 
 
 @pytest.mark.parametrize(("name", "value", "says"), [("KGB_GATHER_S", "-1", "0 to 5"),

@@ -76,6 +76,25 @@ def test_an_edited_or_added_file_is_judged_again_and_an_unchanged_one_is_not(tmp
     assert [e for _, e in ends(the_log(root))] == ["no_candidate", "completed", "completed"]
 
 
+def test_a_relative_folder_from_two_places_is_two_jobs_not_one(tmp_path, monkeypatch):
+    """`method.dir=k` run from two folders named two folders of kernels, but one job: the
+    second's kernels were judged as a change of the first's and replaced its result in the
+    job's row (session 49's user walk). The folder is made absolute where the config is."""
+    root = tmp_path / "out"
+    for place, text in (("a", ADD), ("b", TORCH_ADD)):
+        (tmp_path / place / "k").mkdir(parents=True)
+        (tmp_path / place / "k" / "aten__add.py").write_text(text)
+    monkeypatch.chdir(tmp_path / "a")
+    first = run_job(job(FilesConfig(dir="k"), root, ["aten::add"]))
+    monkeypatch.chdir(tmp_path / "b")
+    second = run_job(job(FilesConfig(dir="k"), root, ["aten::add"]))
+    assert (first.correct, second.correct) == (1, 0)
+    logs = sorted(root.glob("jobs/*/events.jsonl"))
+    assert len(logs) == 2  # a job each, each with its own trial
+    assert sorted(e.end.value for log in logs for e in read_events(log) if isinstance(e, TrialFinished)) == [
+        "completed", "completed"]
+
+
 def test_transfer_keys_the_kernel_it_will_judge():
     """A source run that later logged a faster kernel for the operator makes a new trial."""
     def kernel(blob: str, speedup: float, at: int) -> Kernel:

@@ -316,7 +316,9 @@ def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) ->
                 cases.append(CaseResult.from_record(record["case"]))
             if "final" in record:
                 final = record["final"]
-    if final is not None:
+    # past its timeout a judge is killed; one that wrote its verdict first, after the deadline
+    # (the kill came as it started), is timed out all the same: the timeout holds for all alike
+    if final is not None and outcome != "timeout":
         return Verdict(
             status=Status(final["status"]),
             message=final["message"],
