@@ -52,6 +52,7 @@ from kgb.trial import (
     BudgetExhausted,
     InfrastructureFailure,
     TrialContext,
+    attempts_s,
     finish,
     machine_error,
     start,
@@ -195,7 +196,7 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
         with ending:
             if run_ended.is_set():
                 return
-            t0 = start(log, job, key, spec, sample, attempt)
+            t0 = start(log, job, key, spec, sample, attempt) - attempts_s(prior)  # wall_s: every attempt's
         started.append(key)
         progress.began(key, f"{spec.id} #{sample}" if cfg.method.samples > 1 else spec.id)
         end, reason = run_trial(method, chip, spec, settings, log, blobs, job, key, sample, model, prior, book)

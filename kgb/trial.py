@@ -132,5 +132,23 @@ def start(log: EventLog, job: str, key: str, spec: Spec, sample: int, attempt: i
     return time.perf_counter()
 
 
+def attempts_s(prior: list) -> float:
+    """The seconds a trial's earlier attempts ran, each from its TrialStarted to its last event:
+    a trial resumed after a Ctrl-C (an agent's, up to its wall clock) has its TrialFinished.wall_s
+    count them, not only its last attempt's (session 49's user walk: 0.0 s for a trial judged
+    3.5 s in its first attempt)."""
+    total, began, last = 0.0, None, None
+    for event in prior:
+        if isinstance(event, TrialStarted):
+            if began is not None and last is not None:
+                total += max(last - began, 0.0)
+            began = last = event.ts
+        elif began is not None:
+            last = event.ts
+    if began is not None and last is not None:
+        total += max(last - began, 0.0)
+    return total
+
+
 def finish(log: EventLog, job: str, key: str, end: TrialEnd, reason: str, started: float) -> None:
     log.append(TrialFinished(job=job, trial=key, end=end, reason=reason, wall_s=time.perf_counter() - started))
