@@ -198,3 +198,12 @@ def test_an_interrupted_transfer_has_one_row_under_the_method_that_wrote_its_ker
     moved = rows["E", "nvidia", FULL]
     assert (moved["method"], moved["model"], moved["trials"]) == ("oneshot", "claude", str(len(judged)))
     assert moved["incomplete"] == f"interrupted: {len(judged)} of 2 operators judged"
+
+
+def test_a_reference_chip_the_store_has_not_is_refused_naming_its_chips(store, capsys):
+    """A misspelt `--reference nvidai` gave rc 0 and blank columns (session 49's user walk)."""
+    capsys.readouterr()
+    assert main(["portability", "--tracking-uri", store, "--reference", "nvidai"]) == 1
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"error: no trial on chip nvidai; its chips: E, nvidia in {store}\n"
+    assert main(["portability", "--tracking-uri", store, "--reference", "nvidia"]) == 0  # spelt right

@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     plots.add_argument("--dest", type=Path, default=Path("outputs/plots"))
     port = sub.add_parser("portability", help="per method and operator set: accuracy and speedup per chip, "
                           "and the drop against a reference chip (transferred kernels shown by the chip they came from)")
-    port.add_argument("--reference", default="nvidia", help="the chip the others are compared with (default nvidia)")
+    # None: nvidia, where a store without it just has no comparison; a chip named must be in the store
+    port.add_argument("--reference", help="the chip the others are compared with (default nvidia)")
     port.add_argument("--format", choices=("table", "csv", "md"), default="table")
     for command in (board, report, best, plots, port):
         command.add_argument("--tracking-uri", default=DEFAULT_URI, help=uri_help)
@@ -66,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "portability":
         from kgb.query.leaderboard import render
-        from kgb.query.portability import COLUMNS, transfer_sources
+        from kgb.query.portability import COLUMNS, REFERENCE, transfer_sources, unknown_chip
         from kgb.query.portability import rows as portability
 
-        table = portability(rows, transfer_sources(uri), args.reference, scope)
+        if args.reference is not None and (unknown := unknown_chip(args.reference, rows, scope)):
+            print(f"error: {unknown} in {uri}", file=sys.stderr)
+            return 1
+        table = portability(rows, transfer_sources(uri), args.reference or REFERENCE, scope)
         sys.stdout.write(render(table, args.format, COLUMNS))
         return 0
     if args.command == "plots":
@@ -94,17 +98,21 @@ def run(args: argparse.Namespace) -> int:
 
 def best(uri: str, op: str, chip: str, dest: Path) -> int:
     from kgb.operators import unknown_operator
-    from kgb.query.best import best_row, download
+    from kgb.query.best import best_row, download, read_sources
 
     rows = trial_rows(uri, chip=chip)
     if not rows and (chips := sorted({r.chip for r in trial_rows(uri)})):  # a misspelt chip, not a missing kernel
         print(f"error: no trial on chip {chip} in {uri}; its chips: {', '.join(chips)}", file=sys.stderr)
         return 1
-    row = best_row(rows, op)
+    row = best_row(rows, op, read_sources(uri, rows, op))
     if row is None:
         tried = sum(r.op == op for r in rows)
         if not tried and (unknown := unknown_operator(op)):  # a misspelt id, not a missing kernel
             print(f"error: {unknown}", file=sys.stderr)
+            return 1
+        if refuted := sum(r.op == op and r.correct for r in rows):
+            print(f"error: no kernel for {op} on {chip} that every trial judging it found correct, among {tried} "
+                  f"trial(s) of it in {uri}: the kernels of {refuted} correct one(s) failed in another", file=sys.stderr)
             return 1
         print(f"error: no correct kernel for {op} on {chip} among {tried} trial(s) of it in {uri}", file=sys.stderr)
         return 1
@@ -115,6 +123,7 @@ def best(uri: str, op: str, chip: str, dest: Path) -> int:
         return 1
     how = f"speedup {row.speedup:.2f}x" if row.speedup else "correct, not timed"
     print(f"{op} on {chip}: {how} (method {row.method_label}, model {row.model}, run {row.run_id})")
+    print(f"  judged under: {row.settings or 'settings not recorded'}")
     for p in paths:
         print(f"  {p}")
     return 0

@@ -13,6 +13,9 @@ trial's (of each sample), whichever job judged it: an `ops=` job never run again
 trial of a kernel file since edited and judged again by the whole job, and until session 46
 that old trial still counted as solved beside the new one. What was spent counts every job's
 trials, a trial judged again by another job included: that job paid for its calls anew.
+"Latest" is the job's: the trial of the job whose latest run is the most recent, then the
+trial that ended last (kgb.query.scope), so that a run that kept a trial, not judging it
+again, still has the last word over another job's trial judged before it.
 
 What the store's trials tables alone do not say is counted by kgb.query.scope: an operator
 no longer in the source is left out (`removed` says how many), a row missing operators that
@@ -116,7 +119,7 @@ def by_job(trials: list[TrialRow], scope: Scope = EVERYTHING) -> dict[JobKey, Jo
         for row in rows.values():
             if row.status == "skipped":
                 skipped.add(row.op)
-            elif (slot := (row.op, row.sample)) not in latest or row.end_ms > latest[slot].end_ms:
+            elif (slot := (row.op, row.sample)) not in latest or said_later(row, latest[slot], scope):
                 latest[slot] = row
         per_op: dict[str, list[TrialRow]] = defaultdict(list)
         for (op, _), row in sorted(latest.items()):
@@ -127,6 +130,14 @@ def by_job(trials: list[TrialRow], scope: Scope = EVERYTHING) -> dict[JobKey, Jo
                               [r for r in ran if not scope.job(r.job).replayed],
                               [r for r in ran if scope.job(r.job).replayed], unjudged, removed.get(key, set()))
     return jobs
+
+
+def said_later(row: TrialRow, than: TrialRow, scope: Scope) -> bool:
+    """Whether `row` is a later statement about its operator than `than`: its job's latest run
+    is the more recent (kgb.query.scope, JobFacts.latest_ms), then its trial ended later. Not
+    the trial's end alone: a job run again keeps a trial whose key still matches with its old
+    end time, and is outranked by another job's trial judged in between."""
+    return (scope.job(row.job).latest_ms, row.end_ms) > (scope.job(than.job).latest_ms, than.end_ms)
 
 
 def _planned(trials: list[TrialRow], scope: Scope) -> dict[JobKey, dict[str, End]]:

@@ -13,7 +13,13 @@ this checkout (a user's walk found each one corrupting what the tables said):
   by its trials table's header: a Ctrl-C during its first, long trials left it in no query;
 - whether a job's model was a replay (`model=replay`): its calls answer from completions
   logged earlier and carry the recorded tokens, but nothing was paid for them, so they are
-  not spend (shown apart, as replayed tokens).
+  not spend (shown apart, as replayed tokens);
+- when each job's latest run was (JobFacts.latest_ms): the latest statement about an operator
+  in a row is the trial of the job that ran last, not the trial that finished last. A job run
+  again keeps the trials whose key still matches (not judged again, their end times old),
+  and until session 49 another job's trial judged in between outranked them: a kernel file
+  edited back to a wrong one, which the user's latest run judged wrong, still counted as
+  correct.
 
 A Scope that names no operators and no jobs counts every trial of the tables as it is:
 what callers that have no store (tables built in tests) get.
@@ -56,19 +62,33 @@ class JobFacts:
     # its trials table's header: the row it counts in where it finished no trial; None where
     # not read (tables built in tests), and then its trials name that row
     info: JobInfo | None = None
+    # when its latest run ended (ms, the job run's MLflow end_time); infinite while one runs,
+    # which says what it judges now. 0 where not read (tables built in tests): then the
+    # trials' own end times decide alone
+    latest_ms: float = 0.0
 
 
 def job_facts(status: str, provider: str, run_started: Callable[[], str | None],
-              info: JobInfo | None = None) -> JobFacts:
+              info: JobInfo | None = None, start_ms: int = 0, end_ms: int | None = None) -> JobFacts:
     """A job's facts from its run's status, its `model.provider` param, its trials table's
-    header and its run_started.json's text (None where the run has none: then what is missing
-    is not known, and the row is not marked). Read for a finished job too (one more file a
-    job): its trials cut short are missing from its table as an interrupted job's are."""
+    header, its run_started.json's text (None where the run has none: then what is missing
+    is not known, and the row is not marked) and its job run's start and end times. Read for a
+    finished job too (one more file a job): its trials cut short are missing from its table as
+    an interrupted job's are."""
     end = END_OF_STATUS.get(status, End.UNFINISHED)
     planned: frozenset[str] = frozenset()
     if (text := run_started()) is not None:
         planned = frozenset(json.loads(text).get("specs", {}))
-    return JobFacts(end, planned, provider == REPLAYED, info)
+    return JobFacts(end, planned, provider == REPLAYED, info, latest_run_ms(end, start_ms, end_ms))
+
+
+def latest_run_ms(end: End, start_ms: int, end_ms: int | None) -> float:
+    """When a job's latest run ended. A run resumed sets its job run RUNNING again and MLflow
+    keeps the earlier run's end_time beside it, so a job that logged no end counts as the
+    latest of all (a job killed without a word too: nothing tells it from one running)."""
+    if end is End.UNFINISHED:
+        return float("inf")
+    return float(end_ms if end_ms is not None else start_ms)
 
 
 FINISHED = JobFacts()

@@ -46,6 +46,9 @@ class JobRun:
     # RUNNING while it runs or where it logged no end
     status: str = "FINISHED"
     provider: str = ""  # its model.provider param: "replay" answered from logged completions
+    start_ms: int = 0  # MLflow's start_time: that of the run it was first projected from
+    # MLflow's end_time: when its latest run ended (that of an earlier run while a later one runs)
+    end_ms: int | None = None
 
 
 class Store:
@@ -115,7 +118,8 @@ class Store:
         """Every live job run, optionally only those of one chip."""
         if self.path is not None:
             query = (
-                "SELECT r.run_uuid, r.artifact_uri, COALESCE(j.value, ''), r.status, COALESCE(p.value, '') FROM runs r"
+                "SELECT r.run_uuid, r.artifact_uri, COALESCE(j.value, ''), r.status, COALESCE(p.value, ''),"
+                " COALESCE(r.start_time, 0), r.end_time FROM runs r"
                 " JOIN experiments e ON e.experiment_id = r.experiment_id AND e.lifecycle_stage = 'active'"
                 " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.kind' AND k.value = 'job'"
                 + (" JOIN tags c ON c.run_uuid = r.run_uuid AND c.key = 'kgb.chip' AND c.value = ?" if chip else "")
@@ -131,7 +135,7 @@ class Store:
         query = "tags.`kgb.kind` = 'job'" + (f" and tags.`kgb.chip` = '{chip}'" if chip else "")
         runs = search_all(client, experiments, query) if experiments else []
         return [JobRun(r.info.run_id, r.info.artifact_uri, r.data.tags.get("kgb.job", ""), r.info.status,
-                       r.data.params.get("model.provider", ""))
+                       r.data.params.get("model.provider", ""), r.info.start_time or 0, r.info.end_time)
                 for r in sorted(runs, key=lambda r: (r.info.start_time, r.info.run_id))]
 
     def job_params(self, method: str, keys: tuple[str, ...]) -> dict[str, dict[str, str]]:
@@ -220,7 +224,7 @@ def read(uri: str) -> Contents:
         try:
             jobs[job.job] = job_facts(job.status, job.provider,
                                       lambda job=job: store.read_text(job.run_id, job.artifact_uri, RUN_STARTED),
-                                      _parsed(job, text, job_info))
+                                      _parsed(job, text, job_info), job.start_ms, job.end_ms)
         except ValueError as e:
             raise StoreError(f"job run {job.run_id}: unreadable {RUN_STARTED} ({e})") from e
     return Contents(trials, jobs)

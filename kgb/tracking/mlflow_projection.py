@@ -240,7 +240,9 @@ class MlflowProjection:
         ended = isinstance(run, RunFinished)
         if first or ended or time.monotonic() - state.metrics_at >= METRICS_EVERY_S:
             self._log_job_metrics(state, events[-1].ts)
-        if run is not None and run_status(run) != state.status:
+        # a run's end is set though the status stays FINISHED: a resumed run projected whole (quick,
+        # or by a rebuild) kept the earlier run's end_time, which says which job ran last (kgb.query.scope)
+        if run is not None and (run_status(run) != state.status or isinstance(run, RunFinished)):
             self._set_status(state, run)
 
     def _set_status(self, state: JobState, run: RunStarted | RunFinished) -> None:
