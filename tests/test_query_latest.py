@@ -13,12 +13,11 @@ import io
 import time
 
 import pytest
-from test_query_scope import SMOKE, Job, project, report
+from test_query_scope import Job, project, report
 
 from kgb.query.__main__ import main
 from kgb.query.scope import Scope
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import RunFinished, RunStarted
 
 
 def at(events: list, start: float) -> list:
@@ -28,14 +27,7 @@ def at(events: list, start: float) -> list:
 
 def rerun_keeping(job: Job, planned: list[str], end: str) -> None:
     """A run of the job that judges nothing: its trials' keys match, so it keeps them."""
-    config = {"method": {"name": "oneshot"}, "model": {"name": job.model, "provider": job.provider}}
-    job.events.append(RunStarted(
-        job=job.id, method="oneshot", model=job.model, source="aten", chip="cpu", config=config,
-        git_commit=None, packages={}, device="cpu", driver=None, specs={op: "v1:x" for op in planned},
-        n_ops=len(planned), settings=SMOKE, identity={"method": {"name": "oneshot"}},
-        trial_keys=tuple(f"{job.id}-{op}" for op in planned)))
-    if end != "running":
-        job.events.append(RunFinished(job=job.id, wall_s=1.0, trials_run=0, trials_skipped_as_done=len(planned)))
+    job.run(planned, {}, end)
 
 
 @pytest.mark.parametrize("end", ["finished", "running"])
