@@ -38,7 +38,7 @@ class RecordingEngine:
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         shutil.rmtree(workdir)
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None) -> str:
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None, abort=None) -> str:
         gpu, lock = env.get("CUDA_VISIBLE_DEVICES", "?"), json.loads(request.read_text())["timing_lock"]
         with self._lock:
             self.seen.append((gpu, lock))
@@ -117,7 +117,7 @@ class CrowdedEngine:
     def start_spare(self, key: str, workdir: Path, order: dict) -> None:
         shutil.rmtree(workdir)
 
-    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None) -> str:
+    def run(self, request: Path, log: Path, env: dict[str, str], timeout_s: float, spare=None, abort=None) -> str:
         req = json.loads(request.read_text())
         with self._lock:
             self.in_flight += 1
@@ -145,7 +145,7 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     all_in = threading.Barrier(6, timeout=30)
 
     class Engine(CrowdedEngine):
-        def run(self, request, log, env, timeout_s, spare=None):
+        def run(self, request, log, env, timeout_s, spare=None, abort=None):
             req = json.loads(request.read_text())
             source = req["source"]
             with self._lock:
@@ -192,7 +192,7 @@ class FirstRunsTogether(CrowdedEngine):
         super().__init__(oom_source="")
         self.final, self.both_in = final, threading.Barrier(2, timeout=30)
 
-    def run(self, request, log, env, timeout_s, spare=None):
+    def run(self, request, log, env, timeout_s, spare=None, abort=None):
         req = json.loads(request.read_text())
         with self._lock:
             again = any(s == req["source"] for s, _ in self.runs)
@@ -247,7 +247,7 @@ def test_an_evaluation_out_of_memory_alone_keeps_its_verdict(monkeypatch):
     spec = operators.load("aten::add")
 
     class AlwaysOom(CrowdedEngine):
-        def run(self, request, log, env, timeout_s, spare=None):
+        def run(self, request, log, env, timeout_s, spare=None, abort=None):
             self.runs.append(("", 1))
             log.write_text("torch.OutOfMemoryError: CUDA out of memory.\n")
             return "died:exit code 70"
