@@ -137,17 +137,13 @@ def attempts_s(prior: list) -> float:
     a trial resumed after a Ctrl-C (an agent's, up to its wall clock) has its TrialFinished.wall_s
     count them, not only its last attempt's (session 49's user walk: 0.0 s for a trial judged
     3.5 s in its first attempt)."""
-    total, began, last = 0.0, None, None
+    spans: list[list[float]] = []  # [start, last event] of each attempt
     for event in prior:
         if isinstance(event, TrialStarted):
-            if began is not None and last is not None:
-                total += max(last - began, 0.0)
-            began = last = event.ts
-        elif began is not None:
-            last = event.ts
-    if began is not None and last is not None:
-        total += max(last - began, 0.0)
-    return total
+            spans.append([event.ts, event.ts])
+        elif spans:
+            spans[-1][1] = event.ts
+    return sum(max(last - began, 0.0) for began, last in spans)
 
 
 def finish(log: EventLog, job: str, key: str, end: TrialEnd, reason: str, started: float) -> None:

@@ -205,5 +205,5 @@ def test_a_reference_chip_the_store_has_not_is_refused_naming_its_chips(store, c
     capsys.readouterr()
     assert main(["portability", "--tracking-uri", store, "--reference", "nvidai"]) == 1
     out = capsys.readouterr()
-    assert out.out == "" and out.err == f"error: no trial on chip nvidai; its chips: E, nvidia in {store}\n"
+    assert out.out == "" and out.err == f"error: no trial on chip nvidai in {store}; its chips: E, nvidia\n"
     assert main(["portability", "--tracking-uri", store, "--reference", "nvidia"]) == 0  # spelt right

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from kgb.query import DEFAULT_URI, StoreError, trial_rows
-from kgb.query.scope import current
+from kgb.query.scope import EVERYTHING, Scope, current
 from kgb.query.store import read
+from kgb.tracking.summary import TrialRow
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,11 +68,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.command == "portability":
         from kgb.query.leaderboard import render
-        from kgb.query.portability import COLUMNS, REFERENCE, transfer_sources, unknown_chip
+        from kgb.query.portability import COLUMNS, REFERENCE, transfer_sources
         from kgb.query.portability import rows as portability
 
-        if args.reference is not None and (unknown := unknown_chip(args.reference, rows, scope)):
-            print(f"error: {unknown} in {uri}", file=sys.stderr)
+        if args.reference is not None and (unknown := unknown_chip(uri, args.reference, rows, scope)):
+            print(f"error: {unknown}", file=sys.stderr)
             return 1
         table = portability(rows, transfer_sources(uri), args.reference or REFERENCE, scope)
         sys.stdout.write(render(table, args.format, COLUMNS))
@@ -96,13 +97,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def unknown_chip(uri: str, chip: str, trials: list[TrialRow], scope: Scope = EVERYTHING) -> str | None:
+    """Why `chip` names no chip of the store, naming those it has (a misspelt `nvidai` gave
+    `portability` blank columns and rc 0 until session 49); None where it names one, or the
+    store has none to name."""
+    chips = {r.chip for r in trials} | {f.info.chip for f in scope.jobs.values() if f.info is not None}
+    if chip in chips or not chips:
+        return None
+    return f"no trial on chip {chip} in {uri}; its chips: {', '.join(sorted(chips))}"
+
+
 def best(uri: str, op: str, chip: str, dest: Path) -> int:
     from kgb.operators import unknown_operator
     from kgb.query.best import best_row, download, read_sources
 
     rows = trial_rows(uri, chip=chip)
-    if not rows and (chips := sorted({r.chip for r in trial_rows(uri)})):  # a misspelt chip, not a missing kernel
-        print(f"error: no trial on chip {chip} in {uri}; its chips: {', '.join(chips)}", file=sys.stderr)
+    if not rows and (unknown := unknown_chip(uri, chip, trial_rows(uri))):  # a misspelt chip, not a missing kernel
+        print(f"error: {unknown}", file=sys.stderr)
         return 1
     row = best_row(rows, op, read_sources(uri, rows, op))
     if row is None:

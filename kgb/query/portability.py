@@ -125,15 +125,6 @@ def _as_source(facts: JobFacts, source: tuple[str, str, str, str]) -> JobFacts:
                                                                method_params=params))
 
 
-def unknown_chip(reference: str, trials: list[TrialRow], scope: Scope = EVERYTHING) -> str | None:
-    """Why `--reference` names no chip of the store (a misspelt `nvidai` gave blank columns
-    and rc 0 until session 49), naming its chips as `best` does; None where it names one."""
-    chips = {r.chip for r in trials} | {f.info.chip for f in scope.jobs.values() if f.info is not None}
-    if reference in chips:
-        return None
-    return f"no trial on chip {reference}; its chips: {', '.join(sorted(chips)) or 'none'}"
-
-
 def protocol(settings: str) -> str:
     """The judging settings less the device they name: what must match across chips."""
     return settings.partition(" ")[2]

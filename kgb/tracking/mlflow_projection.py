@@ -242,7 +242,7 @@ class MlflowProjection:
             self._log_job_metrics(state, events[-1].ts)
         # a run's end is set though the status stays FINISHED: a resumed run projected whole (quick,
         # or by a rebuild) kept the earlier run's end_time, which says which job ran last (kgb.query.scope)
-        if run is not None and (run_status(run) != state.status or isinstance(run, RunFinished)):
+        if run is not None and (run_status(run) != state.status or ended):
             self._set_status(state, run)
 
     def _set_status(self, state: JobState, run: RunStarted | RunFinished) -> None:
