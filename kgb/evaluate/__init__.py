@@ -201,9 +201,11 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
         # is killed with its judge and rejected (kgb.evaluate.disk_bound)
         disk, abort = disk_bound.Watch(workspace, disk_bound.WORKSPACE_DISK_BYTES, "the judge"), threading.Event()
         disk.start(abort.set)
-        with steps(ENGINE):
-            status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare, abort=abort)
-        filled = disk.finish()
+        try:
+            with steps(ENGINE):
+                status = engine.run(workdir / "request.json", log, env, settings.timeout_s, spare, abort=abort)
+        finally:  # its watcher stops with the judge, however that ended (an engine that died)
+            filled = disk.finish()
         with steps(COMPILE_STORE):
             # kept as its own kind's entry, unless restored from that (the store has it)
             # (not what a candidate rejected for filling its workspace left)
