@@ -152,3 +152,42 @@ def test_a_candidate_that_fills_its_workspace_is_killed_with_its_judge_and_rejec
     assert verdict.status == Status.REJECTED, verdict.message
     assert verdict.message.startswith("the candidate filled its workspace: [kgb disk bound: the folder "), verdict.message
     assert "past its bound of 64.0 MiB: the judge was ended" in verdict.message, verdict.message
+
+
+def test_a_command_cannot_take_disk_without_growing_a_file(trial):
+    """fallocate --keep-size takes disk and leaves the file's length as it was, so RLIMIT_FSIZE
+    does not bound it: one call took any amount at once, past the watcher's next look. It is
+    refused now (EOPNOTSUPP, as a filesystem without it answers); a plain fallocate, which
+    grows the file, is still allowed and bounded."""
+    done = _run(trial, "touch kept; fallocate --keep-size -l 512M kept; echo kept=$?; fallocate -l 1M grown; echo grown=$?",
+                bound=64 * MiB)
+    assert "kept=1" in done.output and "grown=0" in done.output, done.output
+    kept = trial / "workspace" / "kept"
+    assert kept.stat().st_blocks == 0
+    assert held(trial) < 64 * MiB
+
+
+# written at import, before cos's known-good kernel: the candidate process's own fallocate(2)
+KEEPS_ITS_SIZE = """
+import importlib
+import os
+
+ctypes = importlib.import_module("c" + "types")  # past the static check, which is a filter only
+_libc = ctypes.CDLL(None, use_errno=True)
+_fd = os.open(os.path.join(os.environ["HOME"], "kept.bin"), os.O_CREAT | os.O_WRONLY, 0o600)
+_said = _libc.fallocate(_fd, 1, ctypes.c_long(0), ctypes.c_long(3 << 30))  # FALLOC_FL_KEEP_SIZE
+if _said != 0 and ctypes.get_errno() == 95:  # EOPNOTSUPP: refused
+    os.close(_fd)
+else:
+    raise SystemExit(f"fallocate --keep-size was allowed: {_said}")
+"""
+
+
+def test_a_candidate_cannot_take_disk_without_growing_a_file():
+    from kgb import operators
+    from kgb.evaluate import EvalSettings, Status, evaluate
+
+    cos = operators.load("aten::cos")
+    verdict = evaluate(KEEPS_ITS_SIZE + cos.solution_path.read_text(), cos,
+                       EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=120, compile_cache=None))
+    assert verdict.status == Status.CORRECT, verdict.message

@@ -29,7 +29,8 @@ SYSCALLS = {
                    sched_setparam=142, sched_setattr=314, ioprio_set=251, migrate_pages=256,
                    move_pages=279, rt_sigqueueinfo=129, rt_tgsigqueueinfo=297, pidfd_open=434,
                    pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440, process_mrelease=448,
-                   kcmp=312, reboot=169, sethostname=170, setdomainname=171, prctl=157, setpgid=109),
+                   kcmp=312, reboot=169, sethostname=170, setdomainname=171, prctl=157, setpgid=109,
+                   fallocate=285),
     "aarch64": dict(clone=220, execve=221, execveat=281, clone3=435, socket=198, ptrace=117,
                     process_vm_readv=270, process_vm_writev=271, kill=129, tkill=130, tgkill=131,
                     unshare=97, setns=268, mount=40, umount2=39, pivot_root=41, chroot=51, bpf=280,
@@ -42,7 +43,7 @@ SYSCALLS = {
                     migrate_pages=238, move_pages=239, rt_sigqueueinfo=138, rt_tgsigqueueinfo=240,
                     pidfd_open=434, pidfd_send_signal=424, pidfd_getfd=438, process_madvise=440,
                     process_mrelease=448, kcmp=272, reboot=142, sethostname=161, setdomainname=162,
-                    prctl=167, setpgid=154),
+                    prctl=167, setpgid=154, fallocate=47),
 }
 CLONE_VM, CLONE_VFORK, CLONE_THREAD = 0x100, 0x4000, 0x10000
 # System calls that act on a process named by its pid, in their first argument, or in their
@@ -69,9 +70,14 @@ OTHER_PROCESSES = ("pidfd_open", "pidfd_send_signal", "pidfd_getfd", "process_ma
 # itself; nothing it runs afterwards needs either.
 PR_SET_PDEATHSIG = 1
 LEAVE_THE_GROUP = ("setsid", "setpgid")
+# fallocate(2) with FALLOC_FL_KEEP_SIZE takes disk without growing the file, which RLIMIT_FSIZE
+# bounds: one call took any amount at once, where kgb.evaluate.disk_bound's watcher sees it only
+# at its next look (session 49). Refused as a filesystem without it would, so that a program
+# that asks falls back to writing; plain fallocate (mode 0) grows the file and stays bounded.
+FALLOC_FL_KEEP_SIZE = 0x01
 AF_INET, AF_INET6, AF_PACKET = 2, 10, 17
 SOCK_STREAM, SOCK_TYPE_MASK, IPPROTO_TCP = 1, 0xF, 6
-EPERM, ENOSYS = 1, 38
+EPERM, ENOSYS, EOPNOTSUPP = 1, 38, 95
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 _LD_W_ABS, _JEQ_K, _JSET_K, _RET_K, _JA, _ALU_AND_K = 0x20, 0x15, 0x45, 0x06, 0x05, 0x54
 
@@ -152,8 +158,10 @@ def program(allow_exec: bool) -> bytes:
     p.jump_if(_JEQ_K, nr["kill"], "kill", None)
     p.jump_if(_JEQ_K, nr["tgkill"], "tgkill", None)
     p.jump_if(_JEQ_K, nr["prctl"], "prctl", None)
+    p.jump_if(_JEQ_K, nr["fallocate"], "fallocate", None)
     _to_pid_checks(p, nr)
     p.ret(RET_ALLOW)
+    _fallocate_check(p)
     # prctl: any option but PR_SET_PDEATHSIG, which would let it outlive its judge
     p.label("prctl")
     p.load(16)
@@ -205,6 +213,14 @@ def _pid_checks(p: _Program, own: int) -> None:
         p.jump_if(_JEQ_K, own, "allow", "deny")
 
 
+def _fallocate_check(p: _Program) -> None:
+    """fallocate(fd, mode, offset, len) at its label: refused where `mode` keeps the size."""
+    p.label("fallocate")
+    p.load(24)
+    p.jump_if(_JSET_K, FALLOC_FL_KEEP_SIZE, None, "allow")
+    p.ret(RET_ERRNO | EOPNOTSUPP)
+
+
 def shell_program() -> bytes:
     """The filter of an agent's shell commands, which must fork and exec: every system call but
     two kinds. setsid: a session of its own is where the kernel's autogroup scheduling would
@@ -229,8 +245,10 @@ def shell_program() -> bytes:
     for name in ("setsid", "io_uring_setup", "io_uring_enter", "io_uring_register"):
         p.jump_if(_JEQ_K, nr[name], "deny", None)
     p.jump_if(_JEQ_K, nr["socket"], "socket", None)
+    p.jump_if(_JEQ_K, nr["fallocate"], "fallocate", None)
     _to_pid_checks(p, nr)
     p.ret(RET_ALLOW)
+    _fallocate_check(p)
     _pid_checks(p, 0)
     p.label("socket")  # socket(domain, type, protocol): an IP socket only for TCP
     p.load(16)
