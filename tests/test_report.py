@@ -175,7 +175,7 @@ def test_the_report_command_writes_the_tables_and_the_figures_it_shows(tmp_path,
     from kgb.query.scope import Scope
     from kgb.query.store import Contents
 
-    monkeypatch.setattr(query, "read", lambda uri: Contents(TRIALS, {}))
+    monkeypatch.setattr(query, "read", lambda uri, experiments=(): Contents(TRIALS, {}))
     monkeypatch.setattr(query, "current", lambda jobs: Scope(None, jobs))  # TRIALS' operators are made up
     assert query.main(["report", "--dest", str(tmp_path / "full"), "--tracking-uri", "sqlite:///unused.db"]) == 0
     page = (tmp_path / "full" / "report.html").read_text()

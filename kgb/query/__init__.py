@@ -5,6 +5,7 @@ what a person browses."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kgb.query.store import StoreError, trial_rows
@@ -14,14 +15,16 @@ DEFAULT_URI = "sqlite:///outputs/mlflow.db"
 __all__ = ["DEFAULT_URI", "StoreError", "trial_rows", "trial_runs"]
 
 
-def trial_runs(uri: str, filter_string: str = "") -> list[Any]:
-    """Every complete trial run in every experiment of the store, as MLflow runs."""
+def trial_runs(uri: str, filter_string: str = "", experiments: Sequence[str] = ()) -> list[Any]:
+    """Every complete trial run in the experiments named (every active one where none is),
+    as MLflow runs; StoreError for a name the store has no experiment of."""
     from mlflow.tracking import MlflowClient
 
+    from kgb.query.store import active_experiments, choose
     from kgb.tracking.mlflow_store import COMPLETE, search_all
 
     client = MlflowClient(tracking_uri=uri)
-    experiments = [e.experiment_id for e in client.search_experiments()]
+    experiments = list(choose(uri, active_experiments(client), experiments))
     if not experiments:
         return []
     query = f"tags.`kgb.kind` = 'trial' and tags.`{COMPLETE}` = '1'"

@@ -1,10 +1,15 @@
 """Query the tracking store.
 
-    python -m kgb.query leaderboard [--tracking-uri URI] [--format table|csv|md]
-    python -m kgb.query report [--dest outputs/report] [--tracking-uri URI] [--no-plots]
-    python -m kgb.query best --op aten::softmax --chip nvidia --dest DIR [--tracking-uri URI]
-    python -m kgb.query plots [--dest outputs/plots] [--tracking-uri URI]
-    python -m kgb.query portability [--reference nvidia] [--tracking-uri URI] [--format table|csv|md]
+    python -m kgb.query leaderboard [--tracking-uri URI] [--experiment NAME] [--format table|csv|md]
+    python -m kgb.query report [--dest outputs/report] [--tracking-uri URI] [--experiment NAME] [--no-plots]
+    python -m kgb.query best --op aten::softmax --chip nvidia --dest DIR [--tracking-uri URI] [--experiment NAME]
+    python -m kgb.query plots [--dest outputs/plots] [--tracking-uri URI] [--experiment NAME]
+    python -m kgb.query portability [--reference nvidia] [--tracking-uri URI] [--experiment NAME] [--format table|csv|md]
+
+`--experiment NAME` reads one campaign's MLflow experiment (`tracking.experiment`); given
+again, it reads those named together. Without it every experiment of the store is read,
+and where the jobs read came from more than one, a line on stderr names them: two
+campaigns in one store are never mixed without a word.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 
 from kgb.query import DEFAULT_URI, StoreError, trial_rows
 from kgb.query.scope import EVERYTHING, Scope, current
-from kgb.query.store import read
+from kgb.query.store import Contents, read
 from kgb.tracking.summary import TrialRow
 
 
@@ -41,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     port.add_argument("--format", choices=("table", "csv", "md"), default="table")
     for command in (board, report, best, plots, port):
         command.add_argument("--tracking-uri", default=DEFAULT_URI, help=uri_help)
+        command.add_argument("--experiment", action="append", default=[], metavar="NAME",
+                             help="read only this MLflow experiment (a campaign's tracking.experiment); "
+                                  "repeat to read several together (default: every experiment of the store)")
     args = parser.parse_args(argv)
     try:
         return run(args)
@@ -50,14 +58,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    uri = args.tracking_uri
+    uri, experiments = args.tracking_uri, tuple(args.experiment)
     if args.command == "best":
-        return best(uri, args.op, args.chip, args.dest)
-    found = read(uri)
+        return best(uri, args.op, args.chip, args.dest, experiments)
+    found = read(uri, experiments)
     rows = found.trials
     if not rows and not found.jobs:  # a job with no trial yet is one to show (interrupted, or running its first)
-        print(f"error: no kgb job in {uri}", file=sys.stderr)
+        print(f"error: no kgb job in {where(uri, experiments)}", file=sys.stderr)
         return 1
+    if note := merged(found, experiments):
+        print(note, file=sys.stderr)
     # what every table counts beyond the trials: today's operators, how each job ended, replays
     scope = current(found.jobs)
     if args.command == "leaderboard":
@@ -71,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
         from kgb.query.portability import COLUMNS, REFERENCE, transfer_sources
         from kgb.query.portability import rows as portability
 
-        if args.reference is not None and (unknown := unknown_chip(uri, args.reference, rows, scope)):
+        if args.reference is not None and (unknown := unknown_chip(where(uri, experiments), args.reference, rows, scope)):
             print(f"error: {unknown}", file=sys.stderr)
             return 1
-        table = portability(rows, transfer_sources(uri), args.reference or REFERENCE, scope)
+        table = portability(rows, transfer_sources(uri, experiments), args.reference or REFERENCE, scope)
         sys.stdout.write(render(table, args.format, COLUMNS))
         return 0
     if args.command == "plots":
@@ -92,9 +102,26 @@ def run(args: argparse.Namespace) -> int:
         from kgb.query.plots import draw
 
         figures = [(f.title, f.path or f.reason) for f in draw(results, args.dest / "plots")]
-    for path in write(results, len(rows), args.dest, figures):
+    for path in write(results, len(rows), args.dest, figures, found.experiments):
         print(path)
     return 0
+
+
+def where(uri: str, experiments: tuple[str, ...]) -> str:
+    """The store, and the experiments of it read where some were named: what an error names."""
+    if not experiments:
+        return uri
+    return f"experiment{'s' * (len(experiments) > 1)} {', '.join(experiments)} of {uri}"
+
+
+def merged(found: Contents, named: tuple[str, ...]) -> str | None:
+    """The line that says a query read the jobs of several experiments together, none named:
+    a store may keep several campaigns (tracking.experiment), and until session 50 every
+    query mixed them without a word. None where one was read, or the user named them."""
+    if named or len(found.experiments) < 2:
+        return None
+    return (f"note: read {len(found.experiments)} experiments of the store together: {', '.join(found.experiments)} "
+            "(--experiment NAME reads one)")
 
 
 def unknown_chip(uri: str, chip: str, trials: list[TrialRow], scope: Scope = EVERYTHING) -> str | None:
@@ -107,14 +134,17 @@ def unknown_chip(uri: str, chip: str, trials: list[TrialRow], scope: Scope = EVE
     return f"no trial on chip {chip} in {uri}; its chips: {', '.join(sorted(chips))}"
 
 
-def best(uri: str, op: str, chip: str, dest: Path) -> int:
+def best(uri: str, op: str, chip: str, dest: Path, experiments: tuple[str, ...] = ()) -> int:
     from kgb.operators import unknown_operator
     from kgb.query.best import best_row, download, read_sources
 
-    rows = trial_rows(uri, chip=chip)
-    if not rows and (unknown := unknown_chip(uri, chip, trial_rows(uri))):  # a misspelt chip, not a missing kernel
-        print(f"error: {unknown}", file=sys.stderr)
+    found = read(uri, experiments, chip=chip, facts=False)
+    rows = found.trials
+    if not rows and (unknown := unknown_chip(where(uri, experiments), chip, trial_rows(uri, experiments=experiments))):
+        print(f"error: {unknown}", file=sys.stderr)  # a misspelt chip, not a missing kernel
         return 1
+    if note := merged(found, experiments):
+        print(note, file=sys.stderr)
     row = best_row(rows, op, read_sources(uri, rows, op))
     if row is None:
         tried = sum(r.op == op for r in rows)
@@ -123,9 +153,10 @@ def best(uri: str, op: str, chip: str, dest: Path) -> int:
             return 1
         if refuted := sum(r.op == op and r.correct for r in rows):
             print(f"error: no kernel for {op} on {chip} that every trial judging it found correct, among {tried} "
-                  f"trial(s) of it in {uri}: the kernels of {refuted} correct one(s) failed in another", file=sys.stderr)
+                  f"trial(s) of it in {where(uri, experiments)}: the kernels of {refuted} correct one(s) failed in another", file=sys.stderr)
             return 1
-        print(f"error: no correct kernel for {op} on {chip} among {tried} trial(s) of it in {uri}", file=sys.stderr)
+        print(f"error: no correct kernel for {op} on {chip} among {tried} trial(s) of it in {where(uri, experiments)}",
+              file=sys.stderr)
         return 1
     try:
         paths = download(uri, row, dest)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgb.evaluate.verdict import geomean
@@ -75,9 +76,10 @@ class Group:
     incomplete: str
 
 
-def transfer_sources(uri: str) -> dict[str, tuple[str, str, str, str]]:
-    """Transfer job id -> (method, model, chip, method parameters) of the run its kernels came from."""
-    found = Store(uri).job_params(TRANSFER, (*SOURCE_PARAMS, SOURCE_METHOD_PARAMS))
+def transfer_sources(uri: str, experiments: Sequence[str] = ()) -> dict[str, tuple[str, str, str, str]]:
+    """Transfer job id -> (method, model, chip, method parameters) of the run its kernels came
+    from, of the transfer jobs in the experiments named (every one where none is)."""
+    found = Store(uri, experiments).job_params(TRANSFER, (*SOURCE_PARAMS, SOURCE_METHOD_PARAMS))
     return {job: (*(p[k] for k in SOURCE_PARAMS), _param(p.get(SOURCE_METHOD_PARAMS)))  # type: ignore[misc]
             for job, p in found.items() if all(_param(p.get(k)) for k in SOURCE_PARAMS)}
 

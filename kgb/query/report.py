@@ -247,15 +247,25 @@ def html_table(table: Table) -> str:
     return f"<h2>{html.escape(table.title)}</h2>\n<table><tr>{head}</tr>\n{body}</table>\n{notes}"
 
 
+def _of(experiments: tuple[str, ...]) -> str:
+    """Which campaigns the page's trials came from: a report of one store's two experiments
+    must not read as one campaign's."""
+    if not experiments:
+        return ""
+    return f" of MLflow experiment{'s' * (len(experiments) > 1)} " + ", ".join(html.escape(e) for e in experiments)
+
+
 STYLE = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"
          "td,th{border:1px solid #ccc;padding:3px 8px}td.text{text-align:left}td{text-align:right}"
          "figure{display:inline-block;margin:0 1em 1em 0}img{max-width:720px}")
 
 
-def write(results: list[OpResult], trials: int, dest: Path, figures: list[tuple[str, Path | str]]) -> list[Path]:
+def write(results: list[OpResult], trials: int, dest: Path, figures: list[tuple[str, Path | str]],
+          experiments: tuple[str, ...] = ()) -> list[Path]:
     """Write every table in three formats and report.html; figures are (title, image path
-    or the reason it could not be drawn), trials the number of trials read. Returns the
-    paths written."""
+    or the reason it could not be drawn), trials the number of trials read, experiments the
+    MLflow experiments (campaigns) they came from, which the page names. Returns the paths
+    written."""
     dest.mkdir(parents=True, exist_ok=True)
     written = []
     made = tables(results)
@@ -265,7 +275,7 @@ def write(results: list[OpResult], trials: int, dest: Path, figures: list[tuple[
             path.write_text(text)
             written.append(path)
     parts = [f"<!doctype html><meta charset='utf-8'><title>kgb report</title><style>{STYLE}</style>",
-             f"<h1>kgb report</h1><p>{trials} trial(s). Intervals are 95%: Wilson for accuracy, "
+             f"<h1>kgb report</h1><p>{trials} trial(s){_of(experiments)}. Intervals are 95%: Wilson for accuracy, "
              "a bootstrap over operators for the geometric mean speedup.</p>"]
     parts += [html_table(t) for t in made]
     parts.append("<h2>Plots</h2>")
