@@ -4,7 +4,9 @@ Three layers, earliest first:
 - `check_command_line`: every config group choice on the command line names a file under
   conf/ (Hydra's own message lists the schemas' base_* too, on several lines), and every
   setting names a key of the config it sets (Hydra's message for `methd=...` takes five),
-  and a list setting is given a list (`ops=aten::softmax` is Hydra's "str is not a ListConfig");
+  and a list setting is given a list (`ops=aten::softmax` is Hydra's "str is not a ListConfig"),
+  and every value is one its setting's type takes (`eval.timeout_s=abc` is seven lines of Hydra's),
+  and `+` adds no key that has a value, and a multirun sweeps values it can list;
 - `check_settings`: every value is one a job can run with (a negative timeout would
   otherwise judge every candidate `timeout` and record that as a result; a chip named as
   another chip that judges elsewhere would file its results under that chip), and every
@@ -36,9 +38,11 @@ from urllib.parse import urlparse
 from hydra.core.config_store import ConfigStore
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
+from hydra.errors import HydraException
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict, read_write
-from omegaconf.errors import MissingMandatoryValue
+from omegaconf.errors import MissingMandatoryValue, ValidationError
+from omegaconf.nodes import AnyNode, BooleanNode, FloatNode, IntegerNode, StringNode, ValueNode
 
 from kgb.added_keys import schema_node, unread_keys
 from kgb.config import (
@@ -49,6 +53,7 @@ from kgb.config import (
     ConfigError,
     LLMConfig,
     LLMMethodConfig,
+    ModelConfig,
     ReplayConfig,
     chip_config,
     choices,
@@ -61,6 +66,11 @@ FULL_ERROR = "HYDRA_FULL_ERROR"
 CASES = ("smoke", "check", "all", "auto")
 # MLflow tracking URI schemes (a `+driver` suffix, as in postgresql+psycopg2, is allowed)
 TRACKING_SCHEMES = ("sqlite", "file", "http", "https", "postgresql", "mysql", "mssql", "databricks")
+# The settings of a command line checked before Hydra composes it: set, added, set or added.
+CHECKED_KINDS = (OverrideType.CHANGE, OverrideType.ADD, OverrideType.FORCE_ADD)
+# Value nodes' types in words (kgb.preflight.not_its_type): what a setting of each takes.
+VALUE_KINDS = ((BooleanNode, "true or false"), (IntegerNode, "a whole number"), (FloatNode, "a number"),
+               (StringNode, "text"))
 # What to add where a required value is missing.
 REQUIRED = {
     "method.dir": "method=files reads your kernels from a folder: add method.dir=DIR (files named <source>__<op>.py)",
@@ -90,7 +100,7 @@ def warn(message: str | None) -> None:
 
 def check_command_line(args: list[str]) -> None:
     """Every config group choice (`method=...`, also in a sweep `a,b`) names a conf/ file,
-    then every setting (`eval.cases=...`) a key of the config it sets."""
+    then every setting (`eval.cases=...`) a key of the config it sets, with a value of its type."""
     overrides = [a for a in args if not a.startswith("-") and "=" in a]
     try:
         parsed = OverridesParser.create().parse_overrides(overrides)
@@ -109,14 +119,15 @@ def check_command_line(args: list[str]) -> None:
         chosen[group] = [str(v) for v in values]
     # another config (--config-name ...) has other keys, and HYDRA_FULL_ERROR asks for Hydra's own trace
     if not os.environ.get(FULL_ERROR) and not any(a.startswith(("-cn", "-cp", "-cd", "--config")) for a in args):
-        check_setting_names([o for o in parsed if is_setting(o)], chosen)
+        check_setting_names([o for o in parsed if any(is_setting(o, kind) for kind in CHECKED_KINDS)], chosen)
 
 
-def is_setting(override: Override) -> bool:
-    """`key=value` or `key.sub=value` that Hydra sets in the composed config; not a group
-    choice, not Hydra's own (`hydra.*`, `hydra/launcher=...`), not `+key` (which adds one)."""
+def is_setting(override: Override, kind: OverrideType = OverrideType.CHANGE) -> bool:
+    """`key=value` or `key.sub=value` that Hydra sets in the composed config (or, by `kind`,
+    `+key=value`, which adds one, or `++key=value`, either); not a group choice, not Hydra's
+    own (`hydra.*`, `hydra/launcher=...`)."""
     key = override.key_or_group
-    return (override.type == OverrideType.CHANGE and not override.package and key not in GROUPS
+    return (override.type == kind and not override.package and key not in GROUPS
             and "/" not in key and key.split(".")[0] != "hydra")
 
 
@@ -132,8 +143,13 @@ def check_setting_names(settings: list[Override], chosen: dict[str, list[str]]) 
             choice = f"{head}={value}" if value else ""
             if choice not in configs:
                 configs[choice] = composed([choice] if choice else [])
-            unknown_setting(key, configs[choice])
+            if override.type == OverrideType.ADD:  # a key no schema has is kgb.added_keys' to refuse
+                already_set(override, configs[choice])
+                continue
+            if override.type == OverrideType.CHANGE:  # `++` may add a key: kgb.added_keys' too
+                unknown_setting(key, configs[choice])
             not_a_list(override, configs[choice])
+            not_its_type(override, configs[choice])
 
 
 def composed(overrides: list[str]) -> DictConfig | None:
@@ -176,13 +192,47 @@ def unknown_setting(key: str, config: DictConfig | None) -> None:
         nodes = [n._get_node(parts[depth]) for n in nodes if parts[depth] in n.keys()]
 
 
+def setting_node(key: str, config: DictConfig | None) -> Any:
+    """The node `key` sets in `config`; without a config, a top-level key's in the schema;
+    None where there is none."""
+    node: Any = config if config is not None or "." in key else OmegaConf.structured(Config)
+    for part in key.split("."):
+        node = node._get_node(part) if isinstance(node, DictConfig) and part in node else None
+    return node
+
+
+def already_set(override: Override, config: DictConfig | None) -> None:
+    """A ConfigError where `+key=value` adds a key that has a value: Hydra refuses it in four
+    lines ("Could not append to config. An item is already at ..."). By Hydra's rule a key
+    whose value is null is added to, and a dict or a list is merged into it."""
+    if config is None or OmegaConf.select(config, override.key_or_group, throw_on_missing=False) is None:
+        return
+    if any(isinstance(value, dict | list) for value, _ in given(override)):
+        return
+    line = override.input_line or ""
+    raise ConfigError(f"{line}: {override.key_or_group} is a setting already; set it without the + "
+                      f"({line.lstrip('+')}), which adds a key kgb does not have")
+
+
+def given(override: Override) -> list[tuple[Any, str]]:
+    """The values a setting is given, each with its text: one, or each of a sweep's. A sweep
+    that only a sweeper plugin enumerates (`interval(1,5)`) is refused: kgb's multirun, its
+    checks included (SweepCheck), makes its jobs as Hydra's basic sweeper does, which takes
+    none (its traceback, and this module's, until session 50)."""
+    if not override.is_sweep_override():
+        return [(override.value(), override.get_value_element_as_str())]
+    try:
+        return list(zip(override.sweep_iterator(), override.sweep_string_iterator(), strict=True))
+    except HydraException:
+        raise ConfigError(f"{override.input_line}: a multirun takes the values themselves, a,b,c or choice(a,b,c), or "
+                          "range(start,stop,step), and makes a job of each") from None
+
+
 def not_a_list(override: Override, config: DictConfig | None) -> None:
     """A ConfigError where a list setting is given something else: `ops=aten::softmax`, or
     `ops=aten::softmax,aten::add` (Hydra: "Ambiguous value" outside -m, a job per string in it)."""
-    node: Any = config if config is not None or "." in override.key_or_group else OmegaConf.structured(Config)
-    for part in override.key_or_group.split("."):
-        node = node._get_node(part) if isinstance(node, DictConfig) and part in node else None
-    values = list(override.sweep_iterator()) if override.is_sweep_override() else [override.value()]
+    node = setting_node(override.key_or_group, config)
+    values = [value for value, _ in given(override)]
     if not isinstance(node, ListConfig) or all(isinstance(v, list) or v is None and node._is_optional() for v in values):
         return
     key, items = override.key_or_group, [str(v) for v in values if v not in (None, "")]
@@ -190,6 +240,38 @@ def not_a_list(override: Override, config: DictConfig | None) -> None:
     if len(items) > 1:
         hint += f" (one job over all), or -m '{key}={','.join(f'[{i}]' for i in items)}' (a job each)"
     raise ConfigError(f"{key} takes a list: {hint}")
+
+
+def not_its_type(override: Override, config: DictConfig | None) -> None:
+    """A ConfigError where a setting is given a value its type does not take: `eval.timeout_s=abc`,
+    `method.samples=1.5`, `tracking.mlflow=maybe`, `eval.timeout_s=null`. Hydra's own message
+    took five to seven lines ("Error merging override ... could not be converted to Float",
+    full_key, reference_type, object_type, and where to find a stack trace; session 50's user
+    walk). The node's own check is the one Hydra makes, so what passes here passes there."""
+    node = setting_node(override.key_or_group, config)
+    if not isinstance(node, ValueNode) or isinstance(node, AnyNode):
+        return
+    for value, text in given(override):
+        if isinstance(value, str) and "${" in value:
+            continue  # an interpolation: its value is known once the config is composed
+        try:
+            node.validate_and_convert(value)
+        except ValidationError:
+            key = override.key_or_group
+            unset = "" if node._is_missing() else f" ({_shown(node._value())} unless set)"
+            raise ConfigError(f"{key}={text}: {key} takes {expected_value(node)}{unset}; "
+                              "`python run.py --help` describes every setting") from None
+
+
+def expected_value(node: ValueNode) -> str:
+    """What a value node takes, in words."""
+    kinds = next((words for kind, words in VALUE_KINDS if isinstance(node, kind)), "a value")
+    return f"{kinds}, or null" if node._is_optional() else kinds
+
+
+def _shown(value: Any) -> str:
+    """A value as the command line writes it."""
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def check_settings(cfg: Config) -> None:
@@ -221,6 +303,8 @@ def check_settings(cfg: Config) -> None:
         require(bool(m.dir) and Path(m.dir).is_dir(), "method.dir", m.dir, "no such folder: point it at the folder holding your <source>__<op>.py kernels")
     if isinstance(cfg.model, LLMConfig):
         check_model_settings(cfg.model)
+    else:
+        check_no_model(cfg.model)
     if isinstance(cfg.model, ReplayConfig) and getattr(cfg.model, "from", "???") in ("???", "", None):
         raise ConfigError(REQUIRED["model.from"])
     check_chip(cfg.chip)
@@ -229,7 +313,7 @@ def check_settings(cfg: Config) -> None:
         check_files_dir(Path(m.dir).expanduser(), cfg.source.name, cfg.ops)
     check_tracking_uri(cfg.tracking.tracking_uri())
     if cfg.tracking.mlflow:
-        check_tracking_store(cfg.tracking.tracking_uri())
+        check_tracking_store(cfg.tracking.tracking_uri(), Path(cfg.tracking.root))
 
 
 def check_chip(chip: ChipConfig) -> None:
@@ -271,6 +355,20 @@ def check_files_dir(folder: Path, source: str, ops: list[str]) -> None:
     from kgb.methods.files import folder_warning
 
     warn(folder_warning(folder, operators.select(source, ops)))
+
+
+def check_no_model(model: ModelConfig) -> None:
+    """`model=none` calls no model, so its name and provider run nothing: `model.name=foo`
+    made a job of its own whose results, the expert's kernels, were filed under model foo in
+    every query (session 50's user walk), and `model.provider=openai` crashed on settings
+    model=none lacks. Most likely a model was meant and `model=...` forgotten."""
+    for setting in ("name", "provider"):
+        value = getattr(model, setting)
+        if value != "none":
+            raise ConfigError(
+                f"model.{setting}={value} with model=none: no model is called, and the results would be filed under "
+                f"a model that wrote none of them; to call one, choose it: model=openai or model=anthropic with "
+                f"model.name=NAME, or a preset (conf/model/); else leave model.{setting} out")
 
 
 def check_model_settings(model: LLMConfig) -> None:
@@ -315,17 +413,33 @@ def check_tracking_uri(uri: str) -> None:
                           "http(s)://HOST:PORT of an `mlflow server`, or postgresql://...")
 
 
-def check_tracking_store(uri: str) -> None:
+def check_tracking_store(uri: str, root: Path) -> None:
     """That the MLflow store can be opened, where that is quick to tell: the projection opens it
     while the first trials run, so a store it could not open failed only once they had been
     judged (an unreachable server after some four minutes of MLflow's retries), and left the
-    job's event log behind."""
+    job's event log behind. `root`: the job's tracking.root, which the job makes."""
     scheme = store_scheme(uri)
     if (path := sqlite_path(uri)) is not None:
+        _check_sqlite_folder(uri, path, root)
         _check_sqlite_store(uri, path)
     elif scheme in ("http", "https") and (reason := server_silence(uri)):
         raise ConfigError(f"tracking.uri={uri}: no server answers there ({reason}); start one with "
                           "`mlflow server --port PORT`, or leave tracking.uri out for sqlite:///<root>/mlflow.db")
+
+
+def _check_sqlite_folder(uri: str, path: Path, root: Path) -> None:
+    """A new SQLite store is made in a folder that exists, or in the job's tracking.root (the
+    default store, <root>/mlflow.db, which a first run makes with the root). A store under a
+    folder that does not exist is most likely a misspelt path: the job made the folders and
+    a new store in them, and its results went there, apart from the store they were meant for
+    (session 50's user walk)."""
+    folder = path.resolve().parent
+    if folder.is_dir() or folder == root.resolve():
+        return
+    raise ConfigError(f"tracking.uri={uri}: the store's folder {folder} does not exist, and a misspelt path would "
+                      f"start a new store apart from your results; check the path, or make the folder first "
+                      f"(mkdir -p {folder}) for a new store there, or leave tracking.uri out for "
+                      f"sqlite:///<tracking.root>/mlflow.db")
 
 
 def _check_sqlite_store(uri: str, path: Path) -> None:

@@ -9,7 +9,9 @@ when the job starts and ends and at most once a minute in between.
 
 Idempotent: the trial runs of a job are listed once per process; a trial already there
 complete is not written again, a half-written one (left by a crash of a non-SQL store's
-client) is deleted and redone. The whole store can be rebuilt from the event logs alone.
+client) is deleted and redone. A run deleted in MLflow's UI is absent: a job's run is made
+anew, with the trial runs still live moved under it. The whole store can be rebuilt from
+the event logs alone.
 """
 
 from __future__ import annotations
@@ -257,9 +259,18 @@ class MlflowProjection:
         state.status = status
 
     def _adopt_existing(self, state: JobState, finished: list[TrialOutcome]) -> None:
-        """Take the complete trial runs already in the store; delete half-written ones
-        and duplicates, so each trial is projected exactly once."""
+        """Take the complete trial runs already in the store, hung under the job's run; delete
+        half-written ones and duplicates, so each trial is projected exactly once.
+
+        A trial run may hang under another job run than the one found: the job's run was
+        deleted in MLflow's UI (or purged by `mlflow gc`), which leaves its trial runs live,
+        and `_open_job`, which finds no live job run, makes a new one. Until session 50 those
+        trials were adopted where they hung, so the new job run had no child and the UI
+        showed the trials under a run it no longer lists. They are moved under the job's run:
+        their results are whole, and moving them is one write where making them anew is every
+        artifact again."""
         outcomes = {t.key: t for t in finished}
+        elsewhere: list[str] = []
         for key, runs in self.writer.trial_runs(self.experiment_id, state.info.job).items():
             complete = [r for r in runs if r.complete]
             keep = complete[0] if complete and key in outcomes else None
@@ -268,6 +279,9 @@ class MlflowProjection:
                     self.client.delete_run(r.run_id)
             if keep is not None:
                 state.lines[key] = line(trial_row(state.info, outcomes[key], keep.run_id))
+                if keep.parent != state.parent:
+                    elsewhere.append(keep.run_id)
+        self.writer.reparent(elsewhere, state.parent)
 
     def _log_job_metrics(self, state: JobState, ts: float) -> None:
         from mlflow.entities import Metric

@@ -28,6 +28,7 @@ from kgb.tracking.artifacts import ArtifactWriter, File
 
 SQL_SCHEMES = ("sqlite", "postgresql", "mysql", "mssql")
 COMPLETE = "kgb.complete"  # set on a run once all its data is there
+PARENT = "mlflow.parentRunId"  # the tag that hangs a run under another in MLflow's UI
 # How long to wait for a tracking server's answer: MLflow's client retries for some four minutes
 SERVER_PROBE_S = 5.0
 
@@ -51,6 +52,7 @@ class NewRun:
 class KnownRun:
     run_id: str
     complete: bool
+    parent: str | None = None  # the run it hangs under (PARENT)
 
 
 class RunWriter(Protocol):
@@ -60,6 +62,11 @@ class RunWriter(Protocol):
 
     def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
         """The live trial runs of a job, by trial key."""
+        ...
+
+    def reparent(self, run_ids: list[str], parent: str) -> None:
+        """Hang the runs under `parent` (their PARENT tag), all of them or, where the store
+        allows, none."""
         ...
 
 
@@ -176,17 +183,30 @@ class SqlRunWriter:
         import sqlalchemy
 
         query = sqlalchemy.text(
-            "SELECT r.run_uuid, k.value, c.value FROM runs r"
+            "SELECT r.run_uuid, k.value, c.value, p.value FROM runs r"
             " JOIN tags j ON j.run_uuid = r.run_uuid AND j.key = 'kgb.job' AND j.value = :job"
             " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'kgb.trial'"
             " LEFT JOIN tags c ON c.run_uuid = r.run_uuid AND c.key = :complete"
+            " LEFT JOIN tags p ON p.run_uuid = r.run_uuid AND p.key = :parent"
             " WHERE r.experiment_id = :experiment AND r.lifecycle_stage = 'active'"
         )
         found: dict[str, list[KnownRun]] = {}
         with self.engine.connect() as conn:
-            for run_id, key, complete in conn.execute(query, {"job": job, "complete": COMPLETE, "experiment": int(experiment_id)}):
-                found.setdefault(key, []).append(KnownRun(run_id, complete == "1"))
+            rows = conn.execute(query, {"job": job, "complete": COMPLETE, "parent": PARENT, "experiment": int(experiment_id)})
+            for run_id, key, complete, parent in rows:
+                found.setdefault(key, []).append(KnownRun(run_id, complete == "1", parent))
         return found
+
+    def reparent(self, run_ids: list[str], parent: str) -> None:
+        if not run_ids:
+            return
+        table = self.models.SqlTag.__table__
+        with self.engine.begin() as conn:  # one transaction: a job's trials all move, or none
+            # deleted and inserted, not updated: a run without the tag gets it too; in chunks, as
+            # SQLite bounds the values one statement takes (999 before its 3.32)
+            for i in range(0, len(run_ids), 500):
+                conn.execute(table.delete().where(table.c.key == PARENT, table.c.run_uuid.in_(run_ids[i : i + 500])))
+            _insert(conn, table, [{"key": PARENT, "value": parent, "run_uuid": run_id} for run_id in run_ids])
 
 
 PLACEHOLDERS = {"qmark": "?", "format": "%s", "pyformat": "%s"}  # DB-API paramstyles taking positions
@@ -236,8 +256,13 @@ class ClientRunWriter:
     def trial_runs(self, experiment_id: str, job: str) -> dict[str, list[KnownRun]]:
         found: dict[str, list[KnownRun]] = {}
         for r in search_all(self.client, [experiment_id], f"tags.`kgb.job` = '{job}' and tags.`kgb.kind` = 'trial'"):
-            found.setdefault(r.data.tags["kgb.trial"], []).append(KnownRun(r.info.run_id, r.data.tags.get(COMPLETE) == "1"))
+            found.setdefault(r.data.tags["kgb.trial"], []).append(
+                KnownRun(r.info.run_id, r.data.tags.get(COMPLETE) == "1", r.data.tags.get(PARENT)))
         return found
+
+    def reparent(self, run_ids: list[str], parent: str) -> None:
+        for run_id in run_ids:  # a server takes one tag per request; one left over moves with the next run
+            self.client.set_tag(run_id, PARENT, parent)
 
 
 def search_all(client: Any, experiment_ids: list[str], query: str) -> list[Any]:
