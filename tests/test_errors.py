@@ -289,8 +289,8 @@ def test_the_settings_of_a_sweep_with_commas_pass_the_check():
 def test_a_setting_checked_without_a_composed_config_is_looked_up_in_every_schema_of_its_group():
     """Where the config cannot be composed in this process, a group's setting is looked up in
     every schema of the group: `method.k` is one (passk's), `method.sample` none."""
+    from kgb.command_line import unknown_setting
     from kgb.config import ConfigError, register
-    from kgb.preflight import unknown_setting
 
     register()
     unknown_setting("method.k", None)
