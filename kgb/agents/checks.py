@@ -34,7 +34,7 @@ from kgb.agents.nofollow import KERNEL_BYTES, read_text
 from kgb.evaluate import EvalSettings, JudgeKilled, Status, Verdict, evaluate
 from kgb.operators import CaseTag
 from kgb.tracking.events import CandidateChecked, CandidateProposed
-from kgb.trial import TrialContext
+from kgb.trial import InfrastructureFailure, TrialContext
 
 ERROR_TAIL = 2000
 # A check request is one line: the ticket and a path (./check sends some 200 bytes). A longer
@@ -111,9 +111,12 @@ class Checker:
                 logs = ctx.blobs.get(earlier[0].logs_blob) if earlier[0].logs_blob else ""
                 verdict = dataclasses.replace(earlier[0].verdict, logs=logs)
             else:
-                ctx.emit(CandidateProposed(job=ctx.job, candidate=candidate, source_blob=ctx.blobs.put(source),
-                                           origin=origin, produced_by=call_id))
-                verdict = evaluate(source, ctx.spec, self.settings)
+                # an attempt cut short between the two (Ctrl-C, a kill, the judge's failure below)
+                # proposed it already: the log holds each candidate once, as ctx.evaluate keeps it
+                if not any(isinstance(e, CandidateProposed) and e.candidate == candidate for e in ctx.prior):
+                    ctx.emit(CandidateProposed(job=ctx.job, candidate=candidate, source_blob=ctx.blobs.put(source),
+                                               origin=origin, produced_by=call_id))
+                verdict = self._judge(source)
                 ctx.emit(CandidateChecked(
                     job=ctx.job, candidate=candidate, verdict=dataclasses.replace(verdict, logs=""),
                     logs_blob=ctx.blobs.put(verdict.logs) if verdict.logs else None, call_id=call_id,
@@ -122,6 +125,20 @@ class Checker:
             self.checks.append(checked)
             note = self.on_check(checked) if self.on_check else ""
             return checked, note
+
+    def _judge(self, source: str) -> Verdict:
+        """The judge's verdict on the visible cases, or InfrastructureFailure where the machine,
+        not the candidate, failed (its judge killed from outside, its engine gone), as
+        TrialContext._judge says it for the final kernel: until session 50 such a failure in a
+        check ended the trial as method_error, counted against the method and never retried.
+        The agent's ./check and check tool tell it to check again; a harness check between
+        sessions ends the trial as infra_error, which the next run retries."""
+        try:
+            return evaluate(source, self.ctx.spec, self.settings)
+        except JudgeKilled as e:
+            raise InfrastructureFailure(str(e)) from e
+        except Exception as e:  # noqa: BLE001 - evaluate never raises for a faulty candidate
+            raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
 
     def best(self) -> Checked | None:
         """The best correct check: fastest, the latest of equals; None if none is correct."""
@@ -176,7 +193,7 @@ class CheckServer:
         try:
             checked, note = self.checker.check(source, self.current_call or "command",
                                                origin=f"check of {path.name}")
-        except JudgeKilled as e:  # the machine's failure: no verdict on the agent's kernel
+        except InfrastructureFailure as e:  # the machine's failure: no verdict on the agent's kernel
             return {"ok": False, "error": f"{e}; no verdict on this kernel: check it again"}
         return {"ok": True, "report": checked.report(note)}
 

@@ -4,6 +4,7 @@ it is an error; none of them can touch a path outside the workspace."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,7 @@ from kgb.agents.dialects import render
 from kgb.agents.nofollow import KERNEL_BYTES, read_text, size_of, write_text
 from kgb.agents.workspace import OutsideWorkspace
 from kgb.models.content import Tool
+from kgb.trial import InfrastructureFailure
 
 if TYPE_CHECKING:
     from kgb.agents.harness import AgentRun
@@ -47,7 +49,14 @@ class ToolError(Exception):
 
 
 def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> ToolOutput:
+    """The tool's answer to the agent. Whatever a model puts in a call is the agent's mistake,
+    shown to it as an error: until session 50 a `run` with `timeout_s: "abc"`, a path with a
+    NUL byte, or arguments that were not an object (an Anthropic-style endpoint's `input`)
+    raised out of the session and ended the trial as method_error, a correct kernel already
+    checked with it. The harness's own messages never hold the workspace's path (`_relative`)."""
     try:
+        if not isinstance(args, dict):
+            raise ToolError(f"the arguments are not a JSON object: {str(args)[:200]!r}")
         if "_unparsed" in args:
             raise ToolError(f"the arguments are not a JSON object: {args['_unparsed'][:200]!r}")
         handler = HANDLERS.get(name)
@@ -55,11 +64,21 @@ def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> T
             raise ToolError(f"no tool {name!r}; the tools are {', '.join(t.name for t in TOOLS)}")
         return handler(run, args, call_id)
     except (ToolError, OutsideWorkspace) as e:
-        return ToolOutput(str(e), is_error=True)
-    except (KeyError, TypeError) as e:
-        return ToolOutput(f"bad arguments for {name}: {type(e).__name__}: {e}", is_error=True)
-    except (OSError, UnicodeError) as e:
-        return ToolOutput(f"{name} failed: {e}", is_error=True)
+        return ToolOutput(_relative(run, str(e)), is_error=True)
+    except (KeyError, TypeError, AttributeError) as e:
+        return ToolOutput(_relative(run, f"bad arguments for {name}: {type(e).__name__}: {e}"), is_error=True)
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in a path; UnicodeError is one
+        return ToolOutput(_relative(run, f"{name} failed: {e}"), is_error=True)
+
+
+def _relative(run: AgentRun, text: str) -> str:
+    """`text` with the trial's folders in relative words. They are new for every attempt of a
+    trial, and a resumed trial's requests must repeat the logged ones to be answered from the
+    log: an error that named them (a write outside the workspace) made the rest of the
+    conversation new, and paid for again (session 50's user walk)."""
+    ws = run.workspace
+    return (text.replace(f"{ws.root}/", "").replace(str(ws.root), ".")
+            .replace(f"{ws.trial_dir}/", "../").replace(str(ws.trial_dir), ".."))
 
 
 # The largest file `edit` rewrites: far above any kernel or note, far below what would fill the
@@ -97,9 +116,22 @@ def _edit(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     return ToolOutput(f"edited {args['path']}")
 
 
+def _timeout(run: AgentRun, asked: object) -> float:
+    """A command's timeout: the agent's `timeout_s`, at most the harness's; a number of seconds."""
+    cap = run.cfg.agent.command_timeout_s
+    if not asked:
+        return cap
+    try:
+        seconds = float(asked)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ToolError(f"timeout_s={asked!r}: give a positive number of seconds (at most {cap:g}), or none")
+    return min(seconds, cap)
+
+
 def _run(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
-    timeout = min(float(args.get("timeout_s") or run.cfg.agent.command_timeout_s), run.cfg.agent.command_timeout_s,
-                  max(run.budget.remaining_s(), 1.0))
+    timeout = min(_timeout(run, args.get("timeout_s")), max(run.budget.remaining_s(), 1.0))
     run.server.current_call = call_id  # a ./check inside the command is linked to this call
     try:
         done = run_command(str(args["command"]), run.workspace.root, run.workspace.env(run.server.ticket),
@@ -117,7 +149,10 @@ def _check(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
     source = read_text(path, max_bytes=KERNEL_BYTES)
     if source is None:
         raise ToolError(f"{args.get('path') or 'kernel.py'}: no such file")
-    checked, note = run.checker.check(source, call_id, origin=f"check of {path.name}")
+    try:
+        checked, note = run.checker.check(source, call_id, origin=f"check of {path.name}")
+    except InfrastructureFailure as e:  # the machine's failure, as ./check says it (kgb.agents.checks)
+        raise ToolError(f"{e}; no verdict on this kernel: check it again") from e
     return ToolOutput(render(checked.report(note)))
 
 

@@ -140,7 +140,10 @@ class Workspace:
         """`path` (relative to the workspace, or absolute inside it), or OutsideWorkspace."""
         target = (self.root / path).resolve()
         if target != self.root and self.root not in target.parents:
-            raise OutsideWorkspace(f"{path}: outside the workspace; only files under {self.root} can be used")
+            # in words without the workspace's own path, which is new for every attempt of a trial:
+            # a resumed trial's requests would differ from the logged ones there, and be paid again
+            raise OutsideWorkspace(f"{path}: outside the workspace; only files under the workspace (the "
+                                   "commands' working directory) can be used")
         if ".git" in target.relative_to(self.root).parts:
             raise OutsideWorkspace(f"{path}: the workspace's git metadata is the harness's")
         return target
