@@ -6,17 +6,20 @@ linear.py, matmul_entry.py) are its own."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from kgb.aten_families import matmul_text as text
 from kgb.aten_families.member import Member
 from kgb.aten_families.source import IMPORTS as PLAIN_IMPORTS
 from kgb.aten_families.source import kernel_body, solution
+from kgb.aten_families.sum_tolerance import compare_sums
 from kgb.aten_families.texts import member
 from kgb.operators import Case
 
-VERSION = 1
-SPEC_HELPERS = ()  # its spec functions use no helper module
+VERSION = 2  # 2: an output's atol is at least 1e-4 x the magnitude of the products it adds
+SPEC_HELPERS = ("sum_tolerance",)
 IMPORTS = "import math\n\nimport torch\nimport triton\nimport triton.language as tl\n"
 
 
@@ -74,6 +77,22 @@ def matmul_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     return dict(self=a.to(device), other=b.to(device))
 
 
+def _products_magnitude(inputs: dict) -> torch.Tensor:
+    """float64, per output: sqrt(sum of the squares of the products it adds, and of the bias)."""
+    if "input" in inputs:  # linear: input @ weight.T + bias
+        a, b, bias = inputs["input"], inputs["weight"].t(), inputs["bias"]
+    else:
+        a, b, bias = inputs["self"], inputs.get("mat2", inputs.get("other")), None
+    squares = torch.matmul(a.detach().double().square(), b.detach().double().square())
+    return (squares if bias is None else squares + bias.detach().double().square()).sqrt()
+
+
+def compare(actual, expected, case, inputs):
+    """`sum_tolerance.compare_sums`: an output that cancels (a dot product) is judged by the
+    magnitude of its products."""
+    return compare_sums(actual, expected, case, inputs, _products_magnitude)
+
+
 # member -> (the function its spec binds as make_inputs, its entry point's kernel file)
 MEMBERS = {
     "bmm": ("bmm_inputs", "bmm"),
@@ -87,6 +106,6 @@ def members() -> list[Member]:
     for name, (inputs, entry) in MEMBERS.items():
         # bmm needs no merging of dims, hence neither _merge nor math
         kernels, imports = (["matmul"], PLAIN_IMPORTS) if name == "bmm" else (["merge", "matmul"], IMPORTS)
-        out.append(member(text, name, "matmul", VERSION, cases(name), solution(kernels, kernel_body(entry), imports),
-                          inputs))
+        m = member(text, name, "matmul", VERSION, cases(name), solution(kernels, kernel_body(entry), imports), inputs)
+        out.append(replace(m, binds={**m.binds, "compare": "compare"}))
     return out

@@ -19,6 +19,10 @@ with out[b] = self[b] @ mat2[b]. No broadcasting: both batch sizes are equal.
 - The result is a new tensor; the inputs must not be modified.
 - Required: the default overload. Left out: `bmm.out`, and `bmm.dtype`/`bmm.dtype_out`
   (an output dtype other than the inputs'), which PyTorch implements only on CUDA.
+
+Checked with the published tolerance, each output's atol at least 1e-4 sqrt(sum of the
+squares of the products it adds): the order of the additions is free, and its rounding
+follows the size of the products, not of a result that cancels.
 """
 
 BMM_SIGNATURES = '''\
@@ -49,6 +53,10 @@ Fully connected layer: `aten::linear`.
   results.
 - The result is a new tensor; the inputs must not be modified.
 - Required: the default overload. Left out: `linear.out`.
+
+Checked with the published tolerance, each output's atol at least 1e-4 sqrt(sum of the
+squares of the products it adds, and of the bias): the order of the additions is free, and its rounding
+follows the size of the products, not of a result that cancels.
 """
 
 LINEAR_SIGNATURES = '''\
@@ -84,6 +92,10 @@ Matrix product with NumPy-style broadcasting: `aten::matmul`.
   empty sizes give empty results.
 - The result is a new tensor; the inputs must not be modified.
 - Required: the default overload. Left out: `matmul.out`.
+
+Checked with the published tolerance, each output's atol at least 1e-4 sqrt(sum of the
+squares of the products it adds): the order of the additions is free, and its rounding
+follows the size of the products, not of a result that cancels.
 """
 
 MATMUL_SIGNATURES = '''\

@@ -215,35 +215,81 @@ def rms_norm_quant(
     return x
 
 
+# How far, relatively, a correct kernel's inv_rms may sit from the reference's: its sum of
+# squares added in another order (an order whose additions nest at most 256 deep, as any tree
+# or blocked reduction's do, errs by under 256 * 2**-24 = 2**-16 of the sum, inv_rms by half
+# that) and an approximate rsqrt (a few ulp, 2**-22).
+INV_RMS_RTOL = 2.0**-16
+
+
 def rms_norm_quant_quotients(
     summed: torch.Tensor, input: torch.Tensor, weight: torch.Tensor, epsilon: float,
-    scale_ub: torch.Tensor | None, group_size: int, quant: torch.dtype,
+    scale_ub: torch.Tensor | None, group_size: int, quant: torch.dtype, scales: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The unrounded quotients [tokens, groups, group_size] whose codes `rms_norm_quant`
-    writes, from `summed`, the float32 input (+ residual) of the norm."""
-    return _norm_quotients(summed, input.dtype, weight, epsilon, scale_ub, group_size, quant)[0]
+    writes, from `summed`, the float32 input (+ residual) of the norm; with `scales`
+    [tokens, groups], over those scales instead of the reference's."""
+    return _norm_quotients(summed, input.dtype, weight, epsilon, scale_ub, group_size, quant, scales=scales)[0]
+
+
+def rms_norm_quant_scale_interval(
+    summed: torch.Tensor, input: torch.Tensor, weight: torch.Tensor, epsilon: float,
+    scale_ub: torch.Tensor | None, group_size: int, quant: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(least, greatest) float32 scales [tokens, groups] that a kernel computes whose inv_rms
+    lies within INV_RMS_RTOL of the reference's, widened by QUOTIENT_RTOL for its division:
+    every rounding is monotone, so |y|, each group's absmax and its scale grow with inv_rms.
+    Most groups' interval is a few float32 ulps wide; where the absmax element's product
+    x * inv_rms lies that near a rounding boundary of the input dtype (a bfloat16 or float16
+    midpoint), it spans the scales of both roundings, a 16-bit step apart."""
+    low = _norm_quotients(summed, input.dtype, weight, epsilon, scale_ub, group_size, quant,
+                          inv_factor=1 - INV_RMS_RTOL)[1]
+    high = _norm_quotients(summed, input.dtype, weight, epsilon, scale_ub, group_size, quant,
+                           inv_factor=1 + INV_RMS_RTOL)[1]
+    return low * (1 - QUOTIENT_RTOL), high * (1 + QUOTIENT_RTOL)
 
 
 def compare_rms_norm_quant(actual: dict, expected: dict, inputs: dict, group_size: int, float_rtol: float) -> str | None:
-    """rms_norm_dynamic_per_token_quant and rms_norm_per_block_quant: the scales and the
-    residual within `float_rtol`; the codes within the band a correct float32 kernel may
-    write (`code_band` around the reference's quotients), from the float32 sum the
-    reference's norm took, which it returns (once a 16-bit residual holds that sum rounded,
-    it cannot be recomputed). Found on an H200: a scale computed as absmax * float32(1 / 448)
-    (how CUDA PyTorch divides by a number) moved 0.11% of the codes of `decode-fp8` one step,
-    0.5% of them lying on rounding ties; without a band, correct kernels failed with 0.115%
-    (per block, a bfloat16 residual) and 0.144% (per token, decode-fp8) of codes one step
-    away (session 17)."""
+    """rms_norm_dynamic_per_token_quant and rms_norm_per_block_quant: the residual within
+    `float_rtol`; each scale within `float_rtol` of the reference's or in the interval a
+    correct kernel's inv_rms may give (`rms_norm_quant_scale_interval`); the codes within the
+    band a correct float32 kernel may write (`code_band`) around the quotients of the
+    reference's y over the candidate's own scale (brought into that interval), from the
+    float32 sum the reference's norm took, which it returns (once a 16-bit residual holds
+    that sum rounded, it cannot be recomputed). Found on an H200: a scale computed as
+    absmax * float32(1 / 448) (how CUDA PyTorch divides by a number) moved 0.11% of the
+    codes of `decode-fp8` one step, 0.5% of them lying on rounding ties; without a band,
+    correct kernels failed with 0.115% (per block, a bfloat16 residual) and 0.144% (per
+    token, decode-fp8) of codes one step away (session 17). Found in Triton's interpreter:
+    inv_rms one float32 ulp below the reference's (its sum of squares in another order) put a
+    token's absmax product x * inv_rms on a bfloat16 midpoint, which rounds to even, a step
+    below the reference's; the token's scale moved 0.59%, and with it 10 of the 480 codes of
+    rms_norm_dynamic_per_token_quant's smoke-bf16-fp8-residual, when the band followed the
+    reference's scale (about one draw in 20,000 of that case, and of rms_norm_per_block_quant's
+    smoke-bf16-fp8-residual-t)."""
     if actual.get("return") is not None:
         return f"return value: the op returns nothing, got {type(actual['return']).__name__}"
-    floats = {k: v for k, v in expected.items() if k not in ("result", "return")}
+    floats = {k: v for k, v in expected.items() if k not in ("result", "return", "scale")}
     message = compare_quantised(actual, floats, float_rtol)
     if message:
         return message
     input, quant = inputs["input"], expected["result"].dtype
     summed = expected["return"].reshape(-1, input.shape[-1])
-    quotients = rms_norm_quant_quotients(summed, input, inputs["weight"], inputs["epsilon"], inputs["scale_ub"],
-                                         group_size, quant)
+    norm = (summed, input, inputs["weight"], inputs["epsilon"], inputs["scale_ub"], group_size, quant)
+    got, want = actual.get("scale"), expected["scale"]
+    message = _kind_mismatch("argument scale", got, want)
+    if message:
+        return message
+    least, greatest = rms_norm_quant_scale_interval(*norm)
+    s, e = got.detach().float().reshape(least.shape), want.detach().float().reshape(least.shape)
+    near = (s - e).double().abs() <= 1e-4 * float(e.double().pow(2).mean().sqrt()) + float_rtol * e.double().abs()
+    bad = ~(near | ((s >= least) & (s <= greatest)))
+    if bad.any():
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        return (f"argument scale: {int(bad.sum())} of {e.numel()} scales outside rtol {float_rtol:g} and outside "
+                f"what inv_rms within {INV_RMS_RTOL:g} of the reference's gives; first at (token, group) {where}: "
+                f"got {s[where].item():.6g}, expected {e[where].item():.6g}")
+    quotients = rms_norm_quant_quotients(*norm, scales=torch.minimum(torch.maximum(s, least), greatest))
     low, high = code_band(quotients, to_int8 if quant == torch.int8 else to_fp8)
     shape = expected["result"].shape
     return compare_codes("argument result", actual.get("result"), expected["result"],
@@ -253,19 +299,24 @@ def compare_rms_norm_quant(actual: dict, expected: dict, inputs: dict, group_siz
 def _norm_quotients(
     x: torch.Tensor, dtype: torch.dtype, weight: torch.Tensor, epsilon: float,
     scale_ub: torch.Tensor | None, group_size: int, quant: torch.dtype,
+    inv_factor: float = 1.0, scales: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(value / scale per group [tokens, groups, group_size], scales [tokens, groups])."""
+    """(value / scale per group [tokens, groups, group_size], scales [tokens, groups]):
+    inv_rms multiplied by `inv_factor`, the scales `scales` where given."""
     inv_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + epsilon)
+    if inv_factor != 1.0:
+        inv_rms = inv_rms * inv_factor
     # rounded to the input dtype after the normalisation and again after the weight
     y = ((x * inv_rms).to(dtype) * weight).float()
     groups = y.view(y.shape[0], -1, group_size)
-    absmax = groups.abs().amax(dim=-1)
-    if scale_ub is not None:
-        absmax = torch.minimum(absmax, scale_ub.float().reshape(()))
+    if scales is None:
+        absmax = groups.abs().amax(dim=-1)
+        if scale_ub is not None:
+            absmax = torch.minimum(absmax, scale_ub.float().reshape(()))
     if quant == torch.int8:
-        s = torch.clamp_min(absmax / INT8_MAX, INT8_MIN_SCALE)
+        s = torch.clamp_min(absmax / INT8_MAX, INT8_MIN_SCALE) if scales is None else scales
         return groups * (1.0 / s)[..., None], s  # int8 multiplies by the reciprocal
-    s = torch.clamp_min(absmax / FP8_MAX, FP8_MIN_SCALE)
+    s = torch.clamp_min(absmax / FP8_MAX, FP8_MIN_SCALE) if scales is None else scales
     return groups / s[..., None], s  # fp8 divides
 
 

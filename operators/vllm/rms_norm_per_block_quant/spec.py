@@ -39,12 +39,16 @@ QMAX = 127, MIN_SCALE = the float32 epsilon 2**-23, multiplies by the float32 re
 - `residual`: None, or a contiguous tensor like `input`, added before the norm; the
   rounded sum is written back into it.
 
-Checked: scales and the residual within the input dtype's rtol; quantised codes equal
-the reference's, except that a code may be one step away where the quotient y / s lies
-within 2**-20 of a rounding boundary (a scale or quotient a few float32 ulps off, e.g. an
-approximate division, moves it), and at most 0.1% of the others may be one step away (a
-sum of squares in another order or an approximate rsqrt may move y itself across a
-rounding boundary of the input dtype).
+Checked: the residual within the input dtype's rtol; each scale within the input dtype's
+rtol of the reference's, or where an inv_rms within 2**-16 of the reference's puts it (a sum
+of squares in another order, an approximate rsqrt: where a group's absmax product
+x * inv_rms lies that near a rounding boundary of the input dtype, the absmax, and with it
+the scale, may take either rounding); quantised codes those of the reference's y over the
+candidate's own scale (brought into that range), except that a code may be one step away
+where the quotient y / s lies within 2**-20 of a rounding boundary (a scale or quotient a
+few float32 ulps off, e.g. an approximate division, moves it), and at most 0.1% of the
+others may be one step away (a sum of squares in another order or an approximate rsqrt may
+move y itself across a rounding boundary of the input dtype).
 """
 
 import torch
@@ -57,7 +61,7 @@ from kgb.vllm.quant import (
     rms_norm_quant,
 )
 
-VERSION = 3
+VERSION = 4  # 4: codes over the candidate's own scale, which may follow an absmax rounded either way
 # Speed baseline: the reference below. vLLM's own kernel would be the fairer baseline, but
 # vllm is not importable on the GPU host, so timings compare against PyTorch.
 
