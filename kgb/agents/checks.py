@@ -98,7 +98,9 @@ class Checker:
         self.tests_total = len(ctx.spec.cases_for({CaseTag(t) for t in self.settings.case_tags}))
         self.checks: list[Checked] = []
         self.on_check = on_check  # a method's step after each check (log a row, restore the best)
-        self._lock = threading.Lock()
+        # held through a judgement: best() waits for a ./check still judging (its command
+        # killed at the wall clock) so that the final kernel does not depend on the race
+        self._lock = threading.RLock()
 
     def check(self, source: str, call_id: str, origin: str) -> tuple[Checked, str]:
         """Judge `source`; return the check and the method's note on it."""
@@ -141,8 +143,10 @@ class Checker:
             raise InfrastructureFailure(f"the judge could not run: {type(e).__name__}: {e}") from e
 
     def best(self) -> Checked | None:
-        """The best correct check: fastest, the latest of equals; None if none is correct."""
-        correct = [c for c in self.checks if c.verdict.correct]
+        """The best correct check: fastest, the latest of equals; None if none is correct.
+        A check still being judged (./check in another thread) is waited for."""
+        with self._lock:
+            correct = [c for c in self.checks if c.verdict.correct]
         if not correct:
             return None
         return max(reversed(correct), key=lambda c: c.verdict.speedup or 0.0)

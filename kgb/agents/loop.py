@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kgb.agents.tools import TOOLS, call_tool
+from kgb.agents.budget import WALL_SPENT
+from kgb.agents.tools import TOOLS, ToolOutput, call_tool
 from kgb.models import Message, ModelCallFailed, ProviderUnavailable
 from kgb.models.content import Block, Text, ToolResult
 from kgb.tracking.events import SessionEnd, ToolCalled, TurnTaken
@@ -67,7 +68,7 @@ def loop_session(run: AgentRun, session: int, prompt: str, system: str, tools: b
         results = []
         for use in uses:
             started = time.perf_counter()
-            out = call_tool(run, use.name, use.input, use.id)
+            out = answer_call(run, use.name, use.input, use.id)
             ctx.emit(ToolCalled(
                 job=ctx.job, session=session, turn=turn, call_id=use.id, tool=use.name,
                 input_blob=ctx.blobs.put(json.dumps(use.input, sort_keys=True)), result_blob=ctx.blobs.put(out.text),
@@ -77,3 +78,11 @@ def loop_session(run: AgentRun, session: int, prompt: str, system: str, tools: b
         messages.append(Message("user", tuple(results)))
         if reason := run.stop_reason():
             return SessionOutcome(SessionEnd.STOPPED, reason, turn)
+
+
+def answer_call(run: AgentRun, name: str, args: dict, call_id: str) -> ToolOutput:
+    """The tool's answer; past the wall clock, WALL_SPENT without running it: every call of a
+    reply once ran past the clock (kgb.agents.budget), and the session ends at the next turn."""
+    if run.budget.remaining_s() <= 0:
+        return ToolOutput(WALL_SPENT, is_error=True)
+    return call_tool(run, name, args, call_id)

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kgb.agents.budget import WALL_SPENT
 from kgb.agents.commands import run_command
 from kgb.agents.dialects import render
 from kgb.agents.nofollow import KERNEL_BYTES, read_text, size_of, write_text
@@ -53,7 +54,8 @@ def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> T
     shown to it as an error: until session 50 a `run` with `timeout_s: "abc"`, a path with a
     NUL byte, or arguments that were not an object (an Anthropic-style endpoint's `input`)
     raised out of the session and ended the trial as method_error, a correct kernel already
-    checked with it. The harness's own messages never hold the workspace's path (`_relative`)."""
+    checked with it. The harness's own messages never hold the workspace's path (`_relative`).
+    Past the wall clock the loop runs no call (kgb.agents.loop.answer_call)."""
     try:
         if not isinstance(args, dict):
             raise ToolError(f"the arguments are not a JSON object: {str(args)[:200]!r}")
@@ -131,7 +133,11 @@ def _timeout(run: AgentRun, asked: object) -> float:
 
 
 def _run(run: AgentRun, args: dict[str, Any], call_id: str) -> ToolOutput:
-    timeout = min(_timeout(run, args.get("timeout_s")), max(run.budget.remaining_s(), 1.0))
+    asked = _timeout(run, args.get("timeout_s"))
+    left = run.budget.remaining_s()  # at most the time left: no floor past the wall clock
+    if left <= 0:
+        raise ToolError(WALL_SPENT)
+    timeout = min(asked, left)
     run.server.current_call = call_id  # a ./check inside the command is linked to this call
     try:
         done = run_command(str(args["command"]), run.workspace.root, run.workspace.env(run.server.ticket),

@@ -1,0 +1,110 @@
+"""The agent's wall clock (`method.agent.wall_s`) holds within one model reply.
+
+A user walk found every tool call of a reply run past it: each command was given at least
+1 s, and a check had no cap (wall_s=3 and one reply of six `sleep 2` ran 8.8 s), and work
+done in that overrun could become the final kernel. Now, past the wall clock, every
+remaining call of the reply is answered with WALL_SPENT without running, a command gets at
+most the time left, and a check is refused; a check begun before it finishes, and the
+final kernel waits for it (kgb/agents/budget.py says why that is fair).
+
+The judge is test_agent_methods' timed fake; the whole file takes some 10 s."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from agent_script import ADD, NO_KERNEL_ADD, done, scripted
+from fake_llm_server import Answer, FakeLLMServer, ToolCall
+from test_agent_methods import timed_judge
+from test_agents import SECRET, events, job, model, of
+
+from kgb.agents.budget import WALL_SPENT, Budget
+from kgb.agents.checks import Checker
+from kgb.agents.config import AgentConfig, CodingAgentConfig
+from kgb.run import run_job
+from kgb.tracking.blobs import BlobStore
+from kgb.tracking.events import (
+    CandidateChecked,
+    FinalKernelChosen,
+    FinalRule,
+    ToolCalled,
+    TrialEnd,
+    TrialFinished,
+)
+
+WALL_S = 4.0
+MARGIN_S = 1.0  # killing a command's process group, and a loaded machine
+
+
+@pytest.fixture(autouse=True)
+def fake_judge(monkeypatch):
+    monkeypatch.setattr("kgb.agents.checks.evaluate", timed_judge)
+    monkeypatch.setattr("kgb.trial.evaluate", timed_judge)
+    monkeypatch.setenv("KGB_TEST_KEY", SECRET)
+
+
+def test_a_reply_of_slow_commands_ends_at_the_wall_clock_the_later_calls_refused(tmp_path):
+    """One reply: a kernel without Triton written, six `sleep 2`, then a check of a kernel it
+    would have written past the clock. The tools run within wall_s (before: 4 s, then 1 s
+    for each later command, and the check judged), the rest are WALL_SPENT, and the final
+    kernel is the workspace's, written within the budget (before: the late check's)."""
+    calls = (ToolCall("write_file", {"path": "kernel.py", "content": NO_KERNEL_ADD}),
+             *[ToolCall("run", {"command": f"sleep 2; echo slept {i}"}) for i in range(6)],
+             ToolCall("write_file", {"path": "kernel.py", "content": ADD}),
+             ToolCall("check", {}))
+    script = {"agent": [Answer("Slow work.", tools=calls), done()]}
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(CodingAgentConfig(agent=AgentConfig(wall_s=WALL_S)), model(server, "anthropic"), tmp_path))
+        assert len(server.calls) == 1  # the session ended at the budget: no second model call
+    evs = events(tmp_path)
+    [end] = of(TrialFinished, evs)
+    assert (end.end, end.reason) == (TrialEnd.BUDGET, f"agent wall clock reached: {WALL_S:g} s")
+    assert end.wall_s < WALL_S + 2 * MARGIN_S  # the trial's setup and final judgement too; before: 9 s
+    blobs = BlobStore(tmp_path / "blobs")
+    tools = of(ToolCalled, evs)
+    said = [(t.tool, t.is_error, blobs.get(t.result_blob)) for t in tools]
+    assert len(said) == len(calls)  # every call of the reply is answered
+    refused = [i for i, (_, _, text) in enumerate(said) if text == WALL_SPENT]
+    assert refused and refused == list(range(refused[0], len(said)))  # from the first refusal on, all
+    assert len(refused) >= 3  # at most 2 of 6 `sleep 2` fit in 4 s: the second write and the check too
+    assert all(said[i][1] for i in refused) and all(tools[i].duration_s < 0.5 for i in refused)
+    ran = [t for t in tools if t.tool == "run" and blobs.get(t.result_blob) != WALL_SPENT]
+    assert ran and blobs.get(ran[-1].result_blob).startswith("killed after")  # cut at the clock, no 1 s floor
+    assert sum(t.duration_s for t in tools) < WALL_S + MARGIN_S  # before: some 8 s
+    assert of(CandidateChecked, evs) == []
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE and blobs.get(final.source_blob) == NO_KERNEL_ADD
+
+
+def test_a_check_asked_past_the_wall_clock_is_refused_and_not_counted():
+    """./check reaches the budget through CheckServer.refusal = Budget.take_check."""
+    budget = Budget(AgentConfig(wall_s=0.05))
+    assert budget.take_check() is None and budget.checks == 1
+    time.sleep(0.1)
+    assert budget.take_check() == "agent wall clock reached: 0.05 s"
+    assert budget.checks == 1 and budget.reached == "agent wall clock reached: 0.05 s"
+
+
+def test_the_final_kernel_waits_for_a_check_still_being_judged():
+    """A ./check whose command was killed at the clock is still judged in the check server's
+    thread: best() waits for it, so the final kernel does not depend on which ends first."""
+    checker = Checker.__new__(Checker)
+    checker.checks, checker._lock = [], threading.RLock()
+    judged = object()
+    holding = threading.Event()
+
+    def judge() -> None:
+        with checker._lock:
+            holding.set()
+            time.sleep(0.3)
+            checker.checks.append(type("C", (), {"verdict": type("V", (), {"correct": True, "speedup": 2.0})()})())
+            checker.checks[-1].marker = judged
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    holding.wait()
+    best = checker.best()
+    thread.join()
+    assert best is not None and best.marker is judged
