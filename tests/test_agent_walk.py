@@ -89,9 +89,8 @@ def test_odd_tool_arguments_are_the_agents_mistake_not_the_end_of_its_trial(tmp_
     assert final.rule == FinalRule.BEST_CHECK
 
 
-def test_a_judge_killed_during_a_check_is_no_verdict_and_the_agent_checks_again(tmp_path, monkeypatch):
-    """The check tool tells the agent, as ./check does; the trial goes on to its result
-    (before: method_error, the trial counted against the method and never retried)."""
+def killed_once():
+    """A judge whose first evaluation is killed from outside, the later ones judged."""
     killed = [True]
 
     def judge(source, spec, settings, baselines=None):
@@ -99,7 +98,12 @@ def test_a_judge_killed_during_a_check_is_no_verdict_and_the_agent_checks_again(
             raise JudgeKilled("the judge process was killed from outside (killed by signal SIGKILL)")
         return timed_judge(source, spec, settings, baselines)
 
-    monkeypatch.setattr("kgb.agents.checks.evaluate", judge)
+    return judge
+
+def test_a_judge_killed_during_a_check_is_no_verdict_and_the_agent_checks_again(tmp_path, monkeypatch):
+    """The check tool tells the agent, as ./check does; the trial goes on to its result
+    (before: method_error, the trial counted against the method and never retried)."""
+    monkeypatch.setattr("kgb.agents.checks.evaluate", killed_once())
     script = {"agent": [write(ADD), check(), check(), done()]}
     with FakeLLMServer(scripted(script)) as server:
         run_job(job(CodingAgentConfig(), model(server, "anthropic"), tmp_path))
@@ -116,14 +120,7 @@ def test_a_judge_killed_during_a_check_is_no_verdict_and_the_agent_checks_again(
 def test_a_judge_killed_during_a_harness_check_is_an_infra_error_the_next_run_goes_on(tmp_path, monkeypatch):
     """iterative's check between sessions: the trial ends infra_error (no result, retried),
     and the next run judges the candidate without proposing it a second time."""
-    killed = [True]
-
-    def judge(source, spec, settings, baselines=None):
-        if killed and killed.pop():
-            raise JudgeKilled("the judge process was killed from outside (killed by signal SIGKILL)")
-        return timed_judge(source, spec, settings, baselines)
-
-    monkeypatch.setattr("kgb.agents.checks.evaluate", judge)
+    monkeypatch.setattr("kgb.agents.checks.evaluate", killed_once())
     method = IterativeConfig(sessions=1)
     with FakeLLMServer(scripted({"session 1": [write(ADD), done()]})) as server:
         run_job(job(method, model(server, "anthropic"), tmp_path))
