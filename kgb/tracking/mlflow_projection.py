@@ -31,7 +31,7 @@ from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
 from kgb.tracking.follower import Follower
-from kgb.tracking.mlflow_store import NewRun, search_all, sqlite_path, writer_for
+from kgb.tracking.mlflow_store import PARENT, NewRun, search_all, sqlite_path, writer_for
 from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
 from kgb.tracking.store_making import made_whole
 from kgb.tracking.summary import TABLE_NAME, JobInfo, header, line, trial_row
@@ -305,7 +305,7 @@ class MlflowProjection:
     def _trial_run(self, state: JobState, t: TrialOutcome, blobs: BlobStore) -> NewRun:
         info = state.info
         tags = {
-            "mlflow.parentRunId": state.parent, "kgb.kind": "trial", "kgb.job": info.job,
+            PARENT: state.parent, "kgb.kind": "trial", "kgb.job": info.job,
             "kgb.trial": t.key, "kgb.method": info.method, "kgb.model": info.model,
             "kgb.source": t.op.split("::")[0], "kgb.chip": info.chip, "kgb.op": t.op,
             "kgb.status": t.status.value, "kgb.sample": str(t.sample),
