@@ -16,6 +16,7 @@ attacks stay open.
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import importlib
 import os
@@ -31,8 +32,14 @@ import torch
 
 from kgb.evaluate import codec, cuda_waits, draws, launcher
 from kgb.evaluate.bounds import call_inputs
-from kgb.evaluate.correctness import fill_allocator_with_garbage, load_values, release_cached_memory
+from kgb.evaluate.correctness import (
+    fill_allocator_with_garbage,
+    leaves,
+    load_values,
+    release_cached_memory,
+)
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.op_watch import returned, set_source, watched
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
 from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
@@ -151,6 +158,15 @@ class _Server:
         if device == "cuda":
             _say_when_compiling(conn, device)
 
+    def _watched(self, known: codec.Storages | None = None, value: dict | None = None) -> Any:
+        """On the CPU, where the memory the candidate's kernels load came from
+        (kgb.evaluate.op_watch.watched): the judge's inputs, and the call's numbers."""
+        if self.device != "cpu":
+            return contextlib.nullcontext()
+        inputs = list(known.by_id.values()) if known is not None else []
+        numbers = [v for v in leaves([value["args"], value["kwargs"]]) if isinstance(v, int | float)] if value else []
+        return watched(inputs, numbers, importing=known is None, tensors=known.tensors if known is not None else None)
+
     def reply_error(self, kind: str, status: Status, message: str, **fields: Any) -> None:
         codec.send(self.conn, kind, None, error={"status": str(status), "message": message}, **fields)
 
@@ -161,8 +177,10 @@ class _Server:
             self.no_spec = f"its spec did not load here: {type(exc).__name__}: {str(exc)[:300]}"
 
     def load(self, source: str) -> None:
+        if self.device == "cpu":
+            set_source(source)  # the numbers a table its wrapper builds may hold (kgb.evaluate.source_numbers)
         try:
-            with audited() as audit, recorded_by_profiler() as profiled:
+            with audited() as audit, recorded_by_profiler() as profiled, self._watched():
                 self.module = _import(source, self.workspace)
                 _idle(self.device)
         except BaseException as exc:  # noqa: BLE001 - a broken import is the verdict
@@ -181,9 +199,11 @@ class _Server:
         fill_allocator_with_garbage(self.device)
         try:
             with torch.no_grad(), audited() as audit, recorded_by_profiler() as profiled, stored_values() as recorded, \
-                    call_inputs(list(known.by_id.values())):
+                    call_inputs(list(known.by_id.values())), self._watched(known, value):
                 result = fn(*value["args"], **value["kwargs"])
                 _idle(self.device)
+                if self.device == "cpu":
+                    returned(result, known.tensors)
         except BaseException as exc:  # noqa: BLE001 - the candidate's failure is the verdict
             self.reply_error("returned", classify(exc), f"{type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return

@@ -454,7 +454,7 @@ def main() -> int:
         from kgb.shown_spec import load_shown
 
         import_spec_libraries()
-        for module in ("bounds", "draws", "integrity", "interpreter", "provenance"):
+        for module in ("bounds", "draws", "integrity", "interpreter", "kernel_accesses", "provenance"):
             importlib.import_module(f"kgb.evaluate.{module}")
         if args.step == "record":  # with the cases it runs, not the hidden ones (kgb.shown_spec.load_shown)
             pairs = [(load_shown(s, set(tags)), c) for s, c in pairs]

@@ -224,8 +224,10 @@ def prepare_interpreter() -> None:
     _autotune_without_benchmarks()
     _mark_transfers()
     from kgb.evaluate.bounds import patch_interpreter_bounds
+    from kgb.evaluate.kernel_accesses import patch_interpreter_addresses
     from kgb.evaluate.provenance import patch_interpreter_stores
 
     patch_interpreter_stores()
+    patch_interpreter_addresses()
     patch_interpreter_bounds()
     patch_interpreter_calls()

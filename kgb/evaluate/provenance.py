@@ -13,9 +13,15 @@ kernel copy it into the output (or store twice what it loads, from a host buffer
 half the answer), and then every output value was "stored by a kernel". So the loads are
 recorded too, and every finite value a kernel loads must be explained the same way: by an
 input (or its cast, or its raw bits read through another dtype), a scalar argument, 0 or
-1, or a value some kernel of the call stored (an intermediate buffer). Host-computed data
-can then only reach a kernel through its scalar arguments. The judge's side of the check is
-kgb.evaluate.provenance_audit.
+1, or a value some kernel of the call stored (an intermediate buffer). The judge's side of
+the check is kgb.evaluate.provenance_audit.
+
+Values alone cannot tell a host buffer that spells the answer in explained values (each
+value's bits as 0.0 and 1.0) from an input, so memory is followed too, by address
+(kgb.evaluate.address_book): every byte a kernel loads, and every byte of an output, must be
+one the judge sent, a kernel stored, or a PyTorch op wrote from such bytes or from what the
+source and the call fix; what numpy, ctypes or Python wrote into memory is the host's, and
+refused. What it found travels in the call's summary (HOST_WRITTEN).
 
 On a GPU stores cannot be watched this way; docs/design/threat-model.md says what stands
 in for it there.
@@ -29,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from kgb.evaluate.address_book import book, host_written
 
 MAX_VALUES = 4_000_000  # more stored (or loaded) than this and they are not checked (cases on the CPU are small)
 
@@ -47,6 +55,8 @@ class Recording:
 
 
 _recording: list[Recording] = []
+_PATCHED: set[str] = set()  # the interpreter's patches made in this process
+HOST_WRITTEN = "host written"  # a summary's key: what the host wrote that a kernel loaded or a call returned
 
 
 def _note(handle: Any, mask: Any, kind: str = "stored") -> None:
@@ -60,7 +70,8 @@ def _note(handle: Any, mask: Any, kind: str = "stored") -> None:
     recording = _recording[-1]
     keep = (lambda a: a[np.asarray(mask, dtype=bool)]) if mask is not None else (lambda a: a)
     raw = keep(np.asarray(handle.data)).copy()
-    raw = _without_addresses(raw) if kind == "loaded" else raw
+    if kind == "loaded":
+        raw = _without_addresses(_outside_import(raw))
     recording.counts[kind] += raw.size
     if recording.counts[kind] > MAX_VALUES:
         setattr(recording, kind, None)
@@ -70,10 +81,22 @@ def _note(handle: Any, mask: Any, kind: str = "stored") -> None:
     getattr(recording, kind).append((recording.seq, getattr(handle.dtype, "scalar", handle.dtype).name, logical, raw))
 
 
+def _outside_import(raw: Any) -> Any:
+    """A load's values but those read from memory the candidate's import made (a table it
+    computed there, with math or numpy): provenance by address vouches for those bytes, and
+    no input existed when they were written. (The load's lanes, as the interpreter's load
+    just before this note found them: address_book.Book.loading.)"""
+    lanes = book.import_lanes
+    if lanes is None or lanes.size != raw.size:
+        return raw
+    return raw.reshape(-1)[~lanes]
+
+
 def _without_addresses(raw: Any) -> Any:
     """A loaded 8-byte integer that points into a storage the kernel may reach is an
     address (a table of pointers, as batched kernels use), not data: left out. (Its offset
-    inside a large buffer could carry a few bytes a kernel decodes: a narrow channel left.)"""
+    inside a large buffer could carry a few bytes a kernel decodes: in a table the host
+    built, kgb.evaluate.address_book takes no entry but where a tensor starts.)"""
     import numpy as np
 
     from kgb.evaluate import bounds
@@ -91,8 +114,12 @@ def patch_interpreter_stores() -> None:
     from triton.runtime import interpreter as itp
 
     builder = itp.InterpreterBuilder
-    if getattr(builder.create_masked_store, "_kgb_noted", False):
+    # Once a process (the engine prepares the interpreter, and its forked candidate process
+    # again): a flag on the method would be hidden by kgb.evaluate.bounds' wrapper over it,
+    # and every load noted twice.
+    if "stores" in _PATCHED or getattr(builder.create_masked_store, "_kgb_noted", False):
         return
+    _PATCHED.add("stores")
     masked_store, masked_load = builder.create_masked_store, builder.create_masked_load
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kwargs):  # the rest differs between Triton versions
@@ -171,7 +198,7 @@ def stored_values() -> Iterator[Recording]:
         _recording.pop()
 
 
-def summarise(recording: Recording) -> dict[str, torch.Tensor] | None:
+def summarise(recording: Recording) -> dict[str, Any] | None:
     """The distinct stored values ("float": float64, "int": int64) and raw bit patterns
     ("bits<item size>": int64), and the distinct loaded bit patterns per dtype ("loaded <torch
     dtype>": int64), each with the sequence number of its first store or load ("<key> seq"):
@@ -181,13 +208,19 @@ def summarise(recording: Recording) -> dict[str, torch.Tensor] | None:
 
     Loaded values that kernels stored in an earlier call of this process are left out (a
     buffer kept between calls: a memo, a table a kernel built on the first call); this
-    call's stores are then remembered for the next ones."""
+    call's stores are then remembered for the next ones.
+
+    With HOST_WRITTEN, the first thing the host wrote that a kernel loaded or the call
+    returned (provenance by address, kgb.evaluate.address_book), as text: then the summary
+    is that key alone where there were too many stored values to check."""
+    found = host_written()
+    flagged = {HOST_WRITTEN: found[:2000]} if found else {}  # plain text: the reply's header, not its buffers
     if recording.stored is None:
-        return None
+        return flagged or None
     stored = _summarise_stored(recording.stored)
     summary = stored | _summarise_loaded(recording.loaded or [])
     _remember(stored)
-    return summary
+    return summary | flagged
 
 
 def _summarise_stored(chunks: list) -> dict[str, torch.Tensor]:

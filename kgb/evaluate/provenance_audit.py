@@ -3,7 +3,8 @@ process, what interpreted kernels stored and loaded): every finite value of an o
 every finite value a kernel loaded, must be explained without the kernels having computed
 it from data of the host's: by an input's value (or its cast, or its raw bits read through
 another dtype), a scalar argument, 0 or 1, memory never written, or, for a load, a value a
-kernel of the call stored before it.
+kernel of the call stored before it. And the candidate process's provenance by address
+(`host_written`): no kernel loaded, and no output holds, bytes the host wrote.
 """
 
 from __future__ import annotations
@@ -15,10 +16,17 @@ import torch
 
 from kgb import syntax
 from kgb.evaluate.correctness import PERTURB_BYTE, leaves, tensors_in
+from kgb.evaluate.provenance import HOST_WRITTEN
 
 
 def unexplained(outputs: list[Any], stored: dict[str, torch.Tensor], inputs: list[Any]) -> str | None:
-    """A message if some output value is neither stored by a kernel nor taken from an input."""
+    """A message if some output value is neither stored by a kernel nor taken from an input,
+    or if the candidate process saw a kernel load (or the call return) memory the host wrote
+    (provenance by address, kgb.evaluate.address_book)."""
+    if (found := host_written(stored)) is not None:
+        return found
+    if "float" not in stored:  # too many values stored to check them: the address check alone
+        return None
     known = _Known(stored, inputs)
     for what, out in _named_outputs(outputs):
         if not isinstance(out, torch.Tensor):
@@ -64,6 +72,10 @@ def unexplained_loads(stored: dict[str, torch.Tensor], inputs: list[Any]) -> str
     """A message if some kernel loaded values that are neither the inputs' nor stored by a
     kernel of the call before they were loaded: data computed on the host, which a kernel
     then copies (or scales) into the output."""
+    if (found := host_written(stored)) is not None:
+        return found
+    if "float" not in stored:
+        return None
     known, count, example = _Known(stored, inputs), 0, 0.0
     for key, bits in stored.items():
         if not key.startswith("loaded ") or key.endswith(" seq"):
@@ -79,6 +91,17 @@ def unexplained_loads(stored: dict[str, torch.Tensor], inputs: list[Any]) -> str
         return (f"a kernel loaded {count} values that are neither inputs nor values stored by a Triton kernel "
                 f"in this call (e.g. {example:.6g}); values must be computed by Triton kernels")
     return None
+
+
+def host_written(stored: dict[str, Any]) -> str | None:
+    """What the candidate process saw the host write where a kernel then loaded, or where the
+    call's outputs lie: numpy (or ctypes, or Python) wrote data a kernel only copied or
+    decoded (session 49's red team: three of the source's numbers, or 32 values of 0.0 and
+    1.0, per output value), or wrote the answer itself."""
+    found = stored.get(HOST_WRITTEN)
+    if found is None:
+        return None
+    return f"{str(found)[:2000]}; values must be computed by Triton kernels"
 
 
 class _Known:

@@ -95,7 +95,14 @@ from enum import StrEnum
 # A candidate process makes no FIFO or socket file (a FIFO where the harness read a compile-check
 # report hung it), and nothing a candidate leaves in its workspace or its compile cache makes the
 # harness raise (a nest of 1,500 folders, a cache file too deep for json: infra_error until then).
-JUDGE_VERSION = 27
+# v28: on the CPU provenance follows memory (kgb.evaluate.address_book): every byte a kernel loads,
+# and every byte of an output, must be one the judge sent, a kernel stored, or a PyTorch op wrote
+# from known bytes or from what the source and the call fix; bytes numpy, ctypes or Python wrote
+# are refused (a host buffer spelling the answer in values that each explain a load was `correct`,
+# session 49). A table of pointers built on the host is taken only where every entry a kernel
+# loads is where a tensor the call knows starts, and holds no more entries than the call knows
+# tensors. GPU verdicts are unchanged.
+JUDGE_VERSION = 28
 
 
 class Status(StrEnum):
