@@ -276,3 +276,19 @@ def test_a_missing_cli_fails_the_job_before_any_trial_and_says_how_to_install_it
     monkeypatch.setattr(cli, "NPM_PREFIX", tmp_path / "npm")
     with pytest.raises(ValueError, match=r"no `opencode` on PATH .*`npm install --prefix .*opencode-ai`"):
         CodingAgent(CodingAgentConfig(agent=AgentConfig(driver="opencode")))
+
+
+@pytest.mark.parametrize(("method", "driver"), [("claude_code", "claude"), ("opencode", "opencode")])
+def test_each_cli_method_is_run_by_its_own_cli_and_a_loop_run_is_labelled_so(method, driver):
+    """`method=claude_code` and `method=opencode` were both kgb's loop by default (session 50's
+    user walk): two names for one agent, whose rows a user would read as Claude Code against
+    OpenCode. Now each runs its CLI, and the loop, asked for, shows in the method's label."""
+    from test_models import compose_job
+
+    from kgb.method_params import method_params
+
+    cfg = compose_job(f"method={method}", "model=anthropic", "model.name=some-model")
+    assert cfg.method.agent.driver == driver
+    assert method_params(cfg.method.identity()) == ""
+    looped = compose_job(f"method={method}", "method.agent.driver=loop", "model=anthropic", "model.name=some-model")
+    assert method_params(looped.method.identity()) == "agent.driver=loop"

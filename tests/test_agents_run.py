@@ -99,12 +99,12 @@ def test_a_killed_agent_trial_resumes_without_paying_or_judging_twice(tmp_path):
         return respond(call)
 
     with FakeLLMServer(responder, api_key=SECRET) as server:
-        proc = kgb(server, tmp_path, "method=claude_code", "tracking.mlflow=false", popen=True)
+        proc = kgb(server, tmp_path, "method=claude_code", "method.agent.driver=loop", "tracking.mlflow=false", popen=True)
         assert server.hanging.wait(240), proc.communicate()[0]
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         assert [c.exchange for c in server.calls] == [1, 2, 3]
-        kgb(server, tmp_path, "method=claude_code", "tracking.mlflow=false")
+        kgb(server, tmp_path, "method=claude_code", "method.agent.driver=loop", "tracking.mlflow=false")
         assert [c.exchange for c in server.calls] == [1, 2, 3, 3]  # only the held call is sent again
     [events] = logs(tmp_path).values()
     calls = [e for e in events if isinstance(e, ModelCalled)]

@@ -2,7 +2,9 @@
 
 `method.mode=answer`: one reply without tools, whose fenced kernel is the answer.
 `method.mode=agent`: write kernel.py, check, fix until it passes, then optimise.
-Which program runs the session is `method.agent.driver` (kgb's own loop today).
+Which program runs the session is `method.agent.driver`: the CLI each method is named after
+(conf/method/claude_code.yaml, opencode.yaml), or `loop`, kgb's own, which a result's method
+label then names.
 """
 
 from __future__ import annotations
