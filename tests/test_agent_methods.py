@@ -8,6 +8,7 @@ tests/test_agents.py and tests/test_evaluate.py run for real."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -160,3 +161,43 @@ def test_cuda_optimized_skill_starts_from_a_baseline_and_remembers_strategies(tm
     assert final_speedup(evs) == 2.5
     [end] = of(TrialFinished, evs)
     assert end.end == TrialEnd.COMPLETED
+
+
+def noisy_judge(calls: list[str]):
+    """timed_judge whose every judgement reads 10% faster than the one before: the GPU's noise,
+    which a source judged twice would draw twice."""
+    def judge(source, spec, settings, baselines=None) -> Verdict:
+        calls.append(source)
+        v = timed_judge(source, spec, settings, baselines)
+        faster = tuple(dataclasses.replace(c, latency_us=c.latency_us / 1.1 ** len(calls)) for c in v.cases)
+        return dataclasses.replace(v, cases=faster)
+    return judge
+
+
+def test_a_source_checked_before_is_not_judged_again_nor_its_noise_kept(tmp_path, monkeypatch):
+    """iterative's harness checked after each session the kernel the agent had just checked,
+    and autokernel's the kernel of an experiment that changed nothing: a judge call each for
+    nothing new, and a fresh draw of the timing noise, which made a no-op experiment a gain."""
+    calls: list[str] = []
+    monkeypatch.setattr("kgb.agents.checks.evaluate", noisy_judge(calls))
+    script = {"session 1": [write(at(1.1)), check(), check(), done()]}
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(IterativeConfig(sessions=1, target_speedup=9.0), model(server, "anthropic"), tmp_path / "it"))
+    evs = events(tmp_path / "it")
+    [checked] = of(CandidateChecked, evs)  # the agent's two checks and the harness's: one judgement
+    assert calls == [at(1.1)]
+    blobs = BlobStore(tmp_path / "it" / "blobs")
+    [first, again] = [dict(line.split(": ", 1) for line in blobs.get(t.result_blob).splitlines() if ": " in line)
+                      for t in of(ToolCalled, evs) if t.tool == "check"]
+    assert first["candidate"] == again["candidate"] == checked.candidate and first["speedup"] == again["speedup"]
+    assert "checked before: its verdict, not judged again" in again["note"]
+
+    calls.clear()
+    script = {"experiment 1": [write(at(1.0)), done("experiment 1")], "experiment 2": [done("experiment 2")]}
+    method = AutokernelConfig(experiments=2, min_gain=0.05, target_speedup=9.0, plateau=5)
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(method, model(server, "anthropic"), tmp_path / "ak"))
+    evs = events(tmp_path / "ak")
+    outcomes = [row.split("|")[5].strip() for row in files(tmp_path / "ak", evs)["EXPERIMENTS.md"].splitlines()[4:]]
+    assert len(calls) == 1 and len(of(CandidateChecked, evs)) == 1
+    assert outcomes == ["kept", f"reverted to {of(CandidateChecked, evs)[0].candidate}"]  # 10% faster by noise once

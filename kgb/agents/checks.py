@@ -1,7 +1,8 @@
 """The check tool: kgb's judge on the cases an agent may see, as a record the harness keeps.
 
-Every check proposes the file's source as a candidate (CandidateProposed, linked to the
-tool call that asked) and judges it on the visible cases (CandidateChecked). The harness
+Every check of a new source proposes it as a candidate (CandidateProposed, linked to the
+tool call that asked) and judges it on the visible cases (CandidateChecked); a source
+checked before in the attempt gets its earlier check back. The harness
 knows the agent's best candidate from these events, never from what the agent says. An
 agent reaches the checker in two ways: the loop driver's `check` tool calls it directly,
 and the workspace's `./check` command (kgb/agents/check.py) asks the `CheckServer`, a
@@ -103,8 +104,16 @@ class Checker:
         self._lock = threading.RLock()
 
     def check(self, source: str, call_id: str, origin: str) -> tuple[Checked, str]:
-        """Judge `source`; return the check and the method's note on it."""
+        """Judge `source`; return the check and the method's note on it. A source this
+        attempt checked before is not judged again: its check is returned under this call."""
         with self._lock:
+            before = self._checked_before(source)
+            if before is not None:
+                checked = dataclasses.replace(before, call_id=call_id)
+                self.checks.append(checked)
+                note = self.on_check(checked) if self.on_check else ""
+                again = f"the same source as {before.candidate}, checked before: its verdict, not judged again"
+                return checked, f"{again}; {note}" if note else again
             ctx = self.ctx
             ctx.proposed += 1
             candidate = f"c{ctx.proposed}-{hashlib.sha256(source.encode()).hexdigest()[:8]}"
@@ -127,6 +136,16 @@ class Checker:
             self.checks.append(checked)
             note = self.on_check(checked) if self.on_check else ""
             return checked, note
+
+    def _checked_before(self, source: str) -> Checked | None:
+        """The check of this very source earlier in the attempt, but for a timeout (the judge
+        may have been slow). Judging it again cost a judge call, ~20 s of a GPU, for nothing
+        new: iterative's and autokernel's harness checked after each session the kernel the
+        agent had just checked. And each judgement's timing is a fresh draw of the GPU's noise,
+        so an agent that checked one kernel ten times kept the fastest of ten timings as its
+        best, and autokernel could keep an experiment that changed nothing as a gain."""
+        return next((c for c in reversed(self.checks)
+                     if c.source == source and c.verdict.status != Status.TIMEOUT), None)
 
     def _judge(self, source: str) -> Verdict:
         """The judge's verdict on the visible cases, or InfrastructureFailure where the machine,
