@@ -7,7 +7,10 @@ remaining call of the reply is answered with WALL_SPENT without running, a comma
 most the time left, and a check is refused; a check begun before it finishes, and the
 final kernel waits for it (kgb/agents/budget.py says why that is fair).
 
-The judge is test_agent_methods' timed fake; the whole file takes some 10 s."""
+A model reply still in flight at the clock is cut there too (it once held the trial for up
+to model.timeout_s, 600 s, and each retry).
+
+The judge is test_agent_methods' timed fake; the whole file takes some 40 s."""
 
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ from kgb.tracking.events import (
     CandidateChecked,
     FinalKernelChosen,
     FinalRule,
+    ModelCalled,
+    SessionStarted,
     ToolCalled,
     TrialEnd,
     TrialFinished,
@@ -36,6 +41,12 @@ from kgb.tracking.events import (
 
 WALL_S = 4.0
 MARGIN_S = 1.0  # killing a command's process group, and a loaded machine
+
+
+def agent_s(evs) -> float:
+    """The agent's time: from its first session's start to the final kernel's choice (the
+    budget counts from the workspace's readiness, just before; not the trial's setup)."""
+    return of(FinalKernelChosen, evs)[0].ts - of(SessionStarted, evs)[0].ts
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +72,7 @@ def test_a_reply_of_slow_commands_ends_at_the_wall_clock_the_later_calls_refused
     evs = events(tmp_path)
     [end] = of(TrialFinished, evs)
     assert (end.end, end.reason) == (TrialEnd.BUDGET, f"agent wall clock reached: {WALL_S:g} s")
-    assert end.wall_s < WALL_S + 2 * MARGIN_S  # the trial's setup and final judgement too; before: 9 s
+    assert agent_s(evs) < WALL_S + MARGIN_S  # before: 9 s
     blobs = BlobStore(tmp_path / "blobs")
     tools = of(ToolCalled, evs)
     said = [(t.tool, t.is_error, blobs.get(t.result_blob)) for t in tools]
@@ -108,3 +119,27 @@ def test_the_final_kernel_waits_for_a_check_still_being_judged():
     best = checker.best()
     thread.join()
     assert best is not None and best.marker is judged
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_model_reply_in_flight_at_the_wall_clock_is_cut_there(provider, tmp_path):
+    """The agent writes a kernel, then the model hangs on its second call. Before, the trial
+    waited for the reply as long as model.timeout_s (600 s) and each retry; now the call is
+    cut at the wall clock (the SDK's own timeout, bounded by the time left), logged with the
+    reason, and the trial ends at its budget with the kernel written in time."""
+    from fake_llm_server import Hang
+
+    wall_s = 10.0  # the trial's setup takes seconds on a loaded machine: the hang must fall within
+    script = scripted({"agent": [Answer("", tools=(ToolCall("write_file", {"path": "kernel.py", "content": ADD}),)),
+                                 done()]})
+    with FakeLLMServer(lambda call: Hang(120) if call.exchange == 2 else script(call)) as server:
+        run_job(job(CodingAgentConfig(agent=AgentConfig(wall_s=wall_s)), model(server, provider, retries=2), tmp_path))
+        assert len(server.calls) == 2  # the hung call is not sent again: its retries would pass the clock
+    evs = events(tmp_path)
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.BUDGET and "wall clock" in end.reason
+    assert agent_s(evs) < wall_s + MARGIN_S  # before: 120 s, the hang
+    cut = of(ModelCalled, evs)[-1]
+    assert cut.error and "cut at the wall clock" in cut.error and cut.retries == 0
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE and BlobStore(tmp_path / "blobs").get(final.source_blob) == ADD

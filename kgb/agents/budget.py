@@ -33,6 +33,11 @@ class Budget:
     def remaining_s(self) -> float:
         return self.cfg.wall_s - (time.perf_counter() - self.started)
 
+    @property
+    def deadline(self) -> float:
+        """The wall clock's end on time.perf_counter's clock: a model call in flight is cut there."""
+        return self.started + self.cfg.wall_s
+
     def exhausted(self, used: Usage) -> str | None:
         """The reason the trial may go no further, or None. `used`: the trial's tokens so far."""
         if self.reached is None:

@@ -176,7 +176,8 @@ class CliSession:
         try:
             completion = ctx.model.complete(conversation.messages, system=conversation.system,
                                             temperature=run.cfg.temperature,
-                                            tools=conversation.tools if self.tools else ())
+                                            tools=conversation.tools if self.tools else (),
+                                            until=run.budget.deadline)
         except BudgetExhausted as e:
             run.budget.reached = run.budget.reached or str(e)
             self.stop.set(SessionEnd.BUDGET, str(e))

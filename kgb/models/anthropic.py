@@ -65,7 +65,7 @@ class AnthropicProvider:
         # retries belong to the Model wrapper, so the SDK makes one attempt per call
         self.client = anthropic.Anthropic(api_key=api_key, base_url=cfg.base_url, max_retries=0, timeout=cfg.timeout_s)
 
-    def complete(self, request: Request, site: CallSite) -> Reply:
+    def complete(self, request: Request, site: CallSite, timeout_s: float | None = None) -> Reply:
         args: dict[str, Any] = {
             "model": request.model, "max_tokens": request.max_tokens,
             "messages": [wire_message(m) for m in request.messages],
@@ -78,6 +78,8 @@ class AnthropicProvider:
             # SDK 2.x dropped the parameter (newer Claude models refuse it); the API still
             # takes it from the models that accept it, Opus 4.6 among them
             args["extra_body"] = {"temperature": request.temperature}
+        if timeout_s is not None:
+            args["timeout"] = timeout_s
         try:
             response = self.client.messages.with_raw_response.create(**args)
         except self.sdk.APIError as e:

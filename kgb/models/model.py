@@ -130,6 +130,18 @@ class CallFailed(Exception):
         return self.retryable or self.status in ACCESS_STATUS
 
 
+class WallClockReached(CallFailed):
+    """The caller's deadline (an agent trial's wall clock) came before a reply: the attempt
+    was cut there, and no other is made."""
+
+    def __init__(self, message: str):
+        super().__init__(message, retryable=False)
+
+    @property
+    def outage(self) -> bool:
+        return False
+
+
 class ModelCallFailed(Exception):
     """A call failed for good (after its retries): it ends the trial, not the job."""
 
@@ -142,7 +154,10 @@ class ProviderUnavailable(ModelCallFailed):
 class Provider(Protocol):
     name: str
 
-    def complete(self, request: Request, site: CallSite) -> Reply: ...
+    def complete(self, request: Request, site: CallSite, timeout_s: float | None = None) -> Reply:
+        """One attempt; `timeout_s` bounds it where the caller has a deadline sooner than the
+        configured model.timeout_s."""
+        ...
 
     def models(self) -> list[str] | None:
         """The model ids the endpoint serves, or None where it cannot list them."""
@@ -247,8 +262,10 @@ class Model:
         with self._lock:
             self._job_cost = (self._job_cost or 0.0) + cost
 
-    def call(self, request: Request, site: CallSite) -> Attempts:
-        """Try up to 1 + retries times, waiting between attempts."""
+    def call(self, request: Request, site: CallSite, until: float | None = None) -> Attempts:
+        """Try up to 1 + retries times, waiting between attempts. `until` (time.perf_counter's
+        clock): no attempt or wait runs past it, so that a reply in flight at an agent's wall
+        clock does not hold its trial for up to model.timeout_s (600 s) and every retry."""
         failure: CallFailed | None = None
         latency = 0.0
         for attempt in range(self.cfg.retries + 1):
@@ -257,14 +274,24 @@ class Model:
                 delay = failure.retry_after_s
                 if delay is None:  # exponential backoff with jitter, so that trials spread out
                     delay = min(self.cfg.max_backoff_s, self.cfg.backoff_s * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+                if until is not None and time.perf_counter() + delay >= until:
+                    return Attempts(None, WallClockReached(f"{failure.message}; no retry: the wall clock ends "
+                                                           f"before its wait of {delay:.1f}s"), attempt - 1, latency)
                 print(f"  {self.provider.name} {request.model} ({site.op}): {self.redact(failure.message)}; "
                       f"retry {attempt}/{self.cfg.retries} in {delay:.1f}s", file=sys.stderr, flush=True)
                 time.sleep(delay)
             started = time.perf_counter()
+            left = None if until is None else until - started
+            if left is not None and left <= 0:
+                return Attempts(None, WallClockReached("the wall clock ended before the call"), attempt, 0.0)
+            timeout = None if left is None or left >= self.cfg.timeout_s else left
             try:
-                return Attempts(self.provider.complete(request, site), None, attempt, time.perf_counter() - started)
+                return Attempts(self.provider.complete(request, site, timeout), None, attempt, time.perf_counter() - started)
             except CallFailed as e:
                 failure, latency = e, time.perf_counter() - started
+                if timeout is not None and time.perf_counter() >= until - 0.05:
+                    return Attempts(None, WallClockReached(f"cut at the wall clock after {latency:.1f}s "
+                                                           f"({e.message})"), attempt, latency)
                 if not e.retryable:
                     return Attempts(None, e, attempt, latency)
         return Attempts(None, failure, self.cfg.retries, latency)
@@ -290,8 +317,9 @@ class TrialModel:
         self._calls = 0
 
     def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None,
-                 tools: Sequence[Tool] = ()) -> Completion:
-        """The model's reply to a conversation. Raises BudgetExhausted or ModelCallFailed."""
+                 tools: Sequence[Tool] = (), until: float | None = None) -> Completion:
+        """The model's reply to a conversation. Raises BudgetExhausted (also where the call
+        ran into `until`, an agent's wall clock on time.perf_counter's) or ModelCallFailed."""
         d = self.model.defaults
         if not self.model.cfg.accepts_temperature:
             temperature = None  # the model refuses one: the method's choice cannot apply
@@ -308,7 +336,7 @@ class TrialModel:
             uses = tool_uses_from_json(self.ctx.blobs.get(earlier.tool_uses_blob)) if earlier.tool_uses_blob else ()
             return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
-        reply, failure, retries, latency = self.model.call(request, site)
+        reply, failure, retries, latency = self.model.call(request, site, until)
         # a replayed call carries the recorded call's tokens, but this run paid nothing for it:
         # priced, it counted against the job's cost budget (model.max_job_cost_usd)
         paid = self.model.provider.name != REPLAYED
@@ -327,6 +355,8 @@ class TrialModel:
         self.model.spend(usage.cost_usd)
         if reply is None:
             assert failure is not None
+            if isinstance(failure, WallClockReached):
+                raise BudgetExhausted(f"wall-clock budget reached during a model call: {self.model.redact(failure.message)}")
             error = ProviderUnavailable if failure.outage else ModelCallFailed
             raise error(f"{self.model.provider.name} call failed after {retries} retries: "
                         f"{self.model.redact(failure.message)}")

@@ -69,16 +69,17 @@ class OpenAIProvider:
         # retries belong to the Model wrapper, so the SDK makes one attempt per call
         self.client = openai.OpenAI(api_key=api_key, base_url=cfg.base_url, max_retries=0, timeout=cfg.timeout_s)
 
-    def complete(self, request: Request, site: CallSite) -> Reply:
+    def complete(self, request: Request, site: CallSite, timeout_s: float | None = None) -> Reply:
         system = [{"role": "system", "content": request.system}] if request.system else []
         messages: list[Any] = [*system, *(w for m in request.messages for w in wire_messages(m))]
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
                  for t in request.tools]
+        bound = {} if timeout_s is None else {"timeout": timeout_s}
         try:
             response = self.client.chat.completions.with_raw_response.create(
                 model=request.model, max_tokens=request.max_tokens, messages=messages,
                 temperature=self.sdk.omit if request.temperature is None else request.temperature,
-                tools=tools or self.sdk.omit,
+                tools=tools or self.sdk.omit, **bound,
             )
         except self.sdk.APIError as e:
             raise sdk_failure(e, self.sdk) from e

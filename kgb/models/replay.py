@@ -77,7 +77,7 @@ class ReplayProvider:
         self.defaults = Defaults(self.model, temperature, max_tokens)
         self.trials = trials[self.model]
 
-    def complete(self, request: Request, site: CallSite) -> Reply:
+    def complete(self, request: Request, site: CallSite, timeout_s: float | None = None) -> Reply:
         for calls in self.trials.get((site.op, site.sample), []):
             if self.match == "position":
                 if site.index < len(calls):
