@@ -143,3 +143,75 @@ def test_a_model_reply_in_flight_at_the_wall_clock_is_cut_there(provider, tmp_pa
     assert cut.error and "cut at the wall clock" in cut.error and cut.retries == 0
     [final] = of(FinalKernelChosen, evs)
     assert final.rule == FinalRule.WORKSPACE and BlobStore(tmp_path / "blobs").get(final.source_blob) == ADD
+
+
+def test_the_agent_time_of_earlier_attempts_counts_from_each_ones_first_call_sent():
+    """Attempt 1 sent its first call at 9.0 s (logged at 10.0 s, 1.0 s in flight) and ended at
+    30.0 s: 21 s. Attempt 2 replayed it, sent its first call at 44.5 s and ended at 50.0 s:
+    5.5 s more. Attempt 3, killed during its replay, sent none: nothing more."""
+    from kgb.agents.budget import agent_time_before
+    from kgb.tracking.events import SessionStarted as Session
+    from kgb.tracking.events import TrialStarted
+
+    def started(ts: float, attempt: int) -> TrialStarted:
+        return TrialStarted(job="j", ts=ts, op="aten::add", spec_version=1, sample=0, attempt=attempt)
+
+    def called(ts: float, latency: float) -> ModelCalled:
+        return ModelCalled(job="j", ts=ts, provider="p", model="m", request_hash="h", request_blob="h",
+                           response_blob="r", latency_s=latency)
+
+    def session(ts: float) -> Session:
+        return Session(job="j", ts=ts, session=1, driver="loop", protocol="p", prompt_blob="b")
+
+    assert agent_time_before([]) is None
+    prior = [started(8.0, 0), session(8.5), called(10.0, 1.0), called(20.0, 2.0), session(30.0),
+             started(40.0, 1), session(40.5), called(45.0, 0.5), session(50.0),
+             started(60.0, 2), session(61.0)]
+    assert agent_time_before(prior) == pytest.approx(21.0 + 5.5)
+    assert agent_time_before(prior[:5]) == pytest.approx(21.0)
+
+
+@pytest.mark.slow
+def test_a_resumed_attempt_gets_only_the_wall_clock_its_earlier_attempt_left(tmp_path):
+    """Attempt 1: the model takes 6 s to answer its first call (a kernel written), then holds
+    its second, and the harness process is killed. Attempt 2 replays the first call at once and
+    sends the second. Its clock reads attempt 1's 6 s and more from then on, so a second reply
+    that takes 3 s runs into wall_s=8 and is cut (before, the resumed attempt's clock started
+    at zero: the trial ended as done, with 6 s more than its budget)."""
+    import os
+    import signal
+
+    from fake_llm_server import Hang
+    from test_agents_run import SECRET as RUN_KEY
+    from test_agents_run import kgb, logs
+
+    from kgb.tracking.events import SessionFinished, TrialStarted
+
+    attempt = [1]
+    script = scripted({"agent": [Answer("", tools=(ToolCall("write_file", {"path": "kernel.py", "content": ADD}),)),
+                                 done()]})
+
+    def responder(call):
+        if attempt[0] == 1 and call.exchange == 1:
+            time.sleep(6)
+        elif attempt[0] == 1:
+            return Hang(120)
+        elif call.exchange == 2:
+            time.sleep(3)
+        return script(call)
+
+    with FakeLLMServer(responder, api_key=RUN_KEY) as server:
+        proc = kgb(server, tmp_path, "method=claude_code", "method.agent.driver=loop", "method.agent.wall_s=8",
+                   "tracking.mlflow=false", popen=True)
+        assert server.hanging.wait(240), proc.communicate()[0]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        attempt[0] = 2
+        kgb(server, tmp_path, "method=claude_code", "method.agent.driver=loop", "method.agent.wall_s=8",
+            "tracking.mlflow=false")
+    [evs] = logs(tmp_path).values()
+    assert [e.attempt for e in evs if isinstance(e, TrialStarted)] == [1, 2]
+    [session] = [e for e in evs if isinstance(e, SessionFinished)]  # attempt 1's never finished
+    assert session.end.value == "budget" and "wall-clock budget reached during a model call" in session.reason
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.BUDGET

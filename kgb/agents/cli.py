@@ -177,7 +177,7 @@ class CliSession:
             completion = ctx.model.complete(conversation.messages, system=conversation.system,
                                             temperature=run.cfg.temperature,
                                             tools=conversation.tools if self.tools else (),
-                                            until=run.budget.deadline)
+                                            deadline=run.budget.call_deadline)
         except BudgetExhausted as e:
             run.budget.reached = run.budget.reached or str(e)
             self.stop.set(SessionEnd.BUDGET, str(e))

@@ -17,7 +17,7 @@ from pathlib import Path
 from string import Template
 
 from kgb.agents.baseline import baseline_logs, find_baseline
-from kgb.agents.budget import Budget
+from kgb.agents.budget import Budget, agent_time_before
 from kgb.agents.checks import Checked, Checker, CheckServer
 from kgb.agents.cli import CliSession, find_cli
 from kgb.agents.commands import check_hidden_from_agents
@@ -81,7 +81,7 @@ class AgentRun:
                  on_check: Callable[[Checked], str] | None = None):
         self.ctx, self.cfg = ctx, cfg
         self.protocol_name, self.protocol_text = protocol_name, protocol_text
-        self.budget = Budget(cfg.agent)
+        self.budget = Budget(cfg.agent, carried_s=agent_time_before(ctx.prior))
         self.replies: list[str] = []  # every reply's text, for the fenced-block rule
         self.sessions = 0
         self.stop_when: Callable[[], str | None] = lambda: None  # the method's reason to end a session early

@@ -47,7 +47,7 @@ def loop_session(run: AgentRun, session: int, prompt: str, system: str, tools: b
             return SessionOutcome(SessionEnd.TURNS, f"the session's limit of {max_turns} turn(s)", turn)
         try:
             completion = ctx.model.complete(messages, system=system, temperature=run.cfg.temperature,
-                                            tools=TOOLS if tools else (), until=run.budget.deadline)
+                                            tools=TOOLS if tools else (), deadline=run.budget.call_deadline)
         except BudgetExhausted as e:
             run.budget.reached = run.budget.reached or str(e)
             return SessionOutcome(SessionEnd.BUDGET, str(e), turn)

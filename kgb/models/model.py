@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -317,9 +317,10 @@ class TrialModel:
         self._calls = 0
 
     def complete(self, messages: Sequence[Message], system: str = "", temperature: float | None = None,
-                 tools: Sequence[Tool] = (), until: float | None = None) -> Completion:
+                 tools: Sequence[Tool] = (), deadline: Callable[[], float] | None = None) -> Completion:
         """The model's reply to a conversation. Raises BudgetExhausted (also where the call
-        ran into `until`, an agent's wall clock on time.perf_counter's) or ModelCallFailed."""
+        ran into `deadline()`, an agent's wall clock on time.perf_counter's, asked only of a
+        call sent to the provider, just before it is sent) or ModelCallFailed."""
         d = self.model.defaults
         if not self.model.cfg.accepts_temperature:
             temperature = None  # the model refuses one: the method's choice cannot apply
@@ -336,7 +337,7 @@ class TrialModel:
             uses = tool_uses_from_json(self.ctx.blobs.get(earlier.tool_uses_blob)) if earlier.tool_uses_blob else ()
             return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
-        reply, failure, retries, latency = self.model.call(request, site, until)
+        reply, failure, retries, latency = self.model.call(request, site, deadline() if deadline else None)
         # a replayed call carries the recorded call's tokens, but this run paid nothing for it:
         # priced, it counted against the job's cost budget (model.max_job_cost_usd)
         paid = self.model.provider.name != REPLAYED
