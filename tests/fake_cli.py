@@ -18,7 +18,9 @@ the real CLIs (Claude Code 2.1, OpenCode 1.18) run through kgb's proxy:
   with the tokens; an `error` event after an API error.
 
 Like the real ones it keeps its session files under its HOME (so a test can see they stay
-in the trial's directory), and claude refuses to overwrite a file it has not read.
+in the trial's directory), and claude refuses to overwrite a file it has not read. Like
+the real claude it names its working directory in its system prompt, and its tools' results
+name files by their absolute paths.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ def claude(argv: list[str]) -> int:
     turns, last, started = 0, "", time.time()
     while True:
         body = {"model": model, "max_tokens": 32000, "stream": True, "messages": messages,
-                "system": [{"type": "text", "text": "You are a fake Claude Code.\n" + opt.get("--append-system-prompt", "")}],
+                "system": [{"type": "text", "text": f"You are a fake Claude Code.\nWorking directory: {os.getcwd()}\n"
+                            + opt.get("--append-system-prompt", "")}],
                 "tools": [{"name": t, "description": f"the {t} tool",
                            "input_schema": {"type": "object", "properties": {a: {"type": "string"} for a in schema[t]},
                                             "required": schema[t]}} for t in offered]}

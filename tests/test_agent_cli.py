@@ -292,3 +292,51 @@ def test_each_cli_method_is_run_by_its_own_cli_and_a_loop_run_is_labelled_so(met
     assert method_params(cfg.method.identity()) == ""
     looped = compose_job(f"method={method}", "method.agent.driver=loop", "model=anthropic", "model.name=some-model")
     assert method_params(looped.method.identity()) == "agent.driver=loop"
+
+
+@pytest.mark.slow
+def test_a_killed_cli_trial_resumes_without_paying_twice_though_its_path_is_new(tmp_path):
+    """The claude CLI names its working directory in its system prompt and absolute paths in
+    its tools' results, and the model answers with absolute paths. The trial's folder is new
+    for each attempt, so a resumed attempt's requests never matched the logged ones and every
+    call was paid again (session 50's user walk). The log now holds the folder as TRIAL_DIR:
+    the re-run answers the first two calls from the log, the reply's write lands in this
+    attempt's workspace, and only the held third call is sent again."""
+    import re
+    import signal
+
+    from agent_script import ADD
+    from fake_llm_server import Hang
+    from test_agents_run import SECRET as RUN_KEY
+    from test_agents_run import kgb, logs
+
+    from kgb.models.model import TRIAL_DIR
+    from kgb.tracking.events import TrialStarted
+
+    def responder(call: Call):
+        workspace = re.search(r"Working directory: (\S+)", call.prompt).group(1)
+        kernel = f"{workspace}/kernel.py"
+        if call.exchange == 1:
+            return Answer("", tools=(ToolCall("Read", {"file_path": kernel}),
+                                     ToolCall("Write", {"file_path": kernel, "content": ADD})))
+        if call.exchange == 2:
+            return Answer("", tools=(ToolCall("Bash", {"command": f"ls {workspace}", "description": "look"}),))
+        if not any(isinstance(c.turn, Hang) for c in server.calls):
+            return Hang(120)
+        return Answer("Done.")
+
+    with FakeLLMServer(responder, api_key=RUN_KEY) as server:
+        overrides = ("method=claude_code", "tracking.mlflow=false")
+        proc = kgb(server, tmp_path, *overrides, popen=True)
+        assert server.hanging.wait(240), proc.communicate()[0]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kgb(server, tmp_path, *overrides)
+        assert [c.exchange for c in server.calls] == [1, 2, 3, 3]  # before: 1, 2, 3, 1, 2, 3
+    [evs] = logs(tmp_path).values()
+    assert [e.attempt for e in evs if isinstance(e, TrialStarted)] == [1, 2]
+    blobs = BlobStore(tmp_path / "blobs")
+    first = blobs.get(of(ModelCalled, evs)[0].request_blob)
+    assert f"Working directory: {TRIAL_DIR}/workspace" in first and "kgb-agent-" not in first
+    [judged] = of(CandidateEvaluated, evs)
+    assert judged.verdict.status == Status.CORRECT, judged.verdict.message

@@ -94,6 +94,8 @@ class AgentRun:
                 origin = f"no correct kernel of {ctx.problem.op} under {cfg.baseline}: empty kernel.py"
         self.start_kernel = kernel
         self.workspace = Workspace.create(ctx.problem, protocol_text, kernel, ctx.settings.device)
+        if ctx.model is not None:
+            ctx.model.trial_dir = str(self.workspace.trial_dir)
         self.checker = Checker(ctx, on_check)
         self.server = CheckServer(self.checker, self.workspace.socket, self.workspace.resolve)
         self.server.refusal = self.budget.take_check

@@ -301,11 +301,20 @@ class Model:
         return text.replace(self._secret, "[redacted]") if self._secret else text
 
 
+# How the log writes an agent trial's temporary folder, whose path is new for each attempt
+TRIAL_DIR = "{kgb:trial_dir}"
+
+
 class TrialModel:
     """The model as one trial sees it (`ctx.model`): each call is logged as ModelCalled."""
 
     def __init__(self, model: Model, ctx: TrialContext):
         self.model, self.ctx = model, ctx
+        # an agent trial's temporary folder (set by its harness): the CLIs write its path into
+        # their prompts and tool results, so a resumed attempt's requests never matched the
+        # logged ones and every call was paid again. The log holds it as TRIAL_DIR, requests
+        # are matched so, and a reply answered from the log gets this attempt's path back.
+        self.trial_dir: str | None = None
         self._logged: dict[str, list[ModelCalled]] = defaultdict(list)
         self.used = Usage()  # this trial's tokens so far, earlier attempts included
         for e in ctx.prior:
@@ -327,27 +336,31 @@ class TrialModel:
         elif temperature is None:
             temperature = d.temperature
         request = Request(d.model, system, tuple(messages), temperature, d.max_tokens, tuple(tools))
-        key = request.hash
+        logged_text = self._as_logged(request.text())
+        key = hashlib.sha256(logged_text.encode()).hexdigest()
         site = CallSite(self.ctx.problem.op, self.ctx.sample, self._sent[key], self._calls)
         self._sent[key] += 1
         self._calls += 1
         if site.occurrence < len(self._logged[key]):  # answered before this trial was interrupted
             earlier = self._logged[key][site.occurrence]
             assert earlier.response_blob is not None
-            uses = tool_uses_from_json(self.ctx.blobs.get(earlier.tool_uses_blob)) if earlier.tool_uses_blob else ()
-            return Completion(self.ctx.blobs.get(earlier.response_blob), StopReason(earlier.stop_reason or "other"), key, uses)
+            uses = (tool_uses_from_json(self._as_sent(self.ctx.blobs.get(earlier.tool_uses_blob)))
+                    if earlier.tool_uses_blob else ())
+            text = self._as_sent(self.ctx.blobs.get(earlier.response_blob))
+            return Completion(text, StopReason(earlier.stop_reason or "other"), key, uses)
         self.model.check_budget(self.used)
         reply, failure, retries, latency = self.model.call(request, site, deadline() if deadline else None)
         # a replayed call carries the recorded call's tokens, but this run paid nothing for it:
         # priced, it counted against the job's cost budget (model.max_job_cost_usd)
         paid = self.model.provider.name != REPLAYED
         usage = priced(reply.usage, self.model.cfg.price if paid else PriceConfig()) if reply else Usage()
-        blob = self.ctx.blobs.put(request.text())  # its hash is the request hash
+        blob = self.ctx.blobs.put(logged_text)  # its hash is the request hash
         self.ctx.emit(ModelCalled(
             job=self.ctx.job, provider=self.model.provider.name, model=request.model,
             request_hash=blob, request_blob=blob,
-            response_blob=self.ctx.blobs.put(reply.text) if reply else None,
-            tool_uses_blob=self.ctx.blobs.put(tool_uses_json(reply.tool_uses)) if reply and reply.tool_uses else None,
+            response_blob=self.ctx.blobs.put(self._as_logged(reply.text)) if reply else None,
+            tool_uses_blob=(self.ctx.blobs.put(self._as_logged(tool_uses_json(reply.tool_uses)))
+                            if reply and reply.tool_uses else None),
             usage=usage, raw_usage=reply.raw_usage if reply else {}, latency_s=latency, retries=retries,
             stop_reason=reply.stop_reason.value if reply else None,
             error=self.model.redact(failure.message) if failure else None,
@@ -362,3 +375,9 @@ class TrialModel:
             raise error(f"{self.model.provider.name} call failed after {retries} retries: "
                         f"{self.model.redact(failure.message)}")
         return Completion(reply.text, reply.stop_reason, key, reply.tool_uses)
+
+    def _as_logged(self, text: str) -> str:
+        return text.replace(self.trial_dir, TRIAL_DIR) if self.trial_dir else text
+
+    def _as_sent(self, text: str) -> str:
+        return text.replace(TRIAL_DIR, self.trial_dir) if self.trial_dir else text
