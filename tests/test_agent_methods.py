@@ -201,3 +201,22 @@ def test_a_source_checked_before_is_not_judged_again_nor_its_noise_kept(tmp_path
     outcomes = [row.split("|")[5].strip() for row in files(tmp_path / "ak", evs)["EXPERIMENTS.md"].splitlines()[4:]]
     assert len(calls) == 1 and len(of(CandidateChecked, evs)) == 1
     assert outcomes == ["kept", f"reverted to {of(CandidateChecked, evs)[0].candidate}"]  # 10% faster by noise once
+
+
+def test_the_harness_checks_failure_is_in_the_trials_transcript_and_checks(tmp_path):
+    """iterative's harness checks kernel.py after each session; the agent never sees that
+    check's message in a tool result, and until session 51 MLflow showed only its status."""
+    from kgb.agents.projection import agent_view, transcript
+
+    script = {"session 1": [write(at(None)), done()], "session 2": [write(at(1.2)), done()]}
+    with FakeLLMServer(scripted(script)) as server:
+        run_job(job(IterativeConfig(sessions=2, target_speedup=9.0), model(server, "anthropic"), tmp_path))
+    evs = events(tmp_path)
+    view = agent_view(evs)
+    failed, passed = view.checks
+    assert (failed.by, failed.status, passed.by) == ("harness: session 1", "wrong_output", "harness: session 2")
+    assert failed.message == "case smoke-f32: 12 of 40 elements outside tolerance" and passed.correct
+    text = transcript(view.events, BlobStore(tmp_path / "blobs"), view.calls)
+    assert (f"**harness: session 1's check** {failed.candidate}: wrong_output: case smoke-f32: 12 of 40 "
+            "elements outside tolerance") in text
+    assert f"**harness: session 2's check** {passed.candidate}: correct, speedup 1.2" in text

@@ -285,7 +285,8 @@ def test_a_resumed_agent_trials_run_shows_the_checks_of_every_attempt(tmp_path, 
     transcript = Path(client.download_artifacts(run.info.run_id, "agent/transcript.md")).read_text()
     turn2 = transcript[transcript.index("## Turn 2"):transcript.index("## Turn 3")]
     assert turn2.index("- calls `check`") < turn2.index("**check** c1-add: correct") < turn2.index("### check")
-    assert "I write the kernel." in transcript and transcript.count("**check**") == 2
+    assert "I write the kernel." in transcript and transcript.count("**check**") == 1
+    assert "**harness: experiment 1's check** c2-add: correct" in transcript
 
 
 def test_a_ctrl_c_while_the_baselines_load_leaves_no_run_started_without_an_end(tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ from kgb.tracking.events import (
 )
 
 TRANSCRIPT_CHARS = 3000  # of one tool input or result in the transcript
+MESSAGE_CHARS = 500  # of a failed check's message
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class CheckPoint:
     status: str
     correct: bool
     speedup: float | None
+    by: str  # the tool call that asked for it, or `harness: <step>` for the harness's own
+    message: str  # the verdict's message: why a check failed, where only the agent's own checks show it
 
 
 @dataclass
@@ -109,7 +112,7 @@ def agent_view(events: list[Event]) -> AgentView | None:
             view.tools[e.tool] += 1
         elif isinstance(e, CandidateChecked):
             view.checks.append(CheckPoint(len(view.checks) + 1, e.candidate, e.verdict.status.value,
-                                          e.verdict.correct, e.verdict.speedup))
+                                          e.verdict.correct, e.verdict.speedup, e.call_id, e.verdict.message))
         elif isinstance(e, FinalKernelChosen):
             view.final = e
         elif isinstance(e, WorkspaceSnapshotted):
@@ -147,8 +150,8 @@ def with_earlier_checks(earlier: list[Event], last: list[Event]) -> list[Event]:
     return out + [check for _, check in checks]  # a replay that went another way: at the end
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= TRANSCRIPT_CHARS else text[:TRANSCRIPT_CHARS] + f"\n[... {len(text) - TRANSCRIPT_CHARS} characters cut]"
+def _cut(text: str, most: int = TRANSCRIPT_CHARS) -> str:
+    return text if len(text) <= most else text[:most] + f"\n[... {len(text) - most} characters cut]"
 
 
 def transcript(events: list[Event], blobs: BlobStore, calls: dict[str, ModelCalled] | None = None) -> str:
@@ -176,7 +179,11 @@ def transcript(events: list[Event], blobs: BlobStore, calls: dict[str, ModelCall
                       "```text", _cut(blobs.get(e.result_blob)), "```", ""]
         elif isinstance(e, CandidateChecked):
             speed = f", speedup {e.verdict.speedup:.3g}" if e.verdict.speedup else ""
-            lines += [f"**check** {e.candidate}: {e.verdict.status.value}{speed}", ""]
+            # the harness's checks between sessions reach the agent in no tool result: their
+            # message is shown here, or nowhere in MLflow
+            who = f"{e.call_id}'s check" if e.call_id.startswith("harness") else "check"
+            why = "" if e.verdict.correct else f": {_cut(e.verdict.message, MESSAGE_CHARS)}"
+            lines += [f"**{who}** {e.candidate}: {e.verdict.status.value}{speed}{why}", ""]
         elif isinstance(e, SessionFinished):
             lines += [f"Session {e.session} ended ({e.end.value}) after {e.turns} turn(s): {e.reason}", ""]
         elif isinstance(e, FinalKernelChosen):
