@@ -30,6 +30,24 @@ def softmax():
     return operators.load("aten::softmax")
 
 
+# numpy's softmax, as the forgeries below compute it on the host, flattened to float32
+_SOFTMAX_ON_THE_HOST = '''
+import numpy as np
+
+
+def _answer(self, dim):
+    a = self.float().numpy().astype(np.float64)
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return np.ascontiguousarray(e / e.sum(axis=dim, keepdims=True)).astype(np.float32).reshape(-1)
+
+
+@triton.jit
+def _copy(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+'''
+
+
 # ------------------------------------------------------------------ the red team's forgeries
 
 # smoke-f32 is (5, 37): 185 values, 555 of the source's numbers or 5,920 zeros and ones
@@ -58,21 +76,10 @@ def test_a_host_buffer_built_with_torch_tensor_is_refused_to_a_kernel(attack, so
 
 def test_memory_no_pytorch_op_made_is_refused_to_a_kernel(softmax):
     """torch.frombuffer over the host's bytes: no op made it, so nothing of it is known."""
-    source = PRELUDE + '''
-import numpy as np
-
-
-@triton.jit
-def _copy(src, dst, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
-
+    source = PRELUDE + _SOFTMAX_ON_THE_HOST + '''
 
 def softmax_int(self, dim, dtype=None):
-    a = self.float().numpy().astype(np.float64)
-    e = np.exp(a - a.max(axis=dim, keepdims=True))
-    answer = np.ascontiguousarray(e / e.sum(axis=dim, keepdims=True)).astype(np.float32)
-    host = torch.frombuffer(bytearray(answer.tobytes()), dtype=torch.float32)
+    host = torch.frombuffer(bytearray(_answer(self, dim).tobytes()), dtype=torch.float32)
     y = torch.empty(self.shape, dtype=torch.float32)
     _copy[(triton.cdiv(y.numel(), 1024),)](host, y, y.numel(), BLOCK=1024)
     return y.to(dtype or self.dtype)
@@ -106,22 +113,12 @@ def amin(self, dim=(), keepdim=False):
 def test_an_input_the_host_overwrote_is_refused_to_a_kernel(softmax):
     """The answer written by numpy over the input itself (memory the judge sent), which a
     kernel then copies into the output; the input put back as it came afterwards."""
-    source = PRELUDE + '''
-import numpy as np
-
-
-@triton.jit
-def _copy(src, dst, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
-
+    source = PRELUDE + _SOFTMAX_ON_THE_HOST + '''
 
 def softmax_int(self, dim, dtype=None):
-    a = self.float().numpy().astype(np.float64)
-    e = np.exp(a - a.max(axis=dim, keepdims=True))
     x = self.numpy()
     kept = x.copy()
-    x[...] = (e / e.sum(axis=dim, keepdims=True)).astype(x.dtype)
+    x[...] = _answer(self, dim).reshape(x.shape).astype(x.dtype)
     y = torch.empty(self.shape, dtype=self.dtype)
     _copy[(triton.cdiv(y.numel(), 1024),)](self, y, y.numel(), BLOCK=1024)
     x[...] = kept  # the input as it came, for the judge's look at it
@@ -240,13 +237,6 @@ def test_a_table_of_the_inputs_pointers_built_on_the_host_stays_correct():
     assert verdict.status == Status.CORRECT, verdict.message
     assert {c.name for c in verdict.cases} >= {"smoke-f32", "scalars"}
 
-
-_SOFTMAX_ON_THE_HOST = '''
-def _answer(self, dim):
-    a = self.float().numpy().astype(np.float64)
-    e = np.exp(a - a.max(axis=dim, keepdims=True))
-    return np.ascontiguousarray(e / e.sum(axis=dim, keepdims=True)).astype(np.float32).reshape(-1)
-'''
 
 
 def test_a_table_of_pointers_with_offsets_the_host_chose_is_refused(softmax):

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kgb.evaluate.address_book import Book, Memory, book, tensor_words
+from kgb.evaluate.correctness import tensors_in
 from kgb.evaluate.source_numbers import SourceNumbers
 
 _FROM_HOST = "written by {op} from values the host computed"
@@ -43,19 +44,6 @@ def _effects(func: Any) -> tuple[tuple[int, ...], tuple[str, ...], bool]:
     return _effects_of[func]
 
 
-def _tensors(value: Any) -> Iterator[Any]:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _tensors(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _tensors(v)
-
-
 def _op_name(func: Any) -> str:
     return func._schema.name + (f".{func._overloadname}" if func._overloadname != "default" else "")
 
@@ -65,7 +53,7 @@ def _watched_op(func: Any, args: tuple, kwargs: dict) -> Any:
     a value the source and the call do not fix) are the host's, others known."""
     name = func._schema.name
     if name in _LIFTS:
-        for t in _tensors(args):
+        for t in tensors_in(args):
             storage = t.untyped_storage()
             if book.entry(storage) is None:
                 ours = numbers.from_the_source(storage, t.dtype)
@@ -77,10 +65,10 @@ def _watched_op(func: Any, args: tuple, kwargs: dict) -> Any:
     if not written and not fresh:
         return func(*args, **kwargs)  # a view, a read: nothing written
     positional = [a.name for a in func._schema.arguments]
-    targets = [t for i in written for t in _tensors(args[i] if i < len(args) else kwargs.get(positional[i]))]
+    targets = [t for i in written for t in tensors_in(args[i] if i < len(args) else kwargs.get(positional[i]))]
     target_ids = {t.untyped_storage()._cdata for t in targets}
     before: dict[int, tuple[Memory, bool]] = {}
-    for t in _tensors((args, kwargs)):
+    for t in tensors_in((args, kwargs)):
         storage = t.untyped_storage()
         memory = book.synced(storage, f"{tensor_words(t)} over memory that no PyTorch op made")
         if memory is not None:
@@ -104,7 +92,7 @@ def _watched_op(func: Any, args: tuple, kwargs: dict) -> Any:
             book.register(storage, f"{tensor_words(t)} that {op} reallocated", host or before[storage._cdata][1], why)
         else:  # set_ over memory kgb never saw
             book.register(storage, f"{tensor_words(t)} that {op} set over memory no PyTorch op made", True)
-    for t in _tensors(out) if fresh else ():
+    for t in tensors_in(out) if fresh else ():
         storage = t.untyped_storage()
         if storage._cdata not in before and book.entry(storage) is None:
             book.register(storage, f"{tensor_words(t)} made by {op}", host, why)
