@@ -340,3 +340,25 @@ def test_a_killed_cli_trial_resumes_without_paying_twice_though_its_path_is_new(
     assert f"Working directory: {TRIAL_DIR}/workspace" in first and "kgb-agent-" not in first
     [judged] = of(CandidateEvaluated, evs)
     assert judged.verdict.status == Status.CORRECT, judged.verdict.message
+
+
+def test_a_model_reply_in_flight_at_the_wall_clock_is_cut_with_the_cli(tmp_path):
+    """The CLI's second call hangs at the model. The proxy's call is cut at the wall clock
+    (before, it held the proxy and the trial for model.timeout_s), the CLI is told so and
+    ended, and the kernel it wrote is salvaged."""
+    from fake_llm_server import Hang
+
+    steps = [write("claude", at(1.2)), Hang(120)]
+    started = time.perf_counter()
+    with FakeLLMServer(agent(steps)) as server:
+        run_job(trial_job("claude", "anthropic", server, tmp_path, wall_s=12.0))
+        assert len(server.calls) == 2
+    assert time.perf_counter() - started < 60  # before: the hang's 120 s
+    evs = events(tmp_path)
+    [end] = of(TrialFinished, evs)
+    assert end.end == TrialEnd.BUDGET and "wall clock" in end.reason
+    cut = of(ModelCalled, evs)[-1]
+    assert cut.error and "cut at the wall clock" in cut.error
+    [final] = of(FinalKernelChosen, evs)
+    assert final.rule == FinalRule.WORKSPACE
+    assert [round(e.verdict.speedup, 3) for e in of(CandidateEvaluated, evs)] == [1.2]
