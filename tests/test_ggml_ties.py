@@ -217,3 +217,65 @@ def test_half_precision_rows_have_one_s8_where_every_sum_is_exact():
     assert float(np.float16(_sequential(v))) == 1.0 and float(np.float16(_sequential(v[::-1]))) == 1 + 2.0**-10
     low, high = ggml.s8_interval(x)
     assert (low.item(), high.item()) == (1.0, 1 + 2.0**-10)
+
+
+def _reciprocal_scale_check(monkeypatch, op: str, name: str, seed: int):
+    """The spec's message on a kernel whose d is amax * float32(1/127), seed `seed`
+    (benchmarks/ggml_inexact_scale.py's judgement)."""
+    sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
+    from ggml_inexact_scale import judged
+
+    spec, case = _case(op, name)
+    return judged(spec, case, seed), spec, case
+
+
+def test_a_scale_that_rounds_to_the_other_float16_passes(monkeypatch):
+    """ggml_mul_mat_a8's odd-q4_0-f32, seed 19542 (one failure in 20,000 draws): in one block
+    amax * float32(1/127) and the exact quotient round to float16 neighbours, and 21 outputs
+    of that row moved past the tie and sum bounds. The scale bound takes d8's move in."""
+    spec, case = _case("vllm::ggml_mul_mat_a8", "odd-q4_0-f32")
+    inputs = spec.module.make_inputs(case, torch.Generator().manual_seed(19542), "cpu")
+    message, _, _ = _reciprocal_scale_check(monkeypatch, "vllm::ggml_mul_mat_a8", "odd-q4_0-f32", 19542)
+    assert message is None, message
+    w = inputs["W"].reshape(inputs["row"], -1)
+    bound = ggml.q8_1_scale_bound(w, inputs["type"], inputs["X"], QUOTIENT_RTOL)
+    moving = (bound > 0).any(1).nonzero().reshape(-1).tolist()
+    assert 1 in moving and len(moving) <= 3  # the flipped block's row, and two more within rtol of a boundary
+    monkeypatch.setattr(ggml, "q8_1_scale_bound", lambda *a: torch.zeros_like(bound))
+    before, _, _ = _reciprocal_scale_check(monkeypatch, "vllm::ggml_mul_mat_a8", "odd-q4_0-f32", 19542)
+    assert before is not None and before.startswith("return value: 21 elements off")
+
+
+@pytest.mark.parametrize("kind", ["from codes", "a float16 step up", "zero"])
+def test_a_wrong_s8_still_fails_beside_the_scale_bound(monkeypatch, kind):
+    """The scale bound is nonzero only in the rare blocks whose quotient lies near a float16
+    boundary: odd-q4_0-f32's draws, where a kernel's s8 is wrong, still fail."""
+    spec, case = _case("vllm::ggml_mul_mat_a8", "odd-q4_0-f32")
+    failed = 0
+    for seed in range(10):
+        inputs = spec.module.make_inputs(case, torch.Generator().manual_seed(seed), "cpu")
+        expected = spec.module.reference(**inputs)
+        monkeypatch.setattr(ggml, "quantize_q8_1", _wrong_s8(kind))
+        wrong = spec.module.reference(**inputs)
+        monkeypatch.undo()
+        failed += spec.module.compare({"return": wrong}, {"return": expected}, case, inputs) is not None
+    assert failed >= 8, f"{kind}: {failed} of 10 draws failed"
+
+
+def test_a_scale_a_float16_step_off_in_every_block_still_fails(monkeypatch):
+    spec, case = _case("vllm::ggml_mul_mat_a8", "odd-q4_0-f32")
+    exact_q8_1 = ggml.quantize_q8_1
+
+    def d8_up(rows):
+        q, d8, s8 = exact_q8_1(rows)
+        return q, torch.nextafter(d8.half(), torch.full_like(d8, torch.inf).half()).float(), s8
+
+    failed = 0
+    for seed in range(10):
+        inputs = spec.module.make_inputs(case, torch.Generator().manual_seed(seed), "cpu")
+        expected = spec.module.reference(**inputs)
+        monkeypatch.setattr(ggml, "quantize_q8_1", d8_up)
+        wrong = spec.module.reference(**inputs)
+        monkeypatch.undo()
+        failed += spec.module.compare({"return": wrong}, {"return": expected}, case, inputs) is not None
+    assert failed >= 8, f"{failed} of 10 draws failed"
