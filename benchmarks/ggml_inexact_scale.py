@@ -38,8 +38,7 @@ flipped = [0]  # blocks whose d8 the reciprocal rounded to the other float16 nei
 
 def reciprocal_scale(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """`quantize_q8_1` with d = amax * float32(1/127), as CUDA compiles `amax / 127`."""
-    xb = x.float().reshape(x.shape[0], -1, ggml.QK)
-    amax = xb.abs().amax(-1)
+    xb, amax, _ = ggml.block_scales(x)
     d = amax * torch.tensor(1.0 / 127.0, dtype=torch.float32)
     safe = torch.where(amax == 0, torch.ones_like(d), d)
     q = torch.where(amax[..., None] == 0, 0.0, ggml.round_half_away(xb / safe[..., None]))

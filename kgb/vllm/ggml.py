@@ -102,12 +102,18 @@ def round_half_away(x: torch.Tensor) -> torch.Tensor:
     return torch.sign(x) * torch.floor(x.abs() + 0.5)
 
 
+def block_scales(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rows [R, C] -> (blocks [R, C/32, 32] float32, their amax, the exact Q8_1 scale d =
+    amax / 127 in float32), as the specs say (CUDA's `amax / 127` is one ulp off for many amax)."""
+    xb = x.float().reshape(x.shape[0], -1, QK)
+    amax = xb.abs().amax(-1)
+    return xb, amax, exact_div(amax, 127.0)
+
+
 def quantize_q8_1(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Rows [R, C] (C a multiple of 32) -> (q [R, C/32, 32] int64, d, s) with d, s float32
     [R, C/32] holding the float16-rounded scale and block sum."""
-    xb = x.float().reshape(x.shape[0], -1, QK)
-    amax = xb.abs().amax(-1)
-    d = exact_div(amax, 127.0)  # as the specs say; CUDA's `amax / 127` is one ulp off for many amax
+    xb, amax, d = block_scales(x)
     safe = torch.where(amax == 0, torch.ones_like(d), d)
     q = torch.where(amax[..., None] == 0, 0.0, round_half_away(xb / safe[..., None]))
     return q.to(torch.int64), d.half().float(), xb.sum(-1).half().float()
@@ -143,9 +149,7 @@ def q8_1_tie_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: flo
     where x / d lies within rtol of a half (one step, then), which moves sumi by the weight
     code it meets; so the bound is sum over those activation values of d8 * |d4 * code|
     (Q4_1's half(d4 * d8) is at most 2**-11 above |d4| * d8; the 2**-10 covers it)."""
-    xb = x.float().reshape(x.shape[0], -1, QK)
-    amax = xb.abs().amax(-1)
-    d = exact_div(amax, 127.0)
+    xb, amax, d = block_scales(x)
     ratio = xb / torch.where(amax == 0, torch.ones_like(d), d)[..., None]
     slack = ratio.abs() * rtol
     moves = (round_half_away(ratio - slack) != round_half_away(ratio + slack)) & (amax[..., None] != 0)
@@ -173,7 +177,7 @@ def q8_1_scale_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: f
     bound = torch.zeros(rows, n, dtype=torch.float64, device=x.device)
     if rows == 0 or n == 0:
         return bound.float()
-    d = exact_div(x.float().reshape(rows, -1, QK).abs().amax(-1), 127.0)
+    d = block_scales(x)[2]
     low, high = (d * (1 - rtol)).half().float(), (d * (1 + rtol)).half().float()
     r, b = (low != high).nonzero(as_tuple=True)  # blocks whose d8 a kernel may round either way
     if r.numel() == 0:
