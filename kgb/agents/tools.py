@@ -74,10 +74,11 @@ def call_tool(run: AgentRun, name: str, args: dict[str, Any], call_id: str) -> T
 
 
 def _relative(run: AgentRun, text: str) -> str:
-    """`text` with the trial's folders in relative words. They are new for every attempt of a
-    trial, and a resumed trial's requests must repeat the logged ones to be answered from the
-    log: an error that named them (a write outside the workspace) made the rest of the
-    conversation new, and paid for again (session 50's user walk)."""
+    """`text` with the trial's folders in relative words, the ones the agent's tools take.
+    Session 50 added it so that a resumed trial's requests repeat the logged ones (the folders
+    are new for every attempt); since session 51 the log writes the folder as TRIAL_DIR in
+    every request (kgb.models.model.TrialModel), which covers that for any text, the CLIs'
+    included, and this keeps the harness's messages in the agent's own terms."""
     ws = run.workspace
     return (text.replace(f"{ws.root}/", "").replace(str(ws.root), ".")
             .replace(f"{ws.trial_dir}/", "../").replace(str(ws.trial_dir), ".."))

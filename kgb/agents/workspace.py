@@ -140,8 +140,9 @@ class Workspace:
         """`path` (relative to the workspace, or absolute inside it), or OutsideWorkspace."""
         target = (self.root / path).resolve()
         if target != self.root and self.root not in target.parents:
-            # in words without the workspace's own path, which is new for every attempt of a trial:
-            # a resumed trial's requests would differ from the logged ones there, and be paid again
+            # in words without the workspace's own path, which the agent does not need (its tools
+            # take relative paths); the log writes that path as TRIAL_DIR anyway, so a resumed
+            # trial's requests match whatever a message says (kgb.models.model.TrialModel)
             raise OutsideWorkspace(f"{path}: outside the workspace; only files under the workspace (the "
                                    "commands' working directory) can be used")
         if ".git" in target.relative_to(self.root).parts:
