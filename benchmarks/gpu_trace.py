@@ -148,6 +148,28 @@ def clocks_line(measures: list[dict]) -> str:
     return "the SM clock as a measurement started: " + "; ".join(parts)
 
 
+def first_calls(firsts: list[dict]) -> str:
+    """Judge v29's first calls on the timed inputs against the repetitions after them
+    (kgb.evaluate.first_call): how their ratios spread over the replays whose warm-up ran on
+    turned values, and which were timed by their first call."""
+    from kgb.evaluate.first_call import remembered
+
+    held = [r for r in firsts if r.get("first_us") is not None and r.get("repeated_us")]
+    turned = [r for r in held if r.get("turned_bytes")]
+    ratios = sorted(r["first_us"] / r["repeated_us"] for r in turned)
+    flagged = [r for r in turned if remembered(r["first_us"], r["repeated_us"])]
+    line = (f"first calls on the timed inputs: {len(firsts)} replays, {len(turned)} warmed up on turned values, "
+            f"{len(held) - len(turned)} not (no floating storage to turn), {len(firsts) - len(held)} without a "
+            f"first call by the repetitions' clock")
+    if ratios:
+        line += ("; first / repetitions: " + ", ".join(f"p{int(q * 100)} {_quantile(ratios, q):.3f}"
+                                                        for q in (0.01, 0.1, 0.5, 0.9, 0.99))
+                 + f", most {ratios[-1]:.3f}; timed by the first call: {len(flagged)}"
+                 + "".join(f"\n  {r.get('tag', '?')} ({r.get('mode')}): first {r['first_us']:.1f} us, "
+                           f"repetitions {r['repeated_us']:.1f} us" for r in flagged[:20]))
+    return line
+
+
 def report(records: list[dict]) -> str:
     turns = [r for r in records if r["kind"] == "turn"]
     sections = [r for r in records if r["kind"] == "section"]
@@ -241,6 +263,8 @@ def report(records: list[dict]) -> str:
         lines.append(f"bench memory reserved {len(reserved)} times, waited {sum(w for w, _ in waits):.1f} s "
                      f"({sum(w > 0.1 for w, _ in waits)} over 0.1 s); the longest waits: "
                      + ", ".join(f"{tag} {w:.1f} s" for w, tag in waits[:5]))
+    if firsts := [r for r in records if r["kind"] == "first call"]:
+        lines.append(first_calls(firsts))
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

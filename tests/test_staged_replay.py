@@ -8,6 +8,8 @@ from one state, and every timed call's answer is audited."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import torch
 import triton
@@ -34,13 +36,14 @@ def _nothing_done(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     return torch.full_like(x, float("nan"))  # what a call that skipped its work returns
 
 
-def _replayed(skip=lambda call: False, returns: bool = True, skipping=_nothing_done
-              ) -> tuple[Replayed, list[tuple[bool, bool]], torch.Tensor, dict]:
+def _replayed(skip=lambda call: False, returns: bool = True, skipping=_nothing_done, seconds=lambda x: 0.0
+              ) -> tuple[Replayed, list[tuple[bool, bool | str]], torch.Tensor, dict]:
     """A call that writes its input into `out` and returns a fresh copy of it, recorded on set T's
     buffers, staged with set V's values, measured and finished; for each call of the replay,
-    whether it found `out` poisoned and set V's values in `x`. `skip(n)`: whether the n-th call
+    whether it found `out` poisoned, and set V's values in `x` (True), set V's turned ("turned":
+    its values in another order) or other values (False). `skip(n)`: whether the n-th call
     skips its work, doing `skipping(x, out)` instead and returning what that returns; without
-    `returns`, the call returns nothing."""
+    `returns`, the call returns nothing. `seconds(x)`: how long a call on `x` works first."""
     gen = torch.Generator().manual_seed(3)
     x_t, out_t = torch.randn(256, generator=gen), torch.empty(256)
     x_v, out_v = torch.randn(256, generator=gen), torch.empty(256)
@@ -62,7 +65,10 @@ def _replayed(skip=lambda call: False, returns: bool = True, skipping=_nothing_d
 
     def spied(replay: Replay):
         x, out = (torch.empty(0).set_(replay.inputs[sid]) for sid in (0, 1))
-        seen.append((bool(out.isnan().all()), torch.equal(x, x_v)))
+        turned = torch.equal(x.sort().values, x_v.sort().values)
+        seen.append((bool(out.isnan().all()), torch.equal(x, x_v) or turned and "turned"))
+        if (pause := seconds(x.clone())) > 0:
+            time.sleep(pause)
         if skip(len(seen)):
             return skipping(x, out)
         return replay_call(replay)
@@ -89,7 +95,10 @@ def test_every_call_timed_or_checked_starts_from_one_state_and_calls_are_audited
     assert "no kernel clock on the CPU" in replayed.timing.note
     # each of the 3 warm-up calls, the estimate's, the repetitions' and the checked one's
     assert len(seen) >= 3 + 1 + MIN_REPEATS + 1
-    assert set(seen) == {(True, True)}  # out poisoned, x holding set V's values
+    # out poisoned in each; x holding set V's values turned in the warm-up's (judge v29), so that
+    # the first timed call is the first on set V's own values, and those in every call after
+    assert seen[:WARMUP_CALLS] == [(True, "turned")] * WARMUP_CALLS and set(seen[WARMUP_CALLS:]) == {(True, True)}
+    assert "first call" not in replayed.timing.note
     assert torch.equal(replayed.result, x_v) and torch.equal(replayed.inputs["out"], x_v)
     # the first eight calls, then others drawn at random; the checked call is compared whole instead
     audited = replayed.audit.audited
@@ -105,9 +114,35 @@ def test_every_call_timed_or_checked_starts_from_one_state_and_calls_are_audited
 def test_a_call_that_returns_nothing_is_audited_on_what_it_wrote_in_place(cpu_as_gpu):
     """As a Triton launch is: its answer is in its output argument only."""
     replayed, seen, x_v, ref_in = _replayed(returns=False)
-    assert replayed.result is None and set(seen) == {(True, True)}
+    assert replayed.result is None and set(seen[WARMUP_CALLS:]) == {(True, True)}
     assert replayed.audit.disagreement(None, ref_in, 1) is None
     assert replayed.audit.disagreement(x_v, ref_in, 1).startswith("a call wrote 1 tensors, the reference 2")
+
+
+@pytest.mark.parametrize("remembers", [False, True], ids=["honest", "remembers-its-answers"])
+def test_a_call_faster_on_inputs_it_has_seen_is_timed_by_its_first_call_on_them(cpu_as_gpu, remembers):
+    """Judge v29 (kgb.evaluate.first_call): a call that works 20 ms on inputs it has not seen and
+    copies a kept answer on those it has is right in every call, so only the time can tell. Its
+    warm-up ran on set V turned, so its first timed call, on set V, is timed working; the honest
+    call, working in every call, is timed by its repetitions as before."""
+    seen: list[bytes] = []
+
+    def seconds(x: torch.Tensor) -> float:
+        key = x.numpy().tobytes()
+        if remembers and key in seen:
+            return 0.0
+        seen.append(key)
+        return 0.02
+
+    replayed, calls, _, ref_in = _replayed(seconds=seconds)
+    t = replayed.timing
+    assert calls[:WARMUP_CALLS] == [(True, "turned")] * WARMUP_CALLS and set(calls[WARMUP_CALLS:]) == {(True, True)}
+    assert replayed.audit.disagreement(replayed.result, ref_in, 1) is None  # right in every call
+    if not remembers:
+        assert t.median_us > 20_000 and "first call" not in t.note
+        return
+    assert t.median_us > 20_000 and t.first_us == t.median_us
+    assert "timed by its first call on the timed inputs" in t.note and "may be copying an answer it kept" in t.note
 
 
 def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as_gpu):
@@ -115,8 +150,8 @@ def test_a_replay_that_skips_its_work_on_some_timed_calls_fails_the_audit(cpu_as
     assert len(seen) % 7 != 5, "the checked call skipped: lengthen the repetitions or move the skips"
     assert torch.equal(replayed.result, x_v)  # the checked call is right
     message = replayed.audit.disagreement(x_v, ref_in, 1)
-    assert message.startswith(f"{_audited_skips(replayed, len(seen) - 1)} wrote what no accepted answer can be "
-                              "(the first, call 5, in its output 0: 256 NaN")
+    assert message.startswith(f"{_audited_skips(replayed, len(seen))} wrote what no accepted answer can be "
+                              "(the first, call 2, in its output 0: 256 NaN")
 
 
 def test_a_replay_whose_skipping_calls_write_an_answer_with_the_right_digest_fails_the_audit(cpu_as_gpu):
@@ -129,15 +164,21 @@ def test_a_replay_whose_skipping_calls_write_an_answer_with_the_right_digest_fai
     replayed, seen, x_v, ref_in = _replayed(skip=lambda n: n % 7 == 5, skipping=reversed_answer)
     assert len(seen) % 7 != 5, "the checked call skipped: lengthen the repetitions or move the skips"
     message = replayed.audit.disagreement(x_v, ref_in, 1)
-    assert message.startswith(f"{_audited_skips(replayed, len(seen) - 1)} wrote what no accepted answer can be "
-                              "(the first, call 5, in its output 0 at element 0 of 256")
+    assert message.startswith(f"{_audited_skips(replayed, len(seen))} wrote what no accepted answer can be "
+                              "(the first, call 2, in its output 0 at element 0 of 256")
 
 
-def _audited_skips(replayed: Replayed, calls: int) -> str:
-    """How the audit counts the skipping calls (every seventh from the fifth) among those it drew."""
+# the warm-up's calls, on other values, which the audit leaves out and numbers no call after (judge v29)
+WARMUP_CALLS = 3
+
+
+def _audited_skips(replayed: Replayed, seen: int) -> str:
+    """How the audit counts the skipping calls (every seventh of the replay's `seen` from the
+    fifth, the warm-up's first three among them) among those it drew: the checked call, the
+    last, is compared whole instead."""
     audited = replayed.audit.audited
-    skipped = sum(1 for n in audited if n % 7 == 5)
-    return f"{skipped} of {len(audited)} calls audited (drawn at random from {calls})"
+    skipped = sum(1 for n in audited if (n + WARMUP_CALLS) % 7 == 5)
+    return f"{skipped} of {len(audited)} calls audited (drawn at random from {seen - WARMUP_CALLS - 1})"
 
 
 class _Finished(StagedReplay):
@@ -229,6 +270,72 @@ def test_on_a_gpu_a_kernel_that_counts_its_calls_where_no_reset_reaches_fails_th
         assert torch.equal(replayed.inputs["out"], x_v)
     else:
         assert message is not None and " NaN" in message, message
+
+
+@triton.jit
+def _copy_remembered(x_ptr, y_ptr, kept_ptr, n, REMEMBER: tl.constexpr, WORK: tl.constexpr, BLOCK: tl.constexpr):
+    # One program. Just past the end of `kept` (64 int32s), in the slack of the block the caching
+    # allocator rounded it up to, where no reset of the judge's reaches: a key (the bits of x's
+    # first value) and the answer. A call that finds its key there copies the answer out; any
+    # other works WORK rounds (a slow copy of x) and leaves its answer and key for the next.
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    key = tl.load(x_ptr).to(tl.int32, bitcast=True)
+    slot = kept_ptr + 64
+    if REMEMBER and tl.load(slot) == key:
+        y = tl.load(slot + 1 + offs, mask=mask).to(tl.float32, bitcast=True)
+    else:
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for i in range(WORK):
+            acc += tl.sin(x + i)
+        y = tl.where(acc == 123456.0, 0.0, x)
+        tl.store(slot + 1 + offs, y.to(tl.int32, bitcast=True), mask=mask)
+        tl.store(slot, key)
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("remember", [False, True], ids=["honest", "remembers-its-answer"])
+def test_on_a_gpu_a_kernel_that_copies_an_answer_kept_where_no_reset_reaches_is_timed_working(remember):
+    """Judge v29 (kgb.evaluate.first_call), as a GPU runs it: a kernel that keeps its answer past
+    the end of a buffer and copies it out when it finds the same inputs is right in every call
+    the audit checks. Until v29 it was timed as its copy, the warm-up having shown it set V; now
+    its warm-up sees set V turned, its first timed call works and is timed alone, and the case
+    is timed by that call. The honest kernel, working in every call, is timed as before."""
+    from kgb.evaluate.candidate import snapshot
+    from kgb.evaluate.staged_replay import time_replay
+
+    n = 32
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    kept = torch.zeros(64, dtype=torch.int32, device="cuda")  # made before the call: restored by value
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = snapshot(sent)
+
+    def call():
+        _copy_remembered[(1,)](x_t, out_t, kept, n, REMEMBER=remember, WORK=4000, BLOCK=32)
+
+    call()  # compiled outside the recording, as the candidate process's staging call does
+    torch.cuda.synchronize()
+    recording = record(call, codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
+    assert recording.get("problem") is None
+    replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                           lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
+                           TimingLock(None, Phases()), CallAudit(("out",)))
+    assert replayed.audit.disagreement(None, {"x": x_v, "out": x_v}, 1) is None  # right in every call
+    assert torch.equal(replayed.inputs["out"], x_v)
+    t = replayed.timing
+    print(f"remember={remember}: {t.median_us:.1f} us ({t.mode}), first call {t.first_us:.1f} us, "
+          f"repetitions {t.repeated_us:.1f} us; {t.note}")
+    if not remember:
+        assert "timed by its first call" not in t.note
+        assert t.repeated_us > 10.0
+        return
+    assert t.repeated_us < t.first_us / 3  # the copies: what judge v28 reported
+    assert "timed by its first call on the timed inputs" in t.note and t.median_us == t.first_us
 
 
 def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_is_wrong():

@@ -38,6 +38,7 @@ from enum import StrEnum
 import torch
 
 from kgb.evaluate import kernel_clock, nvml
+from kgb.evaluate.first_call import remembered
 from kgb.evaluate.graph_capture import capture, replayed
 from kgb.evaluate.kernel_clock import NO_DEVICE_WORK, KernelClock, Reading
 from kgb.evaluate.stopping_rule import center, fewest, repetitions, until_settled
@@ -137,13 +138,29 @@ class Timing:
     # GPU trace: what a turn that held the GPU for seconds spent them on
     steps: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
     fastest_us: float | None = None  # the fastest repetition by events
+    # the first call on the timed inputs, timed alone where the warm-up ran on other values
+    # (kgb.evaluate.first_call): by events, and its reading of the GPU's count
+    first_us: float | None = None
+    first_reading: Reading | None = field(default=None, repr=False, compare=False)
+    repeated_us: float | None = None  # the repetitions' median, once held against the first call
+
+    def judged_first(self, first_us: float | None) -> Timing:
+        """This timing, or the first call's where it took far longer than the repetitions:
+        `first_us` by the clock that timed them (kgb.evaluate.first_call)."""
+        why = remembered(first_us, self.median_us)
+        held = replace(self, first_us=first_us, first_reading=None, repeated_us=self.median_us)
+        if not why:
+            return held
+        return replace(held, median_us=first_us, note="; ".join(filter(None, [self.note, why])))
 
     def counted(self) -> Timing:
         """This timing with the GPU's own count in place of the events' times, once the
         kernel clock's session has ended; the events' times with a note why, where the
-        count does not account for every repetition."""
+        count does not account for every repetition. Then held against its first call's
+        (`judged_first`), by the same clock."""
         if self.reading is None:
             return self
+        first = self.first_reading.samples() if self.first_reading is not None else None
         on_device = self.reading.samples()
         if on_device is None and self.reading.error == NO_DEVICE_WORK and self.fastest_us is not None:
             # A call with no work on the GPU (a view) has only the events' floor to read, and
@@ -153,10 +170,10 @@ class Timing:
             # v17 it is the time.
             note = f"timed by events: {self.reading.error}; the fastest of {self.repeats} calls"
             return replace(self, median_us=self.fastest_us, reading=None,
-                           note="; ".join(filter(None, [self.note, note])))
+                           note="; ".join(filter(None, [self.note, note]))).judged_first(None)
         if on_device is None:
             note = "; ".join(filter(None, [self.note, f"timed by events: {self.reading.error}"]))
-            return replace(self, reading=None, note=note)
+            return replace(self, reading=None, note=note).judged_first(self.first_us)
         median, spread = center(on_device)
         # what the count held, in the case's timing mode: a call whose count differs from one
         # run to the next shows whether it counted other work (paged_attention_v2 read 264 us
@@ -166,7 +183,7 @@ class Timing:
         if len(on_device) < self.reading.count:  # the others lost a record (kernel_clock.KernelClock.share)
             counted += f", over the {len(on_device)} of {self.reading.count} calls the profile recorded whole"
         return replace(self, median_us=median, spread=spread, repeats=len(on_device), reading=None,
-                       note="; ".join(filter(None, [self.note, counted])))
+                       note="; ".join(filter(None, [self.note, counted]))).judged_first(first[0] if first else None)
 
 
 def _timed(run: Callable[[], object], flush: L2Flush, repeats: int, reading: Reading | None = None,
@@ -210,13 +227,18 @@ class Prepared:
     # run after each call, outside the timed region, on what it returned (a graph's replay: on
     # the graph's output): the judge's audit of every call (kgb.evaluate.call_audit)
     after_each: Callable[[object], None] | None = None
+    # run before each warm-up call instead of `before_each`, where the warm-up runs on other
+    # values than the timed calls: then the first call on those is timed alone (a replay's,
+    # judge v29: kgb.evaluate.first_call)
+    before_warm_up: Callable[[], None] | None = None
 
 
 def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUDGE_PROTOCOL,
             no_graph_because: str = "",
             section: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
             before_each: Callable[[], None] | None = None,
-            after_each: Callable[[object], None] | None = None) -> Prepared:
+            after_each: Callable[[object], None] | None = None,
+            before_warm_up: Callable[[], None] | None = None) -> Prepared:
     """What comes before a measurement and needs no quiet GPU: the warm-up calls (module
     loads, allocator, library heuristics) and the graph capture. The judge runs it in a work
     section, beside other judges' GPU work, so that its timing turn, which every judge of the
@@ -229,30 +251,34 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     The first call, the other warm-up calls and the capture each run in a `section()` of
     their own: a turn asked for meanwhile waits for one of them, not for all (on the H200,
     session 24, the replay's warm-up in one section was what a fifth of the turns' drains
-    waited for, a median 0.24-0.29 s)."""
+    waited for, a median 0.24-0.29 s).
+
+    With `before_warm_up`, the warm-up calls and the capture start from that instead of
+    `before_each`, and are not given to `after_each` (their answers are for other values)."""
     flush = _flush(protocol.flush_reads)
+    before, after = (before_warm_up, None) if before_warm_up is not None else (before_each, after_each)
     first = warm = 0.0
     if warmup > 0:
         with section():
-            first = warm = _timed(fn, flush, 1, before_each=before_each, after_each=after_each)[0]
+            first = warm = _timed(fn, flush, 1, before_each=before, after_each=after)[0]
     more = min(warmup - 1, int(WARMUP_BUDGET_US / max(first, 1.0)))
     if more > 0:
         with section():
             for _ in range(more - 1):
-                if before_each is not None:
-                    before_each()
+                if before is not None:
+                    before()
                 result = fn()
-                if after_each is not None:
-                    after_each(result)
-            warm = _timed(fn, flush, 1, before_each=before_each, after_each=after_each)[0]  # the last, timed
+                if after is not None:
+                    after(result)
+            warm = _timed(fn, flush, 1, before_each=before, after_each=after)[0]  # the last, timed
     bracketed = protocol == Protocol.BRACKETED
     captured = None
     if not no_graph_because and (bracketed or warm < CAPTURE_BELOW_US):
         with section():
-            if before_each is not None:
-                before_each()
+            if before is not None:
+                before()
             captured = capture(fn, flush if bracketed else None)
-    return Prepared(fn, flush, protocol, no_graph_because, captured, warm, before_each, after_each)
+    return Prepared(fn, flush, protocol, no_graph_because, captured, warm, before_each, after_each, before_warm_up)
 
 
 def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: int = 10, keep_graph: bool = False,
@@ -269,7 +295,6 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     Inside a kernel-clock session (`kernel_clock.session`), the timing's figures are the
     events' until the caller takes `counted()` of it after the session."""
     p = call if isinstance(call, Prepared) else prepare(call, warmup, protocol, no_graph_because)
-    fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
     steps: dict[str, float] = {}
     last = time.monotonic()
 
@@ -283,12 +308,37 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
     step("synchronize")
     nvml.wait_for_clocks()  # judge v20
     step("clocks")
+    # the session the caller runs (its timing turn's), read after it; else one of its own
+    own = clock = None
+    if p.protocol == Protocol.KERNELS:
+        clock = kernel_clock.current()
+        if clock is None:
+            own = clock = KernelClock()
+    with own or contextlib.nullcontext():
+        timing = _measured(p, repeats, keep_graph, clock, steps, step)
+    if own is not None:
+        return timing.counted()
+    return timing if timing.reading is not None else timing.judged_first(timing.first_us)
+
+
+def _measured(p: Prepared, repeats: int, keep_graph: bool, clock: KernelClock | None,
+              steps: dict[str, float], step: Callable[[str], None]) -> Timing:
+    """`measure` from its estimate on, inside the kernel clock's session `clock` (None: no
+    clock, the events' times stand)."""
+    fn, flush, bracketed = p.fn, p.flush, p.protocol == Protocol.BRACKETED
     # the estimate picks graph or eager (under GRAPH_DECIDES_BELOW_US) and the repetitions;
     # one call says enough of a call that took GRAPH_DECIDES_BELOW_US when warmed up beside
     # other judges' work (judge v27; CAPTURE_BELOW_US before): five of a 1-20 ms call were
     # some 3 s of a first job's turns on the H200 (session 47's latencies)
     around = {"before_each": p.before_each, "after_each": p.after_each}  # every eager call's
-    estimate = statistics.median(_timed(fn, flush, 1 if p.warm_us >= GRAPH_DECIDES_BELOW_US else 5, **around))
+    estimates = 1 if p.warm_us >= GRAPH_DECIDES_BELOW_US else 5
+    first_us, first_reading = None, None
+    if p.before_warm_up is not None:  # its first call on the timed values, alone (kgb.evaluate.first_call)
+        first_reading = clock.reading() if clock is not None else None
+        first_us = _timed(fn, flush, 1, first_reading, lead=p.warm_us < LEAD_BELOW_US, **around)[0]
+        estimates -= 1
+    estimate = statistics.median(([first_us] if first_us is not None else [])
+                                 + (_timed(fn, flush, estimates, **around) if estimates else []))
     step("estimate")
     repeats = repetitions(estimate, repeats)
     mode, graph, output, note, events = "eager", None, None, "", None
@@ -319,26 +369,21 @@ def measure(call: Callable[[], object] | Prepared, repeats: int = 100, warmup: i
             else:
                 graph, output = None, None
     run, run_around = (graph.replay, on_graph_around) if mode == "graph" else (fn, around)
-    # the session the caller runs (its timing turn's), read after it; else one of its own
-    own, reading = None, None
-    if p.protocol == Protocol.KERNELS:
-        session = kernel_clock.current()
-        own = KernelClock() if session is None else None
-        reading = (session or own).reading()
-    with own or contextlib.nullcontext():
-        # the events' times decide when the median has settled; the clock's replace them
-        samples = until_settled(
-            lambda n: replayed(graph, *events, n) if mode == "graph" and events
-            else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US, **run_around),
-            repeats, fewest(estimate))
+    reading = clock.reading() if clock is not None else None
+    # the events' times decide when the median has settled; the clock's replace them
+    samples = until_settled(
+        lambda n: replayed(graph, *events, n) if mode == "graph" and events
+        else _timed(run, flush, n, reading, lead=estimate < LEAD_BELOW_US, **run_around),
+        repeats, fewest(estimate))
     step("repetitions")
     median, spread = center(samples)
     if not keep_graph:
         graph, output = None, None
     p.captured = None  # the graph's memory goes with the last reference to it
     timing = Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph,
-                    graph_output=output, note=note, reading=reading, steps=steps, fastest_us=min(samples))
-    return timing.counted() if own is not None else timing
+                    graph_output=output, note=note, reading=reading, steps=steps, fastest_us=min(samples),
+                    first_us=first_us, first_reading=first_reading)
+    return timing
 
 
 def graph_timed(graph_estimate_us: float) -> bool:

@@ -1,0 +1,86 @@
+"""The first call on the timed inputs, against the calls after it (judge v29).
+
+Every call of the judge's replay starts from one state (staged_replay.StagedReplay.before_each),
+but a GPU binary can write anywhere in the judge's CUDA context: past the end of its buffers,
+where the caching allocator's blocks leave slack that no reset reaches, and beyond
+(docs/design/threat-model.md, "Open"). So a kernel can keep its answer there in one call, and
+in the next find its inputs the same (a few of their values against a key it kept beside the
+answer) and copy the answer out: right in every call the audit checks, and timed as a copy.
+What it cannot do is copy an answer for inputs it has not seen.
+
+So the replay warms up on other values than it times (`Turned`: each storage of floating inputs
+turned by a secret number of 16-byte steps), and the first call on the timed values, in the
+turn, is timed alone (timing.measure). A kernel that remembers answers computes in that call
+and copies in the calls after it; an honest one takes as long in both. Where the first call
+took over FIRST_RATIO times the repetitions' median plus FIRST_SLACK_US, the case's latency is
+the first call's (`remembered`), and its timing mode says why.
+
+A turn keeps every value a storage holds, each moved a whole number of elements along (no
+element size passes 16 bytes), so whatever a recording fixed from counts over a whole tensor
+(the length of a result read with `.item()`) still holds for the warm-up, and every value a
+kernel meets is one it meets in the timed calls. Only a storage that one contiguous floating
+tensor covers exactly is turned: bytes outside any tensor (a slice's storage) would come in
+as values never drawn, and nothing a kernel addresses by moves (indices, offsets, quantised
+blocks, a storage viewed as integers anywhere). Not covered: an operator whose inputs have no
+such storage over 16 bytes; its warm-up runs on the timed values, as before judge v29.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+import torch
+
+# What an honest first call may take over the repetitions' median: its one timing against
+# their median, from the same clock. A kernel that remembers must make its copy at least this
+# much faster than its work to be timed by it.
+FIRST_RATIO = 1.5
+FIRST_SLACK_US = 2.0
+# The step a storage is turned by: a whole number of elements of any dtype (complex128's 16
+# bytes the largest), so every value stays whole.
+STEP_BYTES = 16
+_SECRET = random.SystemRandom()
+
+
+def remembered(first_us: float | None, median_us: float) -> str:
+    """Why a case is timed by its first call, or "" where that call took about as long as the
+    ones after it (or was not timed by the repetitions' clock)."""
+    if first_us is None or first_us <= FIRST_RATIO * median_us + FIRST_SLACK_US:
+        return ""
+    return (f"timed by its first call on the timed inputs, {first_us:.1f} us, where the calls after it took a "
+            f"median {median_us:.1f} us: a call faster on inputs it has seen may be copying an answer it kept "
+            f"(kgb.evaluate.first_call)")
+
+
+def _floating(t: torch.Tensor) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
+class Turned:
+    """The warm-up's values: each storage over STEP_BYTES that its input tensors all cover
+    exactly as floating values, turned by a secret whole number of steps. `apply()` turns the
+    storages as they hold the timed values (after each reset)."""
+
+    def __init__(self, storages: Iterable[torch.UntypedStorage], inputs: Iterable[torch.Tensor]):
+        covers: dict[int, set[bool]] = {}
+        for t in inputs:
+            s = t.untyped_storage()
+            whole = (_floating(t) and t.is_contiguous() and t.storage_offset() == 0
+                     and t.numel() * t.element_size() == s.nbytes())
+            covers.setdefault(s.data_ptr(), set()).add(whole)
+        self.turns: list[tuple[torch.Tensor, int]] = []
+        for s in storages:
+            steps = s.nbytes() // STEP_BYTES
+            if covers.get(s.data_ptr()) == {True} and steps >= 2:
+                whole = torch.empty(0, dtype=torch.uint8, device=s.device).set_(s)
+                self.turns.append((whole, STEP_BYTES * _SECRET.randrange(1, steps)))
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the warm-up sees otherwise than the timed calls."""
+        return sum(b.numel() for b, _ in self.turns)
+
+    def apply(self) -> None:
+        for whole, shift in self.turns:
+            whole.copy_(whole.roll(shift))
