@@ -150,17 +150,17 @@ def clocks_line(measures: list[dict]) -> str:
 
 def first_calls(firsts: list[dict]) -> str:
     """Judge v29's first calls on the timed inputs against the repetitions after them
-    (kgb.evaluate.first_call): how their ratios spread over the replays whose warm-up ran on
-    turned values, and which were timed by their first call."""
+    (kgb.evaluate.first_call): how many replays warmed up on turned values, how the ratios of
+    those timed by the GPU's count spread, and which were timed by their first call."""
     from kgb.evaluate.first_call import remembered
 
-    held = [r for r in firsts if r.get("first_us") is not None and r.get("repeated_us")]
-    turned = [r for r in held if r.get("turned_bytes")]
-    ratios = sorted(r["first_us"] / r["repeated_us"] for r in turned)
-    flagged = [r for r in turned if remembered(r["first_us"], r["repeated_us"])]
-    line = (f"first calls on the timed inputs: {len(firsts)} replays, {len(turned)} warmed up on turned values, "
-            f"{len(held) - len(turned)} not (no floating storage to turn), {len(firsts) - len(held)} without a "
-            f"first call by the repetitions' clock")
+    turned = [r for r in firsts if r.get("turned_bytes")]
+    counted = [r for r in turned if r.get("first_us") is not None and r.get("repeated_us")]
+    ratios = sorted(r["first_us"] / r["repeated_us"] for r in counted)
+    flagged = [r for r in counted if remembered(r["first_us"], r["repeated_us"])]
+    line = (f"first calls on the timed inputs: {len(firsts)} replays, {len(turned)} warmed up on turned values "
+            f"({len(counted)} of them with a first call by the repetitions' clock), {len(firsts) - len(turned)} "
+            f"on the timed values (no floating storage to turn)")
     if ratios:
         line += ("; first / repetitions: " + ", ".join(f"p{int(q * 100)} {_quantile(ratios, q):.3f}"
                                                         for q in (0.01, 0.1, 0.5, 0.9, 0.99))

@@ -375,3 +375,23 @@ def test_a_later_job_alone_is_given_the_chips_baselines_from_an_earlier_jobs_log
     empty.write_text(json.dumps(started) + "\n")
     with pytest.raises(SystemExit, match="no BaselineMeasured"):
         first_run.seed_baselines(empty, tmp_path / "other")
+
+
+def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a_case():
+    """kgb.evaluate.first_call: a replay warmed up on turned values has its first call timed
+    alone; the report spreads their ratios and names a case timed by its first call."""
+    import gpu_trace
+
+    def first(tag, turned, first_us, repeated_us):
+        return {"kind": "first call", "pid": 1, "asked": 0.0, "began": 0.0, "ended": 0.0, "tag": tag,
+                "first_us": first_us, "repeated_us": repeated_us, "turned_bytes": turned, "mode": "graph"}
+
+    turn = {"kind": "turn", "pid": 1, "asked": 0.0, "began": 0.0, "ended": 1.0, "drained": 0.1, "measured": 0.2,
+            "crowded": False, "tag": "op"}
+    records = [turn, first("a", 4096, 10.2, 10.0), first("b", 4096, 241.8, 1.7), first("view", 64, None, 1.3),
+               first("ints", 0, None, 5.0)]
+    report = gpu_trace.report(records)
+    assert ("first calls on the timed inputs: 4 replays, 3 warmed up on turned values (2 of them with a first call "
+            "by the repetitions' clock), 1 on the timed values") in report
+    assert "most 142.235; timed by the first call: 1\n  b (graph): first 241.8 us, repetitions 1.7 us" in report
+    assert "first calls" not in gpu_trace.report([turn])

@@ -121,7 +121,7 @@ def test_a_call_that_returns_nothing_is_audited_on_what_it_wrote_in_place(cpu_as
 
 @pytest.mark.parametrize("remembers", [False, True], ids=["honest", "remembers-its-answers"])
 def test_a_call_faster_on_inputs_it_has_seen_is_timed_by_its_first_call_on_them(cpu_as_gpu, remembers):
-    """Judge v29 (kgb.evaluate.first_call): a call that works 20 ms on inputs it has not seen and
+    """Judge v29 (kgb.evaluate.first_call): a call that works 50 ms on inputs it has not seen and
     copies a kept answer on those it has is right in every call, so only the time can tell. Its
     warm-up ran on set V turned, so its first timed call, on set V, is timed working; the honest
     call, working in every call, is timed by its repetitions as before."""
@@ -132,16 +132,18 @@ def test_a_call_faster_on_inputs_it_has_seen_is_timed_by_its_first_call_on_them(
         if remembers and key in seen:
             return 0.0
         seen.append(key)
-        return 0.02
+        return 0.05
 
     replayed, calls, _, ref_in = _replayed(seconds=seconds)
     t = replayed.timing
-    assert calls[:WARMUP_CALLS] == [(True, "turned")] * WARMUP_CALLS and set(calls[WARMUP_CALLS:]) == {(True, True)}
+    # as many warm-up calls as fit its time budget (one of these), each on set V turned
+    warm = next(i for i, c in enumerate(calls) if c != (True, "turned"))
+    assert warm >= 1 and set(calls[warm:]) == {(True, True)}
     assert replayed.audit.disagreement(replayed.result, ref_in, 1) is None  # right in every call
     if not remembers:
-        assert t.median_us > 20_000 and "first call" not in t.note
+        assert t.median_us > 50_000 and "first call" not in t.note
         return
-    assert t.median_us > 20_000 and t.first_us == t.median_us
+    assert t.median_us > 50_000 and t.first_us == t.median_us
     assert "timed by its first call on the timed inputs" in t.note and "may be copying an answer it kept" in t.note
 
 
