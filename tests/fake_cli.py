@@ -25,6 +25,7 @@ name files by their absolute paths.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import subprocess
@@ -109,6 +110,7 @@ def claude(argv: list[str]) -> int:
     while True:
         body = {"model": model, "max_tokens": 32000, "stream": True, "messages": messages,
                 "system": [{"type": "text", "text": f"You are a fake Claude Code.\nWorking directory: {os.getcwd()}\n"
+                            f"Today's date: {datetime.date.today().isoformat()}\n"
                             + opt.get("--append-system-prompt", "")}],
                 "tools": [{"name": t, "description": f"the {t} tool",
                            "input_schema": {"type": "object", "properties": {a: {"type": "string"} for a in schema[t]},

@@ -310,7 +310,7 @@ def test_a_killed_cli_trial_resumes_without_paying_twice_though_its_path_is_new(
     from test_agents_run import SECRET as RUN_KEY
     from test_agents_run import kgb, logs
 
-    from kgb.models.model import TRIAL_DIR
+    from kgb.models.model import TODAY_ISO, TRIAL_DIR
     from kgb.tracking.events import TrialStarted
 
     def responder(call: Call):
@@ -338,6 +338,7 @@ def test_a_killed_cli_trial_resumes_without_paying_twice_though_its_path_is_new(
     blobs = BlobStore(tmp_path / "blobs")
     first = blobs.get(of(ModelCalled, evs)[0].request_blob)
     assert f"Working directory: {TRIAL_DIR}/workspace" in first and "kgb-agent-" not in first
+    assert f"Today's date: {TODAY_ISO}" in first  # a resume on another day matches too
     [judged] = of(CandidateEvaluated, evs)
     assert judged.verdict.status == Status.CORRECT, judged.verdict.message
 

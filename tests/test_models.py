@@ -354,3 +354,36 @@ def test_a_method_target_that_names_nothing_is_refused_with_its_name():
 
     with pytest.raises(ValueError, match="'expert': _target_ 'kgb.methods.nowhere.Gone' names no class"):
         build(ExpertConfig(_target_="kgb.methods.nowhere.Gone"))
+
+
+def test_an_agent_trial_resumed_on_another_day_gets_logged_answers_for_the_days_in_its_prompts(
+        tmp_path, key, monkeypatch):
+    """The CLIs write the day into their system prompts (Claude Code 2026-12-06, OpenCode Sun
+    Dec 06 2026): a trial killed one evening and resumed the next morning matched none of its
+    logged requests and paid for every call again. The log holds the day as a placeholder, and
+    a reply that names it gets the resumed attempt's day back."""
+    from datetime import date
+
+    from kgb.models import model
+
+    def prompt(day: date) -> str:
+        return f"Today's date: {day.isoformat()}\nToday's date: {day.strftime('%a %b %d %Y')}\nwrite a kernel"
+
+    evening, morning = date(2026, 12, 6), date(2026, 12, 7)
+    monkeypatch.setattr(model, "today", lambda: evening)
+    with FakeLLMServer(Queue([Answer(f"wrote it on {evening.isoformat()}")])) as server:
+        first = trial_ctx(tmp_path)
+        first.model = models.build(llm("anthropic", server)).for_trial(first)
+        first.model.trial_dir = str(tmp_path / "attempt-1")
+        assert ask(first, prompt(evening)).text == "wrote it on 2026-12-06"
+    prior = read_events(first.log.path)
+    first.log.close()
+    logged = BlobStore(tmp_path / "blobs").get(called(first)[0].request_blob)
+    assert "2026-12-06" not in logged and "Sun Dec 06 2026" not in logged and model.TODAY_JS in logged
+    monkeypatch.setattr(model, "today", lambda: morning)
+    with FakeLLMServer(Queue([Answer("paid again")])) as server:
+        resumed = trial_ctx(tmp_path, prior=prior)
+        resumed.model = models.build(llm("anthropic", server)).for_trial(resumed)
+        resumed.model.trial_dir = str(tmp_path / "attempt-2")
+        assert ask(resumed, prompt(morning)).text == "wrote it on 2026-12-07"
+        assert server.calls == []

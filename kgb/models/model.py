@@ -19,6 +19,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from datetime import date
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -303,6 +304,18 @@ class Model:
 
 # How the log writes an agent trial's temporary folder, whose path is new for each attempt
 TRIAL_DIR = "{kgb:trial_dir}"
+# How it writes the day an agent trial's attempt started, which the CLIs put in their system
+# prompts: Claude Code as 2026-12-06, OpenCode as JavaScript's toDateString(), Sun Dec 06 2026
+TODAY_ISO, TODAY_JS = "{kgb:today}", "{kgb:today_js}"
+
+
+def day_forms(day: date) -> dict[str, str]:
+    """The log's placeholder for each way the CLIs write `day`."""
+    return {TODAY_ISO: day.isoformat(), TODAY_JS: day.strftime("%a %b %d %Y")}
+
+
+def today() -> date:
+    return date.today()
 
 
 class TrialModel:
@@ -314,7 +327,9 @@ class TrialModel:
         # their prompts and tool results, so a resumed attempt's requests never matched the
         # logged ones and every call was paid again. The log holds it as TRIAL_DIR, requests
         # are matched so, and a reply answered from the log gets this attempt's path back.
+        # The day goes the same way, so that a trial resumed on the next day is not paid again.
         self.trial_dir: str | None = None
+        self.day = day_forms(today())
         self._logged: dict[str, list[ModelCalled]] = defaultdict(list)
         self.used = Usage()  # this trial's tokens so far, earlier attempts included
         for e in ctx.prior:
@@ -377,7 +392,17 @@ class TrialModel:
         return Completion(reply.text, reply.stop_reason, key, reply.tool_uses)
 
     def _as_logged(self, text: str) -> str:
-        return text.replace(self.trial_dir, TRIAL_DIR) if self.trial_dir else text
+        if not self.trial_dir:
+            return text
+        text = text.replace(self.trial_dir, TRIAL_DIR)
+        for placeholder, written in self.day.items():
+            text = text.replace(written, placeholder)
+        return text
 
     def _as_sent(self, text: str) -> str:
-        return text.replace(TRIAL_DIR, self.trial_dir) if self.trial_dir else text
+        if not self.trial_dir:
+            return text
+        text = text.replace(TRIAL_DIR, self.trial_dir)
+        for placeholder, written in self.day.items():
+            text = text.replace(placeholder, written)
+        return text
