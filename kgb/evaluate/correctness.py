@@ -250,6 +250,12 @@ def tensors_in(value: Any) -> Iterator[torch.Tensor]:
 def load_values(dst: Any, src: Any) -> None:
     """Copy the storages under src's tensors into those under dst's, matched by position:
     whole storages, so overlapping and strided layouts come across byte for byte."""
+    for d, s in storage_pairs(dst, src):
+        d.copy_(s)
+
+
+def storage_pairs(dst: Any, src: Any) -> list[tuple[torch.UntypedStorage, torch.UntypedStorage]]:
+    """Each storage under dst's tensors with the one under src's at the same position, once."""
     pairs: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
 
     def walk(d: Any, s: Any) -> None:
@@ -263,8 +269,7 @@ def load_values(dst: Any, src: Any) -> None:
                 walk(d[k], s[k])
 
     walk(dst, src)
-    for d, s in pairs.values():
-        d.copy_(s)
+    return list(pairs.values())
 
 
 # What a process may keep cached between cases: a check case's few MB, not a bench case's

@@ -59,28 +59,36 @@ def _floating(t: torch.Tensor) -> bool:
 
 class Turned:
     """The warm-up's values: each storage over STEP_BYTES that its input tensors all cover
-    exactly as floating values, turned by a secret whole number of steps. `apply()` turns the
-    storages as they hold the timed values (after each reset)."""
+    exactly as floating values, turned by a secret whole number of steps. `pairs` are the
+    storages the calls run on, each with the one its timed values are loaded from; `apply()`
+    writes the turned values from there (after each reset), with no copy of its own: a bench
+    case's input can be gigabytes, and judges share the GPU's memory."""
 
-    def __init__(self, storages: Iterable[torch.UntypedStorage], inputs: Iterable[torch.Tensor]):
+    def __init__(self, pairs: Iterable[tuple[torch.UntypedStorage, torch.UntypedStorage]],
+                 inputs: Iterable[torch.Tensor]):
         covers: dict[int, set[bool]] = {}
         for t in inputs:
             s = t.untyped_storage()
             whole = (_floating(t) and t.is_contiguous() and t.storage_offset() == 0
                      and t.numel() * t.element_size() == s.nbytes())
             covers.setdefault(s.data_ptr(), set()).add(whole)
-        self.turns: list[tuple[torch.Tensor, int]] = []
-        for s in storages:
-            steps = s.nbytes() // STEP_BYTES
-            if covers.get(s.data_ptr()) == {True} and steps >= 2:
-                whole = torch.empty(0, dtype=torch.uint8, device=s.device).set_(s)
-                self.turns.append((whole, STEP_BYTES * _SECRET.randrange(1, steps)))
+        self.turns: list[tuple[torch.Tensor, torch.Tensor, int]] = []
+        for dst, src in pairs:
+            steps = dst.nbytes() // STEP_BYTES
+            if covers.get(dst.data_ptr()) == {True} and steps >= 2 and src.nbytes() == dst.nbytes():
+                self.turns.append((_bytes(dst), _bytes(src), STEP_BYTES * _SECRET.randrange(1, steps)))
 
     @property
     def nbytes(self) -> int:
         """The bytes the warm-up sees otherwise than the timed calls."""
-        return sum(b.numel() for b, _ in self.turns)
+        return sum(dst.numel() for dst, _, _ in self.turns)
 
     def apply(self) -> None:
-        for whole, shift in self.turns:
-            whole.copy_(whole.roll(shift))
+        for dst, src, shift in self.turns:
+            n = dst.numel()
+            dst[shift:].copy_(src[:n - shift])
+            dst[:shift].copy_(src[n - shift:])
+
+
+def _bytes(storage: torch.UntypedStorage) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)

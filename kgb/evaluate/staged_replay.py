@@ -14,7 +14,7 @@ from torch.utils._pytree import tree_flatten
 
 from kgb.evaluate import codec
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.correctness import tensors_in
+from kgb.evaluate.correctness import storage_pairs, tensors_in
 from kgb.evaluate.first_call import Turned
 from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.replay import Replay
@@ -82,7 +82,7 @@ class StagedReplay:
             self.replay = Replay(recording, self.storages, ops)
             self._reset()
             # the warm-up's values: set V's, turned where that keeps them whole (judge v29)
-            self.turned = Turned(self.storages.values(), tensors_in(
+            self.turned = Turned(storage_pairs(self.bind(self.t_in), self.bind(self.v_in)), tensors_in(
                 [v for name, v in self.t_in.items() if name not in outputs]))
         self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
