@@ -220,6 +220,31 @@ def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped)
                                            "first, call 3,")
 
 
+def _replayed_on_gpu(n: int, seed: int, kept: torch.Tensor, launch) -> tuple[Replayed, torch.Tensor]:
+    """`launch(x, out, kept)`, a copy of x into out by a kernel that may keep state in or past
+    `kept` (made before the call: the replay restores it by value), recorded in this process on
+    set T's buffers and timed by the judge's replay on set V's values, as a GPU runs it; and
+    set V's x."""
+    from kgb.evaluate.candidate import snapshot
+    from kgb.evaluate.staged_replay import time_replay
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = snapshot(sent)
+    launch(x_t, out_t, kept)  # compiled outside the recording, as the candidate process's staging call does
+    torch.cuda.synchronize()
+    recording = record(lambda: launch(x_t, out_t, kept),
+                       codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
+    assert recording.get("problem") is None
+    replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                           lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
+                           TimingLock(None, Phases()), CallAudit(("out",)))
+    return replayed, x_v
+
+
 @triton.jit
 def _copy_counted(x_ptr, y_ptr, kept_ptr, n, SKIP_ODD: tl.constexpr, BLOCK: tl.constexpr):
     # One program, so that the count is the call's. It lies just past the end of `kept`, in the
@@ -243,27 +268,8 @@ def test_on_a_gpu_a_kernel_that_counts_its_calls_where_no_reset_reaches_fails_th
     blocks), on a copy kernel recorded in this process. Judge v22's reset of each call reaches
     the storages the judge knows; a kernel can keep a count elsewhere in the judge's memory and
     skip every other call. The audit finds the timed calls it skipped; the honest copy passes."""
-    from kgb.evaluate.candidate import snapshot
-    from kgb.evaluate.staged_replay import time_replay
-
-    gen = torch.Generator(device="cuda").manual_seed(5)
-    x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
-    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    kept = torch.zeros(3, dtype=torch.int32, device="cuda")  # made before the call: the replay restores it by value
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = snapshot(sent)
-
-    def call():
-        _copy_counted[(1,)](x_t, out_t, kept, n, SKIP_ODD=skip_odd, BLOCK=1024)
-
-    call()  # compiled outside the recording, as the candidate process's staging call does
-    torch.cuda.synchronize()
-    recording = record(call, codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
-    assert recording.get("problem") is None
-    replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
-                           lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
-                           TimingLock(None, Phases()), CallAudit(("out",)))
+    replayed, x_v = _replayed_on_gpu(n, 5, torch.zeros(3, dtype=torch.int32, device="cuda"), lambda x, out, kept:
+                                _copy_counted[(1,)](x, out, kept, n, SKIP_ODD=skip_odd, BLOCK=1024))
     if not skip_odd:  # a kernel that skips half its calls is estimated short, and may be graph-timed
         assert replayed.timing.mode == ("graph" if n < 1 << 20 else "eager")
     message = replayed.audit.disagreement(None, {"x": x_v, "out": x_v}, 1)  # the call returns nothing
@@ -305,28 +311,9 @@ def test_on_a_gpu_a_kernel_that_copies_an_answer_kept_where_no_reset_reaches_is_
     the audit checks. Until v29 it was timed as its copy, the warm-up having shown it set V; now
     its warm-up sees set V turned, its first timed call works and is timed alone, and the case
     is timed by that call. The honest kernel, working in every call, is timed as before."""
-    from kgb.evaluate.candidate import snapshot
-    from kgb.evaluate.staged_replay import time_replay
-
     n = 32
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
-    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    kept = torch.zeros(64, dtype=torch.int32, device="cuda")  # made before the call: restored by value
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = snapshot(sent)
-
-    def call():
-        _copy_remembered[(1,)](x_t, out_t, kept, n, REMEMBER=remember, WORK=4000, BLOCK=32)
-
-    call()  # compiled outside the recording, as the candidate process's staging call does
-    torch.cuda.synchronize()
-    recording = record(call, codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
-    assert recording.get("problem") is None
-    replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
-                           lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
-                           TimingLock(None, Phases()), CallAudit(("out",)))
+    replayed, x_v = _replayed_on_gpu(n, 7, torch.zeros(64, dtype=torch.int32, device="cuda"), lambda x, out, kept:
+                                _copy_remembered[(1,)](x, out, kept, n, REMEMBER=remember, WORK=4000, BLOCK=32))
     assert replayed.audit.disagreement(None, {"x": x_v, "out": x_v}, 1) is None  # right in every call
     assert torch.equal(replayed.inputs["out"], x_v)
     t = replayed.timing
