@@ -96,7 +96,8 @@ def test_a_digest_is_the_same_taken_a_chunk_at_a_time(monkeypatch):
 
 
 def test_where_a_spec_compares_its_own_way_calls_are_kept_whole_each_as_likely_as_another(monkeypatch):
-    """Reservoir sampling over calls whose number is not known until the last has run."""
+    """Reservoir sampling over calls whose number is not known until the last has run; the
+    first call, which judge v29 times alone (kgb.evaluate.first_call), is kept besides."""
     import random
 
     monkeypatch.setattr(call_audit, "_SECRET", random.Random(1))
@@ -105,11 +106,37 @@ def test_where_a_spec_compares_its_own_way_calls_are_kept_whole_each_as_likely_a
         audit = CallAudit(("out",), whole=True)
         for call in range(10):
             audit.record(None, {"out": torch.full((2,), float(call)), "x": torch.ones(2)})
-        assert len(audit.kept) == call_audit.KEPT_CALLS
+        assert len(audit.kept) == call_audit.KEPT_CALLS + 1
         for number, (_, inputs, _) in audit.kept.items():
             assert inputs["out"][0] == number - 1  # its own outputs, copied as the call left them
             times_kept[number - 1] += 1
-    assert all(800 < n < 1000 for n in times_kept), times_kept  # 900 each, 25 the standard deviation
+    assert times_kept[0] == 3000
+    assert all(900 < n < 1100 for n in times_kept[1:]), times_kept  # 1000 each, 26 the standard deviation
+
+
+def test_a_first_call_too_large_to_keep_beside_the_others_is_one_of_them(monkeypatch):
+    """A vLLM cache op's written caches are gigabytes: its first call is not kept besides."""
+    monkeypatch.setattr(call_audit, "KEPT_BYTES", 16)
+    audit = CallAudit(("out",), whole=True)
+    for call in range(6):
+        audit.record(None, {"out": torch.full((8,), float(call))})
+    assert audit.pinned is None and len(audit.kept) == 1  # the room its 32-byte copies leave
+
+
+def test_the_first_call_is_audited_always_and_the_warm_ups_count_towards_the_odds(monkeypatch):
+    """Judge v29: the warm-up's calls, on other values, are passed over but counted, so that the
+    timed calls are audited as often as when the warm-up's were audited too; the first call on
+    the audited values, timed alone, always is."""
+    import random
+
+    monkeypatch.setattr(call_audit, "_SECRET", random.Random(2))
+    audit = CallAudit(("out",))
+    for _ in range(10):
+        audit.passed_over()
+    for _ in range(30):
+        audit.record(None, {"out": torch.ones(4)})
+    assert audit.audited[0] == 1 and all(n > 1 for n in audit.audited[1:])
+    assert len(audit.audited) < 30 // 2  # 1 + 8/12 + ... + 8/40: about 14 without the ten, 7 with them
 
 
 def test_a_kept_call_is_judged_by_the_cases_own_comparison():
@@ -129,6 +156,10 @@ def test_a_kept_call_is_judged_by_the_cases_own_comparison():
         "call 2 of 2, one of 2 kept whole at random, was wrong: out differs")
     with pytest.raises(ValueError, match="pass `compare`"):
         audit.disagreement(None, {"out": e}, 1)
+    first = CallAudit(("out",), whole=True)  # judge v29 times the first call alone: kept always
+    first.record(None, {"out": skipped})
+    first.record(None, {"out": e.clone()})
+    assert first.disagreement(None, {"out": e}, 1, compare) == "call 1 of 2, the first, kept whole, was wrong: out differs"
 
 
 def test_no_known_good_answer_the_comparison_accepts_fails_the_audit():
@@ -153,7 +184,8 @@ def test_no_known_good_answer_the_comparison_accepts_fails_the_audit():
 
 def test_calls_whose_copies_are_large_are_kept_fewer_at_once_and_one_at_least(monkeypatch):
     monkeypatch.setattr(call_audit, "KEPT_BYTES", 1000)
-    for elements, room in ((10, 3), (100, 2), (400, 1), (10_000, 1)):  # float32: 40, 400, 1600, 40000 bytes a copy
+    # float32: 40, 400, 1600, 40000 bytes a copy; the first call besides where its copy fits (judge v29)
+    for elements, room in ((10, 3 + 1), (100, 2 + 1), (400, 1), (10_000, 1)):
         audit = CallAudit(("out",), whole=True)
         for _ in range(6):
             audit.record(None, {"out": torch.zeros(elements)})

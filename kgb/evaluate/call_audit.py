@@ -71,7 +71,11 @@ SAMPLED_ELEMENTS = 256
 # the 153 s that a first job's turns measured on the H200 (session 41): a few milliseconds of
 # digest between calls of 100 us. A kernel must skip at least half its calls to move their
 # median; one that does is missed only where every audited call was one it did not skip,
-# with probability under 1e-6 over 115 calls.
+# with probability under 1e-6 over 115 calls. The warm-up's calls count towards i, unaudited
+# since judge v29 (they run on other values: `CallAudit.passed_over`), as they counted audited
+# before; and the first call on the audited values is audited always, kept whole too, since
+# kgb.evaluate.first_call times it alone: a kernel fast there because it skipped its work
+# would make a kept answer's copies look like its own time.
 AUDITED_FIRST = 8
 _SECRET = random.SystemRandom()
 # Rounding of the float64 sums, which add the same magnitudes in another order on another
@@ -83,6 +87,11 @@ def written(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> list
     """What a call wrote, in one order for the candidate's calls and the reference's: the
     tensors it returned, then those of its written arguments (a list of them too)."""
     return list(tensors_in([result, [inputs[n] for n in names if n in inputs]]))
+
+
+def _nbytes(tensors: Iterable[torch.Tensor]) -> int:
+    """The bytes of the storages under `tensors`, each once: what keeping them whole copies."""
+    return sum({t.untyped_storage()._cdata: t.untyped_storage().nbytes() for t in tensors}.values())
 
 
 def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
@@ -179,29 +188,45 @@ class CallAudit:
         self._generators: dict[torch.device, torch.Generator] = {}  # secret seeds, drawn here
         # call number: its result, its inputs and the storages copied for them
         self.kept: dict[int, tuple[Any, dict[str, Any], list[torch.UntypedStorage]]] = {}
-        self.room = KEPT_CALLS  # calls kept at once: fewer where one call's copy is large
+        self.room = KEPT_CALLS  # calls kept at once besides the first: fewer where one call's copy is large
+        self.passed = 0  # calls before the first, on other values: counted, not audited (`passed_over`)
+        self.pinned: int | None = None  # the first call, kept whole beside the reservoir's
+
+    def passed_over(self) -> None:
+        """A call the audit leaves out, which still makes a later call's odds of being audited
+        what they were when it was audited too: the warm-up's, on other values (judge v29)."""
+        self.passed += 1
 
     def record(self, result: Any, inputs: dict[str, Any]) -> None:
         self.calls += 1
+        first = self.calls == 1  # timed alone (kgb.evaluate.first_call): always checked
         if not self.whole:
             # drawn after the call ran, from the judge's own generator: no call can tell it is audited
-            if _SECRET.random() >= AUDITED_FIRST / self.calls:
+            if not first and _SECRET.random() >= AUDITED_FIRST / (self.calls + self.passed):
                 return
             self.audited.append(self.calls)
             tensors = written(result, inputs, self.names)
             self.digests.append(digest(tensors))
             self.samples.append(sampled(tensors, self._generator))
             return
-        # Reservoir sampling: every call ends up kept with the same probability, and which is
-        # drawn only once it has run, so no call can tell it will be checked.
-        if len(self.kept) >= self.room:
-            slot = _SECRET.randrange(self.calls)
-            if slot >= self.room:
-                return
-            self._evict(sorted(self.kept)[slot])
+        # The first call kept whole besides the others where its copy fits KEPT_BYTES (a vLLM
+        # cache op's is gigabytes: it is one of the others then). Reservoir sampling over the
+        # others: every one ends up kept with the same probability, and which is drawn only
+        # once it has run, so no call can tell it will be checked.
+        pinned = first and _nbytes(written(result, inputs, self.names)) <= KEPT_BYTES
+        if not pinned:
+            others = sorted(k for k in self.kept if k != self.pinned)
+            if len(others) >= self.room:
+                slot = _SECRET.randrange(self.calls - (self.pinned is not None))
+                if slot >= self.room:
+                    return
+                self._evict(others[slot])
         result, inputs, copies = kept(result, inputs, self.names)
         self.kept[self.calls] = result, inputs, copies
-        self.room = max(1, min(self.room, KEPT_BYTES // max(sum(c.nbytes() for c in copies), 1)))
+        if pinned:
+            self.pinned = self.calls
+        else:
+            self.room = max(1, min(self.room, KEPT_BYTES // max(sum(c.nbytes() for c in copies), 1)))
 
     def _generator(self, device: torch.device) -> torch.Generator:
         if device not in self._generators:
@@ -225,8 +250,8 @@ class CallAudit:
         for call, (result, inputs, _) in sorted(self.kept.items()):
             message = compare(result, inputs)
             if message:
-                return (f"call {call} of {self.calls}, one of {len(self.kept)} kept whole at random, "
-                        f"was wrong: {message}")
+                how = "the first, kept whole" if call == self.pinned else f"one of {len(self.kept)} kept whole at random"
+                return f"call {call} of {self.calls}, {how}, was wrong: {message}"
         if not self.digests:
             return None
         reference = written(expected, ref_inputs, self.names)

@@ -120,9 +120,12 @@ class StagedReplay:
         floating storages turned (kgb.evaluate.first_call.Turned), so that the first call on
         set V's own values is the first timed call, in the turn. A kernel that keeps its answer
         where no reset reaches, and copies it out when it finds its inputs the same, computes
-        there and copies after: the measurement times that first call alone and tells."""
+        there and copies after: the measurement times that first call alone and tells. The
+        audit counts the call without checking it (CallAudit.passed_over)."""
         self.before_each()
         self.turned.apply()
+        if self.audit is not None:
+            self.audit.passed_over()
 
     def after_each(self, result: Any) -> None:
         """What each call wrote, digested for the audit after the turn (kgb.evaluate.call_audit):
