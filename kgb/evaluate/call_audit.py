@@ -191,6 +191,7 @@ class CallAudit:
         self.room = KEPT_CALLS  # calls kept at once besides the first: fewer where one call's copy is large
         self.passed = 0  # calls before the first, on other values: counted, not audited (`passed_over`)
         self.pinned: int | None = None  # the first call, kept whole beside the reservoir's
+        self.pinned_bytes = 0  # what its copy holds
 
     def passed_over(self) -> None:
         """A call the audit leaves out, which still makes a later call's odds of being audited
@@ -209,11 +210,13 @@ class CallAudit:
             self.digests.append(digest(tensors))
             self.samples.append(sampled(tensors, self._generator))
             return
-        # The first call kept whole besides the others where its copy fits KEPT_BYTES (a vLLM
-        # cache op's is gigabytes: it is one of the others then). Reservoir sampling over the
-        # others: every one ends up kept with the same probability, and which is drawn only
-        # once it has run, so no call can tell it will be checked.
-        pinned = first and _nbytes(written(result, inputs, self.names)) <= KEPT_BYTES
+        # The first call kept whole besides the others where two copies fit KEPT_BYTES, the
+        # others then kept in what it leaves, so that what is kept stays within KEPT_BYTES (or
+        # one copy) as before judge v29; a larger first call (a vLLM cache op's is gigabytes) is
+        # one of the others. Reservoir sampling over the others: every one ends up kept with the
+        # same probability, and which is drawn only once it has run, so no call can tell it will
+        # be checked.
+        pinned = first and 2 * _nbytes(written(result, inputs, self.names)) <= KEPT_BYTES
         if not pinned:
             others = sorted(k for k in self.kept if k != self.pinned)
             if len(others) >= self.room:
@@ -223,10 +226,11 @@ class CallAudit:
                 self._evict(others[slot])
         result, inputs, copies = kept(result, inputs, self.names)
         self.kept[self.calls] = result, inputs, copies
+        size = max(sum(c.nbytes() for c in copies), 1)
         if pinned:
-            self.pinned = self.calls
+            self.pinned, self.pinned_bytes = self.calls, size
         else:
-            self.room = max(1, min(self.room, KEPT_BYTES // max(sum(c.nbytes() for c in copies), 1)))
+            self.room = max(1, min(self.room, (KEPT_BYTES - self.pinned_bytes) // size))
 
     def _generator(self, device: torch.device) -> torch.Generator:
         if device not in self._generators:

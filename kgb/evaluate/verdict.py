@@ -108,7 +108,8 @@ from enum import StrEnum
 # answer past the end of a buffer, where no reset reaches, and copied it out when it found the
 # same inputs was right in every call and timed as its copy. The audit leaves the warm-up's calls
 # out but counts them towards the odds of the rest, and always checks the first call on set V
-# (kept whole where the spec compares its own way, when its copy fits). CPU verdicts are unchanged.
+# (kept whole where the spec compares its own way, when two copies fit KEPT_BYTES, the other kept
+# calls then in what it leaves). CPU verdicts are unchanged.
 JUDGE_VERSION = 29
 
 
