@@ -16,8 +16,13 @@ import argparse
 import gzip
 import json
 import statistics
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kgb.evaluate.first_call import remembered  # noqa: E402
 
 
 def read(path: Path) -> list[dict]:
@@ -152,8 +157,6 @@ def first_calls(firsts: list[dict]) -> str:
     """Judge v29's first calls on the timed inputs against the repetitions after them
     (kgb.evaluate.first_call): how many replays warmed up on turned values, how the ratios of
     those timed by the GPU's count spread, and which were timed by their first call."""
-    from kgb.evaluate.first_call import remembered
-
     turned = [r for r in firsts if r.get("turned_bytes")]
     counted = [r for r in turned if r.get("first_us") is not None and r.get("repeated_us")]
     ratios = sorted(r["first_us"] / r["repeated_us"] for r in counted)

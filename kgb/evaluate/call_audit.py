@@ -49,6 +49,7 @@ from kgb.evaluate.correctness import (
     placed_like,
     poison_,
     poison_storage,
+    stored_bytes,
     tensors_in,
     tolerance_for,
 )
@@ -87,11 +88,6 @@ def written(result: Any, inputs: dict[str, Any], names: tuple[str, ...]) -> list
     """What a call wrote, in one order for the candidate's calls and the reference's: the
     tensors it returned, then those of its written arguments (a list of them too)."""
     return list(tensors_in([result, [inputs[n] for n in names if n in inputs]]))
-
-
-def _nbytes(tensors: Iterable[torch.Tensor]) -> int:
-    """The bytes of the storages under `tensors`, each once: what keeping them whole copies."""
-    return sum({t.untyped_storage()._cdata: t.untyped_storage().nbytes() for t in tensors}.values())
 
 
 def digest(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
@@ -216,7 +212,7 @@ class CallAudit:
         # one of the others. Reservoir sampling over the others: every one ends up kept with the
         # same probability, and which is drawn only once it has run, so no call can tell it will
         # be checked.
-        pinned = first and 2 * _nbytes(written(result, inputs, self.names)) <= KEPT_BYTES
+        pinned = first and 2 * stored_bytes(written(result, inputs, self.names)) <= KEPT_BYTES
         if not pinned:
             others = sorted(k for k in self.kept if k != self.pinned)
             if len(others) >= self.room:

@@ -22,7 +22,7 @@ import torch
 
 from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
-from kgb.evaluate.correctness import load_values, tensors_in
+from kgb.evaluate.correctness import load_values, stored_bytes
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import MAX_VALUES
@@ -100,7 +100,7 @@ def output_bytes(value: Any) -> int:
     view of one (reshape's, narrow's), and the copy holds no more than the input. Not a
     view's elements: only view ops return a view that repeats its input (expand's bench
     case: 4 GB of elements over 32 KB), and their specs want the view itself."""
-    return sum({t.untyped_storage()._cdata: t.untyped_storage().nbytes() for t in tensors_in(value)}.values())
+    return stored_bytes(value)
 
 
 @dataclass(frozen=True)

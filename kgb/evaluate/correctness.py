@@ -247,6 +247,11 @@ def tensors_in(value: Any) -> Iterator[torch.Tensor]:
     return (v for v in leaves(value) if isinstance(v, torch.Tensor))
 
 
+def stored_bytes(value: Any) -> int:
+    """The bytes of the storages under the tensors of `value`, each once."""
+    return sum({t.untyped_storage()._cdata: t.untyped_storage().nbytes() for t in tensors_in(value)}.values())
+
+
 def load_values(dst: Any, src: Any) -> None:
     """Copy the storages under src's tensors into those under dst's, matched by position:
     whole storages, so overlapping and strided layouts come across byte for byte."""

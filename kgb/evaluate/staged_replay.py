@@ -80,10 +80,11 @@ class StagedReplay:
             as_sent = {sid: b.untyped_storage() for sid, b in self.v_bytes.items()}
             self.t_in, self.v_in = rebased(timed, sent, self.storages), rebased(check, sent, as_sent)
             self.replay = Replay(recording, self.storages, ops)
+            # each storage the calls run on, with set V's that its values are loaded from
+            self.loads = storage_pairs(self.bind(self.t_in), self.bind(self.v_in))
             self._reset()
             # the warm-up's values: set V's, turned where that keeps them whole (judge v29)
-            self.turned = Turned(storage_pairs(self.bind(self.t_in), self.bind(self.v_in)), tensors_in(
-                [v for name, v in self.t_in.items() if name not in outputs]))
+            self.turned = Turned(self.loads, tensors_in([v for name, v in self.t_in.items() if name not in outputs]))
         self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
@@ -93,9 +94,9 @@ class StagedReplay:
         self.flush = self.prepared.flush  # the checked call's too (`finish`)
 
     def _reset(self) -> None:
-        from kgb.evaluate.correctness import load_values
-
-        load_values(self.bind(self.t_in), self.bind(self.v_in))
+        """Set V's values in set T's buffers (`correctness.load_values`, its pairs found once)."""
+        for dst, src in self.loads:
+            dst.copy_(src)
 
     def before_each(self) -> None:
         """The state each call of the replay starts from, timed or checked (judge v22): set V's
