@@ -153,10 +153,12 @@ def clocks_line(measures: list[dict]) -> str:
     return "the SM clock as a measurement started: " + "; ".join(parts)
 
 
-def first_calls(firsts: list[dict]) -> str:
+def first_calls(firsts: list[dict], others: list[dict] = ()) -> str:
     """Judge v29's first calls on the timed inputs against the repetitions after them
     (kgb.evaluate.first_call): how many replays warmed up on turned values, how the ratios of
-    those timed by the GPU's count spread, and which were timed by their first call."""
+    those timed by the GPU's count spread, which were timed by their first call, and the five
+    furthest over their repetitions, with what of `others` (process starts and ends, memory
+    releases, work sections) another process ran beside each."""
     turned = [r for r in firsts if r.get("turned_bytes")]
     counted = [r for r in turned if r.get("first_us") is not None and r.get("repeated_us")]
     ratios = sorted(r["first_us"] / r["repeated_us"] for r in counted)
@@ -168,9 +170,18 @@ def first_calls(firsts: list[dict]) -> str:
         line += ("; first / repetitions: " + ", ".join(f"p{int(q * 100)} {_quantile(ratios, q):.3f}"
                                                         for q in (0.01, 0.1, 0.5, 0.9, 0.99))
                  + f", most {ratios[-1]:.3f}; timed by the first call: {len(flagged)}"
-                 + "".join(f"\n  {r.get('tag', '?')} ({r.get('mode')}): first {r['first_us']:.1f} us, "
-                           f"repetitions {r['repeated_us']:.1f} us" for r in flagged[:20]))
+                 + "".join(f"\n  timed by the first call: {_first_call(r, others)}" for r in flagged[:20])
+                 + "".join(f"\n  furthest over: {_first_call(r, others)}" for r in sorted(
+                     counted, key=lambda r: r["first_us"] / r["repeated_us"])[-5:][::-1]))
     return line
+
+
+def _first_call(r: dict, others: list[dict]) -> str:
+    beside = Counter(o["kind"] for o in others if o["pid"] != r["pid"] and o["began"] < r["ended"]
+                     and r["began"] < o["ended"])
+    return (f"{r.get('tag', '?')} ({r.get('mode')}): first {r['first_us']:.1f} us, repetitions "
+            f"{r['repeated_us']:.1f} us, x{r['first_us'] / r['repeated_us']:.3f}"
+            + (f"; beside it: {', '.join(f'{n} {k}' for k, n in sorted(beside.items()))}" if beside else ""))
 
 
 def report(records: list[dict]) -> str:
@@ -267,7 +278,7 @@ def report(records: list[dict]) -> str:
                      f"({sum(w > 0.1 for w, _ in waits)} over 0.1 s); the longest waits: "
                      + ", ".join(f"{tag} {w:.1f} s" for w, tag in waits[:5]))
     if firsts := [r for r in records if r["kind"] == "first call"]:
-        lines.append(first_calls(firsts))
+        lines.append(first_calls(firsts, [r for r in records if r["kind"] in ("start", "exit", "release", "section")]))
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

@@ -38,15 +38,21 @@ def latencies(path: Path) -> dict[tuple[str, str], float]:
 
 
 def replays_by_case(records: list[dict]) -> list[tuple[dict, str]]:
-    """Each replay's measurement with its case: a judge's turn measures the replay and then the
-    baseline of each case, and the baseline's record names the case (`tag` "op case")."""
+    """Each replay's measurement as (its record with `tag` the operator, its case). Since session
+    53 a replay's record names its case (`tag` "op case"); in older traces only the baseline's
+    did, measured next in the judge's turn."""
     out = []
     by_pid: dict[int, list[dict]] = {}
     for r in sorted((r for r in records if r["kind"] == "measure"), key=lambda r: r["began"]):
         by_pid.setdefault(r["pid"], []).append(r)
     for measures in by_pid.values():
-        for replay, then in zip(measures, measures[1:], strict=False):
-            if replay.get("who") == "replay" and then.get("who") == "baseline" and then["tag"].startswith(replay["tag"] + " "):
+        for replay, then in zip(measures, [*measures[1:], None], strict=True):
+            if replay.get("who") != "replay":
+                continue
+            if " " in replay["tag"]:
+                op, case = replay["tag"].split(" ", 1)
+                out.append((replay | {"tag": op}, case))
+            elif then is not None and then.get("who") == "baseline" and then["tag"].startswith(replay["tag"] + " "):
                 out.append((replay, then["tag"][len(replay["tag"]) + 1:]))
     return out
 

@@ -184,22 +184,27 @@ def test_the_first_run_benchmark_reads_gpu_memory_as_numbers_and_an_event_log_as
     assert max(first_run.parse_mib(line) for line in ("99887", "142373")) == 142373
     assert first_run.parse_mib("[N/A]\n") is None
 
-    def evaluated(ts, status, ran_out=0.0, engine=10.0, judge=9.0):
+    from kgb.evaluate import FIRST_CALL_AGAIN, RAN_OUT_AMONG_OTHERS
+
+    def evaluated(ts, status, ran_out=0.0, engine=10.0, judge=9.0, logs=""):
         return {"kind": "CandidateEvaluated", "ts": ts, "verdict": {
-            "status": status, "eval_s": 12.0, "ran_out_s": ran_out, "gate_s": 1.0,
+            "status": status, "eval_s": 12.0, "ran_out_s": ran_out, "gate_s": 1.0, "logs": logs,
             "harness_s": {"engine": engine}, "judge_s": judge, "phase_s": {"candidate compile": 5.0, "draw": 1.0}}}
 
     events = [{"kind": "RunStarted", "ts": 107.5}, {"kind": "TrialStarted", "ts": 107.7},
-              {"kind": "BaselineMeasured", "ts": 110.0}, evaluated(117.0, "correct"),
+              {"kind": "BaselineMeasured", "ts": 110.0},
+              evaluated(117.0, "correct", ran_out=3.0, logs=f"[kgb] {FIRST_CALL_AGAIN} (bench-l); ..."),
               {"kind": "TrialFinished", "ts": 117.0}, {"kind": "TrialStarted", "ts": 107.8},
-              evaluated(130.0, "wrong_output", ran_out=4.0), {"kind": "TrialFinished", "ts": 130.0}]
+              evaluated(130.0, "wrong_output", ran_out=4.0, logs=f"[kgb] {RAN_OUT_AMONG_OTHERS} (9 in flight)"),
+              {"kind": "TrialFinished", "ts": 130.0}]
     figures = first_run.summarise(events, launched=100.0)
     assert figures["launch to RunStarted (s)"] == 7.5
     assert abs(figures["launch to the first trial (s)"] - 7.7) < 1e-9
     assert figures["launch to the last trial's end (s)"] == 30.0
     assert (figures["trials"], figures["correct"], figures["baselines measured"]) == (2, 1, 1)
     assert figures["evaluations run again after running out of GPU memory"] == 1
-    assert figures["... their first runs (s)"] == 4.0 and figures["the engine's hand-off (s)"] == 2.0
+    assert figures["evaluations run again after a case was timed by its first call"] == 1
+    assert figures["... their first runs (s)"] == 7.0 and figures["the engine's hand-off (s)"] == 2.0
     assert first_run.phases(events) == [("candidate compile", 10.0), ("draw", 2.0)]
 
 
@@ -382,16 +387,20 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
     alone; the report spreads their ratios and names a case timed by its first call."""
     import gpu_trace
 
-    def first(tag, turned, first_us, repeated_us):
-        return {"kind": "first call", "pid": 1, "asked": 0.0, "began": 0.0, "ended": 0.0, "tag": tag,
+    def first(tag, turned, first_us, repeated_us, at=0.0):
+        return {"kind": "first call", "pid": 1, "asked": at, "began": at, "ended": at + 0.001, "tag": tag,
                 "first_us": first_us, "repeated_us": repeated_us, "turned_bytes": turned, "mode": "graph"}
 
     turn = {"kind": "turn", "pid": 1, "asked": 0.0, "began": 0.0, "ended": 1.0, "drained": 0.1, "measured": 0.2,
             "crowded": False, "tag": "op"}
-    records = [turn, first("a", 4096, 10.2, 10.0), first("b", 4096, 241.8, 1.7), first("view", 64, None, 1.3),
-               first("ints", 0, None, 5.0)]
+    # another process starting as b's first call ran; none beside a's
+    start = {"kind": "start", "pid": 2, "asked": 0.5, "began": 0.5, "ended": 0.9}
+    records = [turn, start, first("a", 4096, 10.2, 10.0), first("b", 4096, 241.8, 1.7, at=0.6),
+               first("view", 64, None, 1.3), first("ints", 0, None, 5.0)]
     report = gpu_trace.report(records)
     assert ("first calls on the timed inputs: 4 replays, 3 warmed up on turned values (2 of them with a first call "
             "by the repetitions' clock), 1 on the timed values") in report
-    assert "most 142.235; timed by the first call: 1\n  b (graph): first 241.8 us, repetitions 1.7 us" in report
+    assert ("most 142.235; timed by the first call: 1\n  timed by the first call: b (graph): first 241.8 us, "
+            "repetitions 1.7 us, x142.235; beside it: 1 start\n  furthest over: b (graph)") in report
+    assert "furthest over: a (graph): first 10.2 us, repetitions 10.0 us, x1.020\n" in report + "\n"
     assert "first calls" not in gpu_trace.report([turn])

@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 import kgb.evaluate as evaluation
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
@@ -413,3 +415,47 @@ def test_a_process_gives_its_cached_gpu_memory_back_only_past_a_check_cases_wort
         correctness.release_cached_memory("cuda")
         correctness.release_cached_memory("cpu")
     assert emptied == [correctness.KEEP_CACHED_BYTES + 1, 900 << 20]
+
+
+class FirstCallEngine(CrowdedEngine):
+    """A judge whose verdicts time the bench case by its first call in the runs `flagged` names
+    (counted from 0), by the repetitions' median in the others."""
+
+    def __init__(self, flagged: set[int]):
+        super().__init__(oom_source="")
+        self.flagged = flagged
+
+    def run(self, request, log, env, timeout_s, spare=None, abort=None):
+        req = json.loads(request.read_text())
+        n = len(self.runs)
+        self.runs.append((req["source"], 1))
+        by_first = n in self.flagged
+        case = {"name": "big", "tag": "bench", "status": "correct", "baseline_us": 10.0,
+                "latency_us": 15.0 if by_first else 10.0 + n, "timed_by": "first call" if by_first else "judge",
+                "timing_mode": "eager (timed by its first call on the timed inputs ...)" if by_first else "eager"}
+        Path(req["result"]).write_text(json.dumps({"final": {"status": "correct", "message": "fine", "cases": [case]}}))
+        return "ok"
+
+
+@pytest.mark.parametrize("flagged", [{0}, {0, 1}], ids=["once", "again"])
+def test_an_evaluation_that_timed_a_case_by_its_first_call_runs_once_more_and_that_verdict_stands(monkeypatch, flagged):
+    """Judge v30: one first call has no median to shrug off a moment another process's CUDA
+    start took from it (session 53: an honest case at 1.52 times its repetitions), so the
+    evaluation runs again, on inputs drawn from new secret seeds; the second run's verdict
+    stands, by its first call too where it says so, and there is no third."""
+    from kgb.evaluate import FIRST_CALL_AGAIN
+    from kgb.evaluate.verdict import TimedBy
+
+    spec = operators.load("aten::add")
+    engine = FirstCallEngine(flagged)
+    two_gpus(monkeypatch, engine)
+    verdict = evaluate(spec.solution_path.read_text(), spec,
+                       EvalSettings(device="cuda", case_tags=("bench",), time_cases=("bench",)))
+    assert len(engine.runs) == 2
+    case = verdict.cases[0]
+    if flagged == {0}:
+        assert (case.latency_us, case.timed_by) == (11.0, TimedBy.JUDGE)
+    else:
+        assert (case.latency_us, case.timed_by) == (15.0, TimedBy.FIRST_CALL)
+    assert f"{FIRST_CALL_AGAIN} (big); this verdict is from a run on inputs drawn again" in verdict.logs
+    assert verdict.ran_out_s > 0 and verdict.eval_s >= verdict.ran_out_s

@@ -235,9 +235,12 @@ def _replayed_on_gpu(n: int, seed: int, kept: torch.Tensor, launch) -> tuple[Rep
     sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
                           tensors=[x_t, out_t, x_v, out_v])
     before = snapshot(sent)
-    launch(x_t, out_t, kept)  # compiled outside the recording, as the candidate process's staging call does
+    def call() -> None:  # returns nothing, as a candidate that writes `out` does (a launch returns its kernel)
+        launch(x_t, out_t, kept)
+
+    call()  # compiled outside the recording, as the candidate process's staging call does
     torch.cuda.synchronize()
-    recording = record(lambda: launch(x_t, out_t, kept),
+    recording = record(call,
                        codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
     assert recording.get("problem") is None
     replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},

@@ -143,7 +143,7 @@ class BenchCaseTiming:
             with self.phase("replay"):
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
-                                             self._audit())
+                                             self._audit(), tag=f"{spec.id} {case.name}")
         except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
             raise _replay_error(case, exc) from exc
         return staged
@@ -251,7 +251,7 @@ class BenchCaseTiming:
                                                         ("its timing", s.reply.sent_instead)) if reason]
         sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
         mode = t.mode + (f" ({t.note})" if t.note else "") + no_baseline + beside + sent
-        return t.median_us, base_us, mode, t.spread, TimedBy.JUDGE
+        return t.median_us, base_us, mode, t.spread, TimedBy.FIRST_CALL if t.by_first_call else TimedBy.JUDGE
 
     def _audit(self: CaseRunner) -> CallAudit:
         """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec

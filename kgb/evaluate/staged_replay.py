@@ -62,11 +62,12 @@ class StagedReplay:
 
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                 exclusive: TimingLock, audit: CallAudit | None = None):
+                 exclusive: TimingLock, audit: CallAudit | None = None, tag: str = ""):
         from kgb.evaluate.timing import prepare
 
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
         self.exclusive = exclusive
+        self.tag = tag or exclusive.tag  # its lines in the judges' trace (the operator and case)
         self.timing: Any = None
         self.spent = {"reset": 0.0, "audit": 0.0}  # host seconds in `before_each` and `after_each`
         # What the staged call holds on the GPU, roughly, for the judge's turn batches: its
@@ -153,7 +154,7 @@ class StagedReplay:
         # the host's seconds in each call's reset and audit, within the steps (judge v22): what
         # they add to a turn, the GPU's part of them being queued between the timed calls
         spent = {f"of them {k}": v for k, v in self.spent.items()}
-        trace("measure", began, began, time.monotonic(), tag=self.exclusive.tag, who="replay", mode=t.mode, repeats=t.repeats,
+        trace("measure", began, began, time.monotonic(), tag=self.tag, who="replay", mode=t.mode, repeats=t.repeats,
               steps={k: round(v, 4) for k, v in (t.steps | spent).items()}, **clock)
 
     def finish(self) -> Replayed:
@@ -161,7 +162,8 @@ class StagedReplay:
         started from."""
         timing = self.timing = self.timing.counted()  # its clock's session ended with the turn
         now = time.monotonic()
-        trace("first call", now, now, now, tag=self.exclusive.tag, first_us=timing.first_us,
+        began, ended = timing.first_span or (now, now)
+        trace("first call", began, began, ended, tag=self.tag, first_us=timing.first_us,
               repeated_us=timing.repeated_us, turned_bytes=self.turned.nbytes, mode=timing.mode)
         with self.exclusive.work():
             # As each timed call started (`before_each`, the L2 flush): a kernel cannot tell

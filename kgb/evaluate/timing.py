@@ -143,6 +143,14 @@ class Timing:
     first_us: float | None = None
     first_reading: Reading | None = field(default=None, repr=False, compare=False)
     repeated_us: float | None = None  # the repetitions' median, once held against the first call
+    # the host's clock (time.monotonic) from the first call's launch to its end, for the GPU
+    # trace: what else ran on the GPU beside it
+    first_span: tuple[float, float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def by_first_call(self) -> bool:
+        """Whether the latency is the first call's (`judged_first`)."""
+        return self.repeated_us is not None and bool(remembered(self.first_us, self.repeated_us))
 
     def judged_first(self, first_us: float | None) -> Timing:
         """This timing, or the first call's where it took far longer than the repetitions:
@@ -332,10 +340,12 @@ def _measured(p: Prepared, repeats: int, keep_graph: bool, clock: KernelClock | 
     # some 3 s of a first job's turns on the H200 (session 47's latencies)
     around = {"before_each": p.before_each, "after_each": p.after_each}  # every eager call's
     estimates = 1 if p.warm_us >= GRAPH_DECIDES_BELOW_US else 5
-    first_us, first_reading = None, None
+    first_us, first_reading, first_span = None, None, None
     if p.before_warm_up is not None:  # its first call on the timed values, alone (kgb.evaluate.first_call)
         first_reading = clock.reading() if clock is not None else None
+        began = time.monotonic()
         first_us = _timed(fn, flush, 1, first_reading, lead=p.warm_us < LEAD_BELOW_US, **around)[0]
+        first_span = (began, time.monotonic())
         estimates -= 1
     estimate = statistics.median(([first_us] if first_us is not None else [])
                                  + (_timed(fn, flush, estimates, **around) if estimates else []))
@@ -382,7 +392,7 @@ def _measured(p: Prepared, repeats: int, keep_graph: bool, clock: KernelClock | 
     p.captured = None  # the graph's memory goes with the last reference to it
     timing = Timing(median_us=median, spread=spread, repeats=len(samples), mode=mode, graph=graph,
                     graph_output=output, note=note, reading=reading, steps=steps, fastest_us=min(samples),
-                    first_us=first_us, first_reading=first_reading)
+                    first_us=first_us, first_reading=first_reading, first_span=first_span)
     return timing
 
 

@@ -110,7 +110,12 @@ from enum import StrEnum
 # out but counts them towards the odds of the rest, and always checks the first call on set V
 # (kept whole where the spec compares its own way, when two copies fit KEPT_BYTES, the other kept
 # calls then in what it leaves). CPU verdicts are unchanged.
-JUDGE_VERSION = 29
+# v30: an evaluation that timed a case by its first call runs once more, on inputs drawn from new
+# secret seeds, and that run's verdict stands (kgb.evaluate.evaluate): an honest first call was
+# once 1.52 times its repetitions' median with another process starting CUDA beside it (session
+# 53, an H100), and one call has no median to shrug that off. Such a case says it was timed so
+# (TimedBy.FIRST_CALL). CPU verdicts are unchanged.
+JUDGE_VERSION = 30
 
 
 class Status(StrEnum):
@@ -128,6 +133,9 @@ class TimedBy(StrEnum):
     """Whose clock a case's latency comes from."""
 
     JUDGE = "judge"  # the judge's replay of the call's recorded GPU work (kgb.evaluate.replay)
+    # the judge's replay, by its first call on the timed inputs alone, which took far longer
+    # than the calls after it (judge v29, kgb.evaluate.first_call)
+    FIRST_CALL = "first call"
     # the candidate process's own clock, which a hostile candidate can patch: logs of judge v3
     # only (since judge v4 a call the judge cannot replay is left untimed)
     CANDIDATE = "candidate"
@@ -205,7 +213,9 @@ class Verdict:
     gpu_mib: dict[str, int] = field(default_factory=dict)
     judge_s: float = 0.0  # the judge process's wall seconds (eval_s less the harness's and engine's share)
     gate_s: float = 0.0  # seconds waited for a place among the evaluations sharing the GPU's memory (gpus.MemoryGate)
-    ran_out_s: float = 0.0  # seconds of earlier runs that ran out of GPU memory among others
+    # seconds of earlier runs whose verdicts did not stand: they ran out of GPU memory among
+    # others, or timed a case by its first call (kgb.evaluate.evaluate)
+    ran_out_s: float = 0.0
     # the harness's own wall seconds around the judge's run, by step (kgb.evaluate.COMPILE_STORE, ENGINE)
     harness_s: dict[str, float] = field(default_factory=dict)
     # None where no judge ran (a static rejection), and in logs older than the compile cache
