@@ -39,7 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kgb.evaluate import FIRST_CALL_AGAIN, RAN_OUT_AMONG_OTHERS  # noqa: E402
+from kgb.evaluate.verdict import Rerun  # noqa: E402
 
 PHASES_SHOWN = 8
 TRACE_ENV = "KGB_GPU_TRACE"  # kgb.evaluate.timing_lock's: the judges' trace, which names each judge's operator
@@ -165,10 +165,11 @@ def summarise(events: list[dict], launched: float) -> dict[str, float | int | No
         "correct": sum(v["status"] == "correct" for v in verdicts),
         "baselines measured": sum(e["kind"] == "BaselineMeasured" for e in events),
         "evaluations summed (s)": sum(v.get("eval_s", 0.0) for v in verdicts),
-        "evaluations run again after running out of GPU memory": sum(RAN_OUT_AMONG_OTHERS in v.get("logs", "")
-                                                                     for v in verdicts),
-        "evaluations run again after a case was timed by its first call": sum(FIRST_CALL_AGAIN in v.get("logs", "")
-                                                                              for v in verdicts),
+        # logs older than session 53 say only how long earlier runs took, which only running out made
+        "evaluations run again after running out of GPU memory": sum(
+            Rerun.RAN_OUT in v["again"] if "again" in v else v.get("ran_out_s", 0.0) > 0 for v in verdicts),
+        "evaluations run again after a case was timed by its first call": sum(
+            Rerun.FIRST_CALL in v.get("again", ()) for v in verdicts),
         "... their first runs (s)": sum(v.get("ran_out_s", 0.0) for v in verdicts),
         "waits at the memory gate (s)": sum(v.get("gate_s", 0.0) for v in verdicts),
         "the engine's hand-off (s)": sum(max(v.get("harness_s", {}).get("engine", 0.0) - v.get("judge_s", 0.0), 0.0)

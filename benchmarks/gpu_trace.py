@@ -170,15 +170,31 @@ def first_calls(firsts: list[dict], others: list[dict] = ()) -> str:
         line += ("; first / repetitions: " + ", ".join(f"p{int(q * 100)} {_quantile(ratios, q):.3f}"
                                                         for q in (0.01, 0.1, 0.5, 0.9, 0.99))
                  + f", most {ratios[-1]:.3f}; timed by the first call: {len(flagged)}"
+                 + _split_by_starts(counted, [o for o in others if o["kind"] == "start"])
                  + "".join(f"\n  timed by the first call: {_first_call(r, others)}" for r in flagged[:20])
                  + "".join(f"\n  furthest over: {_first_call(r, others)}" for r in sorted(
                      counted, key=lambda r: r["first_us"] / r["repeated_us"])[-5:][::-1]))
     return line
 
 
+def _split_by_starts(counted: list[dict], starts: list[dict]) -> str:
+    """The ratios of first calls with another process starting CUDA beside them, against the
+    others': the turn keeps work sections out, not starts (session 53)."""
+    beside = [r for r in counted if _beside(r, starts)]
+    parts = []
+    for name, rs in (("with a process start beside", beside), ("without", [r for r in counted if r not in beside])):
+        ratios = sorted(r["first_us"] / r["repeated_us"] for r in rs)
+        parts.append(f"{name} {len(rs)}" + (f" (p99 {_quantile(ratios, 0.99):.3f}, most {ratios[-1]:.3f}, over 1.1 "
+                                            f"{sum(x > 1.1 for x in ratios)})" if ratios else ""))
+    return "\n  " + "; ".join(parts)
+
+
+def _beside(r: dict, others: list[dict]) -> list[dict]:
+    return [o for o in others if o["pid"] != r["pid"] and o["began"] < r["ended"] and r["began"] < o["ended"]]
+
+
 def _first_call(r: dict, others: list[dict]) -> str:
-    beside = Counter(o["kind"] for o in others if o["pid"] != r["pid"] and o["began"] < r["ended"]
-                     and r["began"] < o["ended"])
+    beside = Counter(o["kind"] for o in _beside(r, others))
     return (f"{r.get('tag', '?')} ({r.get('mode')}): first {r['first_us']:.1f} us, repetitions "
             f"{r['repeated_us']:.1f} us, x{r['first_us'] / r['repeated_us']:.3f}"
             + (f"; beside it: {', '.join(f'{n} {k}' for k, n in sorted(beside.items()))}" if beside else ""))

@@ -184,19 +184,17 @@ def test_the_first_run_benchmark_reads_gpu_memory_as_numbers_and_an_event_log_as
     assert max(first_run.parse_mib(line) for line in ("99887", "142373")) == 142373
     assert first_run.parse_mib("[N/A]\n") is None
 
-    from kgb.evaluate import FIRST_CALL_AGAIN, RAN_OUT_AMONG_OTHERS
-
-    def evaluated(ts, status, ran_out=0.0, engine=10.0, judge=9.0, logs=""):
+    def evaluated(ts, status, ran_out=0.0, engine=10.0, judge=9.0, **again):
         return {"kind": "CandidateEvaluated", "ts": ts, "verdict": {
-            "status": status, "eval_s": 12.0, "ran_out_s": ran_out, "gate_s": 1.0, "logs": logs,
+            "status": status, "eval_s": 12.0, "ran_out_s": ran_out, "gate_s": 1.0, **again,
             "harness_s": {"engine": engine}, "judge_s": judge, "phase_s": {"candidate compile": 5.0, "draw": 1.0}}}
 
+    # an evaluation that ran again for a case timed by its first call; one of an older log, whose
+    # verdicts say only how long their earlier runs took (which only running out made then)
     events = [{"kind": "RunStarted", "ts": 107.5}, {"kind": "TrialStarted", "ts": 107.7},
-              {"kind": "BaselineMeasured", "ts": 110.0},
-              evaluated(117.0, "correct", ran_out=3.0, logs=f"[kgb] {FIRST_CALL_AGAIN} (bench-l); ..."),
+              {"kind": "BaselineMeasured", "ts": 110.0}, evaluated(117.0, "correct", ran_out=3.0, again=["first_call"]),
               {"kind": "TrialFinished", "ts": 117.0}, {"kind": "TrialStarted", "ts": 107.8},
-              evaluated(130.0, "wrong_output", ran_out=4.0, logs=f"[kgb] {RAN_OUT_AMONG_OTHERS} (9 in flight)"),
-              {"kind": "TrialFinished", "ts": 130.0}]
+              evaluated(130.0, "wrong_output", ran_out=4.0), {"kind": "TrialFinished", "ts": 130.0}]
     figures = first_run.summarise(events, launched=100.0)
     assert figures["launch to RunStarted (s)"] == 7.5
     assert abs(figures["launch to the first trial (s)"] - 7.7) < 1e-9
@@ -400,7 +398,8 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
     report = gpu_trace.report(records)
     assert ("first calls on the timed inputs: 4 replays, 3 warmed up on turned values (2 of them with a first call "
             "by the repetitions' clock), 1 on the timed values") in report
-    assert ("most 142.235; timed by the first call: 1\n  timed by the first call: b (graph): first 241.8 us, "
-            "repetitions 1.7 us, x142.235; beside it: 1 start\n  furthest over: b (graph)") in report
+    assert ("most 142.235; timed by the first call: 1\n  with a process start beside 1 (p99 142.235, most "
+            "142.235, over 1.1 1); without 1 (p99 1.020, most 1.020, over 1.1 0)\n  timed by the first call: b "
+            "(graph): first 241.8 us, repetitions 1.7 us, x142.235; beside it: 1 start\n  furthest over: b (graph)") in report
     assert "furthest over: a (graph): first 10.2 us, repetitions 10.0 us, x1.020\n" in report + "\n"
     assert "first calls" not in gpu_trace.report([turn])

@@ -17,6 +17,7 @@ import kgb.evaluate as evaluation
 from kgb import operators
 from kgb.evaluate import EvalSettings, evaluate
 from kgb.evaluate.gpus import GpuSlots, MemoryGate, visible_gpus
+from kgb.evaluate.verdict import Rerun
 
 
 class RecordingEngine:
@@ -183,6 +184,7 @@ def test_an_evaluation_that_ran_out_of_gpu_memory_among_others_runs_again_among_
     # on a loaded host (a CI run of session 39: four)
     assert len(retries) == 2 and 3 <= retries[1] <= 5
     assert verdicts[0].ran_out_s > 0 and all(v.ran_out_s == 0 for v in verdicts[1:])  # its first run, counted apart
+    assert verdicts[0].again == (Rerun.RAN_OUT,) and all(v.again == () for v in verdicts[1:])
     assert verdicts[0].eval_s >= verdicts[0].ran_out_s + verdicts[0].gate_s
 
 
@@ -458,4 +460,5 @@ def test_an_evaluation_that_timed_a_case_by_its_first_call_runs_once_more_and_th
     else:
         assert (case.latency_us, case.timed_by) == (15.0, TimedBy.FIRST_CALL)
     assert f"{FIRST_CALL_AGAIN} (big); this verdict is from a run on inputs drawn again" in verdict.logs
+    assert verdict.again == (Rerun.FIRST_CALL,)
     assert verdict.ran_out_s > 0 and verdict.eval_s >= verdict.ran_out_s

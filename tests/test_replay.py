@@ -178,7 +178,7 @@ def test_a_trial_run_says_whose_clock_timed_it():
     from types import SimpleNamespace
 
     from kgb.evaluate.verdict import CaseResult, Status, TimedBy, Verdict
-    from kgb.tracking.mlflow_projection import timed_by
+    from kgb.tracking.mlflow_projection import first_call_cases, timed_by
 
     def trial(*clocks):
         cases = tuple(CaseResult(f"c{i}", "bench", Status.CORRECT, latency_us=1.0, timed_by=c) for i, c in enumerate(clocks))
@@ -186,6 +186,9 @@ def test_a_trial_run_says_whose_clock_timed_it():
 
     assert timed_by(trial(TimedBy.JUDGE, TimedBy.JUDGE)) == "judge"
     assert timed_by(trial(TimedBy.JUDGE, TimedBy.CANDIDATE)) == "mixed"
+    assert timed_by(trial(TimedBy.JUDGE, TimedBy.FIRST_CALL)) == "judge"  # the judge's replay, its first call
+    assert first_call_cases(trial(TimedBy.JUDGE, TimedBy.FIRST_CALL)) == ["c1"]
+    assert first_call_cases(trial(TimedBy.JUDGE, TimedBy.JUDGE)) == []
     assert timed_by(trial(TimedBy.CANDIDATE)) == "candidate"
     assert timed_by(trial()) is None  # the CPU: nothing timed
 

@@ -29,6 +29,7 @@ from kgb.evaluate.verdict import (
     CacheUse,
     CaseResult,
     EvalSettings,
+    Rerun,
     Status,
     TimedBy,
     Verdict,
@@ -167,7 +168,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             f"on inputs drawn again\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
-    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s,
+    again = (Rerun.RAN_OUT,) * len(crowded) + (Rerun.FIRST_CALL,) * bool(first_called)
+    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s, "again": again,
                       "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
 

@@ -141,6 +141,13 @@ class TimedBy(StrEnum):
     CANDIDATE = "candidate"
 
 
+class Rerun(StrEnum):
+    """Why an evaluation ran again, the verdict of its earlier run set aside (kgb.evaluate.evaluate)."""
+
+    RAN_OUT = "ran_out"  # the GPU ran out of memory while other evaluations shared it
+    FIRST_CALL = "first_call"  # a case was timed by its first call on the timed inputs (judge v30)
+
+
 class Turn(StrEnum):
     """Whether a measurement had the GPU to itself in its timing turn (kgb.evaluate.timing_lock)."""
 
@@ -216,6 +223,7 @@ class Verdict:
     # seconds of earlier runs whose verdicts did not stand: they ran out of GPU memory among
     # others, or timed a case by its first call (kgb.evaluate.evaluate)
     ran_out_s: float = 0.0
+    again: tuple[Rerun, ...] = ()  # each earlier run whose verdict did not stand, why
     # the harness's own wall seconds around the judge's run, by step (kgb.evaluate.COMPILE_STORE, ENGINE)
     harness_s: dict[str, float] = field(default_factory=dict)
     # None where no judge ran (a static rejection), and in logs older than the compile cache

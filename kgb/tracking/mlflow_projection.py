@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgb.evaluate.verdict import TimedBy
 from kgb.method_params import method_params
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
@@ -314,6 +315,8 @@ class MlflowProjection:
             tags["kgb.reason"] = t.why[:TAG_CHARS]
         if clock := timed_by(t):
             tags["kgb.timed_by"] = clock
+        if firsts := first_call_cases(t):
+            tags["kgb.first_call"] = ",".join(firsts)[:TAG_CHARS]
         if t.best is not None and t.best.verdict is not None and t.best.verdict.compile_cache:
             tags["kgb.compile_cache"] = str(t.best.verdict.compile_cache)  # hit, miss or off
         metrics, files, history = trial_metrics(t), trial_files(t, blobs), []
@@ -351,8 +354,18 @@ def timed_by(t: TrialOutcome) -> str | None:
     best = t.best
     if best is None or best.verdict is None:
         return None
-    clocks = {str(c.timed_by) for c in best.verdict.cases if c.latency_us and c.timed_by}
+    # a case timed by its first call was timed by the judge's replay too (`first_call_cases`)
+    clocks = {str(TimedBy.JUDGE if c.timed_by == TimedBy.FIRST_CALL else c.timed_by)
+              for c in best.verdict.cases if c.latency_us and c.timed_by}
     return None if not clocks else clocks.pop() if len(clocks) == 1 else "mixed"
+
+
+def first_call_cases(t: TrialOutcome) -> list[str]:
+    """The best candidate's cases timed by the replay's first call, which took far longer than
+    the calls after it (judge v29-v30, kgb.evaluate.first_call)."""
+    if t.best is None or t.best.verdict is None:
+        return []
+    return [c.name for c in t.best.verdict.cases if c.timed_by == TimedBy.FIRST_CALL]
 
 
 def trial_metrics(t: TrialOutcome) -> dict[str, float]:
