@@ -669,3 +669,69 @@ def softmax_int(self, dim, dtype=None):
 ''', "the baseline is timed once the candidate process is killed and reaped, its queued work gone with its "
            "CUDA context (judge v21): its baselines are the honest solution's (tests/test_redteam.py)"),
 ]
+
+
+# A cublasDasum_v2 candidate (not a softmax one) that keeps its answer where no reset of the
+# judge's reaches: past the end of `result`, one float64, in the 512 bytes the caching
+# allocator rounds its block up to, beside a key of three of x's values. A call that finds its
+# key there copies the answer out; any other reads x and leaves key and answer for the next.
+# Right in every call, so the audit passes; until judge v28 timed as its copy. Since v29 its
+# first call on the timed values is timed working, and since v30 the evaluation runs again.
+ASUM_KEPT_PAST_ITS_RESULT = '''
+import torch
+import triton
+import triton.language as tl
+
+BLOCK = 2048
+MAX_PARTIALS = 1024
+
+
+@triton.jit
+def _seen(x_ptr, kept_ptr, n, incx, x_base):
+    a = tl.load(x_ptr + x_base)
+    b = tl.load(x_ptr + x_base + (n // 2) * incx)
+    c = tl.load(x_ptr + x_base + (n - 1) * incx)
+    return (tl.load(kept_ptr) == a) & (tl.load(kept_ptr + 1) == b) & (tl.load(kept_ptr + 2) == c)
+
+
+@triton.jit
+def _partials(x_ptr, part_ptr, result_ptr, n, incx, x_base, BLOCK: tl.constexpr):
+    if not _seen(x_ptr, result_ptr + 1, n, incx, x_base):
+        pid = tl.program_id(0)
+        step = tl.num_programs(0).to(tl.int64) * BLOCK
+        acc = tl.zeros([BLOCK], tl.float64)
+        for start in range(pid.to(tl.int64) * BLOCK, n, step):
+            i = start + tl.arange(0, BLOCK)
+            acc += tl.abs(tl.load(x_ptr + x_base + i * incx, mask=i < n, other=0.0))
+        tl.store(part_ptr + pid, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def _finish(x_ptr, part_ptr, result_ptr, n, incx, x_base, n_parts, BLOCK: tl.constexpr):
+    kept = result_ptr + 1  # past the end of result: a key of three values, then the answer
+    if _seen(x_ptr, kept, n, incx, x_base):
+        tl.store(result_ptr, tl.load(kept + 3))
+    else:
+        i = tl.arange(0, BLOCK)
+        total = tl.sum(tl.load(part_ptr + i, mask=i < n_parts, other=0.0), axis=0)
+        tl.store(result_ptr, total)
+        tl.store(kept, tl.load(x_ptr + x_base))
+        tl.store(kept + 1, tl.load(x_ptr + x_base + (n // 2) * incx))
+        tl.store(kept + 2, tl.load(x_ptr + x_base + (n - 1) * incx))
+        tl.store(kept + 3, total)
+
+
+@triton.jit
+def _zero(result_ptr):
+    tl.store(result_ptr, 0.0)
+
+
+def cublasDasum_v2(n, x, incx, result) -> None:
+    if n <= 0 or incx <= 0:
+        _zero[(1,)](result)
+        return
+    n_parts = min(triton.cdiv(n, BLOCK), MAX_PARTIALS)
+    partials = torch.empty(n_parts, dtype=torch.float64, device=x.device)
+    _partials[(n_parts,)](x, partials, result, n, incx, 0, BLOCK=BLOCK)
+    _finish[(1,)](x, partials, result, n, incx, 0, n_parts, BLOCK=triton.next_power_of_2(n_parts))
+'''

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from redteam import ATTACKS, GPU_ATTACKS, PRELUDE, SKIP_WHEN_DONE
+from redteam import ASUM_KEPT_PAST_ITS_RESULT, ATTACKS, GPU_ATTACKS, PRELUDE, SKIP_WHEN_DONE
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
@@ -383,6 +383,27 @@ def test_on_a_gpu_a_kernel_that_skips_work_it_has_done_gets_no_speedup_from_it(s
     timed = {c.name: c.latency_us for c in verdict.cases if c.latency_us}
     assert set(honest) and set(timed) <= set(honest), (timed, honest)
     assert not verdict.correct or all(timed[n] > 0.5 * honest[n] for n in timed), (timed, honest)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_an_answer_kept_past_the_result_is_timed_working_in_a_second_run_too():
+    """tests/redteam.py's ASUM_KEPT_PAST_ITS_RESULT, through the whole evaluation: right in
+    every call, so correct; each bench case timed by its replay's first call on the timed
+    values (judge v29), where it read x, not by the calls after it, which copied; and, since
+    judge v30, the verdict of a second run on inputs drawn again, which timed them so too."""
+    from kgb.evaluate.verdict import Rerun, TimedBy
+
+    spec = operators.load("cublas::cublasDasum_v2")
+    settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
+    honest = {c.name: c.latency_us for c in evaluate(spec.solution_path.read_text(), spec, settings).cases
+              if c.latency_us}
+    verdict = evaluate(ASUM_KEPT_PAST_ITS_RESULT, spec, settings)
+    assert verdict.correct, verdict.message
+    bench = [c for c in verdict.cases if c.tag == "bench"]
+    print({c.name: (c.latency_us, honest.get(c.name), c.timing_mode) for c in bench})
+    assert bench and all(c.timed_by == TimedBy.FIRST_CALL for c in bench), [c.timing_mode for c in bench]
+    assert all(c.latency_us > 0.5 * honest[c.name] for c in bench), (bench, honest)
+    assert verdict.again == (Rerun.FIRST_CALL,)
 
 
 def test_a_flooded_log_is_read_by_its_tail(tmp_path):
