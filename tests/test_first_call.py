@@ -46,3 +46,6 @@ def test_a_case_is_timed_by_its_first_call_only_where_it_took_far_longer():
     assert why.startswith(f"timed by its first call on the timed inputs, {bound + 0.1:.1f} us, where the calls after "
                           "it took a median 5.0 us")
     assert remembered(241.8, 1.7) != "" and remembered(245.7, 245.8) == ""
+    # honest first calls as session 53's H100s timed them beside another process's CUDA start
+    # pass (cublasZswap_v2's bench-64m, 1.19 times); a copy 1.3 times faster than its work does not
+    assert remembered(2382.1, 1994.9) == "" and remembered(1.3 * 1994.9, 1994.9) != ""

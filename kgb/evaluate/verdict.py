@@ -114,7 +114,9 @@ from enum import StrEnum
 # secret seeds, and that run's verdict stands (kgb.evaluate.evaluate): an honest first call was
 # once 1.52 times its repetitions' median with another process starting CUDA beside it (session
 # 53, an H100), and one call has no median to shrug that off. Such a case says it was timed so
-# (TimedBy.FIRST_CALL). CPU verdicts are unchanged.
+# (TimedBy.FIRST_CALL). With a false alarm costing a run, not a timing, the bound tightens from
+# 1.5 to 1.25 times the repetitions' median plus 2 us (first_call.FIRST_RATIO): a kernel that
+# copies a kept answer gains at most that. CPU verdicts are unchanged.
 JUDGE_VERSION = 30
 
 
