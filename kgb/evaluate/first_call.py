@@ -35,7 +35,7 @@ import torch
 # What an honest first call may take over the repetitions' median: its one timing against
 # their median, from the same clock. A kernel that remembers must make its copy at least this
 # much faster than its work to be timed by it. Judge v29 allowed 1.5, where an honest case
-# over it was timed wrong; since v30 such an evaluation runs once more on new inputs
+# over it was timed wrong; since v30 such an evaluation runs again on new inputs
 # (kgb.evaluate.evaluate), so a tighter bound costs a run: honest first calls went over 1.25
 # times in 2 of 504 (both with another process starting CUDA beside them) and 0 of 503 in two
 # of session 53's jobs on H100s; the most seen otherwise, 1.35 (session 52, an H200's later

@@ -110,10 +110,11 @@ from enum import StrEnum
 # out but counts them towards the odds of the rest, and always checks the first call on set V
 # (kept whole where the spec compares its own way, when two copies fit KEPT_BYTES, the other kept
 # calls then in what it leaves). CPU verdicts are unchanged.
-# v30: an evaluation that timed a case by its first call runs once more, on inputs drawn from new
-# secret seeds, and that run's verdict stands (kgb.evaluate.evaluate): an honest first call was
-# once 1.52 times its repetitions' median with another process starting CUDA beside it (session
-# 53, an H100), and one call has no median to shrug that off. Such a case says it was timed so
+# v30: an evaluation that timed a case by its first call runs again, on inputs drawn from new
+# secret seeds, up to twice, and the last run's verdict stands (kgb.evaluate.evaluate): an
+# honest first call took 1.52-2.08 times its repetitions' median in 3 of the 7 times its case was
+# timed (session 53, H100s; another process starting CUDA beside it), and one call has no median
+# to shrug that off. Such a case says it was timed so
 # (TimedBy.FIRST_CALL). With a false alarm costing a run, not a timing, the bound tightens from
 # 1.5 to 1.25 times the repetitions' median plus 2 us (first_call.FIRST_RATIO): a kernel that
 # copies a kept answer gains at most that. CPU verdicts are unchanged.
