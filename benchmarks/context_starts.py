@@ -1,7 +1,7 @@
 """Whether CUDA contexts starting and ending in other processes slow a timing turn; prints a table.
 
     python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit,free]
-        [--protocols kernels,clean-l2] [--child-mb 0] [--churners 0]
+        [--protocols kernels,clean-l2] [--child-mb 0] [--churners 0] [--first-call]
 
 In a sweep, judges and their candidate processes start CUDA all the time (session 23's call 6:
 219 starts of about 4 s each), and those starts take no work section, so timing turns run
@@ -21,6 +21,14 @@ candidate process holds its case's inputs. `--churners K` adds K `free` children
 row: whether memory given back beside a start slows the start. Each protocol of `--protocols` is measured as
 the judge measures it: a KERNELS measurement inside a kernel-clock session whose start and
 stop are left out of its wall time, as the judge's turn leaves them out.
+
+`--first-call` measures as judge v29 on measures a replay: every call from one state (the
+inputs loaded again from a pristine copy), the warm-up on the inputs turned
+(kgb.evaluate.first_call.Turned), the first call on the timed values timed alone; with a call
+over two 1 GB complex128 vectors besides (`torch.vdot`, cuBLAS's zdotc), the size of
+cublasZdotc_v2's bench-64m, whose first call session 53's H100s found slowed 1.52-2.08 times
+in 3 of 7 timings, each time with a start beside it. Its column: the first calls' ratios to
+their repetitions' median (median, most, and how many over the judge's bound).
 """
 
 from __future__ import annotations
@@ -39,6 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402  imported before any fork, CUDA untouched here, as in the engine
 
 CALLS = {"scale 2^16 (graph)": 1 << 16, "scale 2^24 (eager)": 1 << 24}
+VDOT = "vdot 2 x 1 GB complex128 (eager)"  # --first-call's, besides
+VDOT_N = 1 << 26
 STARTED_AHEAD = 25  # children an `exit` starter starts before the measurements, to end during them
 
 
@@ -124,29 +134,74 @@ def _starter(what: str, stop, took) -> None:
         os.waitpid(pid, 0)
 
 
-def _timer(conn, protocols: list[str]) -> None:
-    """Times each call whenever asked: (wall s of each measure, median us of each), per
-    protocol and call."""
+def _calls(first_call: bool) -> dict[str, tuple[object, list[torch.Tensor]]]:
+    """Each call by name: the call, and the tensors it reads (which --first-call loads again
+    before every call and turns for the warm-up)."""
+    calls: dict[str, tuple[object, list[torch.Tensor]]] = {}
+    for name, n in CALLS.items():
+        x, y = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+        calls[name] = (lambda x=x, y=y: torch.mul(x, 2.0, out=y), [x])
+    if first_call:
+        a, b = (torch.randn(VDOT_N, dtype=torch.complex128, device="cuda") for _ in range(2))
+        calls[VDOT] = (lambda: torch.vdot(a, b), [a, b])
+    return calls
+
+
+def _as_a_replay(fn, read: list[torch.Tensor]) -> dict[str, object]:
+    """`prepare`'s arguments for measuring `fn` as judge v29 on measures a replay: each call
+    from the inputs loaded again from a pristine copy, the warm-up on them turned."""
+    from kgb.evaluate.first_call import Turned
+
+    pairs = [(t.untyped_storage(), t.clone().untyped_storage()) for t in read]
+    turned = Turned(pairs, read)
+
+    def before_each() -> None:
+        for dst, src in pairs:
+            dst.copy_(src)
+
+    def before_warm_up() -> None:
+        before_each()
+        turned.apply()
+
+    return {"before_each": before_each, "before_warm_up": before_warm_up}
+
+
+def _timer(conn, protocols: list[str], first_call: bool) -> None:
+    """Times each call whenever asked: (wall s of each measure, median us of each, and with
+    `first_call` the first call's ratio to the repetitions' median), per protocol and call."""
     from kgb.evaluate import kernel_clock
     from kgb.evaluate.timing import Protocol, measure, prepare
 
-    tensors = {name: (torch.randn(n, device="cuda"), torch.empty(n, device="cuda")) for name, n in CALLS.items()}
+    calls = _calls(first_call)
     kernel_clock.warm_up()
     while (count := conn.recv()) is not None:
         out = {}
         for protocol in map(Protocol, protocols):
-            for name, (x, y) in tensors.items():
-                walls, medians = [], []
+            for name, (fn, read) in calls.items():
+                walls, medians, ratios = [], [], []
                 for _ in range(count):
-                    prepared = prepare(lambda x=x, y=y: torch.mul(x, 2.0, out=y), protocol=protocol)
+                    prepared = prepare(fn, protocol=protocol, **(_as_a_replay(fn, read) if first_call else {}))
                     session = kernel_clock.session() if protocol == Protocol.KERNELS else contextlib.nullcontext()
                     with session:
                         began = time.monotonic()
                         timing = measure(prepared, repeats=100, protocol=protocol)
                         walls.append(time.monotonic() - began)
-                    medians.append(timing.counted().median_us)
-                out[f"{name}, {protocol}"] = (walls, medians)
+                    timing = timing.counted()
+                    medians.append(timing.repeated_us or timing.median_us)
+                    if timing.first_us is not None and timing.repeated_us:
+                        ratios.append(timing.first_us / timing.repeated_us)
+                out[f"{name}, {protocol}"] = (walls, medians, ratios)
         conn.send(out)
+
+
+def first_calls(ratios: list[float]) -> str:
+    """The first calls' ratios to their repetitions' median, as a table cell."""
+    from kgb.evaluate.first_call import FIRST_RATIO
+
+    if not ratios:
+        return "-"
+    return (f"{statistics.median(ratios):.3f}, {max(ratios):.3f}, "
+            f"{sum(r > FIRST_RATIO for r in ratios)} of {len(ratios)} over {FIRST_RATIO:g}")
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -162,16 +217,17 @@ def main() -> int:
     parser.add_argument("--protocols", default="kernels", help="kernels, clean-l2: comma-separated")
     parser.add_argument("--child-mb", type=int, default=0, help="GPU memory each child holds, filled")
     parser.add_argument("--churners", type=int, default=0, help="`free` children beside every row's")
+    parser.add_argument("--first-call", action="store_true", help="measure as the judge measures a replay (v29 on)")
     args = parser.parse_args()
     global HOLD_MB
     HOLD_MB = args.child_mb
     fork = multiprocessing.get_context("fork")
     ours, theirs = fork.Pipe()
-    timer = fork.Process(target=_timer, args=(theirs, args.protocols.split(",")), daemon=True)
+    timer = fork.Process(target=_timer, args=(theirs, args.protocols.split(","), args.first_call), daemon=True)
     timer.start()
     print("| other processes | what they do | call | measure wall median / p90 (ms) | latency median (us) "
-          "| each start or end, median s (count) |")
-    print("|---|---|---|---|---|---|")
+          "| each start or end, median s (count) | first call / repetitions: median, most |")
+    print("|---|---|---|---|---|---|---|")
     for what in args.what.split(","):
         for n in (int(v) for v in args.starters.split(",")):
             if n == 0 and what != args.what.split(",")[0]:
@@ -196,11 +252,12 @@ def main() -> int:
                     took.append(seconds)
             for s in starters:
                 s.join(timeout=60)
-            for name, (walls, medians) in result.items():
+            for name, (walls, medians, ratios) in result.items():
                 each = f"{statistics.median(took):.2f} ({len(took)})" if took else "-"
                 doing = (what if n else "-") + (f" + {args.churners} freeing" if args.churners else "")
                 print(f"| {n} | {doing} | {name} | {1000 * statistics.median(walls):.1f} / "
-                      f"{1000 * _quantile(walls, 0.9):.1f} | {statistics.median(medians):.2f} | {each} |", flush=True)
+                      f"{1000 * _quantile(walls, 0.9):.1f} | {statistics.median(medians):.2f} | {each} "
+                      f"| {first_calls(ratios)} |", flush=True)
     ours.send(None)
     timer.join(timeout=30)
     return 0

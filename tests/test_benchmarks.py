@@ -403,3 +403,25 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
             "(graph): first 241.8 us, repetitions 1.7 us, x142.235; beside it: 1 start\n  furthest over: b (graph)") in report
     assert "furthest over: a (graph): first 10.2 us, repetitions 10.0 us, x1.020\n" in report + "\n"
     assert "first calls" not in gpu_trace.report([turn])
+
+
+def test_the_context_starts_benchmark_measures_first_calls_as_the_judge_measures_a_replay():
+    """benchmarks/context_starts.py --first-call: each call from the inputs loaded again, the
+    warm-up on them turned (kgb.evaluate.first_call.Turned), and a cell of the first calls'
+    ratios that counts those over the judge's bound."""
+    import context_starts
+    import torch
+
+    from kgb.evaluate.first_call import FIRST_RATIO
+
+    x = torch.arange(64, dtype=torch.float32)
+    pristine = x.clone()
+    around = context_starts._as_a_replay(lambda: None, [x])
+    around["before_warm_up"]()
+    assert not torch.equal(x, pristine) and torch.equal(x.sort().values, pristine)  # turned, every value kept
+    x.add_(1.0)  # what a call left
+    around["before_each"]()
+    assert torch.equal(x, pristine)
+    cell = context_starts.first_calls([1.0, 1.02, FIRST_RATIO + 0.5])
+    assert cell == f"1.020, {FIRST_RATIO + 0.5:.3f}, 1 of 3 over {FIRST_RATIO:g}"
+    assert context_starts.first_calls([]) == "-"
