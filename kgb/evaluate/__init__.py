@@ -174,8 +174,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
             f"verdict is from a run on inputs drawn again\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
-    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s, "again": tuple(again),
-                      "logs": scrub(verdict.logs, secrets),
+    return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s,
+                      "again": tuple(again), "logs": scrub(verdict.logs, secrets),
                       "message": scrub(verdict.message, secrets)})
 
 

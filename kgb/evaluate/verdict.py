@@ -114,10 +114,10 @@ from enum import StrEnum
 # secret seeds, up to twice, and the last run's verdict stands (kgb.evaluate.evaluate): an
 # honest first call took 1.52-2.08 times its repetitions' median in 3 of the 7 times its case was
 # timed (session 53, H100s; another process starting CUDA beside it), and one call has no median
-# to shrug that off. Such a case says it was timed so
-# (TimedBy.FIRST_CALL). With a false alarm costing a run, not a timing, the bound tightens from
-# 1.5 to 1.25 times the repetitions' median plus 2 us (first_call.FIRST_RATIO): a kernel that
-# copies a kept answer gains at most that. CPU verdicts are unchanged.
+# to shrug that off. Such a case says it was timed so (TimedBy.FIRST_CALL). With a false alarm
+# costing a run, not a timing, the bound tightens from 1.5 to 1.25 times the repetitions' median
+# plus 2 us (first_call.FIRST_RATIO): a kernel that copies a kept answer gains at most that. CPU
+# verdicts are unchanged.
 JUDGE_VERSION = 30
 
 
