@@ -8,13 +8,14 @@
 # --no-tests skips the GPU tests and --one-job the later job, to fit a lent machine's minutes
 # (the whole check takes about nine on an H200). e.g. benchmarks/gpu_check.sh /tmp/check docs/results/h200-s35-call3-first-events.jsonl.gz
 #
-# OUT receives eight files, a few MB in all: summary.txt (one line per step, its exit code
+# OUT receives nine files, a few MB in all: summary.txt (one line per step, its exit code
 # and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables),
 # first-events.jsonl.gz and second-events.jsonl.gz (the two jobs' event logs), trace.txt
 # (benchmarks/gpu_trace.py on both jobs' traces, and benchmarks/slow_measurements.py on the
-# first's) and agreement.txt (benchmarks/agreement.py
-# of the first job against the earlier log, and against the second job). A step that fails
-# is written down and the next one runs.
+# first's), first-trace.jsonl.gz (the first job's trace itself, for questions the report does
+# not answer) and agreement.txt (benchmarks/agreement.py of the first job against the earlier
+# log, and against the second job). A step that fails is written down and the next one runs.
+# (The `device` tool brings back eight files from a call: tar OUT into one.)
 set -uo pipefail
 tests=1
 second=--second
@@ -73,6 +74,8 @@ for run in first ${second:+second}; do
   echo "## the $run job's trace" >>"$out/trace.txt"
   step "trace-$run" "$out/trace.txt" python3 benchmarks/gpu_trace.py "$trace.$run"
 done
+
+[ -f "$trace.first" ] && gzip -c "$trace.first" >"$out/first-trace.jsonl.gz"
 
 # the first job's slow replays against the other jobs' timings, and what was beside them
 others=()
