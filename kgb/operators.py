@@ -182,6 +182,13 @@ class Spec:
         return (*self.output_args, *self.inout_args)
 
     @property
+    def turned_args(self) -> tuple[str, ...]:
+        """Arguments whose integer tensors hold plain values (no index, offset, count or
+        quantised block: what a kernel addresses by), which the judge may move about for a
+        replay's warm-up as it moves floating ones (kgb.evaluate.first_call)."""
+        return tuple(getattr(self.module, "TURNED_ARGS", ()))
+
+    @property
     def kernel_required(self) -> bool:
         """False only for views and metadata ops whose spec says so explicitly."""
         return bool(getattr(self.module, "KERNEL_REQUIRED", True))

@@ -49,3 +49,18 @@ def test_a_case_is_timed_by_its_first_call_only_where_it_took_far_longer():
     # honest first calls as session 53's H100s timed them beside another process's CUDA start
     # pass (cublasZswap_v2's bench-64m, 1.19 times); a copy 1.3 times faster than its work does not
     assert remembered(2382.1, 1994.9) == "" and remembered(1.3 * 1994.9, 1994.9) != ""
+
+
+def test_integers_are_turned_only_where_the_spec_says_they_are_plain_values():
+    """Spec.turned_args: a comparison's or a sort's integer operands are values, which move
+    about like floating ones; an index never does, nor what the spec does not name."""
+    from kgb import operators
+
+    keys, idx = torch.arange(64, dtype=torch.int64), torch.arange(64, dtype=torch.int64)
+    pairs = [(t.untyped_storage(), t.clone().untyped_storage()) for t in (keys, idx)]
+    turned = Turned(pairs, [keys, idx], plain=[keys])
+    assert [dst.data_ptr() for dst, _, _ in turned.turns] == [keys.untyped_storage().data_ptr()]
+    assert Turned(pairs, [keys, idx]).turns == []  # integers, unnamed: left where they are
+    assert operators.load("aten::sort").turned_args == ("self",)
+    assert operators.load("aten::eq").turned_args == ("self", "other")
+    assert operators.load("aten::gather").turned_args == ()  # its index is what a kernel addresses by

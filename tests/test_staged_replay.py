@@ -351,3 +351,28 @@ def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_
         runner.finish(staged)
     assert failed.value.status == Status.REJECTED
     assert "the checked one was right and call 2 of 2, one of 2 kept whole at random, was wrong: " in failed.value.message
+
+
+@pytest.mark.parametrize("turned_args", [(), ("x",)], ids=["integers-unnamed", "integers-plain-values"])
+def test_integer_inputs_are_turned_for_the_warm_up_only_where_the_spec_says_they_are_values(cpu_as_gpu, turned_args):
+    """Spec.turned_args reaches the replay: an integer input the spec names as plain values is
+    turned for the warm-up as a floating one is (so its first call on set V is timed alone),
+    one it does not name is left as loaded; the replay's answer is set V's either way."""
+    gen = torch.Generator().manual_seed(5)
+    x_t, x_v = (torch.randint(-1000, 1000, (256,), generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+    def call() -> None:
+        out_t.copy_(x_t)
+
+    recording = record(call, sent).as_json()
+    staged = StagedReplay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                          lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
+                          exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)), turned_args=turned_args)
+    assert len(staged.turned.turns) == len(turned_args)
+    staged.measure()
+    replayed = staged.finish()
+    assert torch.equal(replayed.inputs["out"], x_v)
+    assert (replayed.timing.first_us is not None) == bool(turned_args)  # timed alone where turned

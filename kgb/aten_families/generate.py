@@ -53,6 +53,9 @@ def render_spec(m: Member) -> str:
     ]
     if m.extra:
         lines += [m.extra.strip("\n"), ""]
+    if turned := getattr(FAMILIES[m.family], "TURNED_ARGS", ()):  # the family's, for each member
+        names = ", ".join(f'"{a}"' for a in turned)
+        lines += [f"TURNED_ARGS = ({names}{',' if len(turned) == 1 else ''})", ""]
     lines += [
         f'CASES = {m.family}.cases("{m.name}")',
         "# changes with the family's cases, inputs or comparison, and with it this file's digest",

@@ -143,7 +143,8 @@ class BenchCaseTiming:
             with self.phase("replay"):
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
-                                             self._audit(), tag=f"{spec.id} {case.name}")
+                                             self._audit(), tag=f"{spec.id} {case.name}",
+                                             turned_args=spec.turned_args)
         except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
             raise _replay_error(case, exc) from exc
         return staged

@@ -21,8 +21,10 @@ element size passes 16 bytes), so whatever a recording fixed from counts over a 
 kernel meets is one it meets in the timed calls. Only a storage that one contiguous floating
 tensor covers exactly is turned: bytes outside any tensor (a slice's storage) would come in
 as values never drawn, and nothing a kernel addresses by moves (indices, offsets, quantised
-blocks, a storage viewed as integers anywhere). Not covered: an operator whose inputs have no
-such storage over 16 bytes; its warm-up runs on the timed values, as before judge v29.
+blocks, a storage viewed as integers anywhere), unless the spec says an argument's integers
+are plain values (`Spec.turned_args`: a comparison's operands, a sort's keys; since session
+53). Not covered: an operator whose inputs have no such storage over 16 bytes; its warm-up
+runs on the timed values, as before judge v29.
 """
 
 from __future__ import annotations
@@ -64,17 +66,19 @@ def _floating(t: torch.Tensor) -> bool:
 
 class Turned:
     """The warm-up's values: each storage over STEP_BYTES that its input tensors all cover
-    exactly as floating values, turned by a secret whole number of steps. `pairs` are the
-    storages the calls run on, each with the one its timed values are loaded from; `apply()`
-    writes the turned values from there (after each reset), with no copy of its own: a bench
-    case's input can be gigabytes, and judges share the GPU's memory."""
+    exactly as floating values (or as integers of `plain`, tensors whose integers are plain
+    values), turned by a secret whole number of steps. `pairs` are the storages the calls run
+    on, each with the one its timed values are loaded from; `apply()` writes the turned values
+    from there (after each reset), with no copy of its own: a bench case's input can be
+    gigabytes, and judges share the GPU's memory."""
 
     def __init__(self, pairs: Iterable[tuple[torch.UntypedStorage, torch.UntypedStorage]],
-                 inputs: Iterable[torch.Tensor]):
+                 inputs: Iterable[torch.Tensor], plain: Iterable[torch.Tensor] = ()):
+        plain_ids = {id(t) for t in plain}
         covers: dict[int, set[bool]] = {}
         for t in inputs:
             s = t.untyped_storage()
-            whole = (_floating(t) and t.is_contiguous() and t.storage_offset() == 0
+            whole = ((_floating(t) or id(t) in plain_ids) and t.is_contiguous() and t.storage_offset() == 0
                      and t.numel() * t.element_size() == s.nbytes())
             covers.setdefault(s.data_ptr(), set()).add(whole)
         self.turns: list[tuple[torch.Tensor, torch.Tensor, int]] = []

@@ -62,7 +62,8 @@ class StagedReplay:
 
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
-                 exclusive: TimingLock, audit: CallAudit | None = None, tag: str = ""):
+                 exclusive: TimingLock, audit: CallAudit | None = None, tag: str = "",
+                 turned_args: tuple[str, ...] = ()):
         from kgb.evaluate.timing import prepare
 
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
@@ -85,7 +86,9 @@ class StagedReplay:
             self.loads = storage_pairs(self.bind(self.t_in), self.bind(self.v_in))
             self._reset()
             # the warm-up's values: set V's, turned where that keeps them whole (judge v29)
-            self.turned = Turned(self.loads, tensors_in([v for name, v in self.t_in.items() if name not in outputs]))
+            read = {name: v for name, v in self.t_in.items() if name not in outputs}
+            self.turned = Turned(self.loads, tensors_in(list(read.values())),
+                                 plain=tensors_in([v for name, v in read.items() if name in turned_args]))
         self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"

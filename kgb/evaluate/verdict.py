@@ -116,8 +116,9 @@ from enum import StrEnum
 # timed (session 53, H100s; another process starting CUDA beside it), and one call has no median
 # to shrug that off. Such a case says it was timed so (TimedBy.FIRST_CALL). With a false alarm
 # costing a run, not a timing, the bound tightens from 1.5 to 1.25 times the repetitions' median
-# plus 2 us (first_call.FIRST_RATIO): a kernel that copies a kept answer gains at most that. CPU
-# verdicts are unchanged.
+# plus 2 us (first_call.FIRST_RATIO): a kernel that copies a kept answer gains at most that. The
+# warm-up turns integer storages too where the spec names them plain values (Spec.turned_args:
+# comparisons, divisions, unary and row-wise ATen ops, sort). CPU verdicts are unchanged.
 JUDGE_VERSION = 30
 
 

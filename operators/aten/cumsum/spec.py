@@ -30,9 +30,11 @@ def cumsum(self: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) ->
     """aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "prepend", "append")
+
 CASES = rowwise.cases("cumsum")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "4319db3b08f8eda8"
+FAMILY_DIGEST = "21f6fae0090ef8c0"
 
 make_inputs = rowwise.cumsum_inputs
 

@@ -32,9 +32,11 @@ def diff(self: torch.Tensor, n: int = 1, dim: int = -1, prepend: torch.Tensor | 
     """aten::diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "prepend", "append")
+
 CASES = rowwise.cases("diff")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "363551c50808ce85"
+FAMILY_DIGEST = "1bff4c350939edcb"
 
 make_inputs = rowwise.diff_inputs
 

@@ -55,9 +55,11 @@ def div_Scalar_mode(self: torch.Tensor, other: int | float | bool, *, rounding_m
     """aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "other")
+
 CASES = division.cases("div")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "b81db2de069b878d"
+FAMILY_DIGEST = "f1698fc18728bda7"
 
 make_inputs = division.make_inputs
 

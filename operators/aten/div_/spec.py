@@ -59,9 +59,11 @@ def div__Scalar_mode(self: torch.Tensor, other: int | float | bool, *, rounding_
 
 INOUT_ARGS = ("self",)
 
+TURNED_ARGS = ("self", "other")
+
 CASES = division.cases("div_")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "df72dbbb6fdc0d81"
+FAMILY_DIGEST = "150ac8425670cf4f"
 
 make_inputs = division.make_inputs
 compare = division.compare

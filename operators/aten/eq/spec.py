@@ -36,9 +36,11 @@ def eq_Scalar(self: torch.Tensor, other: int | float | bool) -> torch.Tensor:
     """aten::eq.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "other")
+
 CASES = comparison.cases("eq")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "53436b2e9d5b58f9"
+FAMILY_DIGEST = "48d3c88f6ad7f83d"
 
 make_inputs = comparison.make_inputs
 

@@ -40,9 +40,11 @@ def floor_divide_Scalar(self: torch.Tensor, other: int | float) -> torch.Tensor:
     """aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "other")
+
 CASES = division.cases("floor_divide")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "493b6c823972e951"
+FAMILY_DIGEST = "f590cdf343cc53ef"
 
 make_inputs = division.make_inputs
 

@@ -36,9 +36,11 @@ def gt_Scalar(self: torch.Tensor, other: int | float | bool) -> torch.Tensor:
     """aten::gt.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "other")
+
 CASES = comparison.cases("gt")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "82c3d7ab3bc0e463"
+FAMILY_DIGEST = "564cad7aea5dedf7"
 
 make_inputs = comparison.make_inputs
 

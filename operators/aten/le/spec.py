@@ -36,9 +36,11 @@ def le_Scalar(self: torch.Tensor, other: int | float | bool) -> torch.Tensor:
     """aten::le.Scalar(Tensor self, Scalar other) -> Tensor"""
 '''
 
+TURNED_ARGS = ("self", "other")
+
 CASES = comparison.cases("le")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "b2612b8c259a3267"
+FAMILY_DIGEST = "ac1aecc23bd21fd0"
 
 make_inputs = comparison.make_inputs
 

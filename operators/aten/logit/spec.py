@@ -37,9 +37,11 @@ def logit(self: torch.Tensor, eps: float | None = None) -> torch.Tensor:
 
 make_inputs = unary.inputs_of("logit")
 
+TURNED_ARGS = ("self",)
+
 CASES = unary.cases("logit")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "3d005e0c2241644f"
+FAMILY_DIGEST = "678132b7f0ecc82f"
 
 
 

@@ -43,9 +43,11 @@ def polygamma(n: int, self: torch.Tensor) -> torch.Tensor:
 
 make_inputs = unary.inputs_of("polygamma")
 
+TURNED_ARGS = ("self",)
+
 CASES = unary.cases("polygamma")
 # changes with the family's cases, inputs or comparison, and with it this file's digest
-FAMILY_DIGEST = "564456e30e5ef1ff"
+FAMILY_DIGEST = "6d6ec1818b44e2bb"
 
 
 
