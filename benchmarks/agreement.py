@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kgb.evaluate.verdict import TimedBy  # noqa: E402
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import judged  # noqa: E402
 
@@ -42,6 +43,7 @@ class Pair:
     old_us: float
     new_spread: float | None = None  # where the sweep says (event logs do)
     old_spread: float | None = None
+    first_call: str = ""  # which sweep timed it by its first call: "new", "old" or "both" (event logs say)
 
     @property
     def ratio(self) -> float:
@@ -66,8 +68,11 @@ def pairs(new: dict, old: dict) -> list[Pair]:
         for case, timing in entry.get("cases", {}).items():
             before = old.get(op, {}).get("cases", {}).get(case)
             if timing and before and timing[0] is not None and before[0] is not None:
+                by_first = [name for name, sweep in (("new", entry), ("old", old[op]))
+                            if case in sweep.get("first_calls", ())]
                 found.append(Pair(op, case, float(timing[0]), float(before[0]),
-                                  entry.get("spreads", {}).get(case), old[op].get("spreads", {}).get(case)))
+                                  entry.get("spreads", {}).get(case), old[op].get("spreads", {}).get(case),
+                                  "both" if len(by_first) == 2 else "".join(by_first)))
     return found
 
 
@@ -78,15 +83,22 @@ def verdicts_that_differ(new: dict, old: dict) -> list[tuple[str, str, str]]:
 
 def sweep_of(path: Path) -> dict:
     """A sweep as throughput.py's --json has it: {op: {"status", "cases": {case: [latency_us]}}};
-    from an event log, each operator's last verdict, with "spreads": {case: spread}."""
+    from an event log, each operator's last verdict, with "spreads": {case: spread} and
+    "first_calls": the cases timed by their first call (kgb.evaluate.first_call)."""
     if not path.name.endswith((".jsonl", ".jsonl.gz")):
         return json.loads(path.read_text())
     sweep = {}
     for op, v in judged(read_events(path)):
         bench = [case for case in v.cases if case.tag == "bench"]
         sweep[op] = {"status": str(v.status), "cases": {case.name: [case.latency_us] for case in bench},
-                     "spreads": {case.name: case.latency_spread for case in bench if case.latency_spread is not None}}
+                     "spreads": {case.name: case.latency_spread for case in bench if case.latency_spread is not None},
+                     "first_calls": [case.name for case in bench if _by_first_call(case)]}
     return sweep
+
+
+def _by_first_call(case) -> bool:
+    # judge v29's logs say it only in the timing mode, as kgb.evaluate.first_call words it
+    return case.timed_by == TimedBy.FIRST_CALL or "timed by its first call" in (case.timing_mode or "")
 
 
 def main() -> int:
@@ -110,10 +122,14 @@ def main() -> int:
     if apart:
         print(f"| apart by over 5%, either timing's repetitions spread over {SPLIT_SPREAD} | "
               f"{sum(p.split for p in apart)} of {len(apart)} |")
+    if firsts := [p for p in found if p.first_call]:
+        print(f"| timed by their first call, new / old | {sum(p.first_call in ('new', 'both') for p in firsts)} / "
+              f"{sum(p.first_call in ('old', 'both') for p in firsts)} |")
     print("\nfurthest apart (new / old, us):")
     for p in sorted(found, key=lambda p: abs(p.ratio - 1), reverse=True)[:args.worst]:
         spreads = f", spreads {p.new_spread:.2f} / {p.old_spread:.2f}" if p.split is not None else ""
-        print(f"  {p.op} {p.case}: {p.new_us:.2f} / {p.old_us:.2f} ({(p.ratio - 1) * 100:+.1f}%{spreads})")
+        first = f"; timed by its first call in {p.first_call}" if p.first_call else ""
+        print(f"  {p.op} {p.case}: {p.new_us:.2f} / {p.old_us:.2f} ({(p.ratio - 1) * 100:+.1f}%{spreads}{first})")
     differ = verdicts_that_differ(new, old)
     print(f"\nverdicts that differ: {len(differ)}")
     for op, now, before in differ:

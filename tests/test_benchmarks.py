@@ -33,20 +33,36 @@ def test_two_sweeps_agree_within_two_percent_over_10_us_and_half_a_microsecond_u
 def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(job_log):
     """run.py's own sweeps (benchmarks/first_run.py --events) against each other or a throughput sweep."""
     from kgb.evaluate import CaseResult, Status, Verdict
+    from kgb.evaluate.verdict import TimedBy
 
-    def evaluated(status: str, latency: float | None, spread: float | None = None) -> Verdict:
+    def evaluated(status: str, latency: float | None, spread: float | None = None,
+                  by: TimedBy = TimedBy.JUDGE) -> Verdict:
         return Verdict(Status(status), "", cases=(CaseResult("bench-1", "bench", Status(status), latency_us=latency,
-                                                             latency_spread=spread),
+                                                             latency_spread=spread, timed_by=by),
                                                   CaseResult("small", "check", Status(status))))
 
     log = job_log([("aten::add", evaluated("correct", 101.0, 0.3)), ("aten::neg", evaluated("wrong_output", None))])
     sweep = agreement.sweep_of(log)
-    assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}, "spreads": {"bench-1": 0.3}},
-                     "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}, "spreads": {}}}
+    assert sweep == {"aten::add": {"status": "correct", "cases": {"bench-1": [101.0]}, "spreads": {"bench-1": 0.3},
+                                   "first_calls": []},
+                     "aten::neg": {"status": "wrong_output", "cases": {"bench-1": [None]}, "spreads": {},
+                                   "first_calls": []}}
     [pair] = agreement.pairs(sweep, _sweep(**{"bench-1": [100.0, 50.0, "eager"]}))
     assert pair.within(0.02) and pair.split is None  # a throughput sweep says no spread
     [pair] = agreement.pairs(sweep, sweep)
     assert pair.split is True  # repetitions spread 30%: they did not settle on one time
+    # a case timed by its first call in one job (kgb.evaluate.first_call) says so beside its ratio
+    flagged = agreement.sweep_of(job_log([("aten::add", evaluated("correct", 155.0, 0.01, TimedBy.FIRST_CALL))]))
+    assert flagged["aten::add"]["first_calls"] == ["bench-1"]
+    [pair] = agreement.pairs(flagged, sweep)
+    assert pair.first_call == "new" and not pair.within(0.05)
+    assert agreement.pairs(sweep, flagged)[0].first_call == "old" and agreement.pairs(flagged, flagged)[0].first_call == "both"
+    # judge v29's logs say it in the timing mode only
+    from kgb.evaluate.first_call import remembered
+
+    v29 = CaseResult("bench-1", "bench", Status.CORRECT, latency_us=155.0, timed_by=TimedBy.JUDGE,
+                     timing_mode=f"eager ({remembered(155.0, 100.0)})")
+    assert agreement._by_first_call(v29) and not agreement._by_first_call(CaseResult("b", "bench", Status.CORRECT))
 
 
 def test_an_earlier_sweeps_baseline_is_given_only_for_the_same_spec_version(tmp_path):
