@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kgb.evaluate.first_call import TIMED_BY_FIRST_CALL  # noqa: E402
 from kgb.evaluate.verdict import TimedBy  # noqa: E402
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import judged  # noqa: E402
@@ -97,8 +98,8 @@ def sweep_of(path: Path) -> dict:
 
 
 def _by_first_call(case) -> bool:
-    # judge v29's logs say it only in the timing mode, as kgb.evaluate.first_call words it
-    return case.timed_by == TimedBy.FIRST_CALL or "timed by its first call" in (case.timing_mode or "")
+    # judge v29's logs say it only in the timing mode
+    return case.timed_by == TimedBy.FIRST_CALL or TIMED_BY_FIRST_CALL in (case.timing_mode or "")
 
 
 def main() -> int:

@@ -180,24 +180,28 @@ def first_calls(firsts: list[dict], others: list[dict] = ()) -> str:
 def _split_by_starts(counted: list[dict], starts: list[dict]) -> str:
     """The ratios of first calls with another process starting CUDA beside them, against the
     others': the turn keeps work sections out, not starts (session 53)."""
-    beside = [r for r in counted if _beside(r, starts)]
+    beside_one = [r for r in counted if beside(r, starts)]
     parts = []
-    for name, rs in (("with a process start beside", beside), ("without", [r for r in counted if r not in beside])):
+    for name, rs in (("with a process start beside", beside_one),
+                     ("without", [r for r in counted if r not in beside_one])):
         ratios = sorted(r["first_us"] / r["repeated_us"] for r in rs)
         parts.append(f"{name} {len(rs)}" + (f" (p99 {_quantile(ratios, 0.99):.3f}, most {ratios[-1]:.3f}, over 1.1 "
                                             f"{sum(x > 1.1 for x in ratios)})" if ratios else ""))
     return "\n  " + "; ".join(parts)
 
 
-def _beside(r: dict, others: list[dict]) -> list[dict]:
-    return [o for o in others if o["pid"] != r["pid"] and o["began"] < r["ended"] and r["began"] < o["ended"]]
+def beside(r: dict, others: list[dict], after_s: float = 0.0) -> list[dict]:
+    """Those of `others` (another process's) that overlap the record `r`, each taken to last
+    `after_s` past its end."""
+    return [o for o in others
+            if o["pid"] != r["pid"] and o["began"] < r["ended"] and r["began"] < o["ended"] + after_s]
 
 
 def _first_call(r: dict, others: list[dict]) -> str:
-    beside = Counter(o["kind"] for o in _beside(r, others))
+    near = Counter(o["kind"] for o in beside(r, others))
     return (f"{r.get('tag', '?')} ({r.get('mode')}): first {r['first_us']:.1f} us, repetitions "
             f"{r['repeated_us']:.1f} us, x{r['first_us'] / r['repeated_us']:.3f}"
-            + (f"; beside it: {', '.join(f'{n} {k}' for k, n in sorted(beside.items()))}" if beside else ""))
+            + (f"; beside it: {', '.join(f'{n} {k}' for k, n in sorted(near.items()))}" if near else ""))
 
 
 def report(records: list[dict]) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gpu_trace import read  # noqa: E402  (beside this file)
+from gpu_trace import beside, read  # noqa: E402  (beside this file)
 
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import judged  # noqa: E402
@@ -57,12 +57,6 @@ def replays_by_case(records: list[dict]) -> list[tuple[dict, str]]:
     return out
 
 
-def beside(m: dict, others: list[dict], after_s: float = 0.0) -> bool:
-    """Whether any of `others` (another process's) overlaps the measurement, each taken to last
-    `after_s` past its end."""
-    return any(o["pid"] != m["pid"] and o["began"] < m["ended"] and m["began"] < o["ended"] + after_s for o in others)
-
-
 def describe(ms: list[dict], kinds: dict[str, list[dict]]) -> dict[str, str]:
     """What was beside the measurements `ms`, of the trace's records by kind."""
     n = len(ms)
@@ -72,9 +66,9 @@ def describe(ms: list[dict], kinds: dict[str, list[dict]]) -> dict[str, str]:
 
     row = {
         "measurements": str(n),
-        "beside a memory release": share(sum(beside(m, kinds["release"]) for m in ms)),
-        "beside a process's end": share(sum(beside(m, kinds["exit"], EXIT_WINDOW_S) for m in ms)),
-        "beside a process start": share(sum(beside(m, kinds["start"]) for m in ms)),
+        "beside a memory release": share(sum(bool(beside(m, kinds["release"])) for m in ms)),
+        "beside a process's end": share(sum(bool(beside(m, kinds["exit"], EXIT_WINDOW_S)) for m in ms)),
+        "beside a process start": share(sum(bool(beside(m, kinds["start"])) for m in ms)),
     }
     for when, key in (("started", "sm_mhz"), ("ended", "end_sm_mhz")):
         clocked = [m for m in ms if m.get(key)]

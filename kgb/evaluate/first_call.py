@@ -50,12 +50,16 @@ STEP_BYTES = 16
 _SECRET = random.SystemRandom()
 
 
+# How a timing mode begins to say so (judge v29's logs say it nowhere else)
+TIMED_BY_FIRST_CALL = "timed by its first call on the timed inputs"
+
+
 def remembered(first_us: float | None, median_us: float) -> str:
     """Why a case is timed by its first call, or "" where that call took about as long as the
     ones after it (or was not timed by the repetitions' clock)."""
     if first_us is None or first_us <= FIRST_RATIO * median_us + FIRST_SLACK_US:
         return ""
-    return (f"timed by its first call on the timed inputs, {first_us:.1f} us, where the calls after it took a "
+    return (f"{TIMED_BY_FIRST_CALL}, {first_us:.1f} us, where the calls after it took a "
             f"median {median_us:.1f} us: a call faster on inputs it has seen may be copying an answer it kept "
             f"(kgb.evaluate.first_call)")
 
