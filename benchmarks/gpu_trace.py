@@ -155,17 +155,21 @@ def clocks_line(measures: list[dict]) -> str:
 
 def first_calls(firsts: list[dict], others: list[dict] = ()) -> str:
     """Judge v29's first calls on the timed inputs against the repetitions after them
-    (kgb.evaluate.first_call): how many replays warmed up on turned values, how the ratios of
-    those timed by the GPU's count spread, which were timed by their first call, and the five
-    furthest over their repetitions, with what of `others` (process starts and ends, memory
+    (kgb.evaluate.first_call): how many replays warmed up on turned values (or, judge v31, on
+    another draw), how the ratios of those timed by the GPU's count spread, which were timed by
+    their first call, and the five furthest over their repetitions, with what of `others` (process starts and ends, memory
     releases, work sections) another process ran beside each."""
     turned = [r for r in firsts if r.get("turned_bytes")]
-    counted = [r for r in turned if r.get("first_us") is not None and r.get("repeated_us")]
+    drawn = [r for r in firsts if r.get("drawn_bytes")]  # judge v31: another draw where nothing turns
+    counted = [r for r in turned + drawn if r.get("first_us") is not None and r.get("repeated_us")]
     ratios = sorted(r["first_us"] / r["repeated_us"] for r in counted)
     flagged = [r for r in counted if remembered(r["first_us"], r["repeated_us"])]
-    line = (f"first calls on the timed inputs: {len(firsts)} replays, {len(turned)} warmed up on turned values "
-            f"({len(counted)} of them with a first call by the repetitions' clock), {len(firsts) - len(turned)} "
-            f"on the timed values (no floating storage to turn)")
+    # under judge v31 a replay warms up on the timed values only where its inputs hold nothing
+    why = "no input to turn or draw" if any("drawn_bytes" in r for r in firsts) else "no floating storage to turn"
+    line = (f"first calls on the timed inputs: {len(firsts)} replays, {len(turned)} warmed up on turned values"
+            + (f", {len(drawn)} on another draw" if drawn else "")
+            + f" ({len(counted)} of them with a first call by the repetitions' clock), "
+            f"{len(firsts) - len(turned) - len(drawn)} on the timed values ({why})")
     if ratios:
         line += ("; first / repetitions: " + ", ".join(f"p{int(q * 100)} {_quantile(ratios, q):.3f}"
                                                         for q in (0.01, 0.1, 0.5, 0.9, 0.99))

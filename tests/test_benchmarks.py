@@ -419,6 +419,12 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
             "(graph): first 241.8 us, repetitions 1.7 us, x142.235; beside it: 1 start\n  furthest over: b (graph)") in report
     assert "furthest over: a (graph): first 10.2 us, repetitions 10.0 us, x1.020\n" in report + "\n"
     assert "first calls" not in gpu_trace.report([turn])
+    # judge v31: a replay with nothing to turn warms up on another draw, its first call timed alone too
+    drawn = dict(first("ints", 0, 5.1, 5.0), drawn_bytes=2048)
+    report = gpu_trace.report([turn, first("a", 4096, 10.2, 10.0), drawn, dict(first("view", 0, None, 1.3),
+                                                                                drawn_bytes=0)])
+    assert ("first calls on the timed inputs: 3 replays, 1 warmed up on turned values, 1 on another draw (2 of them "
+            "with a first call by the repetitions' clock), 1 on the timed values (no input to turn or draw)") in report
 
 
 def test_the_context_starts_benchmark_measures_first_calls_as_the_judge_measures_a_replay():

@@ -64,3 +64,44 @@ def test_integers_are_turned_only_where_the_spec_says_they_are_plain_values():
     assert operators.load("aten::sort").turned_args == ("self",)
     assert operators.load("aten::eq").turned_args == ("self", "other")
     assert operators.load("aten::gather").turned_args == ()  # its index is what a kernel addresses by
+
+
+def test_a_tensor_covering_its_storage_in_another_order_turns_as_a_contiguous_one():
+    """A transpose or a permutation holds each byte of its storage once: turning its storage
+    keeps every value it reads (judge v31). A slice, an expanded tensor or one past a storage's
+    start holds other bytes or some twice, and is left as loaded."""
+    from kgb.evaluate.first_call import covers_its_storage
+
+    x = torch.randn(6, 4, 5)
+    assert covers_its_storage(x) and covers_its_storage(x.transpose(0, 2)) and covers_its_storage(x.permute(1, 2, 0))
+    assert covers_its_storage(torch.randn(1, 8, 1).transpose(0, 1))  # sizes of one step over nothing
+    assert not covers_its_storage(x[:, :2])  # a slice: the rest of the storage is outside it
+    assert not covers_its_storage(torch.randn(4, 1).expand(4, 6))  # each byte read six times
+    assert not covers_its_storage(torch.randn(10)[1:])  # from past the storage's start
+    assert not covers_its_storage(torch.empty(0))
+    t = torch.randn(16, 8).t()
+    runs_on = torch.empty_strided(t.shape, t.stride()).copy_(t)  # the same geometry, a storage of its own
+    turned = Turned(storage_pairs([runs_on], [t]), [runs_on])
+    assert len(turned.turns) == 1
+    turned.apply()
+    assert not torch.equal(runs_on, t)
+    assert torch.equal(runs_on.reshape(-1).sort().values, t.reshape(-1).sort().values)
+
+
+def test_where_nothing_turns_the_warm_up_loads_another_draw_and_gives_its_memory_back():
+    """Drawn (judge v31): each storage the calls run on loaded whole from the same storage of
+    another draw, on every apply (after each reset); one of another size is left as loaded;
+    released, it holds none of the draw and still says how many bytes it loaded."""
+    from kgb.evaluate.first_call import Drawn
+
+    runs_on = [torch.zeros(32, dtype=torch.int64), torch.zeros(8, dtype=torch.uint8)]
+    draw = [torch.arange(32, dtype=torch.int64), torch.ones(9, dtype=torch.uint8)]
+    drawn = Drawn(storage_pairs(runs_on, draw))
+    assert drawn.nbytes == 32 * 8
+    for _ in range(2):
+        runs_on[0].zero_()
+        drawn.apply()
+        assert torch.equal(runs_on[0], draw[0]) and not runs_on[1].any()
+    drawn.release()
+    assert drawn.loads == [] and drawn.nbytes == 32 * 8
+    drawn.apply()  # nothing left to load

@@ -376,3 +376,80 @@ def test_integer_inputs_are_turned_for_the_warm_up_only_where_the_spec_says_they
     replayed = staged.finish()
     assert torch.equal(replayed.inputs["out"], x_v)
     assert (replayed.timing.first_us is not None) == bool(turned_args)  # timed alone where turned
+
+
+@pytest.mark.parametrize("remembers", [False, True], ids=["honest", "remembers-its-answers"])
+def test_where_nothing_turns_the_warm_up_runs_on_another_draw_and_the_first_call_is_timed_alone(
+        cpu_as_gpu, remembers):
+    """Judge v31: an integer input the spec does not name as plain values does not turn, so the
+    warm-up runs on another draw of the case (`fresh`, from a secret seed), loaded into the same
+    buffers, which it gives back after the warm-up; the first call on set V is then the first
+    the kernel sees of those values, timed alone. A call that copies an answer it kept for
+    inputs it has seen is timed by that first call; the honest one by its repetitions."""
+    gen = torch.Generator().manual_seed(7)
+    x_t, x_v = (torch.randint(-1000, 1000, (256,), generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+
+    def call() -> None:
+        out_t.copy_(x_t)
+
+    recording = record(call, sent).as_json()
+    draws: list[torch.Tensor] = []
+
+    def fresh() -> dict:
+        draws.append(torch.randint(-1000, 1000, (256,), generator=gen))
+        return {"x": draws[-1], "out": torch.empty(256, dtype=torch.int64)}
+
+    seen: list[str] = []
+    kept: list[bytes] = []
+    replay_call = Replay.__call__
+
+    def spied(replay: Replay):
+        x = torch.empty(0, dtype=torch.int64).set_(replay.inputs[0])
+        seen.append("V" if torch.equal(x, x_v) else "drawn" if torch.equal(x, draws[0]) else "other")
+        key = x.numpy().tobytes()
+        if not (remembers and key in kept):
+            kept.append(key)
+            time.sleep(0.05)  # works on inputs it has not seen; copies its kept answer on those it has
+        return replay_call(replay)
+
+    Replay.__call__ = spied
+    try:
+        staged = StagedReplay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
+                              lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
+                              exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)), fresh=fresh)
+        assert staged.turned.turns == [] and staged.drawn.nbytes == 256 * 8
+        assert staged.drawn.loads == []  # given back once the warm-up was done
+        staged.measure()
+        replayed = staged.finish()
+    finally:
+        Replay.__call__ = replay_call
+    warm = seen.index("V")
+    assert warm >= 1 and set(seen[:warm]) == {"drawn"} and set(seen[warm:]) == {"V"} and len(draws) == 1
+    assert torch.equal(replayed.inputs["out"], x_v)  # the checked call, on set V
+    t = replayed.timing
+    assert t.first_us is not None and t.median_us > 50_000
+    assert t.by_first_call == remembers and (t.first_us == t.median_us) == remembers
+
+
+def test_a_replay_with_nothing_to_turn_and_no_other_draw_warms_up_on_the_timed_values(cpu_as_gpu):
+    """As before judge v31, where no `fresh` draw is given (the judge always gives one): no first
+    call timed alone."""
+    gen = torch.Generator().manual_seed(8)
+    x_t, x_v = (torch.randint(-1000, 1000, (64,), generator=gen) for _ in range(2))
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+
+    def call() -> None:
+        out_t.copy_(x_t)
+
+    staged = StagedReplay(record(call, sent).as_json(), sent, before, {"x": x_t, "out": out_t},
+                          {"x": x_v, "out": out_v}, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
+                          repeats=20, warmup=3, exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)))
+    staged.measure()
+    assert staged.finish().timing.first_us is None and staged.drawn.nbytes == 0

@@ -19,7 +19,7 @@ from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.candidate_process import Redraw, Reply, TurnOverrun
 from kgb.evaluate.correctness import compare_outputs, tensors_in
-from kgb.evaluate.draws import timing_draws
+from kgb.evaluate.draws import draw_inputs, timing_draws
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.staged_replay import Replayed, StagedReplay
 from kgb.evaluate.verdict import CROWDED_TURN, Failed, InstrumentFailed, Status, TimedBy, Turn
@@ -144,7 +144,8 @@ class BenchCaseTiming:
                 staged.replay = StagedReplay(reply.value["recording"], sent, before, cand_t, cand_v, entry.bind,
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
                                              self._audit(), tag=f"{spec.id} {case.name}",
-                                             turned_args=spec.turned_args)
+                                             turned_args=spec.turned_args,
+                                             fresh=lambda: draw_inputs(spec, case, secret_seed(), self.device))
         except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
             raise _replay_error(case, exc) from exc
         return staged

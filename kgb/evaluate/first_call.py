@@ -18,13 +18,19 @@ the first call's (`remembered`), and its timing mode says why.
 A turn keeps every value a storage holds, each moved a whole number of elements along (no
 element size passes 16 bytes), so whatever a recording fixed from counts over a whole tensor
 (the length of a result read with `.item()`) still holds for the warm-up, and every value a
-kernel meets is one it meets in the timed calls. Only a storage that one contiguous floating
-tensor covers exactly is turned: bytes outside any tensor (a slice's storage) would come in
-as values never drawn, and nothing a kernel addresses by moves (indices, offsets, quantised
-blocks, a storage viewed as integers anywhere), unless the spec says an argument's integers
-are plain values (`Spec.turned_args`: a comparison's operands, a sort's keys; since session
-53). Not covered: an operator whose inputs have no such storage over 16 bytes; its warm-up
-runs on the timed values, as before judge v29.
+kernel meets is one it meets in the timed calls. Only a storage that one floating tensor covers
+exactly, element after element in some order (contiguous, or a transpose of that), is turned:
+bytes outside any tensor (a slice's storage) would come in as values never drawn, and nothing a
+kernel addresses by moves (indices, offsets, quantised blocks, a storage viewed as integers
+anywhere), unless the spec says an argument's integers are plain values (`Spec.turned_args`: a
+comparison's operands, a sort's keys; since session 53).
+
+Where nothing turns (integer inputs only, quantised weights, expert ids: 58 of a first job's
+bench cases in session 53), the warm-up runs on another draw of the case, from a secret seed of
+its own (`Drawn`, judge v31; until then on the timed values themselves, where a kernel that
+remembers is timed as its copy): values that the spec makes valid and no kernel has seen. That
+draw is a copy of the case's inputs more, held only while the warm-up runs; a turn needs none,
+and keeps the counts a recording may have fixed, so it comes first.
 """
 
 from __future__ import annotations
@@ -81,10 +87,8 @@ class Turned:
         plain_ids = {id(t) for t in plain}
         covers: dict[int, set[bool]] = {}
         for t in inputs:
-            s = t.untyped_storage()
-            whole = ((_floating(t) or id(t) in plain_ids) and t.is_contiguous() and t.storage_offset() == 0
-                     and t.numel() * t.element_size() == s.nbytes())
-            covers.setdefault(s.data_ptr(), set()).add(whole)
+            whole = (_floating(t) or id(t) in plain_ids) and covers_its_storage(t)
+            covers.setdefault(t.untyped_storage().data_ptr(), set()).add(whole)
         self.turns: list[tuple[torch.Tensor, torch.Tensor, int]] = []
         for dst, src in pairs:
             steps = dst.nbytes() // STEP_BYTES
@@ -101,6 +105,38 @@ class Turned:
             n = dst.numel()
             dst[shift:].copy_(src[:n - shift])
             dst[:shift].copy_(src[n - shift:])
+
+
+class Drawn:
+    """The warm-up's values where nothing turns (judge v31): each storage the calls run on
+    loaded from the same storage of another draw of the case (`pairs`: the storage the calls
+    run on, with the draw's), from a secret seed. Held until `release()`, after the warm-up:
+    the timed calls never run on them."""
+
+    def __init__(self, pairs: Iterable[tuple[torch.UntypedStorage, torch.UntypedStorage]]):
+        self.loads = [(_bytes(dst), _bytes(src)) for dst, src in pairs if 0 < dst.nbytes() == src.nbytes()]
+        self.nbytes = sum(dst.numel() for dst, _ in self.loads)  # kept for the trace after `release`
+
+    def apply(self) -> None:
+        for dst, src in self.loads:
+            dst.copy_(src)
+
+    def release(self) -> None:
+        self.loads = []
+
+
+def covers_its_storage(t: torch.Tensor) -> bool:
+    """Whether t's elements are its storage's bytes, each once and no other byte: a tensor whose
+    strides, ordered, step over each other's sizes exactly (contiguous, transposed, permuted),
+    from the storage's start to its end."""
+    if t.storage_offset() != 0 or t.numel() * t.element_size() != t.untyped_storage().nbytes() or t.numel() == 0:
+        return False
+    step = 1
+    for stride, size in sorted((st, n) for n, st in zip(t.shape, t.stride(), strict=True) if n != 1):
+        if stride != step:
+            return False
+        step *= size
+    return True
 
 
 def _bytes(storage: torch.UntypedStorage) -> torch.Tensor:

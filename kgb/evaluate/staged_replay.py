@@ -6,6 +6,7 @@ one turn, every call of it starting from one state and audited (judge v22).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from torch.utils._pytree import tree_flatten
 from kgb.evaluate import codec
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.correctness import storage_pairs, tensors_in
-from kgb.evaluate.first_call import Turned
+from kgb.evaluate.first_call import Drawn, Turned
 from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.replay import Replay
 from kgb.evaluate.timing_lock import TimingLock, trace
@@ -63,7 +64,9 @@ class StagedReplay:
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                  exclusive: TimingLock, audit: CallAudit | None = None, tag: str = "",
-                 turned_args: tuple[str, ...] = ()):
+                 turned_args: tuple[str, ...] = (), fresh: Callable[[], dict] | None = None):
+        """`fresh`: another draw of the case's inputs (by argument name, as `timed`), from a
+        secret seed, for the warm-up where no storage turns (kgb.evaluate.first_call.Drawn)."""
         from kgb.evaluate.timing import prepare
 
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
@@ -89,12 +92,17 @@ class StagedReplay:
             read = {name: v for name, v in self.t_in.items() if name not in outputs}
             self.turned = Turned(self.loads, tensors_in(list(read.values())),
                                  plain=tensors_in([v for name, v in read.items() if name in turned_args]))
+            # where nothing turns, another draw of the case's read arguments (judge v31)
+            self.drawn = Drawn([]) if self.turned.turns or fresh is None else Drawn(
+                _read_pairs(read, fresh(), {dst.data_ptr() for dst, _ in self.loads}))
+        self.warm_values: Turned | Drawn = self.turned if self.turned.turns else self.drawn
         self.replay.build_launchers()
         with exclusive.phase("replay warm-up"):  # in short sections of its own (timing.prepare)
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work,
                                     before_each=self.before_each, after_each=self.after_each,
-                                    before_warm_up=self.before_warm_up if self.turned.turns else None)
+                                    before_warm_up=self.before_warm_up if self.warm_values.nbytes else None)
+        self.drawn.release()  # its memory back: the timed calls run on set V's own values
         self.flush = self.prepared.flush  # the checked call's too (`finish`)
 
     def _reset(self) -> None:
@@ -122,13 +130,14 @@ class StagedReplay:
 
     def before_warm_up(self) -> None:
         """The state each warm-up call starts from (judge v29): `before_each`'s, with set V's
-        floating storages turned (kgb.evaluate.first_call.Turned), so that the first call on
-        set V's own values is the first timed call, in the turn. A kernel that keeps its answer
-        where no reset reaches, and copies it out when it finds its inputs the same, computes
-        there and copies after: the measurement times that first call alone and tells. The
-        audit counts the call without checking it (CallAudit.passed_over)."""
+        floating storages turned (kgb.evaluate.first_call.Turned), or where none turns another
+        draw's values loaded (`Drawn`, judge v31), so that the first call on set V's own values
+        is the first timed call, in the turn. A kernel that keeps its answer where no reset
+        reaches, and copies it out when it finds its inputs the same, computes there and copies
+        after: the measurement times that first call alone and tells. The audit counts the call
+        without checking it (CallAudit.passed_over)."""
         self.before_each()
-        self.turned.apply()
+        self.warm_values.apply()
         if self.audit is not None:
             self.audit.passed_over()
 
@@ -167,7 +176,8 @@ class StagedReplay:
         now = time.monotonic()
         began, ended = timing.first_span or (now, now)
         trace("first call", began, began, ended, tag=self.tag, first_us=timing.first_us,
-              repeated_us=timing.repeated_us, turned_bytes=self.turned.nbytes, mode=timing.mode)
+              repeated_us=timing.repeated_us, turned_bytes=self.turned.nbytes, drawn_bytes=self.drawn.nbytes,
+              mode=timing.mode)
         with self.exclusive.work():
             # As each timed call started (`before_each`, the L2 flush): a kernel cannot tell
             # this call from those, so what it computes here it computed there. The outputs'
@@ -182,6 +192,17 @@ class StagedReplay:
                 result = self.replay()
             torch.cuda.synchronize()
         return Replayed(timing, result, self.t_in, self.audit)
+
+
+def _read_pairs(read: dict, drawn: dict, runs_on: set[int]) -> list[tuple[torch.UntypedStorage, torch.UntypedStorage]]:
+    """Each storage under the read arguments that the calls run on (`runs_on`, by address), with
+    the one at the same place in another draw of them (`drawn`, by argument name); none where
+    the draw's arguments differ in kind (a spec whose draw is not alike from seed to seed)."""
+    try:
+        pairs = storage_pairs(list(read.values()), [drawn[name] for name in read])
+    except (KeyError, ValueError, AttributeError):
+        return []
+    return [(dst, src) for dst, src in pairs if dst.data_ptr() in runs_on]
 
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,

@@ -119,7 +119,12 @@ from enum import StrEnum
 # plus 2 us (first_call.FIRST_RATIO): a kernel that copies a kept answer gains at most that. The
 # warm-up turns integer storages too where the spec names them plain values (Spec.turned_args:
 # comparisons, divisions, unary and row-wise ATen ops, sort). CPU verdicts are unchanged.
-JUDGE_VERSION = 30
+# v31: where no storage of a replay's inputs turns (integer inputs only, quantised weights, expert
+# ids), its warm-up runs on another draw of the case from a secret seed (first_call.Drawn), where
+# it ran on the timed values themselves: such a case's first call on set V is timed alone too. A
+# tensor that covers its storage in another order than its own (a transpose) turns as a
+# contiguous one does. CPU verdicts are unchanged.
+JUDGE_VERSION = 31
 
 
 class Status(StrEnum):
