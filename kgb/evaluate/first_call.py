@@ -25,12 +25,12 @@ kernel addresses by moves (indices, offsets, quantised blocks, a storage viewed 
 anywhere), unless the spec says an argument's integers are plain values (`Spec.turned_args`: a
 comparison's operands, a sort's keys; since session 53).
 
-Where nothing turns (integer inputs only, quantised weights, expert ids: 58 of a first job's
-bench cases in session 53), the warm-up runs on another draw of the case, from a secret seed of
-its own (`Drawn`, judge v31; until then on the timed values themselves, where a kernel that
-remembers is timed as its copy): values that the spec makes valid and no kernel has seen. That
-draw is a copy of the case's inputs more, held only while the warm-up runs; a turn needs none,
-and keeps the counts a recording may have fixed, so it comes first.
+Where nothing turns (integer inputs only, quantised weights, expert ids: 71 of the bench cases
+in session 53's traces, before `TURNED_ARGS`), the warm-up runs on another draw of the case,
+from a secret seed of its own (`Drawn`, judge v31; until then on the timed values themselves,
+where a kernel that remembers is timed as its copy): values that the spec makes valid and no
+kernel has seen. That draw is a copy of the case's inputs more, held only while the warm-up
+runs; a turn needs none, and keeps the counts a recording may have fixed, so it comes first.
 """
 
 from __future__ import annotations
