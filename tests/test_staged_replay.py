@@ -453,3 +453,21 @@ def test_a_replay_with_nothing_to_turn_and_no_other_draw_warms_up_on_the_timed_v
                           repeats=20, warmup=3, exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)))
     staged.measure()
     assert staged.finish().timing.first_us is None and staged.drawn.nbytes == 0
+
+
+def test_another_draw_is_used_for_the_warm_up_only_where_it_is_alike_but_for_its_values():
+    """A draw whose plain arguments differ (a spec that derives a bound from the values it drew)
+    or whose tensors differ in geometry is not loaded: a kernel bounded by the recorded call's
+    arguments could run past a buffer's end on it. Only storages the calls run on are paired."""
+    from kgb.evaluate.staged_replay import _read_pairs
+
+    x, lens = torch.zeros(8, 4), torch.zeros(8, dtype=torch.int32)
+    read = {"x": x, "lens": lens, "longest": 7}
+    runs_on = {x.untyped_storage().data_ptr(), lens.untyped_storage().data_ptr()}
+    alike = {"x": torch.ones(8, 4), "lens": torch.ones(8, dtype=torch.int32), "longest": 7}
+    assert len(_read_pairs(read, alike, runs_on)) == 2
+    assert len(_read_pairs(read, alike, {x.untyped_storage().data_ptr()})) == 1
+    assert _read_pairs(read, dict(alike, longest=9), runs_on) == []  # a bound drawn from the values
+    assert _read_pairs(read, dict(alike, x=torch.ones(4, 8).t()), runs_on) == []  # another geometry
+    assert _read_pairs(read, dict(alike, lens=torch.ones(8, dtype=torch.int64)), runs_on) == []
+    assert _read_pairs(read, {"x": alike["x"]}, runs_on) == []  # an argument missing

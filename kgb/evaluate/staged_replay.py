@@ -15,7 +15,7 @@ from torch.utils._pytree import tree_flatten
 
 from kgb.evaluate import codec
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.correctness import storage_pairs, tensors_in
+from kgb.evaluate.correctness import leaves, storage_pairs, tensors_in
 from kgb.evaluate.first_call import Drawn, Turned
 from kgb.evaluate.nvml import clocks_around
 from kgb.evaluate.replay import Replay
@@ -196,13 +196,28 @@ class StagedReplay:
 
 def _read_pairs(read: dict, drawn: dict, runs_on: set[int]) -> list[tuple[torch.UntypedStorage, torch.UntypedStorage]]:
     """Each storage under the read arguments that the calls run on (`runs_on`, by address), with
-    the one at the same place in another draw of them (`drawn`, by argument name); none where
-    the draw's arguments differ in kind (a spec whose draw is not alike from seed to seed)."""
+    the one at the same place in another draw of them (`drawn`, by argument name); none unless
+    the draw is alike in everything but its values: every tensor of the same geometry over a
+    storage of the same size, every other argument equal. A spec can derive a plain argument
+    from the values it drew (a longest sequence); the recorded call was made with set V's, and a
+    kernel bounded by it could run past the end of a buffer on the draw's values."""
+    names = list(read)
     try:
-        pairs = storage_pairs(list(read.values()), [drawn[name] for name in read])
+        pairs = storage_pairs([read[n] for n in names], [drawn[n] for n in names])
+        alike = all(_alike(a, b) for a, b in zip(leaves([read[n] for n in names]),
+                                                 leaves([drawn[n] for n in names]), strict=True))
     except (KeyError, ValueError, AttributeError):
         return []
+    if not alike or any(dst.nbytes() != src.nbytes() for dst, src in pairs):
+        return []
     return [(dst, src) for dst, src in pairs if dst.data_ptr() in runs_on]
+
+
+def _alike(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+                and a.shape == b.shape and a.stride() == b.stride() and a.storage_offset() == b.storage_offset())
+    return type(a) is type(b) and a == b
 
 
 def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
