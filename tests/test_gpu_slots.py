@@ -426,11 +426,13 @@ class FirstCallEngine(CrowdedEngine):
     def __init__(self, flagged: set[int]):
         super().__init__(oom_source="")
         self.flagged = flagged
+        self.alone: list[bool] = []  # each run's request: its replays timed with the start gate held whole
 
     def run(self, request, log, env, timeout_s, spare=None, abort=None):
         req = json.loads(request.read_text())
         n = len(self.runs)
         self.runs.append((req["source"], 1))
+        self.alone.append(req["alone_first_calls"])
         by_first = n in self.flagged
         case = {"name": "big", "tag": "bench", "status": "correct", "baseline_us": 10.0,
                 "latency_us": 15.0 if by_first else 10.0 + n, "timed_by": "first call" if by_first else "judge",
@@ -466,3 +468,5 @@ def test_an_evaluation_that_timed_a_case_by_its_first_call_runs_again_and_the_la
     assert f"{FIRST_CALL_AGAIN} ({'; '.join(['big'] * (runs - 1))}); this verdict is from a run on inputs drawn again" \
         in verdict.logs
     assert verdict.ran_out_s > 0 and verdict.eval_s >= verdict.ran_out_s
+    # judge v31: the runs again time their replays with no CUDA start beside them (kgb.evaluate.start_gate)
+    assert engine.alone == [False] + [True] * (runs - 1)

@@ -471,3 +471,43 @@ def test_another_draw_is_used_for_the_warm_up_only_where_it_is_alike_but_for_its
     assert _read_pairs(read, dict(alike, x=torch.ones(4, 8).t()), runs_on) == []  # another geometry
     assert _read_pairs(read, dict(alike, lens=torch.ones(8, dtype=torch.int64)), runs_on) == []
     assert _read_pairs(read, {"x": alike["x"]}, runs_on) == []  # an argument missing
+
+
+def test_in_a_run_again_the_replay_is_measured_holding_the_start_gate_whole(cpu_as_gpu, monkeypatch, tmp_path):
+    """Judge v31 (kgb.evaluate.start_gate): given the gate, the measurement waits for a CUDA
+    start under way to end, and the judges' trace says it was measured alone and how long it
+    waited for that."""
+    import json
+    import threading
+
+    from kgb.evaluate import start_gate
+
+    monkeypatch.setenv("KGB_GPU_TRACE", str(tmp_path / "trace.jsonl"))
+    gate = str(tmp_path / "gate")
+    x_t, x_v = torch.randn(64), torch.randn(64)
+    out_t, out_v = torch.empty(64), torch.empty(64)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+
+    def call() -> None:
+        out_t.copy_(x_t)
+
+    staged = StagedReplay(record(call, sent).as_json(), sent, before, {"x": x_t, "out": out_t},
+                          {"x": x_v, "out": out_v}, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
+                          repeats=20, warmup=3, exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)),
+                          alone_gate=gate)
+    holding, let_go = threading.Event(), threading.Event()
+
+    def a_start() -> None:
+        with start_gate.starting(gate):
+            holding.set()
+            let_go.wait(5)
+
+    threading.Thread(target=a_start).start()
+    holding.wait(5)
+    threading.Timer(0.3, let_go.set).start()
+    staged.measure()
+    assert torch.equal(staged.finish().inputs["out"], x_v)
+    (line,) = [r for r in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines()) if r["kind"] == "measure"]
+    assert line["alone"] is True and 0.25 <= line["alone_wait_s"] < 3

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, disk_bound, gpus, workdirs
+from kgb.evaluate import compile_cache, disk_bound, gpus, start_gate, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.environment import engine_env, scrub, secret_values, workspace_env
 from kgb.evaluate.phases import Phases
@@ -146,7 +146,7 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
         with gpus.memory.seat(again=bool(crowded)) as seat:
             seated = time.perf_counter()
             gate_s += seated - asked
-            verdict = _judged(source, spec, settings, baselines or {})
+            verdict = _judged(source, spec, settings, baselines or {}, alone_first_calls=bool(first_called))
             seat.ran_out = settings.device != "cpu" and _ran_out(verdict)
         if seat.ran_out and seat.among > 1:
             crowded.append(seat.among)
@@ -194,8 +194,10 @@ def _ran_out(verdict: Verdict) -> bool:
                if c.timing_mode and gpus.out_of_memory(c.timing_mode))
 
 
-def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float]) -> Verdict:
-    """One run of the judge on the candidate."""
+def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float],
+            alone_first_calls: bool = False) -> Verdict:
+    """One run of the judge on the candidate; with `alone_first_calls`, each replay timed with no
+    CUDA start beside it (kgb.evaluate.start_gate)."""
     from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
 
     store = compile_cache.root(settings.compile_cache)
@@ -227,6 +229,7 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             # what its bench cases are expected to hold on the GPU (kgb.evaluate.memory_ledger)
             "gpu_mib": expected_mib(spec.id, settings.device),
             "result": str(result),
+            "alone_first_calls": alone_first_calls,
         }
         (workdir / "request.json").write_text(json.dumps(request))
         log = workdir / "stderr.log"
@@ -279,7 +282,8 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
             for _ in range(engine.spares_wanted(key)):
                 following = workdirs.new()
                 engine.start_spare(key, following, {
-                    **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")}})
+                    **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")},
+                    "start_gate": start_gate.gate_of(_timing_lock(settings))})
             yield workdir, spare
         finally:
             remove_tree(workdir)  # the workspace holds what the candidate made there

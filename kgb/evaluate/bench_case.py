@@ -145,7 +145,8 @@ class BenchCaseTiming:
                                              self.replayable_ops, spec.output_args, repeats, warmup, self.exclusive,
                                              self._audit(), tag=f"{spec.id} {case.name}",
                                              turned_args=spec.turned_args,
-                                             fresh=lambda: draw_inputs(spec, case, secret_seed(), self.device))
+                                             fresh=lambda: draw_inputs(spec, case, secret_seed(), self.device),
+                                             alone_gate=self.alone_gate)
         except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
             raise _replay_error(case, exc) from exc
         return staged

@@ -67,6 +67,9 @@ class CaseRunner(BenchCaseTiming):
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
         # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
+        # the GPU's start gate, held whole while each replay is measured, in a run again for a
+        # case timed by its first call (kgb.evaluate.start_gate); None: not held
+        self.alone_gate: str | None = None
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger
+from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger, start_gate
 from kgb.evaluate.bench_case import secret_seed
 from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
@@ -49,17 +49,19 @@ def draws_bench_inputs(device: str) -> bool:
     return device != "cpu"
 
 
-def start_candidate(device: str, workspace: Path, limits: Limits) -> CandidateProcess:
+def start_candidate(device: str, workspace: Path, limits: Limits, gate: str | None = None) -> CandidateProcess:
     """The candidate process, forked before this process touches the GPU, and ready; one that
     dies before any candidate code ran is started again once (seen once, as a SIGSEGV on a
     heavily loaded host): that is the machine, not the candidate. (This process starting its
     own CUDA while it starts, where it could no longer fork another, made no sweep faster on
-    the H200, session 29.)"""
+    the H200, session 29.) `gate`: the GPU's start gate (kgb.evaluate.start_gate), held
+    shared while it starts."""
     began = time.monotonic()
-    try:
-        ready = CandidateProcess(device, workspace, limits).wait_ready()
-    except CandidateDied:
-        ready = CandidateProcess(device, workspace, limits).wait_ready()
+    with start_gate.starting(gate):
+        try:
+            ready = CandidateProcess(device, workspace, limits).wait_ready()
+        except CandidateDied:
+            ready = CandidateProcess(device, workspace, limits).wait_ready()
     # Starting CUDA takes no work section: a turn would wait seconds for a start on a loaded
     # host. Traced, to see whether the turns beside starts time differently (TRACE_ENV).
     trace("start", began, began, time.monotonic())
@@ -114,7 +116,8 @@ def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess |
     try:  # forked before this process touches the GPU, and before it loads the spec: the
         # candidate process gets none of its hidden cases (kgb.shown_spec)
         with phase("process start"):
-            candidate = started if started is not None else start_candidate(device, workspace, limits)
+            candidate = started if started is not None else start_candidate(
+                device, workspace, limits, start_gate.gate_of(request.get("timing_lock")))
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     try:
@@ -138,6 +141,8 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
     runner.exclusive.tag = spec.id
+    if request.get("alone_first_calls"):  # a run again for a case timed by its first call (judge v31)
+        runner.alone_gate = start_gate.gate_of(request.get("timing_lock"))
     candidate.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
     bench_memory = ExitStack()  # the GPU memory reserved for the bench cases (kgb.evaluate.memory_ledger)

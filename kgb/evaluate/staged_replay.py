@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, start_gate
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.correctness import leaves, storage_pairs, tensors_in
 from kgb.evaluate.first_call import Drawn, Turned
@@ -64,12 +64,15 @@ class StagedReplay:
     def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                  exclusive: TimingLock, audit: CallAudit | None = None, tag: str = "",
-                 turned_args: tuple[str, ...] = (), fresh: Callable[[], dict] | None = None):
+                 turned_args: tuple[str, ...] = (), fresh: Callable[[], dict] | None = None,
+                 alone_gate: str | None = None):
         """`fresh`: another draw of the case's inputs (by argument name, as `timed`), from a
-        secret seed, for the warm-up where no storage turns (kgb.evaluate.first_call.Drawn)."""
+        secret seed, for the warm-up where no storage turns (kgb.evaluate.first_call.Drawn).
+        `alone_gate`: the GPU's start gate, held whole while it is measured (kgb.evaluate.start_gate)."""
         from kgb.evaluate.timing import prepare
 
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
+        self.alone_gate = alone_gate
         self.exclusive = exclusive
         self.tag = tag or exclusive.tag  # its lines in the judges' trace (the operator and case)
         self.timing: Any = None
@@ -155,10 +158,14 @@ class StagedReplay:
         from kgb.evaluate.timing import measure
 
         self.spent = dict.fromkeys(self.spent, 0.0)
+        alone: dict = {}
         with clocks_around() as clock:
             began = time.monotonic()
             with self.exclusive.phase("replay timing"):
-                self.timing = measure(self.prepared, self.repeats, keep_graph=True)
+                with start_gate.alone(self.alone_gate) as (quiet, waited):
+                    if self.alone_gate:  # whether no start was under way, and the wait for that
+                        alone = {"alone": quiet, "alone_wait_s": round(waited, 4)}
+                    self.timing = measure(self.prepared, self.repeats, keep_graph=True)
         self.prepared = None
         if self.timing.graph is None:  # timed eagerly: a graph captured on the way is gone, its pool with it
             self.replay.captured = []
@@ -167,7 +174,7 @@ class StagedReplay:
         # they add to a turn, the GPU's part of them being queued between the timed calls
         spent = {f"of them {k}": v for k, v in self.spent.items()}
         trace("measure", began, began, time.monotonic(), tag=self.tag, who="replay", mode=t.mode, repeats=t.repeats,
-              steps={k: round(v, 4) for k, v in (t.steps | spent).items()}, **clock)
+              steps={k: round(v, 4) for k, v in (t.steps | spent).items()}, **clock, **alone)
 
     def finish(self) -> Replayed:
         """After the turn: the call once more on set V's values, from the state each timed call

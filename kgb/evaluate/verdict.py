@@ -123,7 +123,9 @@ from enum import StrEnum
 # ids), its warm-up runs on another draw of the case from a secret seed (first_call.Drawn), where
 # it ran on the timed values themselves: such a case's first call on set V is timed alone too. A
 # tensor that covers its storage in another order than its own (a transpose) turns as a
-# contiguous one does. CPU verdicts are unchanged.
+# contiguous one does. An evaluation run again for a case timed by its first call times each
+# replay holding the GPU's start gate whole (kgb.evaluate.start_gate): it waits up to 3 s for the
+# CUDA starts under way to end, and no other starts meanwhile. CPU verdicts are unchanged.
 JUDGE_VERSION = 31
 
 

@@ -1,0 +1,74 @@
+"""The GPU's start gate (kgb.evaluate.start_gate, judge v31): CUDA starts share it, and a replay
+timed in a run again for a case timed by its first call holds it whole, so that no start runs
+beside that first call. Locks are taken on files, between threads here as between processes."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from kgb.evaluate import start_gate
+from kgb.evaluate.judge import start_candidate
+from kgb.evaluate.sandbox import Limits
+
+
+def test_a_replay_waits_for_the_starts_under_way_and_no_start_begins_while_it_holds_the_gate(tmp_path):
+    gate = str(tmp_path / "kgb-timing-all.lock.starts")
+    assert start_gate.gate_of(str(tmp_path / "kgb-timing-all.lock")) == gate
+    started, let_go = threading.Event(), threading.Event()
+
+    def a_start() -> None:
+        with start_gate.starting(gate):
+            started.set()
+            let_go.wait(5)
+
+    other = threading.Thread(target=a_start)
+    other.start()
+    started.wait(5)
+    threading.Timer(0.3, let_go.set).start()
+    began = time.monotonic()
+    with start_gate.alone(gate, wait_s=5) as (quiet, waited):
+        assert quiet and 0.25 < waited < 3 and time.monotonic() - began >= 0.25  # the start ended first
+        def late_start() -> None:
+            with start_gate.starting(gate):
+                pass
+
+        late = threading.Thread(target=late_start)
+        late.start()
+        late.join(0.3)
+        assert late.is_alive()  # a start asked for meanwhile waits for the measurement
+    late.join(5)
+    assert not late.is_alive()
+    other.join(5)
+
+
+def test_a_replay_waits_no_longer_than_it_may_and_says_it_was_not_alone(tmp_path):
+    gate = str(tmp_path / "gate")
+    with start_gate.starting(gate):  # a start that does not end
+        with start_gate.alone(gate, wait_s=0.2) as (quiet, waited):
+            assert not quiet and 0.2 <= waited < 1.5
+    with start_gate.alone(None) as (quiet, waited):  # on the CPU: no gate
+        assert (quiet, waited) == (False, 0.0)
+    with start_gate.starting(None):
+        pass
+
+
+def test_a_candidate_process_starts_holding_the_gate_shared(tmp_path):
+    """A candidate process's start waits while a replay holds the gate whole."""
+    gate = str(tmp_path / "gate")
+    ready = []
+
+    def start() -> None:
+        process = start_candidate("cpu", tmp_path / "workspace", Limits(cpu_s=60), gate)
+        ready.append(time.monotonic())
+        process.close()
+
+    with start_gate.alone(gate, wait_s=1) as (quiet, _):
+        assert quiet
+        starter = threading.Thread(target=start)
+        starter.start()
+        time.sleep(0.5)
+        held_until = time.monotonic()
+        assert not ready
+    starter.join(60)
+    assert ready and ready[0] >= held_until
