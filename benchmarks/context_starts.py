@@ -1,7 +1,7 @@
 """Whether CUDA contexts starting and ending in other processes slow a timing turn; prints a table.
 
     python benchmarks/context_starts.py [--measures 30] [--starters 0,1,4] [--what both,start,exit,free]
-        [--protocols kernels,clean-l2] [--child-mb 0] [--churners 0] [--first-call]
+        [--protocols kernels,clean-l2] [--child-mb 0] [--churners 0] [--first-call] [--gate]
 
 In a sweep, judges and their candidate processes start CUDA all the time (session 23's call 6:
 219 starts of about 4 s each), and those starts take no work section, so timing turns run
@@ -21,6 +21,10 @@ candidate process holds its case's inputs. `--churners K` adds K `free` children
 row: whether memory given back beside a start slows the start. Each protocol of `--protocols` is measured as
 the judge measures it: a KERNELS measurement inside a kernel-clock session whose start and
 stop are left out of its wall time, as the judge's turn leaves them out.
+
+`--gate` has every start, end and free hold the GPU's quiet gate shared, and each measurement
+hold it whole, as judge v31 measures the replays of an evaluation run again
+(kgb.evaluate.quiet_gate); the last column then says how long the measurements waited.
 
 `--first-call` measures as judge v29 on measures a replay: every call from one state (the
 inputs loaded again from a pristine copy), the warm-up on the inputs turned
@@ -59,14 +63,16 @@ def _child(ready, go, hold_mb: int, churn: bool) -> None:
     """A process with a CUDA context holding `hold_mb` of filled GPU memory: says so on
     `ready`, then allocates and frees FREE_BYTES over and over if `churn`, and exits when `go`
     says (or closes)."""
+    _close_the_gate()
     held = torch.ones(hold_mb << 18, device="cuda") if hold_mb else torch.empty(1, device="cuda").add_(1)
     torch.cuda.synchronize()
     ready.send(True)
     try:
         while churn and not go.poll():
-            torch.ones(FREE_BYTES // 4, device="cuda")
-            torch.cuda.synchronize()
-            torch.cuda.empty_cache()
+            with _changing():
+                torch.ones(FREE_BYTES // 4, device="cuda")
+                torch.cuda.synchronize()
+                torch.cuda.empty_cache()
         go.recv()
     except EOFError:
         pass
@@ -75,15 +81,45 @@ def _child(ready, go, hold_mb: int, churn: bool) -> None:
 
 
 HOLD_MB = 0  # each child's GPU memory (--child-mb), set before any starter forks
+GATE: str | None = None  # --gate's file (kgb.evaluate.quiet_gate), set before any starter forks
+
+
+def _changing():
+    from kgb.evaluate import quiet_gate
+
+    return quiet_gate.changing(GATE)
+
+
+def _close_the_gate() -> None:
+    """In a forked child: the descriptor its parent held the gate by, closed, so that the lock
+    ends with the parent's (a candidate process closes all it inherits so)."""
+    if GATE is None:
+        return
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == GATE:
+                os.close(int(fd))
+        except OSError:
+            pass
 
 
 def _fork_child(churn: bool = False) -> tuple[int, object, object]:
+    """A child forked and started (its CUDA context up), holding the gate shared meanwhile."""
     ready_r, ready_w = multiprocessing.Pipe(duplex=False)
     go_r, go_w = multiprocessing.Pipe(duplex=False)
-    pid = os.fork()
-    if pid == 0:
-        _child(ready_w, go_r, HOLD_MB, churn)
+    with _changing():
+        pid = os.fork()
+        if pid == 0:
+            _child(ready_w, go_r, HOLD_MB, churn)
+        ready_r.recv()
     return pid, ready_r, go_w
+
+
+def _end(pid: int, go) -> None:
+    """A child told to end and reaped, holding the gate shared meanwhile."""
+    with _changing():
+        go.send(True)
+        os.waitpid(pid, 0)
 
 
 def _starter(what: str, stop, took) -> None:
@@ -94,7 +130,6 @@ def _starter(what: str, stop, took) -> None:
     kept: list[tuple[int, object]] = []
     if what == "free":
         pid, ready, go = _fork_child(churn=True)
-        ready.recv()
         took.send("ready")
         stop.wait()
         go.send(True)
@@ -104,7 +139,6 @@ def _starter(what: str, stop, took) -> None:
     if what == "exit":
         for _ in range(STARTED_AHEAD):
             pid, ready, go = _fork_child()
-            ready.recv()
             kept.append((pid, go))
         took.send("ready")
     while not stop.is_set():
@@ -112,19 +146,15 @@ def _starter(what: str, stop, took) -> None:
         if what == "exit":
             if not kept:
                 break
-            pid, go = kept.pop()
-            go.send(True)
-            os.waitpid(pid, 0)
+            _end(*kept.pop())
             time.sleep(0.05)
         elif what == "start" and len(kept) >= STARTED_AHEAD:
             time.sleep(0.05)  # enough contexts kept: no more GPU memory for them
             continue
         else:
             pid, ready, go = _fork_child()
-            ready.recv()
             if what == "both":
-                go.send(True)
-                os.waitpid(pid, 0)
+                _end(pid, go)
             else:
                 kept.append((pid, go))
         took.send(time.monotonic() - began)
@@ -169,7 +199,7 @@ def _as_a_replay(fn, read: list[torch.Tensor]) -> dict[str, object]:
 def _timer(conn, protocols: list[str], first_call: bool) -> None:
     """Times each call whenever asked: (wall s of each measure, median us of each, and with
     `first_call` the first call's ratio to the repetitions' median), per protocol and call."""
-    from kgb.evaluate import kernel_clock
+    from kgb.evaluate import kernel_clock, quiet_gate
     from kgb.evaluate.timing import Protocol, measure, prepare
 
     calls = _calls(first_call)
@@ -178,11 +208,12 @@ def _timer(conn, protocols: list[str], first_call: bool) -> None:
         out = {}
         for protocol in map(Protocol, protocols):
             for name, (fn, read) in calls.items():
-                walls, medians, ratios = [], [], []
+                walls, medians, ratios, waits = [], [], [], []
                 for _ in range(count):
                     prepared = prepare(fn, protocol=protocol, **(_as_a_replay(fn, read) if first_call else {}))
                     session = kernel_clock.session() if protocol == Protocol.KERNELS else contextlib.nullcontext()
-                    with session:
+                    with session, quiet_gate.alone(GATE) as (_, waited):  # as a run again measures (judge v31)
+                        waits.append(waited)
                         began = time.monotonic()
                         timing = measure(prepared, repeats=100, protocol=protocol)
                         walls.append(time.monotonic() - began)
@@ -190,7 +221,7 @@ def _timer(conn, protocols: list[str], first_call: bool) -> None:
                     medians.append(timing.repeated_us or timing.median_us)
                     if timing.first_us is not None and timing.repeated_us:
                         ratios.append(timing.first_us / timing.repeated_us)
-                out[f"{name}, {protocol}"] = (walls, medians, ratios)
+                out[f"{name}, {protocol}"] = (walls, medians, ratios, waits)
         conn.send(out)
 
 
@@ -218,9 +249,16 @@ def main() -> int:
     parser.add_argument("--child-mb", type=int, default=0, help="GPU memory each child holds, filled")
     parser.add_argument("--churners", type=int, default=0, help="`free` children beside every row's")
     parser.add_argument("--first-call", action="store_true", help="measure as the judge measures a replay (v29 on)")
+    parser.add_argument("--gate", action="store_true",
+                        help="starts, ends and frees hold the quiet gate shared, each measurement whole (judge v31's "
+                             "runs again: kgb.evaluate.quiet_gate)")
     args = parser.parse_args()
-    global HOLD_MB
+    global HOLD_MB, GATE
     HOLD_MB = args.child_mb
+    if args.gate:
+        import tempfile
+
+        GATE = str(Path(tempfile.mkdtemp()) / "gate")
     fork = multiprocessing.get_context("fork")
     ours, theirs = fork.Pipe()
     timer = fork.Process(target=_timer, args=(theirs, args.protocols.split(","), args.first_call), daemon=True)
@@ -252,12 +290,13 @@ def main() -> int:
                     took.append(seconds)
             for s in starters:
                 s.join(timeout=60)
-            for name, (walls, medians, ratios) in result.items():
+            for name, (walls, medians, ratios, waits) in result.items():
                 each = f"{statistics.median(took):.2f} ({len(took)})" if took else "-"
                 doing = (what if n else "-") + (f" + {args.churners} freeing" if args.churners else "")
+                gated = f"; gate waited median {statistics.median(waits):.2f} s, most {max(waits):.2f}" if GATE else ""
                 print(f"| {n} | {doing} | {name} | {1000 * statistics.median(walls):.1f} / "
                       f"{1000 * _quantile(walls, 0.9):.1f} | {statistics.median(medians):.2f} | {each} "
-                      f"| {first_calls(ratios)} |", flush=True)
+                      f"| {first_calls(ratios)}{gated} |", flush=True)
     ours.send(None)
     timer.join(timeout=30)
     return 0

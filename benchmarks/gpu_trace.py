@@ -304,9 +304,9 @@ def report(records: list[dict]) -> str:
     if firsts := [r for r in records if r["kind"] == "first call"]:
         lines.append(first_calls(firsts, [r for r in records if r["kind"] in ("start", "exit", "release", "section")]))
     if alone := [r for r in records if r["kind"] == "measure" and "alone" in r]:
-        # judge v31: the replays of runs again for a case timed by its first call (kgb.evaluate.start_gate)
+        # judge v31: the replays of runs again for a case timed by its first call (kgb.evaluate.quiet_gate)
         waits = [r["alone_wait_s"] for r in alone]
-        lines.append(f"replays measured holding the start gate: {len(alone)}, {sum(r['alone'] for r in alone)} with "
+        lines.append(f"replays measured holding the quiet gate: {len(alone)}, {sum(r['alone'] for r in alone)} with "
                      f"no start under way; waited {sum(waits):.2f} s (most {max(waits):.2f})")
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)

@@ -425,12 +425,12 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
                                                                                 drawn_bytes=0)])
     assert ("first calls on the timed inputs: 3 replays, 1 warmed up on turned values, 1 on another draw (2 of them "
             "with a first call by the repetitions' clock), 1 on the timed values (no input to turn or draw)") in report
-    # judge v31: the replays of a run again, measured holding the start gate
+    # judge v31: the replays of a run again, measured holding the quiet gate
     measured = {"kind": "measure", "pid": 1, "asked": 0.2, "began": 0.2, "ended": 0.3, "who": "replay", "mode": "graph",
                 "repeats": 20, "steps": {"repetitions": 0.05}, "tag": "b"}
     report = gpu_trace.report([turn, measured, dict(measured, alone=True, alone_wait_s=0.31),
                                dict(measured, alone=False, alone_wait_s=3.0)])
-    assert "replays measured holding the start gate: 2, 1 with no start under way; waited 3.31 s (most 3.00)" in report
+    assert "replays measured holding the quiet gate: 2, 1 with no start under way; waited 3.31 s (most 3.00)" in report
 
 
 def test_the_context_starts_benchmark_measures_first_calls_as_the_judge_measures_a_replay():

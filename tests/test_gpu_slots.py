@@ -426,7 +426,7 @@ class FirstCallEngine(CrowdedEngine):
     def __init__(self, flagged: set[int]):
         super().__init__(oom_source="")
         self.flagged = flagged
-        self.alone: list[bool] = []  # each run's request: its replays timed with the start gate held whole
+        self.alone: list[bool] = []  # each run's request: its replays timed with the quiet gate held whole
 
     def run(self, request, log, env, timeout_s, spare=None, abort=None):
         req = json.loads(request.read_text())
@@ -468,5 +468,5 @@ def test_an_evaluation_that_timed_a_case_by_its_first_call_runs_again_and_the_la
     assert f"{FIRST_CALL_AGAIN} ({'; '.join(['big'] * (runs - 1))}); this verdict is from a run on inputs drawn again" \
         in verdict.logs
     assert verdict.ran_out_s > 0 and verdict.eval_s >= verdict.ran_out_s
-    # judge v31: the runs again time their replays with no CUDA start beside them (kgb.evaluate.start_gate)
+    # judge v31: the runs again time their replays with no CUDA start beside them (kgb.evaluate.quiet_gate)
     assert engine.alone == [False] + [True] * (runs - 1)

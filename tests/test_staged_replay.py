@@ -473,14 +473,14 @@ def test_another_draw_is_used_for_the_warm_up_only_where_it_is_alike_but_for_its
     assert _read_pairs(read, {"x": alike["x"]}, runs_on) == []  # an argument missing
 
 
-def test_in_a_run_again_the_replay_is_measured_holding_the_start_gate_whole(cpu_as_gpu, monkeypatch, tmp_path):
-    """Judge v31 (kgb.evaluate.start_gate): given the gate, the measurement waits for a CUDA
+def test_in_a_run_again_the_replay_is_measured_holding_the_quiet_gate_whole(cpu_as_gpu, monkeypatch, tmp_path):
+    """Judge v31 (kgb.evaluate.quiet_gate): given the gate, the measurement waits for a CUDA
     start under way to end, and the judges' trace says it was measured alone and how long it
     waited for that."""
     import json
     import threading
 
-    from kgb.evaluate import start_gate
+    from kgb.evaluate import quiet_gate
 
     monkeypatch.setenv("KGB_GPU_TRACE", str(tmp_path / "trace.jsonl"))
     gate = str(tmp_path / "gate")
@@ -500,7 +500,7 @@ def test_in_a_run_again_the_replay_is_measured_holding_the_start_gate_whole(cpu_
     holding, let_go = threading.Event(), threading.Event()
 
     def a_start() -> None:
-        with start_gate.starting(gate):
+        with quiet_gate.changing(gate):
             holding.set()
             let_go.wait(5)
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kgb.evaluate import compile_cache, disk_bound, gpus, start_gate, workdirs
+from kgb.evaluate import compile_cache, disk_bound, gpus, quiet_gate, workdirs
 from kgb.evaluate.engine import Engine, EngineDied, Spare
 from kgb.evaluate.environment import engine_env, scrub, secret_values, workspace_env
 from kgb.evaluate.phases import Phases
@@ -197,7 +197,7 @@ def _ran_out(verdict: Verdict) -> bool:
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float],
             alone_first_calls: bool = False) -> Verdict:
     """One run of the judge on the candidate; with `alone_first_calls`, each replay timed with no
-    CUDA start beside it (kgb.evaluate.start_gate)."""
+    CUDA start beside it (kgb.evaluate.quiet_gate)."""
     from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
 
     store = compile_cache.root(settings.compile_cache)
@@ -283,7 +283,7 @@ def _workdir(engine: Engine, settings: EvalSettings) -> Iterator[tuple[Path, Spa
                 following = workdirs.new()
                 engine.start_spare(key, following, {
                     **fixed, "env": {**settings.extra_env, **workspace_env(following / "candidate")},
-                    "start_gate": start_gate.gate_of(_timing_lock(settings))})
+                    "quiet_gate": quiet_gate.gate_of(_timing_lock(settings))})
             yield workdir, spare
         finally:
             remove_tree(workdir)  # the workspace holds what the candidate made there

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from kgb.evaluate import quiet_gate
 from kgb.evaluate.baseline import BaselineTiming
 from kgb.evaluate.bench_case import TURN_BATCH_BYTES, TimedCase
 from kgb.evaluate.candidate_process import CandidateProcess
@@ -51,7 +52,8 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
             for s in staged:
                 s.baseline = None
         elif later or any(s.baseline is not None for s in staged):
-            candidate.close()  # reaped: nothing of it runs beside the baselines
+            with quiet_gate.changing(runner.quiet_gate):  # its CUDA context ends meanwhile
+                candidate.close()  # reaped: nothing of it runs beside the baselines
         runner.prepare_baselines([s.baseline for s in staged])
         runner.measure(staged)
         for s in staged:

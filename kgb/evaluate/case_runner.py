@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from kgb.evaluate import quiet_gate
 from kgb.evaluate.bench_case import BenchCaseTiming
 from kgb.evaluate.candidate_process import (
     CandidateProcess,
@@ -67,8 +68,10 @@ class CaseRunner(BenchCaseTiming):
         self.known_baselines: dict[str, float] = {}  # by case name, measured by earlier evaluations
         # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
-        # the GPU's start gate, held whole while each replay is measured, in a run again for a
-        # case timed by its first call (kgb.evaluate.start_gate); None: not held
+        # the GPU's quiet gate (kgb.evaluate.quiet_gate): held shared while this process gives
+        # memory back; and held whole while each replay is measured, in a run again for a case
+        # timed by its first call (`alone_gate`, the same file); None: not held
+        self.quiet_gate: str | None = None
         self.alone_gate: str | None = None
 
     def audit(self, reply: Reply, what: str) -> None:
@@ -114,7 +117,7 @@ class CaseRunner(BenchCaseTiming):
         a release times differently (session 37: some measurements came out 15-25% slow, with
         no section beside them)."""
         began = time.monotonic()
-        with self.phase("memory release"):
+        with self.phase("memory release"), quiet_gate.changing(self.quiet_gate):
             gave_back = release_cached_memory(self.device)
         if gave_back:
             trace("release", began, began, time.monotonic(), tag=self.exclusive.tag)

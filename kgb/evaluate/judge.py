@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger, start_gate
+from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger, quiet_gate
 from kgb.evaluate.bench_case import secret_seed
 from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
@@ -54,10 +54,10 @@ def start_candidate(device: str, workspace: Path, limits: Limits, gate: str | No
     dies before any candidate code ran is started again once (seen once, as a SIGSEGV on a
     heavily loaded host): that is the machine, not the candidate. (This process starting its
     own CUDA while it starts, where it could no longer fork another, made no sweep faster on
-    the H200, session 29.) `gate`: the GPU's start gate (kgb.evaluate.start_gate), held
+    the H200, session 29.) `gate`: the GPU's quiet gate (kgb.evaluate.quiet_gate), held
     shared while it starts."""
     began = time.monotonic()
-    with start_gate.starting(gate):
+    with quiet_gate.changing(gate):
         try:
             ready = CandidateProcess(device, workspace, limits).wait_ready()
         except CandidateDied:
@@ -117,7 +117,7 @@ def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess |
         # candidate process gets none of its hidden cases (kgb.shown_spec)
         with phase("process start"):
             candidate = started if started is not None else start_candidate(
-                device, workspace, limits, start_gate.gate_of(request.get("timing_lock")))
+                device, workspace, limits, quiet_gate.gate_of(request.get("timing_lock")))
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     try:
@@ -141,8 +141,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
     runner.exclusive.tag = spec.id
+    runner.quiet_gate = quiet_gate.gate_of(request.get("timing_lock"))
     if request.get("alone_first_calls"):  # a run again for a case timed by its first call (judge v31)
-        runner.alone_gate = start_gate.gate_of(request.get("timing_lock"))
+        runner.alone_gate = runner.quiet_gate
     candidate.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
     bench_memory = ExitStack()  # the GPU memory reserved for the bench cases (kgb.evaluate.memory_ledger)

@@ -38,7 +38,7 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
 
     workspace = Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    started = start(order["device"], workspace, limits_of(order), order.get("start_gate"))
+    started = start(order["device"], workspace, limits_of(order), order.get("quiet_gate"))
     request = _next_order(orders_fd)
     if request is None:  # the engine is gone, or let this spare go
         started.close()
@@ -50,8 +50,8 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
     """What a spare starts before its request (benchmarks/spare_memory.py measures what it
     holds): its candidate process, forked, confined and on the GPU, then this process's own
     CUDA context, the judge's clock and the kernels its draws use; each start holding the
-    GPU's start gate shared (`gate`, kgb.evaluate.start_gate)."""
-    from kgb.evaluate import start_gate
+    GPU's quiet gate shared (`gate`, kgb.evaluate.quiet_gate)."""
+    from kgb.evaluate import quiet_gate
     from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidate
 
     started = start_candidate(device, workspace, limits, gate)
@@ -61,7 +61,7 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
 
         from kgb.evaluate import draws, kernel_clock
 
-        with start_gate.starting(gate):
+        with quiet_gate.changing(gate):
             torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidate forked
             kernel_clock.warm_up()  # the judge's clock, ready before the request
             draws.warm_up(device)

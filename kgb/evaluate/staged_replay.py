@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec, start_gate
+from kgb.evaluate import codec, quiet_gate
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.correctness import leaves, storage_pairs, tensors_in
 from kgb.evaluate.first_call import Drawn, Turned
@@ -68,7 +68,7 @@ class StagedReplay:
                  alone_gate: str | None = None):
         """`fresh`: another draw of the case's inputs (by argument name, as `timed`), from a
         secret seed, for the warm-up where no storage turns (kgb.evaluate.first_call.Drawn).
-        `alone_gate`: the GPU's start gate, held whole while it is measured (kgb.evaluate.start_gate)."""
+        `alone_gate`: the GPU's quiet gate, held whole while it is measured (kgb.evaluate.quiet_gate)."""
         from kgb.evaluate.timing import prepare
 
         self.bind, self.outputs, self.repeats, self.audit = bind, outputs, repeats, audit
@@ -162,7 +162,7 @@ class StagedReplay:
         with clocks_around() as clock:
             began = time.monotonic()
             with self.exclusive.phase("replay timing"):
-                with start_gate.alone(self.alone_gate) as (quiet, waited):
+                with quiet_gate.alone(self.alone_gate) as (quiet, waited):
                     if self.alone_gate:  # whether no start was under way, and the wait for that
                         alone = {"alone": quiet, "alone_wait_s": round(waited, 4)}
                     self.timing = measure(self.prepared, self.repeats, keep_graph=True)

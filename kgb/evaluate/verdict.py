@@ -124,7 +124,7 @@ from enum import StrEnum
 # it ran on the timed values themselves: such a case's first call on set V is timed alone too. A
 # tensor that covers its storage in another order than its own (a transpose) turns as a
 # contiguous one does. An evaluation run again for a case timed by its first call times each
-# replay holding the GPU's start gate whole (kgb.evaluate.start_gate): it waits up to 3 s for the
+# replay holding the GPU's quiet gate whole (kgb.evaluate.quiet_gate): it waits up to 3 s for the
 # CUDA starts under way to end, and no other starts meanwhile. CPU verdicts are unchanged.
 JUDGE_VERSION = 31
 

@@ -1,24 +1,25 @@
-"""The GPU's start gate (kgb.evaluate.start_gate, judge v31): CUDA starts share it, and a replay
-timed in a run again for a case timed by its first call holds it whole, so that no start runs
-beside that first call. Locks are taken on files, between threads here as between processes."""
+"""The GPU's quiet gate (kgb.evaluate.quiet_gate, judge v31): CUDA starts and releases of memory
+outside work sections share it, and a replay timed in a run again for a case timed by its first
+call holds it whole, so that none of them runs beside that first call. Locks are taken on files,
+between threads here as between processes."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from kgb.evaluate import start_gate
+from kgb.evaluate import quiet_gate
 from kgb.evaluate.judge import start_candidate
 from kgb.evaluate.sandbox import Limits
 
 
 def test_a_replay_waits_for_the_starts_under_way_and_no_start_begins_while_it_holds_the_gate(tmp_path):
-    gate = str(tmp_path / "kgb-timing-all.lock.starts")
-    assert start_gate.gate_of(str(tmp_path / "kgb-timing-all.lock")) == gate
+    gate = str(tmp_path / "kgb-timing-all.lock.quiet")
+    assert quiet_gate.gate_of(str(tmp_path / "kgb-timing-all.lock")) == gate
     started, let_go = threading.Event(), threading.Event()
 
     def a_start() -> None:
-        with start_gate.starting(gate):
+        with quiet_gate.changing(gate):
             started.set()
             let_go.wait(5)
 
@@ -27,10 +28,10 @@ def test_a_replay_waits_for_the_starts_under_way_and_no_start_begins_while_it_ho
     started.wait(5)
     threading.Timer(0.3, let_go.set).start()
     began = time.monotonic()
-    with start_gate.alone(gate, wait_s=5) as (quiet, waited):
+    with quiet_gate.alone(gate, wait_s=5) as (quiet, waited):
         assert quiet and 0.25 < waited < 3 and time.monotonic() - began >= 0.25  # the start ended first
         def late_start() -> None:
-            with start_gate.starting(gate):
+            with quiet_gate.changing(gate):
                 pass
 
         late = threading.Thread(target=late_start)
@@ -44,12 +45,12 @@ def test_a_replay_waits_for_the_starts_under_way_and_no_start_begins_while_it_ho
 
 def test_a_replay_waits_no_longer_than_it_may_and_says_it_was_not_alone(tmp_path):
     gate = str(tmp_path / "gate")
-    with start_gate.starting(gate):  # a start that does not end
-        with start_gate.alone(gate, wait_s=0.2) as (quiet, waited):
+    with quiet_gate.changing(gate):  # a start that does not end
+        with quiet_gate.alone(gate, wait_s=0.2) as (quiet, waited):
             assert not quiet and 0.2 <= waited < 1.5
-    with start_gate.alone(None) as (quiet, waited):  # on the CPU: no gate
+    with quiet_gate.alone(None) as (quiet, waited):  # on the CPU: no gate
         assert (quiet, waited) == (False, 0.0)
-    with start_gate.starting(None):
+    with quiet_gate.changing(None):
         pass
 
 
@@ -63,7 +64,7 @@ def test_a_candidate_process_starts_holding_the_gate_shared(tmp_path):
         ready.append(time.monotonic())
         process.close()
 
-    with start_gate.alone(gate, wait_s=1) as (quiet, _):
+    with quiet_gate.alone(gate, wait_s=1) as (quiet, _):
         assert quiet
         starter = threading.Thread(target=start)
         starter.start()
@@ -72,3 +73,24 @@ def test_a_candidate_process_starts_holding_the_gate_shared(tmp_path):
         assert not ready
     starter.join(60)
     assert ready and ready[0] >= held_until
+
+
+def test_a_judge_gives_memory_back_holding_the_gate_shared(tmp_path, monkeypatch):
+    """CaseRunner.released: a release waits while a replay holds the gate whole."""
+    from kgb import operators
+    from kgb.evaluate import case_runner
+    from kgb.evaluate.case_runner import CaseRunner
+
+    runner = CaseRunner(operators.load("aten::add"), None, "cuda")
+    runner.quiet_gate = str(tmp_path / "gate")
+    released = []
+    monkeypatch.setattr(case_runner, "release_cached_memory", lambda device: released.append(time.monotonic()))
+    with quiet_gate.alone(runner.quiet_gate, wait_s=1) as (quiet, _):
+        assert quiet
+        releasing = threading.Thread(target=runner.released)
+        releasing.start()
+        time.sleep(0.3)
+        held_until = time.monotonic()
+        assert not released
+    releasing.join(5)
+    assert released and released[0] >= held_until
