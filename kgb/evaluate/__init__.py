@@ -197,7 +197,7 @@ def _ran_out(verdict: Verdict) -> bool:
 def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str, float],
             alone_first_calls: bool = False) -> Verdict:
     """One run of the judge on the candidate; with `alone_first_calls`, each replay timed with no
-    CUDA start beside it (kgb.evaluate.quiet_gate)."""
+    CUDA start or memory release of other judges beside it (kgb.evaluate.quiet_gate)."""
     from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
 
     store = compile_cache.root(settings.compile_cache)
