@@ -73,6 +73,7 @@ class Runner:
         self.turns: list[tuple[bool, list[str], list[str]]] = []  # (candidate alive, replays, baselines)
         self.baselines: list[Baseline] = []
         self.exclusive = type("Lock", (), {"work": staticmethod(contextlib.nullcontext), "tag": "op"})()
+        self.quiet_gate = None  # the GPU's quiet gate (kgb.evaluate.quiet_gate): none on the CPU
 
     def phase(self, _name):
         return contextlib.nullcontext()
