@@ -54,25 +54,30 @@ def test_a_replay_waits_no_longer_than_it_may_and_says_it_was_not_alone(tmp_path
         pass
 
 
-def test_a_candidate_process_starts_holding_the_gate_shared(tmp_path):
-    """A candidate process's start waits while a replay holds the gate whole."""
-    gate = str(tmp_path / "gate")
-    ready = []
+def _held_back(gate: str, action, seconds: float, limit_s: float) -> None:
+    """`action` run in a thread while a replay holds the gate whole for `seconds`: it ends
+    only once the gate is let go of."""
+    done = []
 
-    def start() -> None:
-        process = start_candidate("cpu", tmp_path / "workspace", Limits(cpu_s=60), gate)
-        ready.append(time.monotonic())
-        process.close()
+    def run() -> None:
+        action()
+        done.append(time.monotonic())
 
     with quiet_gate.alone(gate, wait_s=1) as (quiet, _):
         assert quiet
-        starter = threading.Thread(target=start)
-        starter.start()
-        time.sleep(0.5)
+        other = threading.Thread(target=run)
+        other.start()
+        time.sleep(seconds)
         held_until = time.monotonic()
-        assert not ready
-    starter.join(60)
-    assert ready and ready[0] >= held_until
+        assert not done
+    other.join(limit_s)
+    assert done and done[0] >= held_until
+
+
+def test_a_candidate_process_starts_holding_the_gate_shared(tmp_path):
+    """A candidate process's start waits while a replay holds the gate whole."""
+    gate = str(tmp_path / "gate")
+    _held_back(gate, lambda: start_candidate("cpu", tmp_path / "workspace", Limits(cpu_s=60), gate).close(), 0.5, 60)
 
 
 def test_a_judge_gives_memory_back_holding_the_gate_shared(tmp_path, monkeypatch):
@@ -83,14 +88,5 @@ def test_a_judge_gives_memory_back_holding_the_gate_shared(tmp_path, monkeypatch
 
     runner = CaseRunner(operators.load("aten::add"), None, "cuda")
     runner.quiet_gate = str(tmp_path / "gate")
-    released = []
-    monkeypatch.setattr(case_runner, "release_cached_memory", lambda device: released.append(time.monotonic()))
-    with quiet_gate.alone(runner.quiet_gate, wait_s=1) as (quiet, _):
-        assert quiet
-        releasing = threading.Thread(target=runner.released)
-        releasing.start()
-        time.sleep(0.3)
-        held_until = time.monotonic()
-        assert not released
-    releasing.join(5)
-    assert released and released[0] >= held_until
+    monkeypatch.setattr(case_runner, "release_cached_memory", lambda device: True)
+    _held_back(runner.quiet_gate, runner.released, 0.3, 5)

@@ -353,6 +353,20 @@ def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_
     assert "the checked one was right and call 2 of 2, one of 2 kept whole at random, was wrong: " in failed.value.message
 
 
+def _copying(x_t: torch.Tensor, x_v: torch.Tensor) -> tuple[dict, codec.Storages, dict, dict, dict]:
+    """A call that copies `x` into `out`, recorded on set T's buffers: (its recording, the
+    storages sent, their bytes as sent, set T's arguments, set V's), as StagedReplay takes them."""
+    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
+    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                          tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+
+    def call() -> None:
+        out_t.copy_(x_t)
+
+    return record(call, sent).as_json(), sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v}
+
+
 @pytest.mark.parametrize("turned_args", [(), ("x",)], ids=["integers-unnamed", "integers-plain-values"])
 def test_integer_inputs_are_turned_for_the_warm_up_only_where_the_spec_says_they_are_values(cpu_as_gpu, turned_args):
     """Spec.turned_args reaches the replay: an integer input the spec names as plain values is
@@ -360,16 +374,8 @@ def test_integer_inputs_are_turned_for_the_warm_up_only_where_the_spec_says_they
     one it does not name is left as loaded; the replay's answer is set V's either way."""
     gen = torch.Generator().manual_seed(5)
     x_t, x_v = (torch.randint(-1000, 1000, (256,), generator=gen) for _ in range(2))
-    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
-    def call() -> None:
-        out_t.copy_(x_t)
-
-    recording = record(call, sent).as_json()
-    staged = StagedReplay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
-                          lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
+    recording, sent, before, timed, check = _copying(x_t, x_v)
+    staged = StagedReplay(recording, sent, before, timed, check, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
                           exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)), turned_args=turned_args)
     assert len(staged.turned.turns) == len(turned_args)
     staged.measure()
@@ -388,15 +394,7 @@ def test_where_nothing_turns_the_warm_up_runs_on_another_draw_and_the_first_call
     inputs it has seen is timed by that first call; the honest one by its repetitions."""
     gen = torch.Generator().manual_seed(7)
     x_t, x_v = (torch.randint(-1000, 1000, (256,), generator=gen) for _ in range(2))
-    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
-
-    def call() -> None:
-        out_t.copy_(x_t)
-
-    recording = record(call, sent).as_json()
+    recording, sent, before, timed, check = _copying(x_t, x_v)
     draws: list[torch.Tensor] = []
 
     def fresh() -> dict:
@@ -418,9 +416,9 @@ def test_where_nothing_turns_the_warm_up_runs_on_another_draw_and_the_first_call
 
     Replay.__call__ = spied
     try:
-        staged = StagedReplay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
-                              lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
-                              exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)), fresh=fresh)
+        staged = StagedReplay(recording, sent, before, timed, check, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS,
+                              ("out",), repeats=20, warmup=3, exclusive=TimingLock(None, Phases()),
+                              audit=CallAudit(("out",)), fresh=fresh)
         assert staged.turned.turns == [] and staged.drawn.nbytes == 256 * 8
         assert staged.drawn.loads == []  # given back once the warm-up was done
         staged.measure()
@@ -440,16 +438,7 @@ def test_a_replay_with_nothing_to_turn_and_no_other_draw_warms_up_on_the_timed_v
     call timed alone."""
     gen = torch.Generator().manual_seed(8)
     x_t, x_v = (torch.randint(-1000, 1000, (64,), generator=gen) for _ in range(2))
-    out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
-
-    def call() -> None:
-        out_t.copy_(x_t)
-
-    staged = StagedReplay(record(call, sent).as_json(), sent, before, {"x": x_t, "out": out_t},
-                          {"x": x_v, "out": out_v}, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
+    staged = StagedReplay(*_copying(x_t, x_v), lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
                           repeats=20, warmup=3, exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)))
     staged.measure()
     assert staged.finish().timing.first_us is None and staged.drawn.nbytes == 0
@@ -485,16 +474,7 @@ def test_in_a_run_again_the_replay_is_measured_holding_the_quiet_gate_whole(cpu_
     monkeypatch.setenv("KGB_GPU_TRACE", str(tmp_path / "trace.jsonl"))
     gate = str(tmp_path / "gate")
     x_t, x_v = torch.randn(64), torch.randn(64)
-    out_t, out_v = torch.empty(64), torch.empty(64)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
-
-    def call() -> None:
-        out_t.copy_(x_t)
-
-    staged = StagedReplay(record(call, sent).as_json(), sent, before, {"x": x_t, "out": out_t},
-                          {"x": x_v, "out": out_v}, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
+    staged = StagedReplay(*_copying(x_t, x_v), lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",),
                           repeats=20, warmup=3, exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)),
                           alone_gate=gate)
     holding, let_go = threading.Event(), threading.Event()

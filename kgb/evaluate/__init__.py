@@ -171,7 +171,8 @@ def evaluate(source: str, spec: Spec, settings: EvalSettings, baselines: dict[st
     if first_called:
         verdict = dataclasses.replace(verdict, logs=verdict.logs + (
             f"\n[kgb] {FIRST_CALL_AGAIN} ({'; '.join(', '.join(cases) for cases in first_called)}); this "
-            f"verdict is from a run on inputs drawn again\n"))
+            f"verdict is from a run on inputs drawn again, its replays timed with no CUDA start or memory "
+            f"release of other judges beside them (kgb.evaluate.quiet_gate)\n"))
     elapsed = time.perf_counter() - started
     secrets = secret_values(settings)
     return Verdict(**{**verdict.__dict__, "eval_s": elapsed, "gate_s": gate_s, "ran_out_s": ran_out_s,
