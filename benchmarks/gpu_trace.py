@@ -157,8 +157,8 @@ def first_calls(firsts: list[dict], others: list[dict] = ()) -> str:
     """Judge v29's first calls on the timed inputs against the repetitions after them
     (kgb.evaluate.first_call): how many replays warmed up on turned values (or, judge v31, on
     another draw), how the ratios of those timed by the GPU's count spread, which were timed by
-    their first call, and the five furthest over their repetitions, with what of `others` (process starts and ends, memory
-    releases, work sections) another process ran beside each."""
+    their first call, and the five furthest over their repetitions, with what of `others`
+    (process starts and ends, memory releases, work sections) another process ran beside each."""
     turned = [r for r in firsts if r.get("turned_bytes")]
     drawn = [r for r in firsts if r.get("drawn_bytes")]  # judge v31: another draw where nothing turns
     counted = [r for r in turned + drawn if r.get("first_us") is not None and r.get("repeated_us")]
@@ -307,7 +307,7 @@ def report(records: list[dict]) -> str:
         # judge v31: the replays of runs again for a case timed by its first call (kgb.evaluate.quiet_gate)
         waits = [r["alone_wait_s"] for r in alone]
         lines.append(f"replays measured holding the quiet gate: {len(alone)}, {sum(r['alone'] for r in alone)} with "
-                     f"no start under way; waited {sum(waits):.2f} s (most {max(waits):.2f})")
+                     f"nothing under way; waited {sum(waits):.2f} s (most {max(waits):.2f})")
     gate = [r for r in records if r["kind"] == "gate"]
     if gate:  # the harness's GPU memory gate moved its ceiling (kgb.evaluate.gpus.MemoryGate)
         first = min(r["asked"] for r in records)

@@ -430,7 +430,7 @@ def test_the_gpu_trace_says_how_judge_v29s_first_calls_compare_and_which_timed_a
                 "repeats": 20, "steps": {"repetitions": 0.05}, "tag": "b"}
     report = gpu_trace.report([turn, measured, dict(measured, alone=True, alone_wait_s=0.31),
                                dict(measured, alone=False, alone_wait_s=3.0)])
-    assert "replays measured holding the quiet gate: 2, 1 with no start under way; waited 3.31 s (most 3.00)" in report
+    assert "replays measured holding the quiet gate: 2, 1 with nothing under way; waited 3.31 s (most 3.00)" in report
 
 
 def test_the_context_starts_benchmark_measures_first_calls_as_the_judge_measures_a_replay():

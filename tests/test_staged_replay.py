@@ -375,8 +375,9 @@ def test_integer_inputs_are_turned_for_the_warm_up_only_where_the_spec_says_they
     gen = torch.Generator().manual_seed(5)
     x_t, x_v = (torch.randint(-1000, 1000, (256,), generator=gen) for _ in range(2))
     recording, sent, before, timed, check = _copying(x_t, x_v)
-    staged = StagedReplay(recording, sent, before, timed, check, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), repeats=20, warmup=3,
-                          exclusive=TimingLock(None, Phases()), audit=CallAudit(("out",)), turned_args=turned_args)
+    staged = StagedReplay(recording, sent, before, timed, check, lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS,
+                          ("out",), repeats=20, warmup=3, exclusive=TimingLock(None, Phases()),
+                          audit=CallAudit(("out",)), turned_args=turned_args)
     assert len(staged.turned.turns) == len(turned_args)
     staged.measure()
     replayed = staged.finish()
@@ -489,5 +490,6 @@ def test_in_a_run_again_the_replay_is_measured_holding_the_quiet_gate_whole(cpu_
     threading.Timer(0.3, let_go.set).start()
     staged.measure()
     assert torch.equal(staged.finish().inputs["out"], x_v)
-    (line,) = [r for r in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines()) if r["kind"] == "measure"]
+    lines = map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines())
+    (line,) = [r for r in lines if r["kind"] == "measure"]
     assert line["alone"] is True and 0.25 <= line["alone_wait_s"] < 3
