@@ -54,6 +54,38 @@ def test_a_replay_waits_no_longer_than_it_may_and_says_it_was_not_alone(tmp_path
         pass
 
 
+def test_changes_that_overlap_without_end_do_not_keep_a_replay_waiting(tmp_path):
+    """Three threads change over and over, each beginning before the last ends, so the gate is
+    never free of them: the replay shuts the door, the changes under way end, and it measures
+    alone with none of them inside (session 55's H100: without the door, every wait ran out)."""
+    gate, stop, inside = str(tmp_path / "gate"), threading.Event(), []
+
+    def churn() -> None:
+        while not stop.is_set():
+            with quiet_gate.changing(gate):
+                inside.append(1)
+                time.sleep(0.05)
+                inside.pop()
+
+    threads = [threading.Thread(target=churn) for _ in range(3)]
+    for i, thread in enumerate(threads):
+        thread.start()
+        time.sleep(0.017 * (i + 1))
+    try:
+        for _ in range(3):
+            with quiet_gate.alone(gate, wait_s=2) as (quiet, waited):
+                assert quiet and waited < 1.0
+                for _ in range(5):
+                    assert not inside  # no change began while the replay held the gate
+                    time.sleep(0.02)
+            time.sleep(0.1)
+            assert inside  # and they go on once it lets go
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+
+
 def _held_back(gate: str, action, seconds: float, limit_s: float) -> None:
     """`action` run in a thread while a replay holds the gate whole for `seconds`: it ends
     only once the gate is let go of."""

@@ -1,5 +1,5 @@
 """The GPU's quiet gate: what other processes do to the GPU outside work sections, held back
-while a judge times a first call that must be alone (judge v31).
+while a judge times a first call that must be alone (judge v31; its door, v32).
 
 A timing turn keeps every judge's work sections off the GPU, not what processes do outside
 them: a judge's candidate process and a spare judge start CUDA (a turn would wait seconds for a
@@ -22,6 +22,13 @@ the gate whole (`alone`): it waits for what is under way, at most QUIET_WAIT_S, 
 begins until its measurement is done. Only those runs wait: a first job's turns found a start
 under way beside a third of their measurements (session 53), and waiting in each would hold every
 judge's GPU work for seconds a job.
+
+A replay waiting for the gate shuts a door first (judge v32): a second file that every `changing`
+passes through, shared and only for a moment, before it takes the gate. With the door shut, no
+new change begins, so the gate comes free once those under way end. Without it, changes that
+overlap keep the gate held shared for good: on session 55's H100, beside four processes giving
+memory back over and over, every gated measurement waited its whole 3 s and went on unquiet, and
+6 of 12 first calls of the 0.7 ms call took over 1.25 times their repetitions.
 """
 
 from __future__ import annotations
@@ -32,8 +39,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-# beside the GPU's timing lock (kgb.evaluate.timing_lock)
+# beside the GPU's timing lock (kgb.evaluate.timing_lock); the door beside the gate
 GATE_SUFFIX = ".quiet"
+DOOR_SUFFIX = ".door"
 # The longest a replay waits for what is under way: a start took a median 0.45-0.48 s on a
 # loaded H100 (sessions 53-54), 1.4 s at a job's beginning.
 QUIET_WAIT_S = 3.0
@@ -48,40 +56,55 @@ def gate_of(timing_lock: str | None) -> str | None:
 @contextmanager
 def changing(gate: str | None) -> Iterator[None]:
     """Around a CUDA start, a release of memory or a process's end outside a work section:
-    shared with every other, and waiting while a replay holds the gate. A candidate process's
-    start takes it before the fork: the child closes what it inherits before it touches CUDA,
-    and the lock stays with this process's descriptor."""
+    shared with every other, and waiting while a replay holds the door or the gate. A candidate
+    process's start takes it before the fork: the child closes what it inherits before it
+    touches CUDA, and the lock stays with this process's descriptor."""
     if gate is None:
         yield
         return
-    fd = os.open(gate, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    door, fd = _open(gate + DOOR_SUFFIX), _open(gate)
     try:
+        # through the door, shared and for a moment, while a replay waiting has it shut; the
+        # gate is taken before the door is let go of, so a replay that shuts it waits for this
+        fcntl.flock(door, fcntl.LOCK_SH)
         fcntl.flock(fd, fcntl.LOCK_SH)
+        os.close(door)
+        door = -1
         yield
     finally:
+        if door >= 0:
+            os.close(door)
         os.close(fd)  # the lock goes with the descriptor
 
 
 @contextmanager
 def alone(gate: str | None, wait_s: float = QUIET_WAIT_S) -> Iterator[tuple[bool, float]]:
-    """Hold the gate whole: (whether nothing was under way, seconds waited). After `wait_s` it
-    goes on without it, and says so: a measurement is never stopped for a start."""
+    """Hold the door and the gate whole: (whether nothing was under way, seconds waited). After
+    `wait_s` it goes on without them, and says so: a measurement is never stopped for a start."""
     if gate is None:
         yield False, 0.0
         return
-    fd = os.open(gate, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     began = time.monotonic()
+    door, fd = _open(gate + DOOR_SUFFIX), _open(gate)
     try:
-        held = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-                break
-            except BlockingIOError:
-                if time.monotonic() - began >= wait_s:
-                    break
-                time.sleep(POLL_S)
-        yield held, time.monotonic() - began
+        quiet = _take(door, began + wait_s) and _take(fd, began + wait_s)
+        yield quiet, time.monotonic() - began
     finally:
         os.close(fd)
+        os.close(door)
+
+
+def _open(path: str) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+
+def _take(fd: int, until: float) -> bool:
+    """Lock `fd` whole, polling until the monotonic time `until`: whether it was taken."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= until:
+                return False
+            time.sleep(POLL_S)

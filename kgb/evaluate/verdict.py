@@ -126,7 +126,10 @@ from enum import StrEnum
 # contiguous one does. An evaluation run again for a case timed by its first call times each
 # replay holding the GPU's quiet gate whole (kgb.evaluate.quiet_gate): it waits up to 3 s for the
 # CUDA starts under way to end, and no other starts meanwhile. CPU verdicts are unchanged.
-JUDGE_VERSION = 31
+# v32: that replay shuts the gate's door before it waits, so no new start or release begins while
+# those under way end; changes that overlapped without end kept it waiting its whole 3 s before
+# (session 55's H100). CPU verdicts are unchanged.
+JUDGE_VERSION = 32
 
 
 class Status(StrEnum):
