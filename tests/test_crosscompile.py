@@ -26,7 +26,8 @@ def reading_a_module_float(tmp_path: Path) -> Path:
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory) -> dict[str, list | str]:
     """check_many's findings for the candidates of the tests below, by name, in one batch:
-    a batch, like each `check`, is two processes that import torch and Triton for seconds."""
+    a batch, like each `check`, is two processes that import torch and Triton for seconds.
+    Through PTX, as the solutions' test compiles: what these find, Triton's steps find."""
     tmp = tmp_path_factory.mktemp("batch")
     softmax, rms = operators.load("aten::softmax"), operators.load("vllm::rms_norm")
     crashing = tmp / "crashes.py"
@@ -34,7 +35,7 @@ def batch(tmp_path_factory) -> dict[str, list | str]:
     pairs = {"solution": (softmax.path, softmax.solution_path), "module float": (softmax.path, reading_a_module_float(tmp)),
              "crashing": (softmax.path, crashing), "autotuned": (softmax.path, CANDIDATES / "softmax_autotuned.py"),
              "other op": (rms.path, rms.solution_path)}
-    return dict(zip(pairs, check_many(list(pairs.values())), strict=True))
+    return dict(zip(pairs, check_many(list(pairs.values()), assemble=False), strict=True))
 
 
 def test_a_kernel_reading_a_module_float_passes_the_interpreter_but_not_the_gpu_compiler(tmp_path, batch):
@@ -107,12 +108,13 @@ def test_every_solution_compiles_for_sm90(source):
     """Each solution's smoke-case launches build for the H100/H200 with Triton's own
     compiler, so a kernel that only the interpreter accepts fails CI, not a GPU run.
     One test per source, its solutions in one batch (`check_many`): xdist runs the
-    sources side by side."""
+    sources side by side. Through PTX (`assemble=False`): ptxas was a third of these
+    compiles on the project's machines; the tests above and `eval.compile_for` run it."""
     ops = [op for op in operators.select(source, None) if operators.load(op).kernel_required]
     assert ops
     specs = [operators.load(op) for op in ops]
     found = []
-    for op, results in zip(ops, check_many([(s.path, s.solution_path) for s in specs]), strict=True):
+    for op, results in zip(ops, check_many([(s.path, s.solution_path) for s in specs], assemble=False), strict=True):
         if isinstance(results, str):
             found.append(f"{op}: the interpreter run failed: {results[-400:]}")
         elif not results:

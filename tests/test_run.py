@@ -236,7 +236,13 @@ def test_a_job_runs_in_one_process_at_a_time(tmp_path):
     """Until session 44 the same command in a second terminal judged every trial of the
     running job again beside the first (a model method paid for twice) and interleaved the
     two runs' events in one log under repeated sequence numbers."""
-    args = ("method=expert", "source=aten", "chip=cpu")  # 111 operators: the first is still at it
+    # the first job is still at it, without spending the CPU's time: a kernel that never returns
+    # (tests/candidates/softmax_hang.py) beside one that does
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    (kernels / "aten__softmax.py").write_text((REPO_ROOT / "tests/candidates/softmax_hang.py").read_text())
+    (kernels / "aten__add.py").write_text(ADD.read_text())
+    args = ("method=files", f"method.dir={kernels}", "source=aten", "chip=cpu", "ops=[aten::softmax,aten::add]")
     first = kgb_run(*args, root=tmp_path, popen=True)
     try:
         deadline = time.time() + 300

@@ -10,7 +10,8 @@ useless. This module closes that gap in two processes:
    and the launch options (num_warps, num_stages).
 2. `compile`: imports the candidate again with the interpreter off, so `@triton.jit`
    makes real JIT functions, and compiles each distinct launch with Triton's own
-   compiler for an NVIDIA target (sm_90, the H100/H200, by default) down to a cubin.
+   compiler for an NVIDIA target (sm_90, the H100/H200, by default) down to a cubin
+   (or to PTX, ptxas left out, for the test suite's sweep over every solution: `assemble`).
 
 It is a second process because the interpreter patches `triton.language` while it runs.
 
@@ -277,9 +278,46 @@ def _jit_functions(module: Any) -> dict[str, Any]:
     return found
 
 
+class _Lowered(Exception):
+    """Raised where ptxas would start, in a check that stops at PTX (`compile_all`'s `assemble`)."""
+
+
+@contextlib.contextmanager
+def _stopping_at_ptx(stop: bool) -> Iterator[None]:
+    """Triton's compile, its last stage (ptxas: PTX to a cubin) left out where `stop`. Triton's
+    own hook on its stages does it; a Triton without the hook assembles as before."""
+    from triton import knobs
+
+    if not stop or not hasattr(knobs.runtime, "add_stages_inspection_hook"):
+        yield
+        return
+
+    def stages_hook(*args):
+        if not args:  # asked for its part of the compile's cache key
+            return "kgb-through-ptx", "1"
+        stages = args[1]
+
+        def stop_here(src, metadata):
+            raise _Lowered
+
+        stages["cubin"] = stop_here
+
+    before = knobs.runtime.add_stages_inspection_hook
+    knobs.runtime.add_stages_inspection_hook = stages_hook
+    try:
+        yield
+    finally:
+        knobs.runtime.add_stages_inspection_hook = before
+
+
 def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Path | None = None,
-                name: str = "crosscompile_candidate") -> list[tuple[Launch, str | None]]:
-    """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error)."""
+                name: str = "crosscompile_candidate", assemble: bool = True) -> list[tuple[Launch, str | None]]:
+    """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error).
+
+    `assemble=False` stops at PTX: Triton lowers and generates code, ptxas does not run, unless
+    the candidate writes PTX of its own (`inline_asm`), which only ptxas checks. ptxas took a
+    third of the compile of the known-good solutions on the project's machines, and what a
+    solution can get wrong that only the GPU compiler sees, Triton's own steps find."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -287,6 +325,7 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
     from kgb.operators import _import_file
 
     assert not os.environ.get("TRITON_INTERPRET"), "compiling needs the interpreter off"
+    stop = not assemble and ptx_dir is None and "inline_asm" not in candidate.read_text()
     kernels = _jit_functions(_import_file(candidate, name))
     target = GPUTarget("cuda", arch, 32)
     results = []
@@ -296,11 +335,14 @@ def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Pat
             continue
         source = ASTSource(kernels[launch.kernel], dict(launch.signature), constexprs=dict(launch.constexprs))
         try:
-            compiled = triton.compile(source, target=target, options=dict(launch.options))
+            with _stopping_at_ptx(stop):
+                compiled = triton.compile(source, target=target, options=dict(launch.options))
+        except _Lowered:
+            compiled = None
         except Exception as exc:  # noqa: BLE001 - the compiler's message is the finding
             results.append((launch, f"{type(exc).__name__}: {str(exc).strip()[-1500:]}"))
             continue
-        if ptx_dir is not None:
+        if ptx_dir is not None and compiled is not None:
             (ptx_dir / f"{number:02d}-{launch.kernel}.ptx").write_text(compiled.asm["ptx"])
         results.append((launch, None))
     return results
@@ -369,11 +411,12 @@ def check(spec_path: Path, candidate: Path, tags: tuple[str, ...] = ("smoke",), 
 
 
 def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",), arch: int = 90,
-               timeout_s: float = 3600, compile_python: str | None = None) -> list[list[tuple[Launch, str | None]] | str]:
+               timeout_s: float = 3600, compile_python: str | None = None,
+               assemble: bool = True) -> list[list[tuple[Launch, str | None]] | str]:
     """`check` for many (spec, candidate) pairs in two processes in all, not two per pair:
     a fresh Python that imports torch and Triton costs seconds, which over every solution
     was most of the test suite's time. Per pair: its results, or why its interpreter run
-    failed. `compile_python`: see `check`."""
+    failed. `compile_python`: see `check`; `assemble`: see `compile_all`."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     with _steps_folder() as tmp:
@@ -381,7 +424,7 @@ def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",
         batch.write_text(json.dumps([[str(spec), str(candidate)] for spec, candidate in pairs]))
         env["TRITON_CACHE_DIR"] = str(tmp / "triton-cache")
         args = ["-m", "kgb.evaluate.crosscompile", "--batch", str(batch), "--cases", ",".join(tags),
-                "--arch", str(arch), "--launches", str(launches), "--step"]
+                "--arch", str(arch), "--launches", str(launches), *([] if assemble else ["--through-ptx"]), "--step"]
         _run_step([sys.executable, *args, "record"], {**env, "TRITON_INTERPRET": "1"}, timeout_s)
         recorded = _report(launches, "record", MAX_REPORT_BYTES * len(pairs))
         _run_step([compile_python or sys.executable, *args, "compile"], {"TRITON_DEFAULT_FP_FUSION": "1", **env}, timeout_s)
@@ -396,7 +439,8 @@ def check_many(pairs: list[tuple[Path, Path]], tags: tuple[str, ...] = ("smoke",
     return out
 
 
-def _batch_step(step: str, pairs: list[tuple[Path, Path]], tags: set[str], arch: int, launches: Path) -> None:
+def _batch_step(step: str, pairs: list[tuple[Path, Path]], tags: set[str], arch: int, launches: Path,
+                assemble: bool = True) -> None:
     """One step of `check_many`, in its confined process."""
     if step == "record":
         found = []
@@ -412,7 +456,8 @@ def _batch_step(step: str, pairs: list[tuple[Path, Path]], tags: set[str], arch:
         if "error" in found:
             results.append([])
             continue
-        done = compile_all(candidate, launches_from_json(found["launches"]), arch, name=f"crosscompile_candidate_{i}")
+        done = compile_all(candidate, launches_from_json(found["launches"]), arch, name=f"crosscompile_candidate_{i}",
+                           assemble=assemble)
         results.append([error for _, error in done])
     launches.with_suffix(".results").write_text(json.dumps(results))
 
@@ -428,6 +473,7 @@ def main() -> int:
     parser.add_argument("--step", choices=["record", "compile"], help=argparse.SUPPRESS)
     parser.add_argument("--launches", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--through-ptx", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     # Run as `-m`, this file is __main__: take the functions from the importable module.
     from kgb.evaluate.crosscompile import _batch_step, check, compile_all, record
@@ -470,7 +516,7 @@ def main() -> int:
         confine(writable[0], allow_exec=args.step == "compile", limits=Limits(), extra_read=tuple(readable),
                 extra_write=tuple(str(w) for w in writable[1:]))
     if args.batch is not None:
-        _batch_step(args.step, pairs, set(tags), args.arch, args.launches)
+        _batch_step(args.step, pairs, set(tags), args.arch, args.launches, assemble=not args.through_ptx)
         return 0
     if args.step == "record":
         args.launches.write_text(launches_to_json(record(pairs[0][0], candidate, set(tags))))
