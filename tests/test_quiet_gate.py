@@ -78,7 +78,9 @@ def test_changes_that_overlap_without_end_do_not_keep_a_replay_waiting(tmp_path)
                 for _ in range(5):
                     assert not inside  # no change began while the replay held the gate
                     time.sleep(0.02)
-            time.sleep(0.1)
+            let_go = time.monotonic()
+            while not inside and time.monotonic() - let_go < 5:
+                time.sleep(0.005)
             assert inside  # and they go on once it lets go
     finally:
         stop.set()
