@@ -146,7 +146,7 @@ class BenchCaseTiming:
                                              self._audit(), tag=f"{spec.id} {case.name}",
                                              turned_args=spec.turned_args,
                                              fresh=lambda: draw_inputs(spec, case, secret_seed(), self.device),
-                                             alone_gate=self.alone_gate)
+                                             alone_gate=self.quiet_gate if self.alone_first_calls else None)
         except Exception as exc:  # noqa: BLE001 - each way a replay fails fails the candidate
             raise _replay_error(case, exc) from exc
         return staged

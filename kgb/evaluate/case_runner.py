@@ -69,10 +69,10 @@ class CaseRunner(BenchCaseTiming):
         # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
         # the GPU's quiet gate (kgb.evaluate.quiet_gate): held shared while this process gives
-        # memory back; and held whole while each replay is measured, in a run again for a case
-        # timed by its first call (`alone_gate`, the same file); None: not held
+        # memory back; and held whole while each replay is measured where `alone_first_calls`
+        # (a run again for a case timed by its first call); None: not held
         self.quiet_gate: str | None = None
-        self.alone_gate: str | None = None
+        self.alone_first_calls = False
 
     def audit(self, reply: Reply, what: str) -> None:
         """Reject what the candidate process saw the candidate do outside Triton."""

@@ -113,24 +113,24 @@ def run(request: dict, emit: Callable[[dict], None], started: CandidateProcess |
     workspace = Path(request["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
     limits = limits_of(request)
+    gate = quiet_gate.gate_of(request.get("timing_lock"))
     try:  # forked before this process touches the GPU, and before it loads the spec: the
         # candidate process gets none of its hidden cases (kgb.shown_spec)
         with phase("process start"):
-            candidate = started if started is not None else start_candidate(
-                device, workspace, limits, quiet_gate.gate_of(request.get("timing_lock")))
+            candidate = started if started is not None else start_candidate(device, workspace, limits, gate)
     except CandidateDied as exc:
         return {"status": Status.RUNTIME_ERROR, "message": f"the candidate process could not start: {exc}"}
     try:
         with phase("spec"):
             spec = load_spec(Path(request["spec"]))
         _keep_out_of_the_workspace(workspace.parent / "judge")
-        return _judge(spec, candidate, request, emit, phase)
+        return _judge(spec, candidate, request, emit, phase, gate)
     finally:
         candidate.close(wait=False)
 
 
 def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callable[[dict], None],
-           phase: Phases) -> dict:
+           phase: Phases, gate: str | None) -> dict:
     device = request["device"]
     emit_sandbox = {"sandbox": candidate.sandbox, "sandbox_notes": candidate.notes}
     tags = set(request["case_tags"])
@@ -141,9 +141,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
     runner.exclusive = TimingLock(request.get("timing_lock"), runner.phase,
                                   torch.cuda.synchronize if device == "cuda" else lambda: None)
     runner.exclusive.tag = spec.id
-    runner.quiet_gate = quiet_gate.gate_of(request.get("timing_lock"))
-    if request.get("alone_first_calls"):  # a run again for a case timed by its first call (judge v31)
-        runner.alone_gate = runner.quiet_gate
+    runner.quiet_gate = gate
+    # a run again for a case timed by its first call (judge v31)
+    runner.alone_first_calls = bool(request.get("alone_first_calls"))
     candidate.exclusive = runner.exclusive  # let go of while it compiles and while data crosses
     results: list[CaseResult] = []
     bench_memory = ExitStack()  # the GPU memory reserved for the bench cases (kgb.evaluate.memory_ledger)
