@@ -14,7 +14,8 @@ For every bench case of the chosen operators, for the solution and for the basel
   timed from outside and only under 20 us; clean-l2: classic with an L2 flush that reads;
   kernels: clean-l2, each call's time the GPU's own count of it, the judge's since v8).
 The goal (issue 11): the judge within 5% of ncu for cases over 10 us, within 0.5 us below.
-Results also go to DIR/ncu.json.
+Last, what both counts say of the marker, a kernel that stores one int: the part of every
+kernel's figure that is the count's own. Results also go to DIR/ncu.json and DIR/floor.json.
 """
 
 from __future__ import annotations
@@ -71,10 +72,9 @@ def plan(ops: list[str], k: int) -> dict[str, list[str]]:
     return labels
 
 
-def inner(ops: list[str], k: int) -> None:
-    """Under ncu: each measured call follows a marker kernel whose grid size is its label
-    (`plan`); a marker of grid 1 starts warm-up work, attributed to nothing."""
-    import torch
+def marker_kernel():
+    """The marker: a kernel that stores one int, whatever its grid. It is also the floor of
+    both counts, what each says of a kernel that does nothing to speak of."""
     import triton
     import triton.language as tl
 
@@ -82,6 +82,15 @@ def inner(ops: list[str], k: int) -> None:
     def kgb_ncu_marker(x_ptr):
         tl.store(x_ptr + tl.program_id(0) * 0, 1)
 
+    return kgb_ncu_marker
+
+
+def inner(ops: list[str], k: int) -> None:
+    """Under ncu: each measured call follows a marker kernel whose grid size is its label
+    (`plan`); a marker of grid 1 starts warm-up work, attributed to nothing."""
+    import torch
+
+    kgb_ncu_marker = marker_kernel()
     scratch = torch.zeros(1, dtype=torch.int32, device="cuda")
     label = 2
     for op in ops:
@@ -98,12 +107,36 @@ def inner(ops: list[str], k: int) -> None:
             kgb_ncu_marker[(1,)](scratch)
 
 
+def _ncu_rows(csv_path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(line for line in csv_path.read_text().splitlines() if line.startswith('"')))
+
+
+def _us(row: dict[str, str]) -> float:
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[row["Metric Unit"]]
+    return float(row["Metric Value"].replace(",", "")) * scale
+
+
+def marker_floor_ncu(csv_path: Path) -> list[float]:
+    """ncu's duration of every marker launch (one block, or one per label: each stores one int), us."""
+    return [_us(row) for row in _ncu_rows(csv_path)
+            if row.get("Metric Name") == "gpu__time_duration.sum" and "kgb_ncu_marker" in row["Kernel Name"]]
+
+
+def marker_floor_kgb() -> dict[str, float]:
+    """kgb's latency of one marker launch (one block), median us by each timing protocol."""
+    import torch
+
+    from kgb.evaluate.timing import Protocol, measure
+
+    marker, scratch = marker_kernel(), torch.zeros(1, dtype=torch.int32, device="cuda")
+    return {p.value: measure(lambda: marker[(1,)](scratch), protocol=p).median_us for p in Protocol}
+
+
 def parse_ncu(csv_path: Path, labels: dict[str, list[str]]) -> dict[tuple[str, str, str], float]:
     """Median per (op, case, who) over calls of the summed kernel durations, in us."""
-    rows = [line for line in csv_path.read_text().splitlines() if line.startswith('"')]
     per_call: dict[int, float] = {}
     current: int | None = None
-    for row in csv.DictReader(rows):
+    for row in _ncu_rows(csv_path):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         if "kgb_ncu_marker" in row["Kernel Name"]:
@@ -114,9 +147,7 @@ def parse_ncu(csv_path: Path, labels: dict[str, list[str]]) -> dict[tuple[str, s
             continue
         if current is None:
             continue
-        unit, value = row["Metric Unit"], float(row["Metric Value"].replace(",", ""))
-        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[unit]
-        per_call[current] += value * scale
+        per_call[current] += _us(row)
     grouped: dict[tuple[str, str, str], list[float]] = {}
     for label, us in per_call.items():
         op, case, who, _ = labels[str(label)]
@@ -217,6 +248,15 @@ def main() -> int:
         print(f"{m}: within the goal on {sum(r[f'{m}_within_goal'] for r in rows)} of {len(rows)} timings")
     met = sum(r["within_goal"] for r in rows)
     print(f"\njudge within the goal (5% over 10 us, 0.5 us under) on {met} of {len(rows)} timings")
+    # what each count says of a kernel that stores one int: a fixed part of every kernel's
+    # figure, which a difference between the two counts that does not grow with the kernel is
+    floor = marker_floor_ncu(args.out / "ncu.csv" if not args.ncu_csv else args.ncu_csv)
+    if floor:
+        kgb_floor = marker_floor_kgb()
+        print(f"a kernel that stores one int (the marker): ncu median {statistics.median(floor):.2f} us "
+              f"(min {min(floor):.2f}, max {max(floor):.2f}, {len(floor)} launches); kgb "
+              + ", ".join(f"{m} {us:.2f} us" for m, us in kgb_floor.items()))
+        (args.out / "floor.json").write_text(json.dumps({"ncu_us": floor, "kgb_us": kgb_floor}, indent=1))
     (args.out / "ncu.json").write_text(json.dumps(rows, indent=1))
     return 0
 

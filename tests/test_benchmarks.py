@@ -453,3 +453,22 @@ def test_the_context_starts_benchmark_measures_first_calls_as_the_judge_measures
     cell = context_starts.first_calls([1.0, 1.02, FIRST_RATIO + 0.5])
     assert cell == f"1.020, {FIRST_RATIO + 0.5:.3f}, 1 of 3 over {FIRST_RATIO:g}"
     assert context_starts.first_calls([]) == "-"
+
+
+def test_the_ncu_benchmark_sums_each_calls_kernels_and_keeps_the_markers_as_the_floor(tmp_path):
+    """benchmarks/ncu.py: a marker kernel (grid = label) opens each call; the kernels after it
+    sum to that call's figure, and the markers' own durations are ncu's floor."""
+    import ncu
+
+    header = '"ID","Kernel Name","Grid Size","Metric Name","Metric Unit","Metric Value"'
+
+    def row(i: int, kernel: str, grid: int, ns: str) -> str:
+        return f'"{i}","{kernel}","({grid}, 1, 1)","gpu__time_duration.sum","ns","{ns}"'
+
+    lines = ["==PROF== a line ncu writes that is not CSV", header, row(0, "kgb_ncu_marker", 1, "1,600"),
+             row(1, "warm_up", 4, "9,999"), row(2, "kgb_ncu_marker", 2, "1,700"), row(3, "add_kernel", 8, "5,000"),
+             row(4, "add_kernel", 8, "2,000"), row(5, "kgb_ncu_marker", 3, "1,800"), row(6, "add_kernel", 8, "6,000")]
+    (tmp_path / "ncu.csv").write_text("\n".join(lines) + "\n")
+    labels = {"2": ["aten::add", "bench-1", "solution", "0"], "3": ["aten::add", "bench-1", "solution", "1"]}
+    assert ncu.parse_ncu(tmp_path / "ncu.csv", labels) == {("aten::add", "bench-1", "solution"): 6.5}
+    assert ncu.marker_floor_ncu(tmp_path / "ncu.csv") == [1.6, 1.7, 1.8]
