@@ -472,3 +472,6 @@ def test_the_ncu_benchmark_sums_each_calls_kernels_and_keeps_the_markers_as_the_
     labels = {"2": ["aten::add", "bench-1", "solution", "0"], "3": ["aten::add", "bench-1", "solution", "1"]}
     assert ncu.parse_ncu(tmp_path / "ncu.csv", labels) == {("aten::add", "bench-1", "solution"): 6.5}
     assert ncu.marker_floor_ncu(tmp_path / "ncu.csv") == [1.6, 1.7, 1.8]
+    kernels = ncu.kernels_per_call(tmp_path / "ncu.csv", labels)
+    assert kernels == {("aten::add", "bench-1", "solution"): 1.5}
+    assert ncu.less_floor(6.5, kernels[("aten::add", "bench-1", "solution")], 1.0) == 5.0
