@@ -1,11 +1,13 @@
 """kgb's latencies against Nsight Compute's count of the same kernels; prints a table.
 
-    python benchmarks/ncu.py [--ops a::b,c::d] [--calls K] [--out DIR]
+    python benchmarks/ncu.py [--ops a::b,c::d] [--calls K] [--out DIR] [--cache-control none]
 
 For every bench case of the chosen operators, for the solution and for the baseline:
 - ncu: the sum of `gpu__time_duration` over the kernels of one call (caches flushed
   before each kernel, clocks not locked: `--cache-control all --clock-control none`),
-  median over K calls. The calls run in a child process under `ncu`; before each call the
+  median over K calls (`--cache-control none`: nothing flushed, which tells how much of a
+  many-kernel call's figure is ncu emptying the caches before each of its kernels, where the
+  judge empties them once before the call). The calls run in a child process under `ncu`; before each call the
   child launches a marker kernel whose grid size numbers the call, which is how each
   profiled kernel is attributed to its call without parsing NVTX output;
 - judge: the latency that `kgb.evaluate` reports for the case (the judge's own clock);
@@ -170,13 +172,13 @@ def kernels_per_call(csv_path: Path, labels: dict[str, list[str]]) -> dict[tuple
     return _by_key(_per_call(csv_path, labels), labels, len)
 
 
-def profile(ops: list[str], k: int, csv_path: Path) -> bool | None:
+def profile(ops: list[str], k: int, csv_path: Path, cache_control: str = "all") -> bool | None:
     """Run `inner` under ncu, its CSV to csv_path; None (and why, on stderr) if it failed."""
     ncu = shutil.which("ncu") or next((str(p) for p in Path("/usr/local/cuda/bin").glob("ncu")), None)
     if ncu is None:
         print("ncu (Nsight Compute) is not on PATH; this benchmark needs a GPU host with it", file=sys.stderr)
         return None
-    cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--cache-control", "all", "--clock-control", "none",
+    cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--cache-control", cache_control, "--clock-control", "none",
            "--csv", "--print-units", "base", "--log-file", str(csv_path),
            sys.executable, __file__, "--ops", ",".join(ops), "--calls", str(k), "--inner"]
     proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"}, capture_output=True, text=True)
@@ -233,6 +235,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("outputs/benchmarks"))
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)  # the child under ncu
+    parser.add_argument("--cache-control", choices=("all", "none"), default="all",
+                        help="ncu's: flush the caches before each kernel (all) or never (none)")
     parser.add_argument("--ncu-csv", type=Path, help="read this earlier ncu.csv (same --ops, --calls) instead of profiling")
     args = parser.parse_args()
     ops = [o for o in args.ops.split(",") if o]
@@ -244,7 +248,7 @@ def main() -> int:
     if args.ncu_csv:
         by_ncu = parse_ncu(args.ncu_csv, labels)
     else:
-        by_ncu = profile(ops, args.calls, args.out / "ncu.csv")
+        by_ncu = profile(ops, args.calls, args.out / "ncu.csv", args.cache_control)
         if by_ncu is None:
             return 1
         by_ncu = parse_ncu(args.out / "ncu.csv", labels)
