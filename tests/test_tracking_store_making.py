@@ -12,6 +12,7 @@ user walk; 10 of 20 Ctrl-Cs sent in that window left one).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import subprocess
 import sys
@@ -68,9 +69,13 @@ OPEN = "import sys; from kgb.tracking.mlflow_projection import MlflowProjection 
 
 
 def cut_short(uris: list[str], cuts: tuple[int, ...], maker: str) -> None:
-    """Make each store in a process of its own (at once: each takes seconds), ended at its cut."""
+    """Make each store in a process of its own (at once: each takes seconds), ended at its cut.
+    Each has a cache of its own, empty: kgb's cut falls among the migrations that make the
+    cache's pristine store, from which kgb copies every new store (kgb.tracking.store_making)."""
     children = [subprocess.Popen([sys.executable, "-c", CUT, uri, str(n), maker], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for uri, n in zip(uris, cuts, strict=True)]
+                                 stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "XDG_CACHE_HOME": str(Path(uri.removeprefix("sqlite:///")).parent / "cache")})
+                for uri, n in zip(uris, cuts, strict=True)]
     for child in children:
         out, err = child.communicate(timeout=300)
         assert child.returncode == 130, f"the store was made before its cut ({out}{err[-2000:]})"
@@ -96,17 +101,59 @@ def trial_runs(uri: str) -> int:
     return len(client.search_runs([client.get_experiment_by_name("kgb").experiment_id], "tags.`kgb.kind` = 'trial'"))
 
 
-def test_a_store_whose_making_was_cut_short_opens_and_takes_the_jobs_runs(tmp_path):
+def test_a_store_whose_making_was_cut_short_opens_and_takes_the_jobs_runs(tmp_path, monkeypatch):
     uris = [f"sqlite:///{tmp_path / str(n) / 'mlflow.db'}" for n in CUTS]
     for uri in uris:
         Path(uri.removeprefix("sqlite:///")).parent.mkdir()
     cut_short(uris, CUTS, "kgb")
     blobs = BlobStore(tmp_path / "blobs")
-    for uri in uris:  # the next run of the job, or a rebuild
+    for uri in uris:  # the next run of the job, or a rebuild, with the cache its making left
+        folder = Path(uri.removeprefix("sqlite:///")).parent
+        monkeypatch.setenv("XDG_CACHE_HOME", str(folder / "cache"))
+        assert [p.name for p in (folder / "cache" / "kgb" / "mlflow-stores").iterdir()] != []  # the cut making's
         MlflowProjection(uri, "kgb", background=False).project(job_log(blobs), blobs)
         assert trial_runs(uri) == 1
-        left = [p.name for p in Path(uri.removeprefix("sqlite:///")).parent.iterdir()]
+        left = [p.name for p in folder.iterdir()] + [p.name for p in (folder / "cache" / "kgb" / "mlflow-stores").iterdir()]
         assert "mlflow.db" in left and not [name for name in left if MAKING in name or ASIDE in name]
+
+
+def test_a_new_store_is_a_copy_of_the_caches_and_names_its_own_artifacts(tmp_path, monkeypatch):
+    """MLflow's migrations run once per MLflow version, into the user's cache; each new store
+    after that is a copy, which MLflow opens as its own: its experiment's artifacts lie beside
+    it, not beside the cache's store. Where the cache cannot be written, stores are migrated."""
+    import sqlalchemy
+    from sqlalchemy import event
+
+    statements = []
+
+    def count(conn, cursor, statement, *rest):
+        statements.append(statement)
+
+    event.listen(sqlalchemy.engine.Engine, "before_cursor_execute", count)
+    try:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        made = {}
+        for name in ("first", "second"):
+            statements.clear()
+            blobs = BlobStore(tmp_path / name / "blobs")
+            MlflowProjection(f"sqlite:///{tmp_path / name / 'mlflow.db'}", "kgb", background=False).project(job_log(blobs), blobs)
+            made[name] = sum(1 for s in statements if s.lstrip().upper().startswith(("CREATE", "ALTER")))
+        assert made["first"] > 100 and made["second"] == 0  # the cache's store migrated once, then copied
+        for name in ("first", "second"):
+            uri = f"sqlite:///{tmp_path / name / 'mlflow.db'}"
+            assert trial_runs(uri) == 1
+            location = MlflowClient(uri).get_experiment_by_name("kgb").artifact_location
+            assert str(tmp_path / name) in location and "cache" not in location
+        (tmp_path / "readonly").mkdir()
+        (tmp_path / "readonly" / "kgb").write_text("a file where the cache folder would be")
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "readonly"))
+        statements.clear()
+        blobs = BlobStore(tmp_path / "third" / "blobs")
+        MlflowProjection(f"sqlite:///{tmp_path / 'third' / 'mlflow.db'}", "kgb", background=False).project(job_log(blobs), blobs)
+        assert sum(1 for s in statements if s.lstrip().upper().startswith("CREATE")) > 100  # migrated in place
+        assert trial_runs(f"sqlite:///{tmp_path / 'third' / 'mlflow.db'}") == 1
+    finally:
+        event.remove(sqlalchemy.engine.Engine, "before_cursor_execute", count)
 
 
 def test_a_store_that_mlflow_left_half_made_is_set_aside_and_made_anew(tmp_path, capsys):

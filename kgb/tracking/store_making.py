@@ -15,11 +15,18 @@ is done: its path holds a whole store, or none. A half-made store already at the
 never deleted, and made anew; the event logs are the source of truth, and the jobs'
 next runs, or `python -m kgb.tracking rebuild`, project them into it. A store that holds
 an experiment or a run is never set aside: MLflow says what to do with one it will not open.
+
+The migrations are the same for every new store of one MLflow version, and cost a job (and
+every test that makes a tracking root) over a second of a core. So MLflow makes one store
+per version into the user's cache (`$XDG_CACHE_HOME/kgb/mlflow-stores/`, else
+`~/.cache/...`), and a new store is a copy of it, renamed into place like any other. Where
+the cache cannot be written, each store is migrated as before.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import sys
 import time
@@ -76,15 +83,63 @@ def half_made(store: Path) -> str | None:
 
 
 def _make(store: Path) -> None:
-    """What MLflow does to an empty database on its first open, in a file of another name,
-    then renamed to `store`. SQLite's commits reach the disk before the rename does."""
+    """A copy of this MLflow version's pristine store, or MLflow's migrations run on an empty
+    database, in a file of another name, then renamed to `store`."""
+    making = store.with_name(f".{store.name}{MAKING}{os.getpid()}")
+    template = _template()
+    if template is None:
+        _migrated(making)
+    else:
+        shutil.copyfile(template, making)
+        with open(making, "rb+") as f:  # the copy reaches the disk before the rename does
+            os.fsync(f.fileno())
+    os.replace(making, store)
+
+
+def _migrated(path: Path) -> None:
+    """What MLflow does to an empty database on its first open, done to `path`. SQLite's
+    commits reach the disk before this returns."""
     from mlflow.store.db.utils import _initialize_tables, _verify_schema, create_sqlalchemy_engine
 
-    making = store.with_name(f".{store.name}{MAKING}{os.getpid()}")
-    engine = create_sqlalchemy_engine(f"sqlite:///{making}")
+    engine = create_sqlalchemy_engine(f"sqlite:///{path}")
     try:
         _initialize_tables(engine)
         _verify_schema(engine)  # whole: at MLflow's head revision
     finally:
-        engine.dispose()  # no connection left on the file when it takes the store's name
-    os.replace(making, store)
+        engine.dispose()  # no connection left on the file when it is copied or renamed
+
+
+def _template() -> Path | None:
+    """This MLflow version's pristine store in the user's cache, made there if it is not yet;
+    None where the cache folder cannot be made or written. It holds MLflow's tables and no
+    experiment: MLflow adds its default experiment, whose artifact folder names the store's
+    own, when a store is first opened."""
+    from mlflow.version import VERSION
+
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    folder = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "kgb" / "mlflow-stores"
+    template = folder / f"mlflow-{VERSION}.db"
+    if template.is_file():
+        return template
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for left in folder.glob(f".{template.name}{MAKING}*"):  # a making cut short (Ctrl-C)
+            if not _alive(left.name.rpartition(MAKING)[2]):
+                left.unlink(missing_ok=True)
+        making = folder / f".{template.name}{MAKING}{os.getpid()}"
+        _migrated(making)
+        os.replace(making, template)  # two processes making it at once: either's is whole
+    except OSError:
+        return None
+    return template
+
+
+def _alive(pid: str) -> bool:
+    """Whether the process that names a making is still at it (then its file is its own)."""
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
