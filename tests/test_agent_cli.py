@@ -60,6 +60,10 @@ def install_fake_clis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "user-home").mkdir()
     monkeypatch.setattr("kgb.agents.checks.evaluate", timed_judge)
     monkeypatch.setattr("kgb.trial.evaluate", timed_judge)
+    # with the judge faked no engine is needed, and the job would start one ahead (3 s of a
+    # core) for every test: this HOME and PATH are the test's own, and an engine is kept per
+    # environment
+    monkeypatch.setattr("kgb.run.start_engine", lambda settings: None)
     monkeypatch.setenv("KGB_TEST_KEY", SECRET)
 
 
