@@ -475,3 +475,18 @@ def test_the_ncu_benchmark_sums_each_calls_kernels_and_keeps_the_markers_as_the_
     kernels = ncu.kernels_per_call(tmp_path / "ncu.csv", labels)
     assert kernels == {("aten::add", "bench-1", "solution"): 1.5}
     assert ncu.less_floor(6.5, kernels[("aten::add", "bench-1", "solution")], 1.0) == 5.0
+
+
+def test_the_kernel_split_keeps_each_device_activity_of_a_call_in_the_order_it_ran():
+    """benchmarks/kernel_split.py reads the kernels of a call from PyTorch's profiler: the
+    device's activities, by their start, none of the host's, none of zero length."""
+    from types import SimpleNamespace
+
+    import kernel_split
+
+    def event(name: str, device: str, start: float, end: float) -> SimpleNamespace:
+        return SimpleNamespace(name=name, device_type=f"DeviceType.{device}", time_range=SimpleNamespace(start=start, end=end))
+
+    profile = SimpleNamespace(events=lambda: [event("aten::mul", "CPU", 0.0, 9.0), event("mul_kernel", "CUDA", 5.0, 8.0),
+                                              event("pow_kernel", "CUDA", 1.0, 4.0), event("empty", "CUDA", 9.0, 9.0)])
+    assert kernel_split.kernels_of(profile) == [("pow_kernel", 1.0, 4.0), ("mul_kernel", 5.0, 8.0)]
