@@ -254,7 +254,12 @@ def test_a_job_runs_in_one_process_at_a_time(tmp_path):
         assert first.poll() is None, "the first run ended before the second was refused: no overlap was tested"
     finally:
         os.killpg(first.pid, signal.SIGINT)  # as Ctrl-C: what finished is kept
-        first.wait(timeout=120)
+        try:  # its output read meanwhile: a full pipe would hold it at its next line
+            said, _ = first.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(first.pid, signal.SIGKILL)
+            said, _ = first.communicate()
+            pytest.fail(f"the first run did not end within 120 s of Ctrl-C; it said:\n{said.decode(errors='replace')[-4000:]}")
     assert second.returncode == 1
     assert "is already running (pid" in second.stderr and "Traceback" not in second.stderr, second.stderr
     events = all_events(tmp_path)
