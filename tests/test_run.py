@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from test_errors import _as_from_a_terminal
 
 from kgb.operators import REPO_ROOT
 from kgb.query import trial_rows, trial_runs
@@ -33,7 +34,10 @@ ADD = REPO_ROOT / "operators/aten/add/solution.py"
 def kgb_run(*overrides: str, root: Path, multirun: bool = False, **popen) -> subprocess.CompletedProcess | subprocess.Popen:
     cmd = [sys.executable, "run.py", *(["-m"] if multirun else []), f"tracking.root={root}", *overrides]
     if popen:
-        return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        # as from a shell, SIGINT at its default: a suite started in the background (`./.ci/run &`)
+        # has it ignored, and every process it starts inherits that, so Ctrl-C would not end the job
+        return subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_as_from_a_terminal)
     done = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
