@@ -412,7 +412,10 @@ def test_where_nothing_turns_the_warm_up_runs_on_another_draw_and_the_first_call
         key = x.numpy().tobytes()
         if not (remembers and key in kept):
             kept.append(key)
-            time.sleep(0.05)  # works on inputs it has not seen; copies its kept answer on those it has
+            # works on inputs it has not seen; copies its kept answer on those it has. Long
+            # enough that a busy 2-core machine's late wake-up (20 ms seen in CI) is well inside
+            # the first call's bound (1.25 times the repetitions): at 50 ms it was not
+            time.sleep(0.2)
         return replay_call(replay)
 
     Replay.__call__ = spied
