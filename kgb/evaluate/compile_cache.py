@@ -57,6 +57,13 @@ MAX_GROUP_BYTES = 1 << 20  # Triton's group file names a kernel's few files: som
 TRITON_DISTRIBUTIONS = ("triton", "pytorch-triton", "pytorch-triton-rocm")
 
 
+def users_cache(name: str) -> Path:
+    """kgb's folder `name` in the user's cache: under $XDG_CACHE_HOME where it is absolute (the
+    XDG rule: a relative one is ignored), else under ~/.cache."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "kgb" / name
+
+
 def root(setting: str | None) -> Path | None:
     """The store's folder for the `eval.compile_cache` setting; None where it is off (None
     or ""). Raises ValueError for a folder that candidates could read: the entries hold
@@ -64,8 +71,7 @@ def root(setting: str | None) -> Path | None:
     if not setting:
         return None
     if setting == AUTO:
-        xdg = os.environ.get("XDG_CACHE_HOME", "")
-        folder = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "kgb" / "compile"
+        folder = users_cache("compile")
     else:
         folder = Path(setting).expanduser()
     from kgb.evaluate.sandbox import default_paths

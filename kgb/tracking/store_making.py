@@ -116,8 +116,9 @@ def _template() -> Path | None:
     own, when a store is first opened."""
     from mlflow.version import VERSION
 
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    folder = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "kgb" / "mlflow-stores"
+    from kgb.evaluate.compile_cache import users_cache
+
+    folder = users_cache("mlflow-stores")
     template = folder / f"mlflow-{VERSION}.db"
     if template.is_file():
         return template
