@@ -71,6 +71,21 @@ def split(call, k: int) -> dict:
             "sum_us": statistics.median(sums) if sums else 0.0}
 
 
+def is_copy(name: str) -> bool:
+    """Whether a device activity is a copy or a fill (CUPTI's "Memcpy DtoD (Device -> Device)",
+    "Memset (Device)"), which the judge counts in a call and Nsight Compute does not."""
+    return name.startswith(("Memcpy", "Memset"))
+
+
+def copies_us(call, k: int = 10) -> float | None:
+    """The call's copies and fills, us: the sum of their median durations over k runs; None
+    where the runs launched different numbers of activities (`split`)."""
+    found = split(call, k)
+    if "error" in found:
+        return None
+    return sum(a["median_us"] for a in found["kernels"] if is_copy(a["name"]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", default="vllm::rms_norm,vllm::fused_add_rms_norm")

@@ -490,3 +490,22 @@ def test_the_kernel_split_keeps_each_device_activity_of_a_call_in_the_order_it_r
     profile = SimpleNamespace(events=lambda: [event("aten::mul", "CPU", 0.0, 9.0), event("mul_kernel", "CUDA", 5.0, 8.0),
                                               event("pow_kernel", "CUDA", 1.0, 4.0), event("empty", "CUDA", 9.0, 9.0)])
     assert kernel_split.kernels_of(profile) == [("pow_kernel", 1.0, 4.0), ("mul_kernel", 5.0, 8.0)]
+
+
+def test_the_ncu_benchmark_lays_the_judges_kernels_against_ncus_less_copies_and_fills(monkeypatch, capsys):
+    """benchmarks/ncu.py's kernels against kernels: the judge's figure less the copies and fills
+    it counts and ncu does not (kernel_split's clock), against ncu less its floor; a call whose
+    runs did not agree on their activities is not counted as within."""
+    import kernel_split
+    import ncu
+
+    assert kernel_split.is_copy("Memcpy DtoD (Device -> Device)") and kernel_split.is_copy("Memset (Device)")
+    assert not kernel_split.is_copy("triton_red_fused_mean_pow_0")
+    monkeypatch.setattr(ncu, "bench_calls", lambda op: [("prefill", "baseline", "a"), ("decode", "baseline", "b")])
+    monkeypatch.setattr(kernel_split, "copies_us", lambda call, k=10: {"a": 88.0, "b": None}[call])
+    rows = [{"op": "vllm::rms_norm", "case": "prefill", "who": "baseline", "judge_us": 1105.0, "ncu_less_floor_us": 1010.0},
+            {"op": "vllm::rms_norm", "case": "decode", "who": "baseline", "judge_us": 30.8, "ncu_less_floor_us": 30.0}]
+    ncu.kernels_against_kernels(["vllm::rms_norm"], rows)
+    assert rows[0]["judge_less_copies_us"] == 1017.0 and rows[0]["within_goal_kernels"]
+    assert rows[1]["judge_less_copies_us"] is None and not rows[1]["within_goal_kernels"]
+    assert "within the goal against ncu less its floor: 1 of 2 timings" in capsys.readouterr().out
