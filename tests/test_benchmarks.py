@@ -509,3 +509,20 @@ def test_the_ncu_benchmark_lays_the_judges_kernels_against_ncus_less_copies_and_
     assert rows[0]["judge_less_copies_us"] == 1017.0 and rows[0]["within_goal_kernels"]
     assert rows[1]["judge_less_copies_us"] is None and not rows[1]["within_goal_kernels"]
     assert "within the goal against ncu less its floor: 1 of 2 timings" in capsys.readouterr().out
+
+
+def test_the_drain_model_cuts_only_the_split_kinds_of_section_at_their_cap():
+    """benchmarks/drain_model.py: a turn's modelled drain is the longest time a section running
+    when it was asked still had to run; a split kind's at most the cap; sections that ended
+    before, or began after, the turn was asked do not count."""
+    import drain_model
+
+    def section(what: str, began: float, ended: float) -> dict:
+        return {"kind": "section", "what": what, "asked": began, "began": began, "ended": ended}
+
+    records = [section("compare", 0.0, 2.0), section("candidate", 0.5, 1.5), section("draw", 0.0, 0.9),
+               section("reference", 1.2, 9.0),
+               {"kind": "turn", "asked": 1.0, "gathered": 1.0, "began": 1.0, "drained": 2.0, "ended": 3.0}]
+    assert drain_model.modelled_drains(records, {}) == 1.0  # the comparison's last second
+    assert drain_model.modelled_drains(records, {"compare": 0.1}) == 0.5  # then the candidate's call
+    assert drain_model.modelled_drains(records, {"compare": 0.1, "candidate": 0.2}) == 0.2
