@@ -387,3 +387,27 @@ def test_an_agent_trial_resumed_on_another_day_gets_logged_answers_for_the_days_
         resumed.model.trial_dir = str(tmp_path / "attempt-2")
         assert ask(resumed, prompt(morning)).text == "wrote it on 2026-12-07"
         assert server.calls == []
+
+
+def test_an_agent_attempt_across_midnight_logs_both_days_as_the_placeholder(tmp_path, key, monkeypatch):
+    """An attempt that starts one evening may send either day after midnight (a CLI writes the
+    day it started or the day of the call): both are logged as the placeholder, so that its
+    resume matches (CI, session 58: the new day's date logged as written, every call paid
+    again on the resume)."""
+    from datetime import date
+
+    from kgb.models import model
+
+    evening, morning = date(2026, 12, 6), date(2026, 12, 7)
+    monkeypatch.setattr(model, "today", lambda: evening)
+    with FakeLLMServer(Queue([Answer("one"), Answer("two")])) as server:
+        ctx = trial_ctx(tmp_path)
+        ctx.model = models.build(llm("anthropic", server)).for_trial(ctx)
+        ctx.model.trial_dir = str(tmp_path / "attempt-1")
+        monkeypatch.setattr(model, "today", lambda: morning)  # midnight passes during the attempt
+        ask(ctx, "Today's date: 2026-12-06\nthe day it started")
+        ask(ctx, "Today's date: 2026-12-07\nthe day of the call")
+    blobs = BlobStore(tmp_path / "blobs")
+    for call in called(ctx):
+        logged = blobs.get(call.request_blob)
+        assert "2026-12-0" not in logged and f"Today's date: {model.TODAY_ISO}" in logged

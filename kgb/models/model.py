@@ -19,7 +19,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from datetime import date
+from datetime import date, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -327,9 +327,12 @@ class TrialModel:
         # their prompts and tool results, so a resumed attempt's requests never matched the
         # logged ones and every call was paid again. The log holds it as TRIAL_DIR, requests
         # are matched so, and a reply answered from the log gets this attempt's path back.
-        # The day goes the same way, so that a trial resumed on the next day is not paid again.
+        # The day goes the same way, so that a trial resumed on the next day is not paid again:
+        # every day from this attempt's first to the call's, since a CLI may write its start's
+        # day past midnight, or the new one (CI, session 58: an attempt cut short across
+        # midnight logged the new day's date as written, and its resume paid every call again).
         self.trial_dir: str | None = None
-        self.day = day_forms(today())
+        self.started = today()
         self._logged: dict[str, list[ModelCalled]] = defaultdict(list)
         self.used = Usage()  # this trial's tokens so far, earlier attempts included
         for e in ctx.prior:
@@ -395,14 +398,17 @@ class TrialModel:
         if not self.trial_dir:
             return text
         text = text.replace(self.trial_dir, TRIAL_DIR)
-        for placeholder, written in self.day.items():
-            text = text.replace(written, placeholder)
+        day, last = sorted((self.started, today()))
+        while day <= last:
+            for placeholder, written in day_forms(day).items():
+                text = text.replace(written, placeholder)
+            day += timedelta(days=1)
         return text
 
     def _as_sent(self, text: str) -> str:
         if not self.trial_dir:
             return text
         text = text.replace(TRIAL_DIR, self.trial_dir)
-        for placeholder, written in self.day.items():
+        for placeholder, written in day_forms(today()).items():
             text = text.replace(placeholder, written)
         return text
