@@ -1,72 +1,72 @@
 """How fast tensors cross between the judge and a candidate process (kgb.evaluate.codec);
 prints a table.
 
-    python benchmarks/wire.py [--mb 256] [--repeats 5]
+    python benchmarks/wire.py [--mb 256] [--repeats 5] [--device cpu|cuda]
 
-One process sends a message holding one tensor of the given size over a socket pair to a
-forked peer, once all through the socket, once in a new memory file per message (as the
-judge sent a candidate process its inputs until session 24), once in a memory file kept from
-one message to the next (`memory_file.Outbox`, as it sends them since). Two figures each: one way, the peer copying what it received
-once (as a candidate process copies its inputs onto its GPU) and saying so; and a call's
-round trip without the call, the peer sending the tensor back through the socket (a
-candidate's reply never comes in a memory file). On a GPU host the same paths add copies to
-and from the device; this measures the host part.
+The judge's side (this process) sends a message holding one tensor of the given size over a
+socket pair to a peer it starts (the candidate's side), three ways: all through the socket,
+in a new memory file per message (as the judge sent a candidate process its inputs until
+session 24), in a memory file kept from one message to the next (`memory_file.Outbox`, as it
+sends them since). For each way:
+- one way: the peer puts what it received on `--device` (as a candidate process puts its
+  inputs on its GPU) and says so;
+- round trips without the call: the peer sends the tensor back from `--device` and this side
+  puts it on `--device`: back through the socket (as a candidate process replied until judge
+  v33), through the socket from page-locked memory (an experiment), in a new memory file the
+  peer seals against writes (as it replies since).
+On the CPU this measures the host part; with `--device cuda` the copies to and from the GPU too.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import statistics
+import subprocess
 import sys
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-import numpy
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb.evaluate import codec, memory_file  # noqa: E402
 
+WAYS = {"socket": "socket", "file": "a new memory file each time",
+        "kept": "one memory file, kept (judge to candidate)"}
+BACKS = {"": "one way, put on the device", "socket": "round trip, back through the socket",
+         "pinned": "round trip, back through the socket from page-locked memory",
+         "sealed": "round trip, back in a sealed file"}
+
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--peer", nargs=3, metavar=("FD", "DEVICE", "BACK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peer:
+        fd, device, back = args.peer
+        return _peer(int(fd), device, back)
+    backs = [b for b in BACKS if b != "pinned" or args.device != "cpu"]
     x = torch.randn(args.mb * 1024 * 1024 // 4)
-    print("| path there | one way, received and copied once | round trip (back through the socket) |"
-          "\n|---|---|---|")
-    for how, name in (("socket", "socket"), ("file", "a new memory file each time"),
-                      ("kept", "one memory file, kept (judge to candidate)")):
-        one_way = _timed(x, args.repeats, how, back=False)
-        there_and_back = _timed(x, args.repeats, how, back=True)
-        print(f"| {name} | {one_way[0]:.3f} / {one_way[1]:.3f} s | {there_and_back[0]:.3f} / {there_and_back[1]:.3f} s |")
-    print(f"\n{args.mb} MB of float32; median / best of {args.repeats}")
+    print("| path there | " + " | ".join(BACKS[b] for b in backs) + " |\n" + "|---" * (len(backs) + 1) + "|")
+    for how, name in WAYS.items():
+        figures = [_timed(x, args.repeats, how, back, args.device) for back in backs]
+        print(f"| {name} | " + " | ".join(f"{median:.3f} / {best:.3f} s" for median, best in figures) + " |")
+    print(f"\n{args.mb} MB of float32 on {args.device}; median / best of {args.repeats} (seconds)")
     return 0
 
 
-def _timed(x: torch.Tensor, repeats: int, how: str, back: bool) -> tuple[float, float]:
-    """Median and best seconds of sending x to a forked peer until it has copied it once
-    and said so, or (`back`) sent it back."""
+def _timed(x: torch.Tensor, repeats: int, how: str, back: str, device: str) -> tuple[float, float]:
+    """Median and best seconds of sending x to a new peer until it has put it on `device` and
+    said so, or (`back`) sent it back and it is on `device` here."""
     ours, theirs = socket.socketpair()
-    pid = os.fork()
-    if pid == 0:
-        ours.close()
-        peer = Connection(theirs.detach())
-        for _ in range(repeats):
-            msg = codec.receive(peer, "cpu", memory_files=True)
-            if back:
-                codec.send(peer, "back", msg.value)
-            else:
-                # numpy's copy, not torch's: torch's thread pool, used by the parent before
-                # the fork, can hang a forked child that uses it
-                numpy.copyto(numpy.empty(msg.value.shape, dtype=numpy.float32), msg.value.numpy())
-                codec.send(peer, "copied")
-        os._exit(0)
+    peer = subprocess.Popen([sys.executable, __file__, "--peer", str(theirs.fileno()), device, back or "-"],
+                            pass_fds=[theirs.fileno()])
     theirs.close()
     conn = Connection(ours.detach())
     rounds = []
@@ -74,11 +74,44 @@ def _timed(x: torch.Tensor, repeats: int, how: str, back: bool) -> tuple[float, 
     for _ in range(repeats):
         started = time.perf_counter()
         codec.write(conn, codec.encode("call", x, memory_file=how != "socket", outbox=outbox))
-        reply = codec.receive(conn, "cpu")
+        reply = codec.receive(conn, device, memory_files=memory_file.Accepted.SEALED)
+        _placed(reply.value, device)
         rounds.append(time.perf_counter() - started)
-    os.waitpid(pid, 0)
-    assert not back or torch.equal(reply.value, x)
+    conn.close()
+    peer.wait(60)
+    assert not back or torch.equal(reply.value.cpu(), x)
     return statistics.median(rounds), min(rounds)
+
+
+def _peer(fd: int, device: str, back: str) -> int:
+    """The candidate's side: each message's tensor onto `device`, then a word or the tensor back."""
+    torch.set_num_threads(1)  # as a candidate process does
+    if back == "pinned":
+        def pinned(storage, copying=None):
+            flat = codec.storage_bytes(storage)
+            host = torch.empty(flat.numel(), dtype=torch.uint8, pin_memory=True)  # kept by PyTorch's host cache
+            return host.copy_(flat)
+        codec._host_bytes = pinned
+    conn = Connection(fd)
+    while True:
+        try:
+            msg = codec.receive(conn, device, memory_files=memory_file.Accepted.ANY)
+        except EOFError:
+            return 0
+        _placed(msg.value, device)
+        if back == "-":
+            codec.send(conn, "copied")
+        else:
+            codec.send(conn, "back", msg.value, sealed=back == "sealed")
+
+
+def _placed(value: torch.Tensor | None, device: str) -> None:
+    """Wait for `value`'s copy onto the GPU; on the CPU, copy it once (what the copy onto a GPU
+    would cost the host; the codec leaves host bytes where they were read)."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif value is not None:
+        value.clone()
 
 
 if __name__ == "__main__":

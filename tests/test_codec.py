@@ -4,7 +4,9 @@ an error, never a wrong value."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import mmap
 import multiprocessing
 import os
 import socket
@@ -113,7 +115,7 @@ def test_a_large_message_crosses_in_a_memory_file_bit_for_bit():
     assert out.memory_file is not None and out.header["memory_file"]
     proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
     proc.start()
-    got = codec.receive(b, "cpu", memory_files=True).value
+    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.ANY).value
     proc.join(30)
     assert torch.equal(got["t"], base.t()) and got["t"].stride() == base.t().stride()
     assert got["row"].untyped_storage().data_ptr() == got["t"].untyped_storage().data_ptr()  # one storage
@@ -122,13 +124,72 @@ def test_a_large_message_crosses_in_a_memory_file_bit_for_bit():
     assert torch.equal(out.buffers[0].view(torch.float32)[:5], base.reshape(-1)[:5])
 
 
-def test_the_judge_never_takes_a_memory_file():
-    """Only the candidate process accepts one: memory the candidate could still change
-    while the judge read it would be a value that changes after it was checked."""
+def test_the_judge_never_takes_a_memory_file_its_sender_can_still_write():
+    """Memory the candidate could still change while the judge read it would be a value
+    that changes after it was checked: the judge takes a file only with its writes sealed."""
+    for accepted in (memory_file.Accepted.NONE, memory_file.Accepted.SEALED):
+        a, b = _pair()
+        codec.write(a, codec.encode("returned", torch.zeros(1 << 19), memory_file=True))  # open, as the judge's are
+        with pytest.raises(codec.WireError, match="memory file"):
+            codec.receive(b, "cpu", memory_files=accepted)
+
+
+def _sent_with(a, fd: int, nbytes: int) -> None:
+    """A hand-made message whose buffers are said to be in `fd`, as a hostile sender makes one."""
+    a.send_bytes(json.dumps({"kind": "returned", "value": None, "storages": [], "buffers": [nbytes],
+                             "memory_file": True}).encode())
+    with socket.fromfd(a.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        socket.send_fds(sock, [b"m"], [fd])
+    os.close(fd)
+
+
+def test_a_reply_in_a_file_sealed_in_size_only_or_in_no_memory_file_is_a_wire_error():
     a, b = _pair()
-    codec.write(a, codec.encode("returned", torch.zeros(1 << 19), memory_file=True))
-    with pytest.raises(codec.WireError, match="memory file"):
-        codec.receive(b, "cpu")
+    fd = os.memfd_create("size-only", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 2 << 20)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, memory_file.SIZE_SEALS)  # still writable: not enough
+    _sent_with(a, fd, 2 << 20)
+    with pytest.raises(codec.WireError, match="can still change"):
+        codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED)
+    a, b = _pair()
+    r, w = os.pipe()
+    os.close(w)
+    _sent_with(a, r, 2 << 20)
+    with pytest.raises(codec.WireError, match="not a memory file"):
+        codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED)
+
+
+def test_a_sealed_reply_crosses_bit_for_bit_and_nobody_can_change_it_after():
+    a, b = _pair()
+    base = torch.randn(1024, 513)  # over MEMORY_FILE_MIN_BYTES
+    value = {"t": base.t(), "row": base[3]}
+    out = codec.encode("returned", value, memory_file=True, sealed=True)
+    assert out.memory_file is not None and out.buffers == []  # nothing left mapped at the sender
+    seals = fcntl.fcntl(out.memory_file, fcntl.F_GET_SEALS)
+    assert seals & memory_file.WRITE_SEALS == memory_file.WRITE_SEALS and seals & fcntl.F_SEAL_SEAL
+    fd = os.dup(out.memory_file)
+    codec.write(a, out)
+    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value
+    assert torch.equal(got["t"], base.t()) and torch.equal(got["row"], base[3])
+    with pytest.raises(PermissionError):
+        os.pwrite(fd, b"forged", 0)  # its maker keeps the descriptor, and cannot write through it
+    with pytest.raises(PermissionError):
+        mmap.mmap(fd, 4096)  # nor map it writable again
+    os.close(fd)
+    assert torch.equal(got["t"], base.t())
+
+
+def test_a_reply_the_kernel_would_not_seal_goes_through_the_socket(monkeypatch):
+    monkeypatch.setattr(memory_file.MemoryFile, "seal_writes", lambda self: False)
+    a, b = _pair()
+    x = torch.randn(1 << 19)
+    out = codec.encode("returned", x, memory_file=True, sealed=True)
+    assert out.memory_file is None and "memory_file" not in out.header
+    proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
+    proc.start()
+    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value
+    proc.join(30)
+    assert torch.equal(got, x)
 
 
 def test_a_memory_file_smaller_than_its_message_is_a_wire_error():
@@ -141,7 +202,7 @@ def test_a_memory_file_smaller_than_its_message_is_a_wire_error():
         socket.send_fds(sock, [b"m"], [fd])
     os.close(fd)
     with pytest.raises(codec.WireError, match="does not hold"):
-        codec.receive(b, "cpu", memory_files=True)
+        codec.receive(b, "cpu", memory_files=memory_file.Accepted.ANY)
 
 
 def test_the_receiver_cannot_shrink_a_memory_file_under_its_sender():
@@ -157,9 +218,14 @@ def test_the_receiver_cannot_shrink_a_memory_file_under_its_sender():
     assert float(out.buffers[0].view(torch.float32).sum()) == 1 << 19  # the sender's mapping still reads
 
 
-def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back(tmp_path):
+def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_in_a_sealed_one(tmp_path, monkeypatch):
     from kgb.evaluate.candidate_process import CandidateProcess
     from kgb.evaluate.sandbox import Limits
+
+    taken = []
+    real = codec.received_buffers
+    monkeypatch.setattr(codec, "received_buffers", lambda conn, sizes, accepted: taken.append(accepted) or
+                        real(conn, sizes, accepted))
 
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
@@ -170,6 +236,7 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back(t
         assert reply.failure is None, reply.failure
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 2)  # what it left in its input
         assert float(reply.value) == float(x.sum())
+        assert taken == [memory_file.Accepted.SEALED]  # x's 4 MB came back in a file the sandbox let it seal
     finally:
         process.close()
 
@@ -185,7 +252,7 @@ def test_where_no_memory_file_can_be_made_the_message_goes_through_the_socket(mo
     assert out.memory_file is None and "memory_file" not in out.header
     proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
     proc.start()
-    got = codec.receive(b, "cpu", memory_files=True).value
+    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.ANY).value
     proc.join(30)
     assert torch.equal(got, x)
 
@@ -202,7 +269,7 @@ def test_an_outbox_writes_each_message_into_the_same_memory_file_and_each_arrive
         out = codec.encode("call", x, memory_file=True, outbox=outbox)
         files.append((outbox._file, outbox._file.nbytes))
         codec.write(a, out)
-        got = codec.receive(b, "cpu", memory_files=True).value
+        got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.ANY).value
         assert torch.equal(got, x)  # this message's values, none of the one before
     assert files[0] == files[1] and files[2][0] is not files[0][0] and files[2][1] == 4 << 20
     monkeypatch.setattr(memory_file, "OUTBOX_MAX_BYTES", 1 << 20)

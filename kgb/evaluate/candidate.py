@@ -39,6 +39,7 @@ from kgb.evaluate.correctness import (
     release_cached_memory,
 )
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.memory_file import Accepted
 from kgb.evaluate.op_watch import returned, set_source, watched
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
@@ -210,7 +211,7 @@ class _Server:
         try:
             summary = summarise(recorded) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
-                       unchanged=_unchanged(known, before),
+                       unchanged=_unchanged(known, before), sealed=True,
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device),
                        host_reads=audit.host_reads)
@@ -260,7 +261,7 @@ class _Server:
             return
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, gpu_mib=_held_mib(self.device))
+                   unchanged=frozenset(known.by_id) - wanted, sealed=True, gpu_mib=_held_mib(self.device))
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of
@@ -304,7 +305,7 @@ class _Server:
             known = codec.Storages()
             try:
                 msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu,
-                                    memory_files=True)
+                                    memory_files=Accepted.ANY)
             except (EOFError, OSError):
                 return
             if msg.kind == "load":

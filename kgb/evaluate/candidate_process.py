@@ -24,6 +24,7 @@ from kgb.evaluate import codec, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values, stored_bytes
 from kgb.evaluate.draws import bound_value, digest
+from kgb.evaluate.memory_file import Accepted
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance import MAX_VALUES
 from kgb.evaluate.sandbox import Limits
@@ -212,11 +213,12 @@ class CandidateProcess:
 
         limit = bound.nbytes if bound is not None else 0
         try:
-            msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work, max_bytes=limit)
+            msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
+                                memory_files=Accepted.SEALED, max_bytes=limit)
             while msg.kind == "compiling":
                 self._while_compiling()
                 msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
-                                    max_bytes=limit)
+                                    memory_files=Accepted.SEALED, max_bytes=limit)
             said = msg.fields.get("gpu_mib")
             if isinstance(said, int) and not isinstance(said, bool):
                 self.held_mib = max(self.held_mib, said)

@@ -22,6 +22,7 @@ import torch
 
 from kgb.evaluate.memory_file import (
     MEMORY_FILE_MIN_BYTES,
+    Accepted,
     MemoryFile,
     Outbox,
     WireError,
@@ -70,9 +71,11 @@ class Outgoing:
 
 
 def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
-         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), **fields: Any) -> Storages:
-    """Send one message (`encode`, then `write`); returns what it sent by value."""
-    out = encode(kind, value, known, refresh_known, unchanged, **fields)
+         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), sealed: bool = False,
+         **fields: Any) -> Storages:
+    """Send one message (`encode`, then `write`); returns what it sent by value. `sealed`:
+    its buffers may go in a memory file sealed against writes (a candidate process's reply)."""
+    out = encode(kind, value, known, refresh_known, unchanged, memory_file=sealed, sealed=sealed, **fields)
     write(conn, out)
     return out.sent
 
@@ -80,7 +83,7 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
 def encode(kind: str, value: Any = None, known: Storages | None = None,
            refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
            copying: Callable[[], AbstractContextManager] = nullcontext, memory_file: bool = False,
-           outbox: Outbox | None = None, **fields: Any) -> Outgoing:
+           outbox: Outbox | None = None, sealed: bool = False, **fields: Any) -> Outgoing:
     """One message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
@@ -89,7 +92,9 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     COPY_CHUNK at a time, each chunk inside `copying()` (as in `receive`). With
     `memory_file`, buffers of MEMORY_FILE_MIN_BYTES or more in all are copied into a memory
     file that `write` passes with the message (for a receiver that accepts one): the
-    `outbox`'s, where one is given, else a new one.
+    `outbox`'s, where one is given, else a new one; with `sealed`, a new one sealed against
+    writes once they are in (for the judge, which takes no other), or the socket where the
+    kernel would not seal it.
     `sent` is what goes by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
@@ -158,20 +163,29 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     total = sum(sizes)
     made, kept = (None, False)
     if memory_file and total >= MEMORY_FILE_MIN_BYTES:
-        made, kept = outbox.file_for(total) if outbox is not None else (MemoryFile.made(total), False)
+        if sealed:
+            made = MemoryFile.made(total, sealed_later=True)
+        else:
+            made, kept = outbox.file_for(total) if outbox is not None else (MemoryFile.made(total), False)
     if made is None:
         return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
-    header["memory_file"] = True
     buffers = made.buffers(sizes)
     try:
         for storage, buffer in zip(pending, buffers, strict=True):
             flat = storage_bytes(storage)
             _copied(flat, buffer, copying if flat.device.type != "cpu" else nullcontext)
+        if sealed:
+            del buffers, buffer  # the mapping goes only with the last view of it
+            if not made.seal_writes():
+                made.close()
+                return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
+            buffers = []
         fd = os.dup(made.fd) if kept else made.fd  # `write` closes what it is given
     except BaseException:
         if not kept:
             made.close()
         raise
+    header["memory_file"] = True
     return Outgoing(header, buffers, sent, fd)
 
 
@@ -259,8 +273,8 @@ class Message:
 def receive(conn: Connection, device: str, known: Storages | None = None, adopt: bool = False,
             reading: Callable[[], AbstractContextManager] = nullcontext,
             before_device: Callable[[str], None] = lambda kind: None,
-            copying: Callable[[], AbstractContextManager] = nullcontext, memory_files: bool = False,
-            max_bytes: int | None = None) -> Message:
+            copying: Callable[[], AbstractContextManager] = nullcontext,
+            memory_files: Accepted = Accepted.NONE, max_bytes: int | None = None) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
@@ -268,8 +282,9 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     and they are copied to the device COPY_CHUNK bytes at a time, each chunk inside
     `copying()`: the judge keeps its transfers out of its work sections and its copies in
     short ones, which a timing turn waits for one chunk at most (kgb.evaluate.timing_lock).
-    `memory_files`: whether the buffers may come in a memory file (`encode`); only the
-    candidate process accepts one, so the judge never maps memory its candidate could change.
+    `memory_files`: which memory files (`encode`) the buffers may come in: the candidate
+    process takes its judge's, the judge only one sealed against writes, so that it never
+    maps memory its candidate could still change.
     `max_bytes`: the most its buffers may announce, checked before any is allocated (a peer
     that announced terabytes had its receiver fill memory until the OOM killer took it):
     `Oversized` past it.
@@ -286,10 +301,10 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     if max_bytes is not None and sum(sizes) > max_bytes:
         raise Oversized(sum(sizes), max_bytes)
     in_file = bool(header.pop("memory_file", False))
-    if in_file and not memory_files:
+    if in_file and memory_files is Accepted.NONE:
         raise WireError("a memory file where none is accepted")
     with reading():
-        buffers = received_buffers(conn, sizes) if in_file else [_read_buffer(conn, n) for n in sizes]
+        buffers = received_buffers(conn, sizes, memory_files) if in_file else [_read_buffer(conn, n) for n in sizes]
         before_device(str(header.get("kind")))
         return decode(header, buffers, device, known, adopt, copying)
 

@@ -1,6 +1,12 @@
 """Memory files (memfd) that carry a message's bytes between the judge and a candidate
 process: the sender copies the bytes in once, passes the file's descriptor over the socket
-beside the message, and the receiver maps it (kgb.evaluate.codec decides when)."""
+beside the message, and the receiver maps it (kgb.evaluate.codec decides when).
+
+The judge's files go to its candidate process open: the judge never writes one again once
+passed. A candidate process's reply goes to the judge only in a file sealed against writes
+(F_SEAL_WRITE), which the kernel grants only once no writable shared mapping of it is left and
+after which nobody, its maker included, can change a byte of it: what the judge checked is
+what stays there (memfd_create(2), "File sealing")."""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import fcntl
 import mmap
 import os
 import socket
+from enum import StrEnum
 from multiprocessing.connection import Connection
 
 import torch
@@ -33,6 +40,18 @@ OUTBOX_MIN_BYTES = 64 << 20  # a kept file's least size: most messages fit at on
 TAG = b"m"  # the one byte that carries the file's descriptor
 
 
+class Accepted(StrEnum):
+    """Which memory files a receiver takes a message's buffers in."""
+
+    NONE = "none"  # only the socket
+    SEALED = "sealed"  # only one sealed against writes (the judge, from its candidate process)
+    ANY = "any"  # any (the candidate process, from its judge)
+
+
+SIZE_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+WRITE_SEALS = SIZE_SEALS | fcntl.F_SEAL_WRITE
+
+
 class MemoryFile:
     """A memory file of a fixed size, sealed at it (a receiver that shrank it would fault the
     sender on its next touch of the mapping), mapped here."""
@@ -42,22 +61,38 @@ class MemoryFile:
         self.mapping = mmap.mmap(fd, nbytes)
 
     @classmethod
-    def made(cls, nbytes: int) -> MemoryFile | None:
-        """A new one; None where the system makes none (the message then goes through the socket)."""
+    def made(cls, nbytes: int, sealed_later: bool = False) -> MemoryFile | None:
+        """A new one; None where the system makes none (the message then goes through the
+        socket). `sealed_later`: its writes are sealed once it is written (`seal_writes`),
+        so its seals are not closed yet."""
         try:
             fd = os.memfd_create("kgb-message", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         except (AttributeError, OSError):  # not Linux, or a container that forbids it
             return None
         try:
-            os.ftruncate(fd, nbytes)
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+            os.ftruncate(fd, nbytes)  # past the sandbox's RLIMIT_FSIZE: EFBIG (Python ignores SIGXFSZ)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SIZE_SEALS | (0 if sealed_later else fcntl.F_SEAL_SEAL))
             return cls(fd, nbytes)
+        except OSError:
+            os.close(fd)
+            return None
         except BaseException:
             os.close(fd)
             raise
 
     def buffers(self, sizes: list[int]) -> list[torch.Tensor]:
         return buffers_over(self.mapping, sizes)
+
+    def seal_writes(self) -> bool:
+        """Unmap it here and seal it against every write, for good; whether the kernel did.
+        Every buffer over the mapping must be gone first (else the mapping stays, writable,
+        and the kernel refuses the seal)."""
+        try:
+            self.mapping.close()
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+            return True
+        except (BufferError, OSError):
+            return False
 
     def close(self) -> None:
         """The descriptor; the mapping goes with the last buffer over it."""
@@ -101,9 +136,11 @@ def pass_descriptor(conn: Connection, fd: int) -> None:
         socket.send_fds(sock, [TAG], [fd])
 
 
-def received_buffers(conn: Connection, sizes: list[int]) -> list[torch.Tensor]:
+def received_buffers(conn: Connection, sizes: list[int], accepted: Accepted) -> list[torch.Tensor]:
     """The buffers of a message that came in a memory file: mapped, not copied. The mapping
-    is private, so what the receiver writes into them stays its own."""
+    is private, so what the receiver writes into them stays its own. With `accepted` SEALED,
+    a file whose sender could still change it (its writes or its size not sealed, or not a
+    memory file at all) is a WireError."""
     with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         data, fds, _, _ = socket.recv_fds(sock, 1, 1)
     if not data:
@@ -113,13 +150,25 @@ def received_buffers(conn: Connection, sizes: list[int]) -> list[torch.Tensor]:
             os.close(fd)
         raise WireError("a message's memory file did not come with it")
     try:
+        if accepted is Accepted.SEALED and _seals(fds[0]) & WRITE_SEALS != WRITE_SEALS:
+            raise WireError("a memory file its sender can still change (its writes and size not sealed)")
         total = sum(sizes)
         if total == 0 or os.fstat(fds[0]).st_size < total:
             raise WireError("a memory file that does not hold its message's buffers")
-        mapped = mmap.mmap(fds[0], total, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        try:
+            mapped = mmap.mmap(fds[0], total, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        except OSError as exc:  # a file of huge pages, mapped in part
+            raise WireError(f"a memory file that cannot be mapped: {exc}") from exc
     finally:
         os.close(fds[0])
     return buffers_over(mapped, sizes)
+
+
+def _seals(fd: int) -> int:
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError as exc:  # EINVAL: a descriptor of anything else (a pipe, a device, a disk file)
+        raise WireError("a message's buffers in something that is not a memory file") from exc
 
 
 def buffers_over(mapped: mmap.mmap, sizes: list[int]) -> list[torch.Tensor]:
