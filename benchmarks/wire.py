@@ -13,7 +13,8 @@ sends them since). For each way:
 - round trips without the call: the peer sends the tensor back from `--device` and this side
   puts it on `--device`: back through the socket (as a candidate process replied until judge
   v33), through the socket from page-locked memory (an experiment), in a new memory file the
-  peer seals against writes (as it replies since).
+  peer seals against writes, in one it made once it had sent the reply before, while this side
+  read that (as it replies since).
 On the CPU this measures the host part; with `--device cuda` the copies to and from the GPU too.
 """
 
@@ -38,7 +39,8 @@ WAYS = {"socket": "socket", "file": "a new memory file each time",
         "kept": "one memory file, kept (judge to candidate)"}
 BACKS = {"": "one way, put on the device", "socket": "round trip, back through the socket",
          "pinned": "round trip, back through the socket from page-locked memory",
-         "sealed": "round trip, back in a sealed file"}
+         "sealed": "round trip, back in a new sealed file",
+         "spare": "round trip, back in a sealed file made after the reply before (`memory_file.SealedOutbox`)"}
 
 
 def main() -> int:
@@ -93,6 +95,7 @@ def _peer(fd: int, device: str, back: str) -> int:
             return host.copy_(flat)
         codec._host_bytes = pinned
     conn = Connection(fd)
+    replies = memory_file.SealedOutbox()
     while True:
         try:
             msg = codec.receive(conn, device, memory_files=memory_file.Accepted.ANY)
@@ -101,8 +104,11 @@ def _peer(fd: int, device: str, back: str) -> int:
         _placed(msg.value, device)
         if back == "-":
             codec.send(conn, "copied")
+        elif back == "sealed":
+            codec.write(conn, codec.encode("back", msg.value, memory_file=True, sealed=True))
         else:
-            codec.send(conn, "back", msg.value, sealed=back == "sealed")
+            codec.send(conn, "back", msg.value, sealed=replies if back == "spare" else None)
+            replies.make_spare()  # as a candidate process does, while the judge reads the reply
 
 
 def _placed(value: torch.Tensor | None, device: str) -> None:

@@ -218,6 +218,28 @@ def test_the_receiver_cannot_shrink_a_memory_file_under_its_sender():
     assert float(out.buffers[0].view(torch.float32).sum()) == 1 << 19  # the sender's mapping still reads
 
 
+def test_a_sealed_outbox_sends_the_next_reply_in_the_file_it_made_after_the_last():
+    """Making a file's pages costs more than copying into them: the candidate process makes
+    the next reply's file between messages, sized like the last, and uses it where it fits."""
+    replies = memory_file.SealedOutbox()
+    replies.make_spare()
+    assert replies._spare is None  # nothing sent yet: no size to make one of
+    in_spare = []
+    for n in (1 << 19, 1 << 19, 1 << 21, 1 << 18):  # float32: 2 MB, 2 MB, 8 MB, 1 MB
+        a, b = _pair()
+        x = torch.full((n,), float(n))
+        spare = os.fstat(replies._spare.fd).st_ino if replies._spare is not None else None
+        out = codec.encode("returned", x, memory_file=True, sealed=True, outbox=replies)
+        in_spare.append(os.fstat(out.memory_file).st_ino == spare)
+        codec.write(a, out)  # a header and a descriptor: nothing that fills the socket
+        assert torch.equal(codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value, x)
+        replies.make_spare()
+        assert replies._spare.nbytes == 4 * n
+    # the second reply went in the spare made after the first; the third found it too small,
+    # the fourth over twice its size (let go of)
+    assert in_spare == [False, True, False, False]
+
+
 def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_in_a_sealed_one(tmp_path, monkeypatch):
     from kgb.evaluate.candidate_process import CandidateProcess
     from kgb.evaluate.sandbox import Limits
@@ -236,7 +258,9 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_i
         assert reply.failure is None, reply.failure
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 2)  # what it left in its input
         assert float(reply.value) == float(x.sum())
-        assert taken == [memory_file.Accepted.SEALED]  # x's 4 MB came back in a file the sandbox let it seal
+        assert process.call("f", (x, y), {}).failure is None  # its reply in the file made after the first's
+        assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 4)
+        assert taken == [memory_file.Accepted.SEALED] * 2  # x's 4 MB came back in files the sandbox let it seal
     finally:
         process.close()
 

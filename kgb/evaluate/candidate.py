@@ -39,7 +39,7 @@ from kgb.evaluate.correctness import (
     release_cached_memory,
 )
 from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
-from kgb.evaluate.memory_file import Accepted
+from kgb.evaluate.memory_file import Accepted, SealedOutbox
 from kgb.evaluate.op_watch import returned, set_source, watched
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
@@ -156,6 +156,7 @@ class _Server:
         # receive hundreds of MB (`drawn`)
         self.spec: Spec | None = None
         self.no_spec = "the judge sent no spec"
+        self.replies = SealedOutbox()  # the memory files its replies' bytes go back in
         if device == "cuda":
             _say_when_compiling(conn, device)
 
@@ -211,7 +212,7 @@ class _Server:
         try:
             summary = summarise(recorded) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
-                       unchanged=_unchanged(known, before), sealed=True,
+                       unchanged=_unchanged(known, before), sealed=self.replies,
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device),
                        host_reads=audit.host_reads)
@@ -261,7 +262,7 @@ class _Server:
             return
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, sealed=True, gpu_mib=_held_mib(self.device))
+                   unchanged=frozenset(known.by_id) - wanted, sealed=self.replies, gpu_mib=_held_mib(self.device))
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of
@@ -326,6 +327,7 @@ class _Server:
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)
+            self.replies.make_spare()  # while the judge reads the reply
 
 
 def _held_mib(device: str) -> int | None:

@@ -25,6 +25,7 @@ from kgb.evaluate.memory_file import (
     Accepted,
     MemoryFile,
     Outbox,
+    SealedOutbox,
     WireError,
     pass_descriptor,
     received_buffers,
@@ -71,11 +72,13 @@ class Outgoing:
 
 
 def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
-         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(), sealed: bool = False,
-         **fields: Any) -> Storages:
+         refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
+         sealed: SealedOutbox | None = None, **fields: Any) -> Storages:
     """Send one message (`encode`, then `write`); returns what it sent by value. `sealed`:
-    its buffers may go in a memory file sealed against writes (a candidate process's reply)."""
-    out = encode(kind, value, known, refresh_known, unchanged, memory_file=sealed, sealed=sealed, **fields)
+    its buffers may go in a memory file sealed against writes, from that outbox (a candidate
+    process's reply)."""
+    out = encode(kind, value, known, refresh_known, unchanged, memory_file=sealed is not None,
+                 sealed=sealed is not None, outbox=sealed, **fields)
     write(conn, out)
     return out.sent
 
@@ -83,7 +86,7 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
 def encode(kind: str, value: Any = None, known: Storages | None = None,
            refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
            copying: Callable[[], AbstractContextManager] = nullcontext, memory_file: bool = False,
-           outbox: Outbox | None = None, sealed: bool = False, **fields: Any) -> Outgoing:
+           outbox: Outbox | SealedOutbox | None = None, sealed: bool = False, **fields: Any) -> Outgoing:
     """One message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
@@ -93,8 +96,8 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     `memory_file`, buffers of MEMORY_FILE_MIN_BYTES or more in all are copied into a memory
     file that `write` passes with the message (for a receiver that accepts one): the
     `outbox`'s, where one is given, else a new one; with `sealed`, a new one sealed against
-    writes once they are in (for the judge, which takes no other), or the socket where the
-    kernel would not seal it.
+    writes once they are in (for the judge, which takes no other; the `SealedOutbox`'s spare
+    where given), or the socket where the kernel would not seal it.
     `sent` is what goes by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
@@ -164,7 +167,7 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     made, kept = (None, False)
     if memory_file and total >= MEMORY_FILE_MIN_BYTES:
         if sealed:
-            made = MemoryFile.made(total, sealed_later=True)
+            made = outbox.file_for(total) if isinstance(outbox, SealedOutbox) else MemoryFile.made(total, sealed_later=True)
         else:
             made, kept = outbox.file_for(total) if outbox is not None else (MemoryFile.made(total), False)
     if made is None:
@@ -180,6 +183,8 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
                 made.close()
                 return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
             buffers = []
+            if isinstance(outbox, SealedOutbox):
+                outbox.last_nbytes = total
         fd = os.dup(made.fd) if kept else made.fd  # `write` closes what it is given
     except BaseException:
         if not kept:

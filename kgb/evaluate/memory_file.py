@@ -56,15 +56,16 @@ class MemoryFile:
     """A memory file of a fixed size, sealed at it (a receiver that shrank it would fault the
     sender on its next touch of the mapping), mapped here."""
 
-    def __init__(self, fd: int, nbytes: int):
+    def __init__(self, fd: int, nbytes: int, faulted_in: bool = False):
         self.fd, self.nbytes = fd, nbytes
-        self.mapping = mmap.mmap(fd, nbytes)
+        self.mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | (mmap.MAP_POPULATE if faulted_in else 0))
 
     @classmethod
-    def made(cls, nbytes: int, sealed_later: bool = False) -> MemoryFile | None:
+    def made(cls, nbytes: int, sealed_later: bool = False, faulted_in: bool = False) -> MemoryFile | None:
         """A new one; None where the system makes none (the message then goes through the
         socket). `sealed_later`: its writes are sealed once it is written (`seal_writes`),
-        so its seals are not closed yet."""
+        so its seals are not closed yet. `faulted_in`: its pages are made (and zeroed) now,
+        not as the bytes land."""
         try:
             fd = os.memfd_create("kgb-message", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         except (AttributeError, OSError):  # not Linux, or a container that forbids it
@@ -72,7 +73,7 @@ class MemoryFile:
         try:
             os.ftruncate(fd, nbytes)  # past the sandbox's RLIMIT_FSIZE: EFBIG (Python ignores SIGXFSZ)
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SIZE_SEALS | (0 if sealed_later else fcntl.F_SEAL_SEAL))
-            return cls(fd, nbytes)
+            return cls(fd, nbytes, faulted_in)
         except OSError:
             os.close(fd)
             return None
@@ -128,6 +129,33 @@ class Outbox:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class SealedOutbox:
+    """A candidate process's replies, each in a new file sealed once written (a sealed file is
+    never written again). The file for the next reply is made once this one is sent, while
+    the judge reads it, sized like it, its pages faulted in off the next reply's way: making
+    and zeroing a file's pages cost more than copying into them (768 MB on the 2-core
+    machine: 0.56 s to fault in, 0.16 s to copy into once faulted). The candidate's sandbox
+    starts no thread, so the process makes it itself, between messages (`make_spare`)."""
+
+    def __init__(self) -> None:
+        self._spare: MemoryFile | None = None
+        self.last_nbytes = 0  # the size of the last reply sent in a file
+
+    def file_for(self, nbytes: int) -> MemoryFile | None:
+        """The spare where it holds `nbytes` and not more than twice, else a new file."""
+        spare, self._spare = self._spare, None
+        if spare is not None and nbytes <= spare.nbytes <= 2 * nbytes:
+            return spare
+        if spare is not None:
+            spare.close()
+        return MemoryFile.made(nbytes, sealed_later=True)
+
+    def make_spare(self) -> None:
+        """Make the next reply's file, the last reply's size (up to OUTBOX_MAX_BYTES), if none is made."""
+        if self._spare is None and 0 < self.last_nbytes <= OUTBOX_MAX_BYTES:
+            self._spare = MemoryFile.made(self.last_nbytes, sealed_later=True, faulted_in=True)
 
 
 def pass_descriptor(conn: Connection, fd: int) -> None:
