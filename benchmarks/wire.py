@@ -1,7 +1,7 @@
 """How fast tensors cross between the judge and a candidate process (kgb.evaluate.codec);
 prints a table.
 
-    python benchmarks/wire.py [--mb 256] [--repeats 5] [--device cpu|cuda]
+    python benchmarks/wire.py [--mb 256] [--repeats 5] [--device cpu|cuda] [--ways socket,file,kept]
 
 The judge's side (this process) sends a message holding one tensor of the given size over a
 socket pair to a peer it starts (the candidate's side), three ways: all through the socket,
@@ -48,6 +48,7 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--ways", default=",".join(WAYS), help="paths there, of: " + ", ".join(WAYS))
     parser.add_argument("--peer", nargs=3, metavar=("FD", "DEVICE", "BACK"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.peer:
@@ -56,7 +57,8 @@ def main() -> int:
     backs = [b for b in BACKS if b != "pinned" or args.device != "cpu"]
     x = torch.randn(args.mb * 1024 * 1024 // 4)
     print("| path there | " + " | ".join(BACKS[b] for b in backs) + " |\n" + "|---" * (len(backs) + 1) + "|")
-    for how, name in WAYS.items():
+    for how in args.ways.split(","):
+        name = WAYS[how]
         figures = [_timed(x, args.repeats, how, back, args.device) for back in backs]
         print(f"| {name} | " + " | ".join(f"{median:.3f} / {best:.3f} s" for median, best in figures) + " |")
     print(f"\n{args.mb} MB of float32 on {args.device}; median / best of {args.repeats} (seconds)")
