@@ -16,6 +16,8 @@ sends them since). For each way:
   peer seals against writes, in one it made once it had sent the reply before, while this side
   read that (as it replies since).
 On the CPU this measures the host part; with `--device cuda` the copies to and from the GPU too.
+The last figure puts the making of the next file on the round trip's way (this side does
+nothing between messages); in the judge it runs while the judge reads and checks the reply.
 """
 
 from __future__ import annotations

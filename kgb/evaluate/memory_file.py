@@ -135,9 +135,9 @@ class SealedOutbox:
     """A candidate process's replies, each in a new file sealed once written (a sealed file is
     never written again). The file for the next reply is made once this one is sent, while
     the judge reads it, sized like it, its pages faulted in off the next reply's way: making
-    and zeroing a file's pages cost more than copying into them (768 MB on the 2-core
-    machine: 0.56 s to fault in, 0.16 s to copy into once faulted). The candidate's sandbox
-    starts no thread, so the process makes it itself, between messages (`make_spare`)."""
+    and zeroing a file's pages cost more than copying into them (as for the judge's kept
+    `Outbox`). The candidate's sandbox starts no thread, so the process makes it itself,
+    between messages (`make_spare`)."""
 
     def __init__(self) -> None:
         self._spare: MemoryFile | None = None
