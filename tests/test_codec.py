@@ -184,12 +184,17 @@ def test_a_reply_the_kernel_would_not_seal_goes_through_the_socket(monkeypatch):
     a, b = _pair()
     x = torch.randn(1 << 19)
     out = codec.encode("returned", x, memory_file=True, sealed=True)
+    assert torch.equal(_through_the_socket(a, b, out, memory_file.Accepted.SEALED), x)
+
+
+def _through_the_socket(a, b, out: codec.Outgoing, accepted: memory_file.Accepted) -> torch.Tensor:
+    """What `out` carries, received; it must have been left to the socket (no memory file)."""
     assert out.memory_file is None and "memory_file" not in out.header
     proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
-    proc.start()
-    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value
+    proc.start()  # a writer of its own: the buffers outgrow the socket's
+    got = codec.receive(b, "cpu", memory_files=accepted).value
     proc.join(30)
-    assert torch.equal(got, x)
+    return got
 
 
 def test_a_memory_file_smaller_than_its_message_is_a_wire_error():
@@ -273,12 +278,7 @@ def test_where_no_memory_file_can_be_made_the_message_goes_through_the_socket(mo
     a, b = _pair()
     x = torch.randn(1 << 19)
     out = codec.encode("call", x, memory_file=True)
-    assert out.memory_file is None and "memory_file" not in out.header
-    proc = multiprocessing.get_context("fork").Process(target=lambda: codec.write(a, out))
-    proc.start()
-    got = codec.receive(b, "cpu", memory_files=memory_file.Accepted.ANY).value
-    proc.join(30)
-    assert torch.equal(got, x)
+    assert torch.equal(_through_the_socket(a, b, out, memory_file.Accepted.ANY), x)
 
 
 def test_an_outbox_writes_each_message_into_the_same_memory_file_and_each_arrives_whole(monkeypatch):
