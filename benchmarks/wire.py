@@ -109,9 +109,9 @@ def _peer(fd: int, device: str, back: str) -> int:
         if back == "-":
             codec.send(conn, "copied")
         elif back == "sealed":
-            codec.write(conn, codec.encode("back", msg.value, memory_file=True, sealed=True))
+            codec.send(conn, "back", msg.value, outbox=memory_file.SealedOutbox())  # a new one: no spare
         else:
-            codec.send(conn, "back", msg.value, sealed=replies if back == "spare" else None)
+            codec.send(conn, "back", msg.value, outbox=replies if back == "spare" else None)
             replies.make_spare()  # as a candidate process does, while the judge reads the reply
 
 

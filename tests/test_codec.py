@@ -163,7 +163,7 @@ def test_a_sealed_reply_crosses_bit_for_bit_and_nobody_can_change_it_after():
     a, b = _pair()
     base = torch.randn(1024, 513)  # over MEMORY_FILE_MIN_BYTES
     value = {"t": base.t(), "row": base[3]}
-    out = codec.encode("returned", value, memory_file=True, sealed=True)
+    out = codec.encode("returned", value, memory_file=True, outbox=memory_file.SealedOutbox())
     assert out.memory_file is not None and out.buffers == []  # nothing left mapped at the sender
     seals = fcntl.fcntl(out.memory_file, fcntl.F_GET_SEALS)
     assert seals & memory_file.WRITE_SEALS == memory_file.WRITE_SEALS and seals & fcntl.F_SEAL_SEAL
@@ -183,7 +183,7 @@ def test_a_reply_the_kernel_would_not_seal_goes_through_the_socket(monkeypatch):
     monkeypatch.setattr(memory_file.MemoryFile, "seal_writes", lambda self: False)
     a, b = _pair()
     x = torch.randn(1 << 19)
-    out = codec.encode("returned", x, memory_file=True, sealed=True)
+    out = codec.encode("returned", x, memory_file=True, outbox=memory_file.SealedOutbox())
     assert torch.equal(_through_the_socket(a, b, out, memory_file.Accepted.SEALED), x)
 
 
@@ -234,7 +234,7 @@ def test_a_sealed_outbox_sends_the_next_reply_in_the_file_it_made_after_the_last
         a, b = _pair()
         x = torch.full((n,), float(n))
         spare = os.fstat(replies._spare.fd).st_ino if replies._spare is not None else None
-        out = codec.encode("returned", x, memory_file=True, sealed=True, outbox=replies)
+        out = codec.encode("returned", x, memory_file=True, outbox=replies)
         in_spare.append(os.fstat(out.memory_file).st_ino == spare)
         codec.write(a, out)  # a header and a descriptor: nothing that fills the socket
         assert torch.equal(codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value, x)

@@ -212,7 +212,7 @@ class _Server:
         try:
             summary = summarise(recorded) if self.device == "cpu" else None
             codec.send(self.conn, "returned", {"return": result, "stored": summary}, known, refresh_known=True,
-                       unchanged=_unchanged(known, before), sealed=self.replies,
+                       unchanged=_unchanged(known, before), outbox=self.replies,
                        torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                        hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, gpu_mib=_held_mib(self.device),
                        host_reads=audit.host_reads)
@@ -262,7 +262,7 @@ class _Server:
             return
         value = {"result": result, "recording": recording.as_json()}
         codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, sealed=self.replies, gpu_mib=_held_mib(self.device))
+                   unchanged=frozenset(known.by_id) - wanted, outbox=self.replies, gpu_mib=_held_mib(self.device))
 
     def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of

@@ -73,12 +73,12 @@ class Outgoing:
 
 def send(conn: Connection, kind: str, value: Any = None, known: Storages | None = None,
          refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
-         sealed: SealedOutbox | None = None, **fields: Any) -> Storages:
-    """Send one message (`encode`, then `write`); returns what it sent by value. `sealed`:
-    its buffers may go in a memory file sealed against writes, from that outbox (a candidate
+         outbox: SealedOutbox | None = None, **fields: Any) -> Storages:
+    """Send one message (`encode`, then `write`); returns what it sent by value. With an
+    `outbox`, its buffers may go in a memory file sealed against writes (a candidate
     process's reply)."""
-    out = encode(kind, value, known, refresh_known, unchanged, memory_file=sealed is not None,
-                 sealed=sealed is not None, outbox=sealed, **fields)
+    out = encode(kind, value, known, refresh_known, unchanged, memory_file=outbox is not None, outbox=outbox,
+                 **fields)
     write(conn, out)
     return out.sent
 
@@ -86,7 +86,7 @@ def send(conn: Connection, kind: str, value: Any = None, known: Storages | None 
 def encode(kind: str, value: Any = None, known: Storages | None = None,
            refresh_known: bool = False, unchanged: frozenset[int] = frozenset(),
            copying: Callable[[], AbstractContextManager] = nullcontext, memory_file: bool = False,
-           outbox: Outbox | SealedOutbox | None = None, sealed: bool = False, **fields: Any) -> Outgoing:
+           outbox: Outbox | SealedOutbox | None = None, **fields: Any) -> Outgoing:
     """One message: `kind`, extra JSON `fields`, and `value` with its tensors.
 
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
@@ -95,9 +95,9 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     COPY_CHUNK at a time, each chunk inside `copying()` (as in `receive`). With
     `memory_file`, buffers of MEMORY_FILE_MIN_BYTES or more in all are copied into a memory
     file that `write` passes with the message (for a receiver that accepts one): the
-    `outbox`'s, where one is given, else a new one; with `sealed`, a new one sealed against
-    writes once they are in (for the judge, which takes no other; the `SealedOutbox`'s spare
-    where given), or the socket where the kernel would not seal it.
+    `outbox`'s, where one is given, else a new one; a `SealedOutbox`'s is sealed against
+    writes once they are in (for the judge, which takes no other), or where the kernel would
+    not seal it the buffers go through the socket.
     `sent` is what goes by value (storages by position, tensor objects in order): the
     receiver that adopts them knows them the same way.
     """
@@ -164,14 +164,19 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             pending.append(storage)
     header["buffers"] = sizes = [storage.nbytes() for storage in pending]
     total = sum(sizes)
+    sealed = isinstance(outbox, SealedOutbox)
     made, kept = (None, False)
     if memory_file and total >= MEMORY_FILE_MIN_BYTES:
         if sealed:
-            made = outbox.file_for(total) if isinstance(outbox, SealedOutbox) else MemoryFile.made(total, sealed_later=True)
+            made = outbox.file_for(total)
         else:
             made, kept = outbox.file_for(total) if outbox is not None else (MemoryFile.made(total), False)
-    if made is None:
+
+    def through_the_socket() -> Outgoing:
         return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
+
+    if made is None:
+        return through_the_socket()
     buffers = made.buffers(sizes)
     try:
         for storage, buffer in zip(pending, buffers, strict=True):
@@ -181,10 +186,8 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             del buffers, buffer  # the mapping goes only with the last view of it
             if not made.seal_writes():
                 made.close()
-                return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
+                return through_the_socket()
             buffers = []
-            if isinstance(outbox, SealedOutbox):
-                outbox.last_nbytes = total
         fd = os.dup(made.fd) if kept else made.fd  # `write` closes what it is given
     except BaseException:
         if not kept:

@@ -141,10 +141,11 @@ class SealedOutbox:
 
     def __init__(self) -> None:
         self._spare: MemoryFile | None = None
-        self.last_nbytes = 0  # the size of the last reply sent in a file
+        self._last_nbytes = 0  # the size of the last reply a file was asked for
 
     def file_for(self, nbytes: int) -> MemoryFile | None:
         """The spare where it holds `nbytes` and not more than twice, else a new file."""
+        self._last_nbytes = nbytes
         spare, self._spare = self._spare, None
         if spare is not None and nbytes <= spare.nbytes <= 2 * nbytes:
             return spare
@@ -154,8 +155,8 @@ class SealedOutbox:
 
     def make_spare(self) -> None:
         """Make the next reply's file, the last reply's size (up to OUTBOX_MAX_BYTES), if none is made."""
-        if self._spare is None and 0 < self.last_nbytes <= OUTBOX_MAX_BYTES:
-            self._spare = MemoryFile.made(self.last_nbytes, sealed_later=True, faulted_in=True)
+        if self._spare is None and 0 < self._last_nbytes <= OUTBOX_MAX_BYTES:
+            self._spare = MemoryFile.made(self._last_nbytes, sealed_later=True, faulted_in=True)
 
 
 def pass_descriptor(conn: Connection, fd: int) -> None:
