@@ -245,6 +245,25 @@ def test_a_sealed_outbox_sends_the_next_reply_in_the_file_it_made_after_the_last
     assert in_spare == [False, True, False, False]
 
 
+def test_a_spares_pages_are_made_a_step_at_a_time_until_the_judges_next_message(monkeypatch):
+    """The judge's next message must not wait for a whole spare's pages: they are made a step at
+    a time, and those left when it comes land with the next reply's bytes, intact."""
+    monkeypatch.setattr(memory_file, "SPARE_STEP_BYTES", 1 << 20)
+    replies = memory_file.SealedOutbox()
+    a, b = _pair()
+    codec.write(a, codec.encode("returned", torch.zeros(1 << 20), memory_file=True, outbox=replies))  # 4 MB
+    codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED)
+    looks = []
+    replies.make_spare(stop=lambda: looks.append(1) or len(looks) > 2)  # the message comes after two steps
+    assert replies._spare.made_bytes == 2 << 20 and replies._spare.nbytes == 4 << 20
+    x = torch.arange(1 << 20, dtype=torch.float32)
+    out = codec.encode("returned", x, memory_file=True, outbox=replies)
+    codec.write(a, out)
+    assert torch.equal(codec.receive(b, "cpu", memory_files=memory_file.Accepted.SEALED).value, x)
+    replies.make_spare()  # no message waiting: the next spare is made whole
+    assert replies._spare.made_bytes == replies._spare.nbytes == 4 << 20
+
+
 def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_in_a_sealed_one(tmp_path, monkeypatch):
     from kgb.evaluate.candidate_process import CandidateProcess
     from kgb.evaluate.sandbox import Limits

@@ -327,7 +327,7 @@ class _Server:
             elif msg.kind == "bye":
                 return
             release_cached_memory(self.device)
-            self.replies.make_spare()  # while the judge reads the reply
+            self.replies.make_spare(stop=lambda: self.conn.poll(0))  # while the judge reads the reply
 
 
 def _held_mib(device: str) -> int | None:

@@ -14,6 +14,7 @@ import fcntl
 import mmap
 import os
 import socket
+from collections.abc import Callable
 from enum import StrEnum
 from multiprocessing.connection import Connection
 
@@ -37,6 +38,9 @@ MEMORY_FILE_MIN_BYTES = 1 << 20
 # with a candidate process each).
 OUTBOX_MAX_BYTES = 1 << 30
 OUTBOX_MIN_BYTES = 64 << 20  # a kept file's least size: most messages fit at once
+# A candidate process makes its next reply's file's pages this many bytes at a time, looking
+# for the judge's next message between two steps (`SealedOutbox.make_spare`).
+SPARE_STEP_BYTES = 32 << 20
 TAG = b"m"  # the one byte that carries the file's descriptor
 
 
@@ -56,16 +60,17 @@ class MemoryFile:
     """A memory file of a fixed size, sealed at it (a receiver that shrank it would fault the
     sender on its next touch of the mapping), mapped here."""
 
-    def __init__(self, fd: int, nbytes: int, faulted_in: bool = False):
+    def __init__(self, fd: int, nbytes: int):
         self.fd, self.nbytes = fd, nbytes
-        self.mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | (mmap.MAP_POPULATE if faulted_in else 0))
+        self.mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED)
+        self.made_bytes = 0  # how far `make_pages` has made its pages
 
     @classmethod
-    def made(cls, nbytes: int, sealed_later: bool = False, faulted_in: bool = False) -> MemoryFile | None:
+    def made(cls, nbytes: int, sealed_later: bool = False) -> MemoryFile | None:
         """A new one; None where the system makes none (the message then goes through the
         socket). `sealed_later`: its writes are sealed once it is written (`seal_writes`),
-        so its seals are not closed yet. `faulted_in`: its pages are made (and zeroed) now,
-        not as the bytes land."""
+        so its seals are not closed yet. Its pages are made (and zeroed) as the bytes land,
+        or ahead by `make_pages`."""
         try:
             fd = os.memfd_create("kgb-message", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         except (AttributeError, OSError):  # not Linux, or a container that forbids it
@@ -73,7 +78,7 @@ class MemoryFile:
         try:
             os.ftruncate(fd, nbytes)  # past the sandbox's RLIMIT_FSIZE: EFBIG (Python ignores SIGXFSZ)
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SIZE_SEALS | (0 if sealed_later else fcntl.F_SEAL_SEAL))
-            return cls(fd, nbytes, faulted_in)
+            return cls(fd, nbytes)
         except OSError:
             os.close(fd)
             return None
@@ -83,6 +88,19 @@ class MemoryFile:
 
     def buffers(self, sizes: list[int]) -> list[torch.Tensor]:
         return buffers_over(self.mapping, sizes)
+
+    def make_pages(self, stop: Callable[[], bool]) -> None:
+        """Make its pages ahead of the bytes (the kernel makes and zeroes each page at its
+        first write: one byte written per page), SPARE_STEP_BYTES at a time, until all are
+        made or `stop()` says to leave the rest to land with the bytes."""
+        pages = torch.frombuffer(self.mapping, dtype=torch.uint8)
+        try:
+            while self.made_bytes < self.nbytes and not stop():
+                end = min(self.nbytes, self.made_bytes + SPARE_STEP_BYTES)
+                pages[self.made_bytes:end:mmap.PAGESIZE].zero_()
+                self.made_bytes = end
+        finally:
+            del pages  # a buffer over the mapping would keep `seal_writes` from closing it
 
     def seal_writes(self) -> bool:
         """Unmap it here and seal it against every write, for good; whether the kernel did.
@@ -133,11 +151,13 @@ class Outbox:
 
 class SealedOutbox:
     """A candidate process's replies, each in a new file sealed once written (a sealed file is
-    never written again). The file for the next reply is made once this one is sent, while
-    the judge reads it, sized like it, its pages faulted in off the next reply's way: making
-    and zeroing a file's pages cost more than copying into them (as for the judge's kept
-    `Outbox`). The candidate's sandbox starts no thread, so the process makes it itself,
-    between messages (`make_spare`)."""
+    never written again). The file for the next reply is made once this one is sent, sized
+    like it, and its pages made ahead while the judge reads the reply: making and zeroing a
+    file's pages cost more than copying into them (as for the judge's kept `Outbox`). The
+    candidate's sandbox starts no thread, so the process makes them itself, between messages,
+    a step at a time, and stops at the judge's next message (`make_spare`): on an H100 a
+    768 MB spare made whole took longer than the judge's work between two messages of
+    aten::reshape, so the judge's next message waited for it (session 60)."""
 
     def __init__(self) -> None:
         self._spare: MemoryFile | None = None
@@ -153,10 +173,14 @@ class SealedOutbox:
             spare.close()
         return MemoryFile.made(nbytes, sealed_later=True)
 
-    def make_spare(self) -> None:
-        """Make the next reply's file, the last reply's size (up to OUTBOX_MAX_BYTES), if none is made."""
+    def make_spare(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Make the next reply's file, the last reply's size (up to OUTBOX_MAX_BYTES), if none
+        is made, and its pages until `stop()` (the judge's next message has come): those left
+        are made as the reply's bytes land, as in a new file."""
         if self._spare is None and 0 < self._last_nbytes <= OUTBOX_MAX_BYTES:
-            self._spare = MemoryFile.made(self._last_nbytes, sealed_later=True, faulted_in=True)
+            self._spare = MemoryFile.made(self._last_nbytes, sealed_later=True)
+        if self._spare is not None:
+            self._spare.make_pages(stop)
 
 
 def pass_descriptor(conn: Connection, fd: int) -> None:
