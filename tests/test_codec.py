@@ -11,6 +11,7 @@ import multiprocessing
 import os
 import socket
 import struct
+import weakref
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
 
@@ -282,7 +283,12 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_i
         assert reply.failure is None, reply.failure
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 2)  # what it left in its input
         assert float(reply.value) == float(x.sum())
+        # the reply's file stays mapped until the next call is handed over, and is let go of then,
+        # while the candidate process computes
+        first = [weakref.ref(t) for t in process._read]
+        assert sum(r().numel() for r in first) >= 4 << 20
         assert process.call("f", (x, y), {}).failure is None  # its reply in the file made after the first's
+        assert all(r() is None for r in first)
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 4)
         assert taken == [memory_file.Accepted.SEALED] * 2  # x's 4 MB came back in files the sandbox let it seal
     finally:

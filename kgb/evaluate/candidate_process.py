@@ -189,6 +189,11 @@ class CandidateProcess:
         # the judge's work sections, let go of while the candidate compiles and while inputs and
         # outputs cross (set by the judge)
         self.exclusive: TimingLock | None = None
+        # The host buffers of the replies read since the last hand-over, let go of after the
+        # next one: letting go of a reply's memory file unmaps it and frees its pages, 0.16 s
+        # of the judge's for aten::reshape's 768 MB replies on an H100 (session 60's profile),
+        # which then runs while the candidate process computes instead of after it.
+        self._read: list[torch.Tensor] = []
 
     def wait_ready(self) -> CandidateProcess:
         """Wait until the process has confined itself; starting (CUDA, Triton's driver)
@@ -214,11 +219,11 @@ class CandidateProcess:
         limit = bound.nbytes if bound is not None else 0
         try:
             msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
-                                memory_files=Accepted.SEALED, max_bytes=limit)
+                                memory_files=Accepted.SEALED, max_bytes=limit, held=self._read)
             while msg.kind == "compiling":
                 self._while_compiling()
                 msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
-                                    memory_files=Accepted.SEALED, max_bytes=limit)
+                                    memory_files=Accepted.SEALED, max_bytes=limit, held=self._read)
             said = msg.fields.get("gpu_mib")
             if isinstance(said, int) and not isinstance(said, bool):
                 self.held_mib = max(self.held_mib, said)
@@ -280,6 +285,7 @@ class CandidateProcess:
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
         codec.send(self.conn, "granted")
+        self._read.clear()  # while the candidate process computes
         return out
 
     def give_spec(self, spec: Spec) -> None:
@@ -401,6 +407,7 @@ class CandidateProcess:
         except OSError:
             pass
         self.conn.close()
+        self._read.clear()
         if self._outbox is not None:
             self._outbox.close()
         killed = time.monotonic()

@@ -282,7 +282,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
             reading: Callable[[], AbstractContextManager] = nullcontext,
             before_device: Callable[[str], None] = lambda kind: None,
             copying: Callable[[], AbstractContextManager] = nullcontext,
-            memory_files: Accepted = Accepted.NONE, max_bytes: int | None = None) -> Message:
+            memory_files: Accepted = Accepted.NONE, max_bytes: int | None = None,
+            held: list[torch.Tensor] | None = None) -> Message:
     """Receive one message; tensors are rebuilt on `device`, those sent from host memory on the host.
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
@@ -296,6 +297,8 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     `max_bytes`: the most its buffers may announce, checked before any is allocated (a peer
     that announced terabytes had its receiver fill memory until the OOM killer took it):
     `Oversized` past it.
+    `held`: where given, the host buffers the message was read into are added to it, for the
+    caller to let go of when it is off its way, not as this returns.
     """
     known = known if known is not None else Storages()
     raw = conn.recv_bytes(MAX_HEADER_BYTES)
@@ -314,7 +317,10 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
     with reading():
         buffers = received_buffers(conn, sizes, memory_files) if in_file else [_read_buffer(conn, n) for n in sizes]
         before_device(str(header.get("kind")))
-        return decode(header, buffers, device, known, adopt, copying)
+        msg = decode(header, buffers, device, known, adopt, copying)
+    if held is not None:
+        held.extend(buffers)
+    return msg
 
 
 def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storages | None = None,
