@@ -170,6 +170,11 @@ class CandidateProcess:
     closed = False  # killed already: its pid may now be another process's
     # the bytes of the largest outputs a call was allowed (`ReplyBound`); a timed call's are among them
     largest_outputs: int | None = None
+    # The host buffers of the replies read since the last hand-over, let go of after the next
+    # one: letting go of a reply's memory file unmaps it and frees its pages, 0.16 s of the
+    # judge's for aten::reshape's 768 MB replies on an H100 (session 60's profile), which then
+    # runs while the candidate process computes instead of after it.
+    _read: tuple[torch.Tensor, ...] = ()
 
     def __init__(self, device: str, workspace: Path, limits: Limits):
         import socket
@@ -189,11 +194,6 @@ class CandidateProcess:
         # the judge's work sections, let go of while the candidate compiles and while inputs and
         # outputs cross (set by the judge)
         self.exclusive: TimingLock | None = None
-        # The host buffers of the replies read since the last hand-over, let go of after the
-        # next one: letting go of a reply's memory file unmaps it and frees its pages, 0.16 s
-        # of the judge's for aten::reshape's 768 MB replies on an H100 (session 60's profile),
-        # which then runs while the candidate process computes instead of after it.
-        self._read: list[torch.Tensor] = []
 
     def wait_ready(self) -> CandidateProcess:
         """Wait until the process has confined itself; starting (CUDA, Triton's driver)
@@ -217,13 +217,15 @@ class CandidateProcess:
                 yield
 
         limit = bound.nbytes if bound is not None else 0
+        held: list[torch.Tensor] = []
         try:
             msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
-                                memory_files=Accepted.SEALED, max_bytes=limit, held=self._read)
+                                memory_files=Accepted.SEALED, max_bytes=limit, held=held)
             while msg.kind == "compiling":
                 self._while_compiling()
                 msg = codec.receive(self.conn, self.device, known, reading=reading, copying=lock.work,
-                                    memory_files=Accepted.SEALED, max_bytes=limit, held=self._read)
+                                    memory_files=Accepted.SEALED, max_bytes=limit, held=held)
+            self._read += tuple(held)
             said = msg.fields.get("gpu_mib")
             if isinstance(said, int) and not isinstance(said, bool):
                 self.held_mib = max(self.held_mib, said)
@@ -285,7 +287,7 @@ class CandidateProcess:
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
         codec.send(self.conn, "granted")
-        self._read.clear()  # while the candidate process computes
+        self._read = ()  # while the candidate process computes
         return out
 
     def give_spec(self, spec: Spec) -> None:
@@ -407,7 +409,7 @@ class CandidateProcess:
         except OSError:
             pass
         self.conn.close()
-        self._read.clear()
+        self._read = ()
         if self._outbox is not None:
             self._outbox.close()
         killed = time.monotonic()
