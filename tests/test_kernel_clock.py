@@ -221,3 +221,26 @@ def test_a_call_with_no_work_on_the_gpu_is_timed_by_its_fastest_call():
     counted = view.counted()
     assert counted.median_us == 1.28 and counted.reading is None
     assert "no device activity; the fastest of 3 calls" in counted.note
+
+
+def test_a_finished_sessions_records_outlive_its_clock_for_the_last_few_sessions():
+    """Freeing a session's profile is part of what its end cost a view's judge (session 60);
+    a judge leaves by os._exit after its verdict, so its last sessions' records are held, not
+    freed on its way there. A process running many sessions frees all but the last few."""
+    import gc
+    import weakref
+
+    from kgb.evaluate import kernel_clock
+
+    def one_session() -> weakref.ref:
+        with KernelClock() as clock, clock.repetition():
+            pass
+        assert clock._profile is None and not clock.error
+        return weakref.ref(kernel_clock._kept[-1][0])
+
+    first = one_session()
+    gc.collect()
+    assert first() is not None  # its clock is gone; the profile is not
+    later = [one_session() for _ in range(kernel_clock.KEPT_SESSIONS)]
+    gc.collect()
+    assert first() is None and all(ref() is not None for ref in later)
