@@ -9,8 +9,9 @@ prints: the engine's start, the wall time of the whole sweep, evaluations per mi
 time per candidate of the view operators (their kernels are trivial or absent, so their
 evaluation time is harness overhead: fork, confinement, transfers, comparison), and where
 the judges' time went, phase by phase (`Verdict.phase_s`). With --views-alone, the view
-operators are then judged once more one at a time, nothing else running: issue 11's harness
-overhead of one candidate on a warm engine, as an agent calling the judge meets it. With
+operators are then judged twice more one at a time, nothing else running: issue 11's harness
+overhead of one candidate on a warm engine, as an agent calling the judge meets it on its first
+call of an operator (the baselines timed) and on its later ones (the baselines known). With
 --trace, the judges log their turns and work sections and the report says what each turn's
 drain waited for (benchmarks/gpu_trace.py); with --baselines-from, the baselines an earlier
 sweep measured are given as known, as a job's baseline book gives them on a chip's second run.
@@ -227,31 +228,38 @@ def split_of(verdict: Verdict, wall: float) -> dict[str, float]:
 
 def views_alone(settings: EvalSettings) -> None:
     """The view operators judged one after another on the warm engine: their harness
-    overhead without eleven other judges beside them."""
+    overhead without eleven other judges beside them. Each is judged twice, as an agent
+    calling the judge meets it: its first call times the baselines (after its candidate
+    process is reaped, kgb.evaluate.bench_timing), a later call is given them, as the job's
+    baseline book gives them (kgb.tracking.baselines)."""
     rows = []
     for op in VIEW_OPS:
         spec = operators.load(op)
-        t0 = time.perf_counter()
-        verdict = evaluate(spec.solution_path.read_text(), spec, settings)
-        wall = time.perf_counter() - t0
-        split = split_of(verdict, wall)
-        rows.append((op, verdict.status, wall, split))
-    print("\nview operators judged alone, one at a time (seconds):\n")
-    print("| operator | verdict | wall | harness overhead | " + " | ".join(HARNESS_PHASES) + " |")
-    print("|---" * (4 + len(HARNESS_PHASES)) + "|")
-    for op, status, wall, split in rows:
+        known: dict[str, float] | None = None
+        for call in ("first", "later"):
+            t0 = time.perf_counter()
+            verdict = evaluate(spec.solution_path.read_text(), spec, settings, known)
+            wall = time.perf_counter() - t0
+            rows.append((op, call, verdict.status, wall, split_of(verdict, wall)))
+            known = {c.name: c.baseline_us for c in verdict.cases if c.baseline_us}
+    print("\nview operators judged alone, one at a time, a first call then a later one (seconds):\n")
+    print("| operator | call | verdict | wall | harness overhead | " + " | ".join(HARNESS_PHASES) + " |")
+    print("|---" * (5 + len(HARNESS_PHASES)) + "|")
+    for op, call, status, wall, split in rows:
         harness = sum(split.get(p, 0.0) for p in HARNESS_PHASES)
-        print(f"| {op} | {status} | {wall:.2f} | {harness:.2f} | "
+        print(f"| {op} | {call} | {status} | {wall:.2f} | {harness:.2f} | "
               + " | ".join(f"{split.get(p, 0.0):.2f}" for p in HARNESS_PHASES) + " |")
-    overheads = [sum(split.get(p, 0.0) for p in HARNESS_PHASES) for *_, split in rows]
-    print(f"\nharness overhead alone, median / max: {statistics.median(overheads):.2f} / {max(overheads):.2f} s")
-    others = {}
-    for *_, split in rows:
-        for name, seconds in split.items():
-            others.setdefault(name, []).append(seconds)
-    print("median per phase: " + ", ".join(f"{n} {statistics.median(v):.2f}" for n, v in
-                                             sorted(others.items(), key=lambda kv: -statistics.median(kv[1]))))
-
+    for call, what in (("first", "first calls (baselines timed)"), ("later", "later calls (baselines known)")):
+        splits = [split for _, c, *_, split in rows if c == call]
+        overheads = [sum(split.get(p, 0.0) for p in HARNESS_PHASES) for split in splits]
+        print(f"\nharness overhead alone, {what}, median / max: "
+              f"{statistics.median(overheads):.2f} / {max(overheads):.2f} s")
+        others: dict[str, list[float]] = {}
+        for split in splits:
+            for name, seconds in split.items():
+                others.setdefault(name, []).append(seconds)
+        print("median per phase: " + ", ".join(f"{n} {statistics.median(v):.2f}" for n, v in
+                                                 sorted(others.items(), key=lambda kv: -statistics.median(kv[1]))))
 
 if __name__ == "__main__":
     sys.exit(main())
