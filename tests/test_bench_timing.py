@@ -86,9 +86,19 @@ class Runner:
         self.baselines.append(b)
         return b
 
-    def stage(self, case, repeats, warmup):
+    @property
+    def known_baselines(self):
+        return dict.fromkeys(self.known, 50.0)
+
+    def stage(self, case, repeats, warmup, then=None):
         assert not self.candidate.closed, "the candidate process is needed to stage a case"
+        if then is not None:  # its last call has replied
+            then()
+        self.staged_more(case)
         return Staged(case, self.sizes[case.name], None if case.name in self.known else self._baseline(case))
+
+    def staged_more(self, case):
+        """The rest of staging a case, after its call (the replay's staging)."""
 
     def baseline_on(self, case, timed, repeats, warmup):
         assert timed["x"].numel() == 4  # set T, drawn again
@@ -250,3 +260,30 @@ def test_a_baseline_that_breaks_after_a_replay_in_its_turn_is_the_candidates_run
     # the candidate correct and the cases from it on without their baseline
     with pytest.raises(InstrumentFailed):
         runner.measure_baselines([(Case(name="c", tag="bench", seed=2), BaselineTiming(faults, 20, 2, Phases()))])
+
+
+def test_the_candidate_process_ends_beside_the_staging_of_its_last_call():
+    """Its end (killed, then reaped) starts once its last call has replied and runs while the
+    judge stages that call's replay, where the judge waited for it after staging (0.05-0.11 s a
+    judgement on an H100, session 60); the last turn still comes after it is reaped."""
+    import threading
+
+    staging = threading.Event()
+
+    class Ending(Candidate):
+        def close(self):
+            assert staging.wait(5), "the end waited for the staging to finish"
+            super().close()
+
+    class Staging(Runner):
+        def staged_more(self, case):
+            if case.name == "b":
+                staging.set()  # the last case's staging runs while the process ends
+
+    cases = [Case(name=n, tag="bench", seed=i) for i, n in enumerate("ab")]
+    candidate = Ending()
+    runner = Staging(candidate, {"a": 1, "b": 1})
+    results = [CaseResult(name=c.name, tag="bench", status=Status.CORRECT) for c in cases]
+    assert bench_timing.time_bench_cases(runner, candidate, cases, 100, 10, results) == ""
+    assert runner.turns == [(False, ["a", "b"], ["a", "b"])]
+    assert all(b.timed_beside_candidate is False for b in runner.baselines)

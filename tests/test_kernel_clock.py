@@ -230,17 +230,17 @@ def test_a_finished_sessions_records_outlive_its_clock_for_the_last_few_sessions
     import gc
     import weakref
 
-    from kgb.evaluate import kernel_clock
+    from kgb.evaluate import leftovers
 
     def one_session() -> weakref.ref:
         with KernelClock() as clock, clock.repetition():
             pass
         assert clock._profile is None and not clock.error
-        return weakref.ref(kernel_clock._kept[-1][0])
+        return weakref.ref(leftovers._left[-1][0])
 
     first = one_session()
     gc.collect()
     assert first() is not None  # its clock is gone; the profile is not
-    later = [one_session() for _ in range(kernel_clock.KEPT_SESSIONS)]
+    later = [one_session() for _ in range(leftovers.KEPT)]
     gc.collect()
     assert first() is None and all(ref() is not None for ref in later)

@@ -89,7 +89,8 @@ class BenchCaseTiming:
     """CaseRunner's bench-case methods (kgb.evaluate.case_runner): what they use of it is its
     spec, candidate process, timing lock, known baselines and comparison."""
 
-    def stage(self: CaseRunner, case: Case, repeats: int, warmup: int) -> TimedCase:
+    def stage(self: CaseRunner, case: Case, repeats: int, warmup: int,
+              then: Callable[[], None] | None = None) -> TimedCase:
         """A bench case made ready for the timing turn; `measure` times staged cases in one
         turn, then `finish` judges each and says its latency.
 
@@ -99,6 +100,9 @@ class BenchCaseTiming:
         replay's answer on a fresh draw from a secret seed. Then it computes once more on
         that draw, loaded into the same buffers, and that output is judged here too, so an
         answer remembered from an earlier call fails; the latency is only ever the replay's.
+
+        `then`: called once the candidate process has replied to the case's call (the judge's
+        last call of it ends the process then: kgb.evaluate.bench_timing).
 
         So the process that checked the candidate times it too, once its checks are done,
         though it has seen set T's values (the bench case's own seed) in its check: an answer
@@ -128,6 +132,8 @@ class BenchCaseTiming:
                                                           written, redraw)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
+        if then is not None:
+            then()
         if (failure := reply.failure) is not None:
             raise Failed(failure[0], f"case {case.name}: {failure[1]}")
         baseline = None

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, memory_file
+from kgb.evaluate import codec, leftovers, memory_file
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values, stored_bytes
 from kgb.evaluate.draws import bound_value, digest
@@ -167,7 +167,10 @@ class CandidateProcess:
     # the memory file this judge writes its messages to this process into, kept from one to
     # the next (memory_file.Outbox); made at the first message that needs one
     _outbox: memory_file.Outbox | None = None
-    closed = False  # killed already: its pid may now be another process's
+    closed = False  # killed already (`kill`)
+    _killed_at = 0.0  # when `kill` sent the signal (time.monotonic)
+    _reaped = False  # waited for: its pid may now be another process's
+    _looked = False  # `close` has looked whether it is gone
     # the bytes of the largest outputs a call was allowed (`ReplyBound`); a timed call's are among them
     largest_outputs: int | None = None
     # The host buffers of the replies read since the last hand-over, let go of after the next
@@ -393,14 +396,10 @@ class CandidateProcess:
             raise TurnOverrun(f"the candidate's timed calls held the GPU past {TURN_LIMIT_S:g} s")
         return receive()
 
-    def close(self, wait: bool = True) -> None:
-        """Kill the process; with `wait`, reap it. A process is reaped only once it has
-        closed its files, the GPU driver's among them, so its CUDA context and any GPU work
-        it left queued should be gone by then (the judge closes it so before it times a
-        baseline: kgb.evaluate.bench_timing; on an H200, tests/test_redteam.py's
-        busy-between-calls found its baselines the honest solution's, session 41). The judge's last close does not wait: a process's CUDA
-        context takes a while to go, and the verdict waits for the judge to exit (its
-        leftover children die with it). Closing it again does nothing."""
+    def kill(self) -> None:
+        """End the process now, without waiting for it to go (`close` reaps it): once its last
+        call has replied, its end runs while the judge stages that call's replay. Killing it
+        again does nothing."""
         if self.closed:
             return
         self.closed = True
@@ -409,10 +408,11 @@ class CandidateProcess:
         except OSError:
             pass
         self.conn.close()
+        leftovers.leave(self._read)  # unmapping a large reply's file: left for the judge's exit
         self._read = ()
         if self._outbox is not None:
             self._outbox.close()
-        killed = time.monotonic()
+        self._killed_at = time.monotonic()
         # its process group first: what a GPU's candidate process started (it may vfork and
         # exec a shell, which would outlive it; its seccomp filter keeps them in its group),
         # then the process, should it not lead a group yet (it makes its session first thing)
@@ -421,10 +421,24 @@ class CandidateProcess:
                 kill(target, 9)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def close(self, wait: bool = True) -> None:
+        """Kill the process, unless `kill` has; with `wait`, reap it. A process is reaped only
+        once it has closed its files, the GPU driver's among them, so its CUDA context and any
+        GPU work it left queued should be gone by then (the judge closes it so before it times
+        a baseline: kgb.evaluate.bench_timing; on an H200, tests/test_redteam.py's
+        busy-between-calls found its baselines the honest solution's, session 41). The judge's
+        last close does not wait: a process's CUDA context takes a while to go, and the verdict
+        waits for the judge to exit (its leftover children die with it). Closing a reaped
+        process, or closing again without waiting, does nothing."""
+        self.kill()
+        if self._reaped or (self._looked and not wait):
+            return
+        self._looked = True
         try:
-            os.waitpid(self.pid, 0 if wait else os.WNOHANG)
+            self._reaped = os.waitpid(self.pid, 0 if wait else os.WNOHANG)[0] != 0
         except ChildProcessError:
-            pass
+            self._reaped = True
         # its CUDA context goes as it dies, outside any work section: whether a timing turn
         # beside that times differently (TRACE_ENV; unwaited, only when the kill was sent)
-        trace("exit", killed, killed, time.monotonic(), waited=wait)
+        trace("exit", self._killed_at, self._killed_at, time.monotonic(), waited=wait)

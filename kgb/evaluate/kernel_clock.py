@@ -31,6 +31,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kgb.evaluate import leftovers
+
 MARK = "kgb::timed-call"
 # the profiler's kinds of device activity that are the call's work (not, say, the span of a
 # user annotation on the GPU's timeline)
@@ -104,7 +106,8 @@ class KernelClock:
             self._events = list(self._profile.kineto_results.events())
         except Exception as e:  # noqa: BLE001
             self.error = f"the profiler did not stop: {type(e).__name__}: {str(e)[:200]}"
-        _keep(self._profile, self._events)
+        # freeing every record the session took: left for the judge's exit (kgb.evaluate.leftovers)
+        leftovers.leave((self._profile, self._events))
         self._profile = None
 
     def share(self, first: int, count: int) -> tuple[list[float] | None, str, int]:
@@ -163,22 +166,6 @@ class Reading:
         where the record does not account for them."""
         found, self.error, self.activities = self.clock.share(self.first, self.count)
         return found
-
-
-# The records of the last sessions this process ran, kept from being freed (`_keep`).
-KEPT_SESSIONS = 8
-_kept: list[tuple[Any, list | None]] = []
-
-
-def _keep(profile: Any, events: list | None) -> None:
-    """Hold a finished session's profile and events past its clock's end. Freeing them is
-    the freeing of every record the session took, part of the 0.05-0.08 s its end cost each
-    judge of a view on an H100 (session 60's profile, where the GPU's work took microseconds);
-    a judge leaves by os._exit once its verdict is written (kgb.evaluate.sandbox.exit_after),
-    and what it still holds then is never freed. A process that runs more sessions (a
-    benchmark's) frees the oldest beyond KEPT_SESSIONS."""
-    _kept.append((profile, events))
-    del _kept[:-KEPT_SESSIONS]
 
 
 _open: KernelClock | None = None  # this process's session around its timing turn, if one runs
