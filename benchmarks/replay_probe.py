@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgb import operators  # noqa: E402
-from kgb.evaluate import codec  # noqa: E402
+from kgb.evaluate import tensor_storage  # noqa: E402
 from kgb.evaluate.correctness import tensors_in  # noqa: E402
 from kgb.evaluate.draws import draw_inputs  # noqa: E402
 from kgb.evaluate.integrity import ALLOWED_OPS  # noqa: E402
@@ -37,18 +37,18 @@ def main() -> int:
     check = draw_inputs(spec, case, 12345, "cuda")
     module = spec.solution_module()
     # what the judge sent: both sets, storages under ids, and their bytes as sent
-    sent = codec.Storages()
+    sent = tensor_storage.Storages()
     for inputs in (timed, check):
         for value in tensors_in(list(inputs.values())):
             if sent.id_of(value.untyped_storage()) is None:
                 sent.by_id[len(sent.by_id)] = value.untyped_storage()
             sent.tensors.append(value)
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+    before = {sid: tensor_storage.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
     fn = getattr(module, entry.name)
     args, kwargs = entry.bind(timed)
     fn(*args, **kwargs)  # compiles, as the candidate's staging call does
     torch.cuda.synchronize()
-    known = codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))
+    known = tensor_storage.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))
     recording = record(lambda: fn(*args, **kwargs), known).as_json()
     print("problem:", recording.get("problem"), "steps:", len(recording.get("steps", [])), flush=True)
     ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops

@@ -35,7 +35,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgb.evaluate import codec, memory_file  # noqa: E402
+from kgb.evaluate import codec, memory_file, tensor_storage  # noqa: E402
 
 WAYS = {"socket": "socket", "file": "a new memory file each time",
         "kept": "one memory file, kept (judge to candidate)"}
@@ -94,10 +94,10 @@ def _peer(fd: int, device: str, back: str) -> int:
     torch.set_num_threads(1)  # as a candidate process does
     if back == "pinned":
         def pinned(storage, copying=None):
-            flat = codec.storage_bytes(storage)
+            flat = tensor_storage.storage_bytes(storage)
             host = torch.empty(flat.numel(), dtype=torch.uint8, pin_memory=True)  # kept by PyTorch's host cache
             return host.copy_(flat)
-        codec._host_bytes = pinned
+        tensor_storage.host_bytes = pinned
     conn = Connection(fd)
     replies = memory_file.SealedOutbox()
     while True:

@@ -18,7 +18,7 @@ from multiprocessing.connection import Connection
 import pytest
 import torch
 
-from kgb.evaluate import codec, memory_file
+from kgb.evaluate import codec, memory_file, tensor_storage
 
 
 def _pair() -> tuple[Connection, Connection]:
@@ -91,7 +91,7 @@ def test_copies_to_the_device_go_a_chunk_at_a_time_each_in_its_own_section(monke
     each), so that a timing turn waits for one chunk, not the whole copy: on the H200
     (session 20) whole copies inside sections were what most turns' drains waited for.
     A meta device stands in for the GPU: it takes the copies and keeps no data."""
-    monkeypatch.setattr(codec, "COPY_CHUNK", 4)
+    monkeypatch.setattr(tensor_storage, "COPY_CHUNK", 4)
     sections = []
 
     @contextmanager
@@ -100,12 +100,12 @@ def test_copies_to_the_device_go_a_chunk_at_a_time_each_in_its_own_section(monke
         yield
         sections.append("out")
 
-    placed = codec._on_device(torch.arange(10, dtype=torch.uint8), "meta", section)
+    placed = tensor_storage.on_device(torch.arange(10, dtype=torch.uint8), "meta", section)
     assert placed.device.type == "meta" and placed.numel() == 10
     assert sections == ["in", "out"] * 3  # 4 + 4 + 2 bytes
     sections.clear()
     host = torch.arange(10, dtype=torch.uint8)
-    assert codec._on_device(host, "cpu", section) is host and sections == []  # host memory stays, no copy
+    assert tensor_storage.on_device(host, "cpu", section) is host and sections == []  # host memory stays, no copy
 
 
 def test_a_large_message_crosses_in_a_memory_file_bit_for_bit():

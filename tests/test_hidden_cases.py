@@ -121,7 +121,7 @@ import json, pickle, sys
 import torch
 from kgb import operators
 from kgb.shown_spec import text_without_cases  # the judge's side: it sends the text
-from kgb.evaluate import codec
+from kgb.evaluate import tensor_storage
 from kgb.evaluate.draws import digest
 
 operators.import_spec_libraries()
@@ -143,7 +143,7 @@ for op, (path, shown, smoke, outputs, digests) in expected.items():
         spec = operators.spec_from_text(text_without_cases(path), path, lambda: pickle.loads(shown))
         case = next(c for c in spec.cases if c.name == smoke)
         value = spec.module.make_inputs(case, torch.Generator().manual_seed(case.seed), "cpu")
-        drawn = [digest(s) for s in codec.storages_in({k: v for k, v in value.items() if k not in outputs}).by_id.values()]
+        drawn = [digest(s) for s in tensor_storage.storages_in({k: v for k, v in value.items() if k not in outputs}).by_id.values()]
         if drawn != digests:
             failed[op] = "drew other inputs"
     except Exception as exc:
@@ -161,7 +161,7 @@ def test_a_candidate_process_draws_every_operators_inputs_from_the_spec_without_
 
     import torch
 
-    from kgb.evaluate import codec
+    from kgb.evaluate import tensor_storage
     from kgb.evaluate.draws import digest
 
     expected = {}
@@ -175,7 +175,7 @@ def test_a_candidate_process_draws_every_operators_inputs_from_the_spec_without_
         smoke = next(c for c in shown if c.tag == "smoke")
         value = spec.module.make_inputs(smoke, torch.Generator().manual_seed(smoke.seed), "cpu")
         outputs = spec.output_args  # not compared: torch.empty, garbage
-        digests = [digest(s) for s in codec.storages_in({k: v for k, v in value.items() if k not in outputs}).by_id.values()]
+        digests = [digest(s) for s in tensor_storage.storages_in({k: v for k, v in value.items() if k not in outputs}).by_id.values()]
         expected[op] = (path, pickle.dumps(shown), smoke.name, outputs, digests)
     (tmp_path / "expected.pickle").write_bytes(pickle.dumps(expected))
     done = subprocess.run([sys.executable, "-c", DRAW_WITHOUT_CASES, str(tmp_path / "expected.pickle")],

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from kgb import operators
-from kgb.evaluate import codec
+from kgb.evaluate import codec, tensor_storage
 from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
 from kgb.evaluate.draws import (
     candidate_copy,
@@ -134,7 +134,7 @@ def test_storages_are_numbered_as_the_codec_sends_them():
     value = {"sets": [{"args": [base[2:], base.view(3, 4), 5], "kwargs": {"y": torch.ones(2)}},
                       {"args": [(torch.zeros(3), base)], "kwargs": {}}]}
     sent = codec.encode("time", value).sent
-    found = codec.storages_in(value)
+    found = tensor_storage.storages_in(value)
     assert [s._cdata for s in found.by_id.values()] == [s._cdata for s in sent.by_id.values()]
     assert [id(t) for t in found.tensors] == [id(t) for t in sent.tensors]
 
@@ -159,8 +159,8 @@ def test_the_sets_are_the_two_draws_bound_to_the_entry_with_pure_outputs_poisone
     assert value["sets"][1]["args"][0] is drawn.cand_v["x"] and torch.isnan(value["sets"][1]["args"][1]).all()
     assert torch.isnan(drawn.cand_t["out"]).all()  # torch.empty's bytes would differ between processes
     again = redraw(spec, case, (case.seed, 11), "cpu")
-    assert [digest(s) for s in codec.storages_in(value).by_id.values()] == \
-        [digest(s) for s in codec.storages_in(again).by_id.values()]
+    assert [digest(s) for s in tensor_storage.storages_in(value).by_id.values()] == \
+        [digest(s) for s in tensor_storage.storages_in(again).by_id.values()]
 
 
 def test_a_draw_whose_tensors_share_a_storage_is_copied_as_the_judge_copies_it(tmp_path):
@@ -174,7 +174,7 @@ def test_a_draw_whose_tensors_share_a_storage_is_copied_as_the_judge_copies_it(t
     case = next(c for c in spec.cases if c.tag == "bench")
     judge = message_value(spec, case, [candidate_copy(spec, draw_inputs(spec, case, 5, "cpu"))])
     again = redraw(spec, case, (5,), "cpu")
-    ours, theirs = codec.storages_in(judge), codec.storages_in(again)
+    ours, theirs = tensor_storage.storages_in(judge), tensor_storage.storages_in(again)
     assert len(theirs.by_id) == len(ours.by_id) == 2
     assert [digest(s) for s in ours.by_id.values()] == [digest(s) for s in theirs.by_id.values()]
 
@@ -264,13 +264,13 @@ _server = sys.modules["kgb.evaluate.candidate"]._Server
 
 def _lying(self, draw):
     """Claim the judge's checksums, and compute on inputs of its own (x zeroed)."""
-    from kgb.evaluate import codec, draws
+    from kgb.evaluate import codec, draws, tensor_storage
 
     case = next(c for c in self.spec.cases if c.name == draw["case"])
     value = draws.redraw(self.spec, case, tuple(draw["seeds"]), self.device)
     value["args"][0].zero_()
     codec.send(self.conn, "drawn")
-    return value, codec.storages_in(value)
+    return value, tensor_storage.storages_in(value)
 
 
 _server.drawn = _lying

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgb.evaluate import codec
+from kgb.evaluate import codec, tensor_storage
 from kgb.evaluate.recording import Unreplayable, record
 from kgb.evaluate.replay import Replay, _check_type
 
@@ -22,7 +22,7 @@ def _wire(value):
 
 
 def _known(*tensors):
-    return codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate(tensors)}, tensors=list(tensors))
+    return tensor_storage.Storages(by_id={i: t.untyped_storage() for i, t in enumerate(tensors)}, tensors=list(tensors))
 
 
 def test_a_replay_does_the_recorded_work_on_the_judges_own_buffers():

@@ -23,8 +23,8 @@ from kgb.evaluate.candidate_process import (
     output_bytes,
 )
 from kgb.evaluate.case_runner import CaseRunner
-from kgb.evaluate.codec import Storages
 from kgb.evaluate.sandbox import Limits
+from kgb.evaluate.tensor_storage import Storages
 from kgb.evaluate.verdict import Failed
 from kgb.operators import CaseTag
 

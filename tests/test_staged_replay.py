@@ -16,7 +16,7 @@ import triton
 import triton.language as tl
 
 from kgb import operators
-from kgb.evaluate import codec, timing
+from kgb.evaluate import tensor_storage, timing
 from kgb.evaluate.bench_case import TimedCase
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.candidate_process import Reply
@@ -47,9 +47,9 @@ def _replayed(skip=lambda call: False, returns: bool = True, skipping=_nothing_d
     gen = torch.Generator().manual_seed(3)
     x_t, out_t = torch.randn(256, generator=gen), torch.empty(256)
     x_v, out_v = torch.randn(256, generator=gen), torch.empty(256)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+    sent = tensor_storage.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                                   tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: tensor_storage.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
 
     def call():
         out_t.copy_(x_t)
@@ -232,8 +232,8 @@ def _replayed_on_gpu(n: int, seed: int, kept: torch.Tensor, launch) -> tuple[Rep
     gen = torch.Generator(device="cuda").manual_seed(seed)
     x_t, x_v = (torch.randn(n, device="cuda", generator=gen) for _ in range(2))
     out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
+    sent = tensor_storage.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                                   tensors=[x_t, out_t, x_v, out_v])
     before = snapshot(sent)
     def call() -> None:  # returns nothing, as a candidate that writes `out` does (a launch returns its kernel)
         launch(x_t, out_t, kept)
@@ -241,7 +241,7 @@ def _replayed_on_gpu(n: int, seed: int, kept: torch.Tensor, launch) -> tuple[Rep
     call()  # compiled outside the recording, as the candidate process's staging call does
     torch.cuda.synchronize()
     recording = record(call,
-                       codec.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
+                       tensor_storage.Storages(by_id=dict(sent.by_id), tensors=list(sent.tensors))).as_json()
     assert recording.get("problem") is None
     replayed = time_replay(recording, sent, before, {"x": x_t, "out": out_t}, {"x": x_v, "out": out_v},
                            lambda d: ((d["x"], d["out"]), {}), ALLOWED_OPS, ("out",), 50, 5,
@@ -353,13 +353,13 @@ def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_
     assert "the checked one was right and call 2 of 2, one of 2 kept whole at random, was wrong: " in failed.value.message
 
 
-def _copying(x_t: torch.Tensor, x_v: torch.Tensor) -> tuple[dict, codec.Storages, dict, dict, dict]:
+def _copying(x_t: torch.Tensor, x_v: torch.Tensor) -> tuple[dict, tensor_storage.Storages, dict, dict, dict]:
     """A call that copies `x` into `out`, recorded on set T's buffers: (its recording, the
     storages sent, their bytes as sent, set T's arguments, set V's), as StagedReplay takes them."""
     out_t, out_v = torch.empty_like(x_t), torch.empty_like(x_v)
-    sent = codec.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
-                          tensors=[x_t, out_t, x_v, out_v])
-    before = {sid: codec.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
+    sent = tensor_storage.Storages(by_id={i: t.untyped_storage() for i, t in enumerate((x_t, out_t, x_v, out_v))},
+                                   tensors=[x_t, out_t, x_v, out_v])
+    before = {sid: tensor_storage.storage_bytes(s).clone() for sid, s in sent.by_id.items()}
 
     def call() -> None:
         out_t.copy_(x_t)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kgb.evaluate import candidate, candidate_process, codec, timing_lock
+from kgb.evaluate import candidate, candidate_process, codec, tensor_storage, timing_lock
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing_lock import TimingLock
 
@@ -482,7 +482,7 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_firs
     if pid == 0:  # a candidate process that answers the timing protocol, and a turn beside it
         ours.close()
         conn = Connection(theirs.detach())
-        known = codec.Storages()
+        known = tensor_storage.Storages()
         codec.receive(conn, "cpu", known, adopt=True)
         codec.send(conn, "gpu")
         codec.receive(conn, "cpu")  # granted

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, cuda_waits, draws, launcher
+from kgb.evaluate import codec, cuda_waits, draws, launcher, tensor_storage
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import (
     fill_allocator_with_garbage,
@@ -160,7 +160,7 @@ class _Server:
         if device == "cuda":
             _say_when_compiling(conn, device)
 
-    def _watched(self, known: codec.Storages | None = None, value: dict | None = None) -> Any:
+    def _watched(self, known: tensor_storage.Storages | None = None, value: dict | None = None) -> Any:
         """On the CPU, where the memory the candidate's kernels load came from
         (kgb.evaluate.op_watch.watched): the judge's inputs, and the call's numbers."""
         if self.device != "cpu":
@@ -192,7 +192,7 @@ class _Server:
         codec.send(self.conn, "loaded", None, torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
                    hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact)
 
-    def call(self, entry: str, value: dict, known: codec.Storages) -> None:
+    def call(self, entry: str, value: dict, known: tensor_storage.Storages) -> None:
         fn = getattr(self.module, entry, None)
         if not callable(fn):
             self.reply_error("returned", Status.REJECTED, f"the candidate does not define {entry}")
@@ -219,7 +219,7 @@ class _Server:
         except codec.WireError as exc:
             self.reply_error("returned", Status.WRONG_OUTPUT, f"the return value cannot be judged: {exc}")
 
-    def time(self, entry: str, value: dict, known: codec.Storages) -> None:
+    def time(self, entry: str, value: dict, known: tensor_storage.Storages) -> None:
         """One call on set T, which loads or compiles the kernels; then, on the judge's word,
         one recorded call (kgb.evaluate.replay: the judge times its replay) and, with set V's
         values loaded into T's buffers, a last call, whose output goes back to the judge, who
@@ -264,7 +264,7 @@ class _Server:
         codec.send(self.conn, "timed", value, known, refresh_known=True,
                    unchanged=frozenset(known.by_id) - wanted, outbox=self.replies, gpu_mib=_held_mib(self.device))
 
-    def drawn(self, draw: dict) -> tuple[dict, codec.Storages] | None:
+    def drawn(self, draw: dict) -> tuple[dict, tensor_storage.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of
         carrying them: drawn here as the judge drew them (kgb.evaluate.draws.redraw), on the
         GPU, where sending them cost a copy off the judge's GPU, a memory file and a copy onto
@@ -276,7 +276,7 @@ class _Server:
             try:
                 case = next(c for c in self.spec.cases if c.name == draw["case"])
                 value = draws.redraw(self.spec, case, tuple(int(s) for s in draw["seeds"]), self.device)
-                known = codec.storages_in(value)
+                known = tensor_storage.storages_in(value)
                 ours, theirs = [draws.digest(s) for s in known.by_id.values()], list(draw["digests"])
                 if ours != theirs:
                     differ = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b]
@@ -303,7 +303,7 @@ class _Server:
 
     def serve(self) -> None:
         while True:
-            known = codec.Storages()
+            known = tensor_storage.Storages()
             try:
                 msg = codec.receive(self.conn, self.device, known, adopt=True, before_device=self._ask_for_gpu,
                                     memory_files=Accepted.ANY)
@@ -337,14 +337,14 @@ def _held_mib(device: str) -> int | None:
     return int(torch.cuda.max_memory_reserved()) >> 20 if device == "cuda" else None
 
 
-def snapshot(known: codec.Storages) -> dict[int, torch.Tensor]:
+def snapshot(known: tensor_storage.Storages) -> dict[int, torch.Tensor]:
     """Copies of the inputs' storages, where they live: the judge needs back only what changed."""
-    return {sid: codec.storage_bytes(s).clone() for sid, s in known.by_id.items()}
+    return {sid: tensor_storage.storage_bytes(s).clone() for sid, s in known.by_id.items()}
 
 
-def _unchanged(known: codec.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
+def _unchanged(known: tensor_storage.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
     return frozenset(sid for sid, s in known.by_id.items()
-                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(codec.storage_bytes(s), before[sid]))
+                     if sid in before and s.nbytes() == before[sid].numel() and torch.equal(tensor_storage.storage_bytes(s), before[sid]))
 
 
 def _warm_triton_driver() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, leftovers, memory_file
+from kgb.evaluate import codec, leftovers, memory_file, tensor_storage
 from kgb.evaluate.candidate import run_forked, snapshot
 from kgb.evaluate.correctness import load_values, stored_bytes
 from kgb.evaluate.draws import bound_value, digest
@@ -112,7 +112,7 @@ class ReplyBound:
     provenance: int = 0  # PROVENANCE_BYTES on the CPU
 
     @staticmethod
-    def of(sent: codec.Storages, outputs: int, device: str) -> ReplyBound:
+    def of(sent: tensor_storage.Storages, outputs: int, device: str) -> ReplyBound:
         return ReplyBound(sum(s.nbytes() for s in sent.by_id.values()), outputs,
                           PROVENANCE_BYTES if device == "cpu" else 0)
 
@@ -208,7 +208,7 @@ class CandidateProcess:
     def _lock(self) -> TimingLock:
         return self.exclusive or TimingLock(None, Phases())
 
-    def _receive(self, known: codec.Storages | None = None, bound: ReplyBound | None = None) -> codec.Message:
+    def _receive(self, known: tensor_storage.Storages | None = None, bound: ReplyBound | None = None) -> codec.Message:
         """The next message, its buffers read with the judge's work section let go of (host
         work) and copied to the GPU in short sections of their own; compile notices on the
         way are answered. Only a call's reply may carry buffers, within its `bound`."""
@@ -241,7 +241,7 @@ class CandidateProcess:
         except (EOFError, OSError) as exc:
             raise CandidateDied(self._exit_reason()) from exc
 
-    def _bound(self, sent: codec.Storages, outputs: int | None) -> ReplyBound:
+    def _bound(self, sent: tensor_storage.Storages, outputs: int | None) -> ReplyBound:
         """What a call on `sent` may send back. Where the caller knows no outputs, those of the
         largest it was told of stand for them (a timed call's), else the inputs' own size."""
         if outputs is not None:
@@ -278,7 +278,7 @@ class CandidateProcess:
         of, and let the candidate process onto the GPU once it has read them (it asks):
         the copies and the writing are host work, seconds for a bench case's hundreds of MB,
         which no timing turn should wait out, so the copies go in short work sections of
-        their own (codec.COPY_CHUNK). Returns what was sent."""
+        their own (tensor_storage.COPY_CHUNK). Returns what was sent."""
         if self.device == "cuda":
             torch.cuda.synchronize()  # the judge's own GPU work (the inputs' draw) ends in the section
         lock = self._lock()
@@ -310,7 +310,7 @@ class CandidateProcess:
         msg = self._receive()
         return Reply(None, msg.fields)
 
-    def _send_inputs(self, kind: str, value: dict, redraw: Redraw | None, **fields: Any) -> tuple[codec.Storages, str]:
+    def _send_inputs(self, kind: str, value: dict, redraw: Redraw | None, **fields: Any) -> tuple[tensor_storage.Storages, str]:
         """Send a "call" or "time" message: the storages it sends by value, and why they
         were sent where `redraw` asked the process to draw them itself (""). Drawn there, it
         is the checksums of this judge's copies that it must match
@@ -320,7 +320,7 @@ class CandidateProcess:
         instead = ""
         if redraw is not None:
             with self._lock().phase(DRAWN):  # the checksums here, the draw there
-                known = codec.storages_in(value)
+                known = tensor_storage.storages_in(value)
                 digests = [digest(s) for s in known.by_id.values()]
                 self._hand_over(kind, None, draw={"case": redraw.case, "seeds": list(redraw.seeds), "digests": digests},
                                 **fields)
@@ -344,14 +344,14 @@ class CandidateProcess:
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=instead)
         for sid, data in msg.known_bytes.items():
-            codec.overwrite(sent.by_id[sid], data)
+            tensor_storage.overwrite(sent.by_id[sid], data)
         if not isinstance(msg.value, dict) or "return" not in msg.value:
             raise codec.WireError("a call's reply has no return value")
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"), instead)
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict],
              want_back: list[torch.Tensor], redraw: Redraw | None = None,
-             ) -> tuple[Reply, codec.Storages, dict[int, torch.Tensor]]:
+             ) -> tuple[Reply, tensor_storage.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. With `redraw`, the process is
@@ -384,7 +384,7 @@ class CandidateProcess:
             # with them), which do not come back.
             load_values(timed, check)
             for sid, data in msg.known_bytes.items():
-                codec.overwrite(sent.by_id[sid], data)
+                tensor_storage.overwrite(sent.by_id[sid], data)
         return Reply(msg.value, msg.fields, sent_instead=sent_instead), sent, before
 
     def _within_limit(self, receive: Callable[[], codec.Message]) -> codec.Message:

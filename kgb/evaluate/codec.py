@@ -4,7 +4,9 @@ The judge never unpickles anything the candidate sends: a pickle runs code. Valu
 as a JSON tree plus raw storage bytes, and are rebuilt from plain data only: tensors as
 plain `torch.Tensor`s (a subclass cannot cross), with their exact layout (strides, offset,
 overlap, conj/neg bits) and their storage identity, so a returned view of an input is
-rebuilt as a view of the judge's own copy of that input.
+rebuilt as a view of the judge's own copy of that input. Those parts of a tensor are
+kgb.evaluate.tensor_storage's; a message carries them as a JSON header and buffers, through
+the socket or a memory file (kgb.evaluate.memory_file).
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import math
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 import torch
 
+from kgb.evaluate import tensor_storage
 from kgb.evaluate.memory_file import (
     MEMORY_FILE_MIN_BYTES,
     Accepted,
@@ -30,34 +33,9 @@ from kgb.evaluate.memory_file import (
     pass_descriptor,
     received_buffers,
 )
+from kgb.evaluate.tensor_storage import Storages
 
 MAX_HEADER_BYTES = 64 * 1024 * 1024
-_MEMORY_FORMATS = {
-    str(f).removeprefix("torch."): f
-    for f in (torch.contiguous_format, torch.channels_last, torch.channels_last_3d, torch.preserve_format)
-}
-
-
-@dataclass
-class Storages:
-    """What both sides know of the inputs the judge sent: their storages under an id, and
-    the tensor objects themselves in the order sent (an op that returns its input
-    object, as `contiguous` does, is judged on that identity)."""
-
-    by_id: dict[int, torch.UntypedStorage] = field(default_factory=dict)
-    tensors: list[torch.Tensor] = field(default_factory=list)
-
-    def tensor_index(self, t: torch.Tensor) -> int | None:
-        for i, known in enumerate(self.tensors):
-            if known is t:
-                return i
-        return None
-
-    def id_of(self, storage: torch.UntypedStorage) -> int | None:
-        for sid, known in self.by_id.items():
-            if known._cdata == storage._cdata:
-                return sid
-        return None
 
 
 @dataclass
@@ -92,7 +70,7 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     Tensors whose storage is in `known` are sent by reference; with `refresh_known` the
     current bytes of every known storage go along (the candidate may have written them),
     except those the caller knows to be `unchanged`. Bytes on a GPU are copied to the host
-    COPY_CHUNK at a time, each chunk inside `copying()` (as in `receive`). With
+    tensor_storage.COPY_CHUNK at a time, each chunk inside `copying()` (as in `receive`). With
     `memory_file`, buffers of MEMORY_FILE_MIN_BYTES or more in all are copied into a memory
     file that `write` passes with the message (for a receiver that accepts one): the
     `outbox`'s, where one is given, else a new one; a `SealedOutbox`'s is sealed against
@@ -135,9 +113,9 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             if v.layout != torch.strided:
                 raise WireError(f"only strided tensors can be passed, not {v.layout}")
             return {"t": "tensor", "storage": storage_ref(v.untyped_storage(), v.device.type),
-                    **layout(v)} | _sent_tensor(v)
+                    **tensor_storage.layout(v)} | _sent_tensor(v)
         if isinstance(v, torch.dtype):
-            return {"t": "dtype", "v": _dtype_name(v)}
+            return {"t": "dtype", "v": tensor_storage.dtype_name(v)}
         if isinstance(v, torch.device):
             return {"t": "device", "v": str(v)}
         if isinstance(v, torch.memory_format):
@@ -173,15 +151,15 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
             made, kept = outbox.file_for(total) if outbox is not None else (MemoryFile.made(total), False)
 
     def through_the_socket() -> Outgoing:
-        return Outgoing(header, [_host_bytes(storage, copying) for storage in pending], sent)
+        return Outgoing(header, [tensor_storage.host_bytes(storage, copying) for storage in pending], sent)
 
     if made is None:
         return through_the_socket()
     buffers = made.buffers(sizes)
     try:
         for storage, buffer in zip(pending, buffers, strict=True):
-            flat = storage_bytes(storage)
-            _copied(flat, buffer, copying if flat.device.type != "cpu" else nullcontext)
+            flat = tensor_storage.storage_bytes(storage)
+            tensor_storage.copied(flat, buffer, copying if flat.device.type != "cpu" else nullcontext)
         if sealed:
             del buffers, buffer  # the mapping goes only with the last view of it
             if not made.seal_writes():
@@ -197,29 +175,6 @@ def encode(kind: str, value: Any = None, known: Storages | None = None,
     return Outgoing(header, buffers, sent, fd)
 
 
-def storages_in(value: Any) -> Storages:
-    """The storages and tensors that `encode` would send of `value` by value, numbered as it
-    numbers them, without copying a byte: a candidate process that draws its inputs itself
-    (kgb.evaluate.draws.redraw) and the judge that drew the same know them alike."""
-    found = Storages()
-    ids: dict[int, int] = {}
-
-    def walk(v: Any) -> None:
-        if isinstance(v, torch.Tensor):
-            storage = v.untyped_storage()
-            if storage._cdata not in ids:
-                ids[storage._cdata] = len(found.by_id)
-                found.by_id[ids[storage._cdata]] = storage
-            found.tensors.append(v)
-        elif isinstance(v, list | tuple):
-            for x in v:
-                walk(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                walk(x)
-
-    walk(value)
-    return found
 
 
 def write(conn: Connection, out: Outgoing) -> None:
@@ -288,7 +243,7 @@ def receive(conn: Connection, device: str, known: Storages | None = None, adopt:
 
     With `adopt`, new storages join `known` (the candidate side learns the judge's inputs).
     Inside `reading()` the buffers are read (host work), `before_device(kind)` is called,
-    and they are copied to the device COPY_CHUNK bytes at a time, each chunk inside
+    and they are copied to the device tensor_storage.COPY_CHUNK bytes at a time, each chunk inside
     `copying()`: the judge keeps its transfers out of its work sections and its copies in
     short ones, which a timing turn waits for one chunk at most (kgb.evaluate.timing_lock).
     `memory_files`: which memory files (`encode`) the buffers may come in: the candidate
@@ -335,15 +290,15 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
             raise WireError("storage size does not match its buffer")
         # host memory stays host memory (vLLM's swap_blocks takes its block mapping there)
         where = "cpu" if entry.get("device") == "cpu" else device
-        fresh.append(_on_device(buf, where, copying).untyped_storage())
+        fresh.append(tensor_storage.on_device(buf, where, copying).untyped_storage())
     if adopt:
         known.by_id.update(enumerate(fresh))
     known_bytes = {}
     for k in header.get("known", []):
         sid, buf = int(k["id"]), buffers[int(k["buffer"])]
-        # on the device of the storage they are for, so that `overwrite` copies there
+        # on the device of the storage they are for, so that `tensor_storage.overwrite` copies there
         target = known.by_id.get(sid)
-        known_bytes[sid] = _on_device(buf, target.device.type, copying) if target is not None else buf
+        known_bytes[sid] = tensor_storage.on_device(buf, target.device.type, copying) if target is not None else buf
 
     def storage_of(ref: dict) -> torch.UntypedStorage:
         if "known" in ref:
@@ -367,7 +322,7 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
         if t == "complex":
             return complex(dec(v["re"]), dec(v["im"]))
         if t == "tensor":
-            rebuilt = _tensor(storage_of(v["storage"]), v)
+            rebuilt = tensor_storage.tensor(storage_of(v["storage"]), v)
             if adopt:
                 known.tensors.append(rebuilt)
             return rebuilt
@@ -377,13 +332,13 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
                 raise WireError(f"input tensor index {index} out of range")
             return known.tensors[index]
         if t == "dtype":
-            return _dtype(v["v"])
+            return tensor_storage.named_dtype(v["v"])
         if t == "device":
             return torch.device(str(v["v"]))
         if t == "memory_format":
-            if v["v"] not in _MEMORY_FORMATS:
+            if v["v"] not in tensor_storage.MEMORY_FORMATS:
                 raise WireError(f"unknown memory format {v['v']!r}")
-            return _MEMORY_FORMATS[v["v"]]
+            return tensor_storage.MEMORY_FORMATS[v["v"]]
         if t == "layout":
             if v["v"] != "strided":
                 raise WireError(f"unsupported layout {v['v']!r}")
@@ -397,75 +352,3 @@ def decode(header: dict, buffers: list[torch.Tensor], device: str, known: Storag
 
     fields = {k: x for k, x in header.items() if k not in ("kind", "value", "storages", "known")}
     return Message(str(header["kind"]), dec(header["value"]), fields, known_bytes)
-
-
-def storage_bytes(storage: torch.UntypedStorage) -> torch.Tensor:
-    """A storage's bytes as a flat uint8 tensor over it, where it lives (no copy)."""
-    return torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage)
-
-
-# Copies between host and GPU go this many bytes at a time, each in its own `copying()`:
-# pageable copies run at a few GB/s on a loaded host, so a chunk is some 10-30 ms
-COPY_CHUNK = 64 << 20
-
-
-def _host_bytes(storage: torch.UntypedStorage,
-                copying: Callable[[], AbstractContextManager] = nullcontext) -> torch.Tensor:
-    flat = storage_bytes(storage)
-    if flat.device.type == "cpu":
-        return flat
-    return _copied(flat, torch.empty(flat.numel(), dtype=torch.uint8), copying)
-
-
-def _on_device(buf: torch.Tensor, device: str,
-               copying: Callable[[], AbstractContextManager] = nullcontext) -> torch.Tensor:
-    if device == "cpu":
-        return buf
-    return _copied(buf, torch.empty(buf.numel(), dtype=torch.uint8, device=device), copying)
-
-
-def _copied(source: torch.Tensor, dest: torch.Tensor, copying: Callable[[], AbstractContextManager]) -> torch.Tensor:
-    """`dest` with `source`'s bytes, copied COPY_CHUNK at a time, each chunk inside `copying()`."""
-    for start in range(0, source.numel(), COPY_CHUNK):
-        with copying():
-            dest[start:start + COPY_CHUNK].copy_(source[start:start + COPY_CHUNK])
-    return dest
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
-
-
-def _dtype(name: str) -> torch.dtype:
-    found = getattr(torch, str(name), None)
-    if not isinstance(found, torch.dtype):
-        raise WireError(f"unknown dtype {name!r}")
-    return found
-
-
-def layout(t: torch.Tensor) -> dict:
-    """A tensor's place in its storage, as plain data (what `_tensor` rebuilds it from)."""
-    return {"dtype": _dtype_name(t.dtype), "size": list(t.shape), "stride": list(t.stride()),
-            "offset": t.storage_offset(), "conj": t.is_conj(), "neg": t.is_neg()}
-
-
-def _tensor(storage: torch.UntypedStorage, v: dict) -> torch.Tensor:
-    dtype = _dtype(v["dtype"])
-    size, stride, offset = [int(n) for n in v["size"]], [int(n) for n in v["stride"]], int(v["offset"])
-    if len(size) != len(stride) or min(size, default=0) < 0 or offset < 0:
-        raise WireError("malformed tensor geometry")
-    t = torch.empty(0, dtype=dtype, device=storage.device)
-    try:
-        t.set_(storage, offset, size, stride)  # bounds-checked against the storage
-    except RuntimeError as exc:
-        raise WireError(f"tensor does not fit its storage: {exc}") from exc
-    torch._C._set_conj(t, bool(v["conj"]))
-    torch._C._set_neg(t, bool(v["neg"]))
-    return t
-
-
-def overwrite(storage: torch.UntypedStorage, data: torch.Tensor) -> None:
-    """Copy the bytes the peer sent into a storage this side owns (same size)."""
-    if data.numel() != storage.nbytes():
-        raise WireError("a known storage changed its size")
-    storage_bytes(storage).copy_(data)

@@ -73,7 +73,7 @@ def message_value(spec: Spec, case: Case, copies: list[dict[str, Any]]) -> dict[
     """The value of the judge's message with the candidate's copies bound to the entry
     point's arguments: a "call" (one copy) or a "time" (sets T and V). A candidate process
     that draws the copies again from their seeds (`redraw`) builds the same value, and both
-    number its storages alike (kgb.evaluate.codec.storages_in)."""
+    number its storages alike (kgb.evaluate.tensor_storage.storages_in)."""
     entry = spec.entry_of(case)
     return bound_value([entry.bind(c) for c in copies])
 

@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec
+from kgb.evaluate import tensor_storage
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # tensors the candidate made before the call, sent by value
 
@@ -46,7 +46,7 @@ class Recording:
 class Recorder(TorchDispatchMode):
     """Records one call. `known` names the judge's input storages (the codec's ids)."""
 
-    def __init__(self, known: codec.Storages):
+    def __init__(self, known: tensor_storage.Storages):
         super().__init__()
         self.known = known
         self.rec = Recording()
@@ -70,7 +70,7 @@ class Recorder(TorchDispatchMode):
             if st._cdata not in self._outside:
                 self._outside[st._cdata] = self._snapshot(st)
             where = ["outside", self._outside[st._cdata]]
-        return {"s": where, **codec.layout(t)}
+        return {"s": where, **tensor_storage.layout(t)}
 
     def _snapshot(self, st: torch.UntypedStorage) -> int:
         self._snapshot_bytes += st.nbytes()
@@ -79,7 +79,7 @@ class Recorder(TorchDispatchMode):
         if st.device.type == "cuda":
             torch.cuda.synchronize()
         self._held.append(st)
-        self.rec.snapshots.append({"device": st.device.type, "data": codec._host_bytes(st).clone()})
+        self.rec.snapshots.append({"device": st.device.type, "data": tensor_storage.host_bytes(st).clone()})
         return len(self.rec.snapshots) - 1
 
     def value(self, v: Any) -> Any:
@@ -90,7 +90,7 @@ class Recorder(TorchDispatchMode):
         if isinstance(v, list | tuple):
             return {"list" if isinstance(v, list) else "tuple": [self.value(x) for x in v]}
         if isinstance(v, torch.dtype):
-            return {"dtype": codec._dtype_name(v)}
+            return {"dtype": tensor_storage.dtype_name(v)}
         if isinstance(v, torch.device):
             return {"device": v.type}
         if isinstance(v, torch.memory_format):
@@ -206,7 +206,7 @@ def patch_compiled_kernels() -> None:
     CompiledKernel.run = property(run)
 
 
-def record(fn: Any, known: codec.Storages) -> Recording:
+def record(fn: Any, known: tensor_storage.Storages) -> Recording:
     """Call fn() once and return what it did on the GPU, as data."""
     try:
         from triton.compiler.compiler import CompiledKernel

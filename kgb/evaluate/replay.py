@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec, launcher
+from kgb.evaluate import launcher, tensor_storage
 from kgb.evaluate.integrity import ALLOWED_OPS
 from kgb.evaluate.recording import Unreplayable
 
@@ -97,7 +97,7 @@ class Replay:
         self.outside = [self._restore(s) for s in recording["snapshots"]]
         # Each call starts from the same state (`prepare_call`): the outside storages as the
         # recording had them, and what the calls before it made poisoned.
-        self._pristine = [codec.storage_bytes(o).clone() for o in self.outside]
+        self._pristine = [tensor_storage.storage_bytes(o).clone() for o in self.outside]
         self.made: list[torch.UntypedStorage] = []  # what the last call allocated
         self.captured: list[torch.UntypedStorage] = []  # what a call captured in a CUDA graph allocated (its pool)
         self._made = 0  # storages the steps so far allocate
@@ -177,7 +177,7 @@ class Replay:
 
         for t in _tensors_named(self.result):
             if t["s"][0] == "outside":
-                storage, dtype = self.outside[int(t["s"][1])], codec._dtype(t["dtype"])
+                storage, dtype = self.outside[int(t["s"][1])], tensor_storage.named_dtype(t["dtype"])
                 # all of it, in the result's dtype: a view may overlap itself (expand)
                 whole = torch.empty(0, dtype=dtype, device=storage.device)
                 poison_(whole.set_(storage, 0, (storage.nbytes() // dtype.itemsize,), (1,)))
@@ -200,7 +200,7 @@ class Replay:
 
     def _value(self, v: Any, new: list[torch.UntypedStorage]) -> Any:
         if "t" in v:
-            return codec._tensor(self._storage(v["t"]["s"], new), v["t"])
+            return tensor_storage.tensor(self._storage(v["t"]["s"], new), v["t"])
         if "v" in v:
             return v["v"]
         if "list" in v:
@@ -208,11 +208,11 @@ class Replay:
         if "tuple" in v:
             return tuple(self._value(x, new) for x in v["tuple"])
         if "dtype" in v:
-            return codec._dtype(v["dtype"])
+            return tensor_storage.named_dtype(v["dtype"])
         if "device" in v:
             return torch.device("cuda" if v["device"] == "cuda" else "cpu")
         if "memory_format" in v:
-            return codec._MEMORY_FORMATS[v["memory_format"]]
+            return tensor_storage.MEMORY_FORMATS[v["memory_format"]]
         if "layout" in v:
             return torch.strided
         raise Unreplayable("a malformed value")
@@ -221,7 +221,7 @@ class Replay:
         if "t" in v:
             t = v["t"]
             st = self._storage(t["s"], new)
-            return st.data_ptr() + int(t["offset"]) * codec._dtype(t["dtype"]).itemsize
+            return st.data_ptr() + int(t["offset"]) * tensor_storage.named_dtype(t["dtype"]).itemsize
         if "tuple" in v:
             return tuple(self._pointer(x, new) for x in v["tuple"])
         return v.get("v")
@@ -257,7 +257,7 @@ class Replay:
         from kgb.evaluate.correctness import poison_storage
 
         for storage, pristine in zip(self.outside, self._pristine, strict=True):
-            codec.storage_bytes(storage).copy_(pristine)
+            tensor_storage.storage_bytes(storage).copy_(pristine)
         self.poison_what_it_returns_from_before()
         for storage in (*self.made, *self.captured):
             poison_storage(storage)

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kgb.evaluate import codec, quiet_gate
+from kgb.evaluate import quiet_gate, tensor_storage
 from kgb.evaluate.call_audit import CallAudit
 from kgb.evaluate.correctness import leaves, storage_pairs, tensors_in
 from kgb.evaluate.first_call import Drawn, Turned
@@ -22,13 +22,13 @@ from kgb.evaluate.replay import Replay
 from kgb.evaluate.timing_lock import TimingLock, trace
 
 
-def rebased(value: Any, sent: codec.Storages, storages: dict[int, torch.UntypedStorage]) -> Any:
+def rebased(value: Any, sent: tensor_storage.Storages, storages: dict[int, torch.UntypedStorage]) -> Any:
     """`value` with each tensor over a sent storage moved, same geometry, to `storages`."""
     if isinstance(value, torch.Tensor):
         sid = sent.id_of(value.untyped_storage())
         if sid is None:
             return value
-        return codec._tensor(storages[sid], codec.layout(value))
+        return tensor_storage.tensor(storages[sid], tensor_storage.layout(value))
     if isinstance(value, list | tuple):
         return type(value)(rebased(v, sent, storages) for v in value)
     if isinstance(value, dict):
@@ -61,7 +61,7 @@ class StagedReplay:
     is not replayed (the candidate process records its call on T's buffers). Two copies of a
     bench case's inputs fewer, each held from staging to the end of the turn (session 35)."""
 
-    def __init__(self, recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict,
+    def __init__(self, recording: dict, sent: tensor_storage.Storages, before: dict[int, torch.Tensor], timed: dict,
                  check: dict, bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                  exclusive: TimingLock, audit: CallAudit | None = None, tag: str = "",
                  turned_args: tuple[str, ...] = (), fresh: Callable[[], dict] | None = None,
@@ -227,7 +227,7 @@ def _alike(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def time_replay(recording: dict, sent: codec.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
+def time_replay(recording: dict, sent: tensor_storage.Storages, before: dict[int, torch.Tensor], timed: dict, check: dict,
                 bind: Any, ops: frozenset[str], outputs: tuple[str, ...], repeats: int, warmup: int,
                 exclusive: TimingLock, audit: CallAudit | None = None) -> Replayed:
     """One case's StagedReplay, staged, measured in a turn of its own and finished."""
