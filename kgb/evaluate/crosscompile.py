@@ -5,15 +5,17 @@ Python float read inside a kernel, say, works in the interpreter and fails to co
 on every GPU. A candidate checked only on the CPU can therefore look correct and be
 useless. This module closes that gap in two processes:
 
-1. `record`: runs the chosen cases in the interpreter and notes every launch: which
-   kernel, the Triton type of each argument (`*fp32`, `i32`, ...), the constexpr values
-   and the launch options (num_warps, num_stages).
-2. `compile`: imports the candidate again with the interpreter off, so `@triton.jit`
-   makes real JIT functions, and compiles each distinct launch with Triton's own
-   compiler for an NVIDIA target (sm_90, the H100/H200, by default) down to a cubin
-   (or to PTX, ptxas left out, for the test suite's sweep over every solution: `assemble`).
+1. `record`: runs the chosen cases in the interpreter and notes every launch
+   (kgb.evaluate.kernel_launches).
+2. `compile`: imports the candidate again with the interpreter off and compiles each
+   distinct launch with Triton's own compiler for an NVIDIA target (sm_90, the H100/H200,
+   by default) down to a cubin, or to PTX for the test suite's sweep over every solution
+   (kgb.evaluate.launch_compiler).
 
 It is a second process because the interpreter patches `triton.language` while it runs.
+Both steps run candidate code, confined as the judge confines a candidate, and each
+writes a report (the launches, the compiler's errors) that this module reads back as what
+the candidate's code could have written there.
 
     python -m kgb.evaluate.crosscompile OP [--file CANDIDATE.py] [--cases smoke] [--arch 90]
                                            [--ptx DIR]
@@ -29,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
 import json
 import os
 import stat
@@ -37,86 +38,24 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kgb.evaluate.kernel_launches import (
+    Launch,
+    launches_from_data,
+    launches_from_json,
+    launches_to_json,
+    record,
+)
+from kgb.evaluate.launch_compiler import compile_all
 from kgb.evaluate.output_tail import Tail, communicate
 from kgb.evaluate.tree_removal import remove_tree
 
-if TYPE_CHECKING:
-    from kgb.operators import Spec
-
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion")
-_TRITON_TYPES = {
-    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
-    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
-    "bool": "i1", "complex64": "fp32", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
-}
 # A step's report (its launches, or the compiler's errors) holds some hundred bytes a launch
 # and 1,500 characters of each error: what lies past these bounds is not a report.
 MAX_REPORT_BYTES = 4 << 20
 MAX_ERROR_CHARS = 2_000
-
-
-@dataclass(frozen=True)
-class Launch:
-    """One distinct kernel launch, enough to compile it again."""
-
-    kernel: str  # the @triton.jit function's name in the candidate module
-    signature: tuple[tuple[str, str], ...]  # (parameter, Triton type or "constexpr")
-    constexprs: tuple[tuple[str, Any], ...]
-    options: tuple[tuple[str, int], ...] = field(default=())
-
-
-def _plain(value: Any) -> Any:
-    """A constexpr value as JSON: the judge never unpickles what a candidate's process wrote."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, tuple | list):
-        return {"tuple" if isinstance(value, tuple) else "list": [_plain(v) for v in value]}
-    if type(value).__name__ == "constexpr" and hasattr(value, "value"):  # tl.constexpr(x): x is what compiles
-        return _plain(value.value)
-    if hasattr(value, "item") and type(value).__module__ == "numpy":
-        return _plain(value.item())
-    name = getattr(value, "name", None)
-    if type(value).__name__ == "dtype" and isinstance(name, str):
-        return {"tl_dtype": name}
-    raise TypeError(f"a constexpr of type {type(value).__name__} cannot be recorded")
-
-
-def _unplain(value: Any) -> Any:
-    if isinstance(value, dict) and ("tuple" in value or "list" in value):
-        items = [_unplain(v) for v in value.get("tuple", value.get("list"))]
-        return tuple(items) if "tuple" in value else items
-    if isinstance(value, dict) and "tl_dtype" in value:
-        import triton.language as tl
-
-        found = [d for d in vars(tl).values() if isinstance(d, tl.dtype) and d.name == value["tl_dtype"]]
-        if not found:
-            raise ValueError(f"unknown Triton dtype {value['tl_dtype']!r}")
-        return found[0]
-    return value
-
-
-def launches_to_json(launches: list[Launch]) -> str:
-    return json.dumps([{"kernel": la.kernel, "signature": la.signature,
-                        "constexprs": [(k, _plain(v)) for k, v in la.constexprs], "options": la.options}
-                       for la in launches])
-
-
-def launches_from_json(text: str) -> list[Launch]:
-    return launches_from_data(json.loads(text))
-
-
-def launches_from_data(data: Any) -> list[Launch]:
-    """The launches of `launches_to_json`'s text, parsed: KeyError, TypeError, ValueError or
-    AttributeError for data of another shape."""
-    if not isinstance(data, list):
-        raise TypeError("not a list of launches")
-    return [Launch(str(d["kernel"]), tuple((str(a), str(b)) for a, b in d["signature"]),
-                   tuple((str(k), _unplain(v)) for k, v in d["constexprs"]),
-                   tuple((str(k), v) for k, v in d["options"])) for d in data]
 
 
 class BadReport(subprocess.SubprocessError):
@@ -183,169 +122,6 @@ def _steps_folder() -> Iterator[Path]:
         yield folder
     finally:
         remove_tree(folder)
-
-
-def _triton_type(value: Any) -> str | None:
-    """The Triton type of a runtime argument, or None for a constexpr-like value."""
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return "*" + _TRITON_TYPES[str(value.dtype).removeprefix("torch.")]
-    if isinstance(value, bool):
-        return "i1"
-    if isinstance(value, int):
-        return "i32" if -(2**31) <= value < 2**31 else ("i64" if value < 2**63 else "u64")
-    if isinstance(value, float):
-        return "fp32"
-    return None
-
-
-def _is_constexpr(param: inspect.Parameter) -> bool:
-    return "constexpr" in str(param.annotation)
-
-
-def launch_of(fn: Any, args: tuple, kwargs: dict) -> Launch:
-    signature_of_fn = inspect.signature(fn)
-    params = signature_of_fn.parameters
-    # launch options (num_warps...) are not kernel parameters; others such as an autotune
-    # config's ir_override do not change what is compiled here
-    extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in params}
-    options = {k: v for k, v in extra.items() if k in LAUNCH_OPTIONS}
-    bound = signature_of_fn.bind(*args, **kwargs)
-    bound.apply_defaults()
-    signature, constexprs = [], []
-    for name, value in bound.arguments.items():
-        kind = None if _is_constexpr(params[name]) else _triton_type(value)
-        signature.append((name, kind or "constexpr"))
-        if kind is None:
-            constexprs.append((name, value))
-    return Launch(fn.__name__, tuple(signature), tuple(constexprs), tuple(sorted(options.items())))
-
-
-@contextlib.contextmanager
-def recording() -> Iterator[list[Launch]]:
-    """Notes every interpreted launch while it still runs as usual."""
-    from triton.runtime.interpreter import InterpretedFunction
-
-    launches: list[Launch] = []
-    original = InterpretedFunction.run
-
-    def run(self, *args, grid, warmup, **kwargs):
-        launch = launch_of(self.fn, args, dict(kwargs))
-        if launch not in launches:
-            launches.append(launch)
-        return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-
-    InterpretedFunction.run = run
-    try:
-        yield launches
-    finally:
-        InterpretedFunction.run = original
-
-
-def record(spec_path: Path | Spec, candidate: Path, tags: set[str], name: str = "crosscompile_candidate") -> list[Launch]:
-    """Runs `candidate` (imported as module `name`) on the cases of the spec (a path, or the
-    Spec loaded) with these tags in the interpreter."""
-    import torch
-
-    from kgb.evaluate.draws import draw_inputs
-    from kgb.evaluate.interpreter import prepare_interpreter
-    from kgb.operators import _import_file, load_spec
-
-    assert os.environ.get("TRITON_INTERPRET") == "1", "recording needs Triton's interpreter"
-    prepare_interpreter()
-    spec = load_spec(spec_path) if isinstance(spec_path, str | Path) else spec_path
-    module = _import_file(candidate, name)
-    with recording() as launches, torch.no_grad():
-        for case in spec.cases:
-            if str(case.tag) in tags:
-                entry = spec.entry_of(case)
-                args, kwargs = entry.bind(draw_inputs(spec, case, case.seed, "cpu"))
-                getattr(module, entry.name)(*args, **kwargs)
-    return launches
-
-
-def _jit_functions(module: Any) -> dict[str, Any]:
-    """Module-level JIT functions by name, unwrapping autotune and heuristics wrappers."""
-    from triton.runtime.jit import JITFunction
-
-    found = {}
-    for value in vars(module).values():
-        while value is not None and not isinstance(value, JITFunction) and hasattr(value, "fn"):
-            value = value.fn
-        if isinstance(value, JITFunction):
-            found[value.fn.__name__] = value
-    return found
-
-
-class _Lowered(Exception):
-    """Raised where ptxas would start, in a check that stops at PTX (`compile_all`'s `assemble`)."""
-
-
-@contextlib.contextmanager
-def _stopping_at_ptx(stop: bool) -> Iterator[None]:
-    """Triton's compile, its last stage (ptxas: PTX to a cubin) left out where `stop`. Triton's
-    own hook on its stages does it; a Triton without the hook assembles as before."""
-    from triton import knobs
-
-    if not stop or not hasattr(knobs.runtime, "add_stages_inspection_hook"):
-        yield
-        return
-
-    def stages_hook(*args):
-        if not args:  # asked for its part of the compile's cache key
-            return "kgb-through-ptx", "1"
-        stages = args[1]
-
-        def stop_here(src, metadata):
-            raise _Lowered
-
-        stages["cubin"] = stop_here
-
-    before = knobs.runtime.add_stages_inspection_hook
-    knobs.runtime.add_stages_inspection_hook = stages_hook
-    try:
-        yield
-    finally:
-        knobs.runtime.add_stages_inspection_hook = before
-
-
-def compile_all(candidate: Path, launches: list[Launch], arch: int, ptx_dir: Path | None = None,
-                name: str = "crosscompile_candidate", assemble: bool = True) -> list[tuple[Launch, str | None]]:
-    """(launch, None) when it compiled for sm_<arch>, else (launch, the compiler's error).
-
-    `assemble=False` stops at PTX: Triton lowers and generates code, ptxas does not run, unless
-    the candidate writes PTX of its own (`inline_asm`), which only ptxas checks. ptxas took a
-    third of the compile of the known-good solutions on the project's machines, and what a
-    solution can get wrong that only the GPU compiler sees, Triton's own steps find."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    from kgb.operators import _import_file
-
-    assert not os.environ.get("TRITON_INTERPRET"), "compiling needs the interpreter off"
-    stop = not assemble and ptx_dir is None and "inline_asm" not in candidate.read_text()
-    kernels = _jit_functions(_import_file(candidate, name))
-    target = GPUTarget("cuda", arch, 32)
-    results = []
-    for number, launch in enumerate(launches):
-        if launch.kernel not in kernels:
-            results.append((launch, f"kernel {launch.kernel} is not a module-level @triton.jit function"))
-            continue
-        source = ASTSource(kernels[launch.kernel], dict(launch.signature), constexprs=dict(launch.constexprs))
-        try:
-            with _stopping_at_ptx(stop):
-                compiled = triton.compile(source, target=target, options=dict(launch.options))
-        except _Lowered:
-            compiled = None
-        except Exception as exc:  # noqa: BLE001 - the compiler's message is the finding
-            results.append((launch, f"{type(exc).__name__}: {str(exc).strip()[-1500:]}"))
-            continue
-        if ptx_dir is not None and compiled is not None:
-            (ptx_dir / f"{number:02d}-{launch.kernel}.ptx").write_text(compiled.asm["ptx"])
-        results.append((launch, None))
-    return results
 
 
 STEP_OUTPUT_CHARS = 64_000  # of each step's stdout and of its stderr: the verdict shows the last 2,000
@@ -476,7 +252,7 @@ def main() -> int:
     parser.add_argument("--through-ptx", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     # Run as `-m`, this file is __main__: take the functions from the importable module.
-    from kgb.evaluate.crosscompile import _batch_step, check, compile_all, record
+    from kgb.evaluate.crosscompile import _batch_step, check
     from kgb.operators import load
 
     if args.batch is not None:
