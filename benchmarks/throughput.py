@@ -42,7 +42,7 @@ from kgb.evaluate import (  # noqa: E402
     evaluate,
 )
 from kgb.evaluate.bench_case import SENT_NOT_DRAWN  # noqa: E402
-from kgb.evaluate.candidate_process import DRAWN, RECEIVING, SENDING  # noqa: E402
+from kgb.evaluate.candidate_call import DRAWN, RECEIVING, SENDING  # noqa: E402
 from kgb.evaluate.timing_lock import TRACE_ENV  # noqa: E402
 from kgb.trial_order import longest_first  # noqa: E402
 

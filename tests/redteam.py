@@ -399,7 +399,7 @@ _codec.send = _forged
 
 def softmax_int(self, dim, dtype=None):
     return torch.zeros_like(self)
-''', "the judge takes only failures from a candidate process's replies (CandidateProcess.Reply.failure); "
+''', "the judge takes only failures from a candidate process's replies (candidate_call.Reply.failure); "
        "before session 44 this was judged correct with no case run"),
     Attack("write-outside-workspace", "leave a file outside the workspace",
            '''

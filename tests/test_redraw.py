@@ -14,7 +14,8 @@ import torch
 
 from kgb import operators
 from kgb.evaluate import codec, tensor_storage
-from kgb.evaluate.candidate_process import DRAWN, SENDING, CandidateProcess, Redraw
+from kgb.evaluate.candidate_call import DRAWN, SENDING, Redraw
+from kgb.evaluate.candidate_process import CandidateProcess
 from kgb.evaluate.draws import (
     candidate_copy,
     digest,

@@ -130,7 +130,7 @@ def test_a_reply_announcing_more_than_it_may_hold_is_the_candidates_failure(soft
     the host's memory, then streamed zeros: the judge filled memory until the OOM killer took
     it, which kgb reports as an infrastructure failure, out of accuracy and retried every run
     (session 45's red team, in a 3 GB cgroup). The judge now refuses what a reply may not hold
-    before it allocates anything (candidate_process.ReplyBound); until then this one, which
+    before it allocates anything (candidate_call.ReplyBound); until then this one, which
     never sends the bytes, held its judge until the evaluation's timeout."""
     settings = EvalSettings(device="cpu", case_tags=("smoke",), timeout_s=60)
     verdict = evaluate(PRELUDE + _HUGE_REPLY, softmax, settings)

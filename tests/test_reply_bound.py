@@ -1,5 +1,5 @@
 """A candidate's reply is bounded by what its call may send back, known to the judge before the
-call (candidate_process.ReplyBound): the inputs it sent, the reference's outputs for the case,
+call (candidate_call.ReplyBound): the inputs it sent, the reference's outputs for the case,
 and a fixed room. Until session 48 any reply might announce 4 GB, and a candidate whose own
 resident set stayed small (pages it never touched) had its judge read that much into its own
 memory for a smoke case whose answer is a few KB (docs/design/threat-model.md)."""
@@ -13,15 +13,15 @@ import torch
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, evaluate
-from kgb.evaluate.candidate_process import (
+from kgb.evaluate.candidate_call import (
     OUTPUT_ROOM,
     PROVENANCE_BYTES,
     REPLY_ROOM_BYTES,
-    CandidateProcess,
     ReplyBound,
     ReplyTooLarge,
     output_bytes,
 )
+from kgb.evaluate.candidate_process import CandidateProcess
 from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.tensor_storage import Storages

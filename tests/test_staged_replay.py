@@ -19,7 +19,7 @@ from kgb import operators
 from kgb.evaluate import tensor_storage, timing
 from kgb.evaluate.bench_case import TimedCase
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.candidate_process import Reply
+from kgb.evaluate.candidate_call import Reply
 from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.integrity import ALLOWED_OPS

@@ -17,7 +17,8 @@ import torch
 from kgb.evaluate import gpus, kernel_clock
 from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.candidate_process import Redraw, Reply, TurnOverrun
+from kgb.evaluate.candidate_call import Redraw, Reply
+from kgb.evaluate.candidate_process import TurnOverrun
 from kgb.evaluate.correctness import compare_outputs, tensors_in
 from kgb.evaluate.draws import draw_inputs, timing_draws
 from kgb.evaluate.recording import Unreplayable

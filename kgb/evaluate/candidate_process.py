@@ -4,6 +4,7 @@ The judge forks the process, then talks to it in messages (kgb.evaluate.codec): 
 the source, calls an entry point on inputs, has it time one. Inputs and outputs cross the
 socket with the judge's work section let go of, and so does a compile the candidate
 reports (kgb.evaluate.timing_lock): both are host work that no timing turn should wait out.
+What crosses with a call, as values, is kgb.evaluate.candidate_call's.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import pickle
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +22,21 @@ import torch
 
 from kgb.evaluate import codec, leftovers, memory_file, tensor_storage
 from kgb.evaluate.candidate import run_forked, snapshot
-from kgb.evaluate.correctness import load_values, stored_bytes
+from kgb.evaluate.candidate_call import (
+    DRAWN,
+    RECEIVING,
+    SENDING,
+    Redraw,
+    Reply,
+    ReplyBound,
+    ReplyTooLarge,
+)
+from kgb.evaluate.correctness import load_values
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.memory_file import Accepted
 from kgb.evaluate.phases import Phases
-from kgb.evaluate.provenance import MAX_VALUES
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
-from kgb.evaluate.verdict import Status
 from kgb.operators import CaseTag, Spec
 from kgb.shown_spec import text_without_cases
 
@@ -42,123 +49,10 @@ class TurnOverrun(Exception):
     """The candidate's timed calls held their work section too long; its process is gone."""
 
 
-# What the judge's verdict calls the crossings (benchmarks/throughput.py sums them): inputs
-# copied off the GPU, written, and read by the candidate process; its reply's bytes read
-# and copied onto the GPU. Host work mostly, hundreds of MB for a bench case.
-SENDING = "inputs to the candidate process"
-RECEIVING = "outputs from the candidate process"
-# What replaces the crossing of a bench case's inputs where the candidate process draws them
-# itself (`Redraw`): the judge's checksums, and the process's draw and checksums, waited for
-# in the judge's work section.
-DRAWN = "inputs drawn by the candidate process"
-
 # The longest a candidate's recorded call and its call on set V may hold their work section,
 # which every timing turn of the GPU waits for: two calls of a few hundred milliseconds, and
 # the recording's copies, fit well inside it.
 TURN_LIMIT_S = 120.0
-
-
-# What a candidate process may report of itself (kgb.evaluate.candidate): that it failed, and
-# how. Only the judge's own checks find a candidate correct.
-CANDIDATE_FAILURES = frozenset({Status.REJECTED, Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.WRONG_OUTPUT})
-MESSAGE_CHARS = 4000
-
-# What a reply's buffers may hold, known to the judge before it sends the call (ReplyBound):
-# the storages it sent, each back at most once with what the call left in it, and the
-# storages the call made, its outputs. The outputs' size is the reference's for the case,
-# computed before the checked call (CaseRunner.check); a timed call's are those of a bench
-# case checked before it (kgb.evaluate.judge checks every case first). A multiple of the
-# inputs alone would not do: factory ops are sent nothing and return up to 512 MB (arange's
-# bench-int64; full, empty_strided), new_ones 256 MB from a 4-byte tensor, and outputs
-# exceed their inputs many-fold elsewhere: affine_grid_generator's 100 MB grid from 384
-# bytes of theta, select_backward's 512 MB from 256 KB, add's outer product 86-fold, a
-# unary op on an expanded input 64-fold, im2col's 3x3 bench case 9-fold (462 MB).
-# The bound is checked on the reply's header, before a buffer is allocated: a candidate that
-# announced one buffer larger than the host's memory had its judge fill memory until the OOM
-# killer took the judge, an infrastructure failure retried every run (session 45's red team).
-# Until session 48 every reply might hold 4 GB plus 16 times what was sent: a smoke case's
-# reply of untouched pages, a few KB due, had its judge read 4 GB into its own memory, with
-# 16-20 judges on a GPU host.
-#
-# OUTPUT_ROOM: a candidate may lay its outputs out otherwise than the reference does (a slice
-# of a buffer padded to its blocks, one storage under two outputs); none of the 210
-# solutions returns more than the reference's own bytes in any smoke case.
-# REPLY_ROOM_BYTES: what needs no size to be due: a small output padded to a block, a tensor
-# where the reference returns a number; the most a smoke case's reply may hold on a GPU.
-# PROVENANCE_BYTES: on the CPU a reply also carries the distinct values the interpreted
-# kernels stored and loaded (kgb.evaluate.provenance.summarise), scratch buffers' included,
-# which no size known before the call bounds: at most MAX_VALUES stored, each a value and
-# its first sequence number both as a number and as bits (32 bytes), and MAX_VALUES loaded,
-# as bits (16 bytes): 192 MB. The 210 solutions' largest in a smoke case: 650 KB.
-OUTPUT_ROOM = 2
-REPLY_ROOM_BYTES = 16 << 20
-PROVENANCE_BYTES = 48 * MAX_VALUES
-
-
-def output_bytes(value: Any) -> int:
-    """The bytes of the storages under the tensors of `value` (the reference's outputs),
-    each once. An input's count too: a candidate may copy what the reference returns as a
-    view of one (reshape's, narrow's), and the copy holds no more than the input. Not a
-    view's elements: only view ops return a view that repeats its input (expand's bench
-    case: 4 GB of elements over 32 KB), and their specs want the view itself."""
-    return stored_bytes(value)
-
-
-@dataclass(frozen=True)
-class ReplyBound:
-    """The most a call's reply may hold, and why (said where a reply is refused)."""
-    sent: int  # bytes of the storages the judge sent
-    outputs: int  # bytes the call's outputs may take (`output_bytes`)
-    provenance: int = 0  # PROVENANCE_BYTES on the CPU
-
-    @staticmethod
-    def of(sent: tensor_storage.Storages, outputs: int, device: str) -> ReplyBound:
-        return ReplyBound(sum(s.nbytes() for s in sent.by_id.values()), outputs,
-                          PROVENANCE_BYTES if device == "cpu" else 0)
-
-    @property
-    def nbytes(self) -> int:
-        return self.sent + OUTPUT_ROOM * self.outputs + REPLY_ROOM_BYTES + self.provenance
-
-    def __str__(self) -> str:
-        stored = f", {self.provenance:,} for the values its kernels stored and loaded" if self.provenance else ""
-        return (f"{self.nbytes:,} (its inputs' {self.sent:,} bytes, {OUTPUT_ROOM} times its outputs' "
-                f"{self.outputs:,}, {REPLY_ROOM_BYTES:,} besides{stored})")
-
-
-class ReplyTooLarge(codec.WireError):
-    """A reply that announced more than its call may send back (`ReplyBound`), refused unread."""
-
-
-@dataclass
-class Reply:
-    value: Any
-    fields: dict[str, Any]
-    stored: dict | None = None  # distinct values the interpreter's kernels stored (kgb.evaluate.provenance)
-    sent_instead: str = ""  # why the inputs were sent where the candidate process was asked to draw them
-
-    @property
-    def failure(self) -> tuple[Status, str] | None:
-        """The failure the candidate process reports, if any, as a status the judge accepts
-        from it: its own failures only. What it sends is its code's to write (a candidate can
-        reach the codec's `send` through sys.modules), and until session 44 a reply whose
-        error said "correct" was taken as the verdict, with no case run."""
-        error = self.fields.get("error")
-        if error is None:
-            return None
-        status, message = (error.get("status"), error.get("message")) if isinstance(error, dict) else (None, None)
-        if status not in CANDIDATE_FAILURES or not isinstance(message, str):
-            return Status.REJECTED, f"the candidate process sent a verdict of its own ({str(status)[:40]!r})"
-        return Status(status), message[:MESSAGE_CHARS]
-
-
-@dataclass(frozen=True)
-class Redraw:
-    """The seeds of a case's inputs, for a candidate process that has the spec
-    (`CandidateProcess.give_spec`) to draw them itself: one for a call, two for a timing
-    (sets T and V). It learns a seed with the message that would have carried the values."""
-    case: str
-    seeds: tuple[int, ...]
 
 
 class CandidateProcess:
@@ -337,7 +231,7 @@ class CandidateProcess:
         """Call `entry`; the tensors in args/kwargs are updated in place with what the
         candidate left in them, and the return value aliases them as it did there. With
         `redraw`, the process is asked to draw them itself (`_send_inputs`). `outputs`: the
-        bytes its outputs may take (`output_bytes` of the reference's); a larger reply is
+        bytes its outputs may take (`candidate_call.output_bytes` of the reference's); a larger reply is
         refused unread (`ReplyTooLarge`)."""
         sent, instead = self._send_inputs("call", bound_value([(args, kwargs)]), redraw, entry=entry)
         msg = self._receive(sent, self._bound(sent, outputs))

@@ -16,13 +16,8 @@ import torch
 
 from kgb.evaluate import quiet_gate
 from kgb.evaluate.bench_case import BenchCaseTiming
-from kgb.evaluate.candidate_process import (
-    CandidateProcess,
-    Redraw,
-    Reply,
-    ReplyTooLarge,
-    output_bytes,
-)
+from kgb.evaluate.candidate_call import Redraw, Reply, ReplyTooLarge, output_bytes
+from kgb.evaluate.candidate_process import CandidateProcess
 from kgb.evaluate.correctness import (
     clone_exact,
     compare_outputs,
@@ -96,7 +91,7 @@ class CaseRunner(BenchCaseTiming):
 
     def _call(self, entry: str, cand_in: dict, what: str, outputs: int, redraw: Redraw | None = None) -> Any:
         """The candidate's answer, its reply no larger than its inputs and the reference's
-        `outputs` (their bytes: candidate_process.ReplyBound) justify: a larger one is
+        `outputs` (their bytes: candidate_call.ReplyBound) justify: a larger one is
         refused unread."""
         args, kwargs = self.spec.signatures[entry].bind(cand_in)
         try:

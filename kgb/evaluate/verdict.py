@@ -90,7 +90,7 @@ from enum import StrEnum
 # (kgb.evaluate.stopping_rule.fewest). On the CPU an interpreted kernel that names anything but
 # Triton's functions and values (a plain Python helper running numpy on the loaded block) is a
 # compile error, as on a GPU (kgb.evaluate.kernel_calls); it was `correct`. A candidate's reply may
-# hold only what its call's inputs and the reference's outputs justify (candidate_process.ReplyBound),
+# hold only what its call's inputs and the reference's outputs justify (candidate_call.ReplyBound),
 # refused unread past it: a smoke case's could announce 4 GB, which the judge read into its memory.
 # A candidate process makes no FIFO or socket file (a FIFO where the harness read a compile-check
 # report hung it), and nothing a candidate leaves in its workspace or its compile cache makes the
