@@ -14,8 +14,8 @@ import pytest
 
 from kgb import operators
 from kgb.config import ChipConfig, Config, EvalConfig, ExpertConfig, ModelConfig, SourceConfig
-from kgb.evaluate import EvalSettings, Status, compile_cache, evaluate
-from kgb.evaluate.compile_cache import Entry
+from kgb.evaluate import EvalSettings, Status, compile_cache, compile_store, evaluate
+from kgb.evaluate.compile_store import Entry
 from kgb.evaluate.verdict import CacheUse, Verdict
 from kgb.identity import Judging
 from kgb.preflight import check_settings
@@ -54,7 +54,7 @@ def any_disk():
     """The store refuses entries on a disk under 10% free; these tests are about everything
     else, and a shared machine's disk is sometimes that full (a CI run failed on it)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compile_cache, "MIN_FREE_FRACTION", 0.0)
+        patch.setattr(compile_store, "MIN_FREE_FRACTION", 0.0)
         yield
 
 
@@ -93,7 +93,7 @@ def test_off_means_an_empty_cache(softmax, store):
 
 
 def test_a_cache_too_big_to_keep_is_named_in_the_logs(softmax, tmp_path, monkeypatch):
-    monkeypatch.setattr(compile_cache, "MAX_ENTRY_BYTES", 4)  # the candidate leaves 8 bytes
+    monkeypatch.setattr(compile_store, "MAX_ENTRY_BYTES", 4)  # the candidate leaves 8 bytes
     verdict = evaluate(REPORTER, softmax, smoke(tmp_path))
     assert EMPTY in verdict.message, verdict.message
     assert "[kgb] compile cache not stored: the cache holds more than" in verdict.logs
@@ -192,8 +192,8 @@ def test_links_and_special_files_are_not_stored(tmp_path):
 
 
 def test_a_cache_over_the_caps_is_not_stored(tmp_path, monkeypatch):
-    monkeypatch.setattr(compile_cache, "MAX_ENTRY_BYTES", 1 << 20)
-    monkeypatch.setattr(compile_cache, "MAX_ENTRY_FILES", 5)
+    monkeypatch.setattr(compile_store, "MAX_ENTRY_BYTES", 1 << 20)
+    monkeypatch.setattr(compile_store, "MAX_ENTRY_FILES", 5)
     root = tmp_path / "store"
     big = _cache(tmp_path / "big", {"a/one": b"x" * (600 << 10), "a/two": b"x" * (600 << 10)})
     entry = Entry(root, compile_cache.key("big", "cpu"))
@@ -204,10 +204,10 @@ def test_a_cache_over_the_caps_is_not_stored(tmp_path, monkeypatch):
 
 
 def test_an_entry_that_could_fill_the_disk_is_not_stored(tmp_path, monkeypatch):
-    monkeypatch.setattr(compile_cache, "MIN_FREE_FRACTION", 0.10)
+    monkeypatch.setattr(compile_store, "MIN_FREE_FRACTION", 0.10)
     size = 100 << 30
     full = os.statvfs_result((4096, 4096, size // 4096, 0, (size // 20) // 4096, 0, 0, 0, 0, 255))
-    monkeypatch.setattr(compile_cache.os, "statvfs", lambda _: full)  # 5% of 100 GB free
+    monkeypatch.setattr(compile_store.os, "statvfs", lambda _: full)  # 5% of 100 GB free
     cache = _cache(tmp_path / "cache", {"ab/kernel.cubin": b"cubin"})
     assert "free on its disk, under 10% of it" in Entry(tmp_path / "store", compile_cache.key("s", "cpu")).keep(cache)
     assert not list((tmp_path / "store").iterdir())
@@ -248,7 +248,7 @@ def test_the_store_survives_concurrent_writers_and_readers(tmp_path):
             assert stored in [_files(cache) for cache in caches]
             assert all(r.result() in (None, stored) for r in reads)
     # no temporary folder left (the eviction's stamp is no folder)
-    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == [compile_cache.EVICTED]
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == [compile_store.EVICTED]
 
 
 def test_where_the_store_lives(tmp_path, monkeypatch):
@@ -289,8 +289,8 @@ def test_the_event_log_keeps_whether_the_cache_was_used_and_reads_older_logs():
 def test_past_its_size_the_store_lets_go_of_the_entries_used_longest_ago(tmp_path, monkeypatch):
     """An agent's sweep stores an entry per attempt: the store keeps to MAX_STORE_BYTES by
     removing what was restored or stored longest ago."""
-    monkeypatch.setattr(compile_cache, "MAX_STORE_BYTES", 1 << 20)
-    monkeypatch.setattr(compile_cache, "EVICT_EVERY_S", 0.0)
+    monkeypatch.setattr(compile_store, "MAX_STORE_BYTES", 1 << 20)
+    monkeypatch.setattr(compile_store, "EVICT_EVERY_S", 0.0)
     root = tmp_path / "store"
     a, b, c = (Entry(root, compile_cache.key(name, "cpu")) for name in "abc")
     for n, entry in enumerate((a, b)):
@@ -302,6 +302,6 @@ def test_past_its_size_the_store_lets_go_of_the_entries_used_longest_ago(tmp_pat
     assert a.path.exists() and c.path.exists() and not b.path.exists()
     assert not b.restore(tmp_path / "again")  # gone means a miss, nothing worse
     # looked over at most once per EVICT_EVERY_S, whichever process stores
-    monkeypatch.setattr(compile_cache, "EVICT_EVERY_S", 3600.0)
-    assert compile_cache.evict(root, limit=0) == []
-    assert sorted(compile_cache.evict(root, limit=0, every_s=0.0)) == sorted([a.key, c.key])
+    monkeypatch.setattr(compile_store, "EVICT_EVERY_S", 3600.0)
+    assert compile_store.evict(root, limit=0) == []
+    assert sorted(compile_store.evict(root, limit=0, every_s=0.0)) == sorted([a.key, c.key])

@@ -253,9 +253,9 @@ def test_a_final_evaluation_leaves_no_note_of_the_hidden_cases_for_a_later_check
 
     from kgb import operators
     from kgb.agents.checks import visible_settings
-    from kgb.evaluate import EvalSettings, compile_cache, evaluate
+    from kgb.evaluate import EvalSettings, compile_store, evaluate
 
-    monkeypatch.setattr(compile_cache, "MIN_FREE_FRACTION", 0.0)
+    monkeypatch.setattr(compile_store, "MIN_FREE_FRACTION", 0.0)
     spec = operators.load("aten::add")
     probe = ADD + PROBE_TAIL
     store = str(tmp_path / "store")

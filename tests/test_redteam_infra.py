@@ -20,7 +20,7 @@ import pytest
 
 from kgb import operators
 from kgb.evaluate import EvalSettings, Status, compile_cache, crosscompile, evaluate, workdirs
-from kgb.evaluate.compile_cache import Entry
+from kgb.evaluate.compile_store import Entry
 from kgb.evaluate.sandbox import landlock_abi
 from kgb.evaluate.tree_removal import remove_tree
 
