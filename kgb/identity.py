@@ -12,7 +12,7 @@ is left out, so that changing it makes no new trial: `method.samples` (a new sam
 is a new trial; raising the count keeps samples 0..N-1), `method.concurrency`, and how
 model calls are made and paid for (retries, prices, the model's budgets; see `Keyed.not_identity`;
 an agent harness's budgets under `method.agent` are part of the method, kgb.agents.config).
-So a trial the job's cost budget stops is no result: it stays unfinished (kgb.run.job_budget_spent).
+So a trial the job's cost budget stops is no result: it stays unfinished (kgb.trials.job_budget_spent).
 
 `Judging.summary()` is the readable line of the verdict's settings; the job's RunStarted
 carries it (`settings`) so that results judged differently are never counted together.

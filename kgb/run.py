@@ -1,4 +1,4 @@
-"""The core loop of one job: for each operator, one trial per sample.
+"""The core loop of one job: its trials (kgb.trials), so many at once, then its summary.
 
 config -> job -> trials -> events -> projections. Everything a trial does is an event in
 outputs/jobs/<job>/events.jsonl; MLflow is updated from those events as trials finish.
@@ -8,7 +8,6 @@ Running the same job again skips finished trials and resumes unfinished ones.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 import threading
@@ -37,28 +36,18 @@ from kgb.job import (
     secret_env,
     spec_record,
 )
-from kgb.methods import NoCandidate
 from kgb.models.model import Model
-from kgb.operators import Spec
 from kgb.preflight import check_settings, unpriced
 from kgb.progress import Progress, summary_table
-from kgb.tracking.baselines import BaselineBook, fingerprint, load_book
+from kgb.tracking.baselines import fingerprint, load_book
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import Event, ModelCalled, RunFinished, RunStarted, TrialEnd
+from kgb.tracking.events import Event, RunFinished, RunStarted
 from kgb.tracking.follower import Opening
 from kgb.tracking.log import EventLog
-from kgb.tracking.projections import JobSummary, TrialOutcome, summarize, trial_outcomes
-from kgb.trial import (
-    BudgetExhausted,
-    InfrastructureFailure,
-    TrialContext,
-    attempts_s,
-    finish,
-    machine_error,
-    start,
-)
+from kgb.tracking.projections import JobSummary, summarize, trial_outcomes
+from kgb.trial import attempts_s, finish, start
 from kgb.trial_order import judging_seconds, longest_first
-from kgb.usage import Usage
+from kgb.trials import Trial, budget_note, judged_again, run_trial, trials_of
 
 # Trials at once per GPU, by its memory: each judgement holds copies of its largest case's
 # inputs on the GPU, besides two CUDA contexts (about 0.6 GB each; three until judge v15).
@@ -77,8 +66,6 @@ MAX_TRIALS_PER_GPU = 20
 # 16 in flight on 16 cores (session 33)
 GPU_TRIALS_PER_CORE = 1.25
 GPU_TRIALS_UNKNOWN_MEMORY = 8  # where nvidia-smi cannot say
-
-Trial = tuple[Spec, int, str]  # a trial to run: its operator's spec, its sample index and its key
 
 
 def prepare(cfg: Config) -> tuple[list[str], methods.Method, Model | None]:
@@ -263,23 +250,6 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
     return summary
 
 
-def trials_of(specs: dict[str, Spec], method: methods.Method, ident: Identity, samples: int) -> list[Trial]:
-    """This run's trials. A key names what the method reads for its operator where it judges
-    what it reads (kgb.methods.input_digest: `files`, `transfer`), so an edited file is new."""
-    trials = []
-    for op, spec in specs.items():
-        inputs = methods.input_digest(method, op)
-        trials += [(spec, sample, ident.trial_key(op, spec.version, sample, inputs)) for sample in range(samples)]
-    return trials
-
-
-def judged_again(todo: list[Trial], earlier: dict[str, TrialOutcome]) -> list[str]:
-    """The operators of `todo` that have a finished trial of the same sample and spec version:
-    within a job only what the method read for them (a user's file) tells such trials apart."""
-    judged = {(t.op, t.sample, t.spec_version) for t in earlier.values() if t.finished}
-    return sorted({spec.id for spec, sample, _ in todo if (spec.id, sample, spec.version) in judged})
-
-
 def trials_at_once(concurrency: int | None, device: str) -> int:
     """`method.concurrency`, or where unset one trial per CPU core this process may use:
     a trial spends most of its time compiling and checking on the host, and the judge keeps
@@ -305,70 +275,6 @@ def trials_per_gpu() -> int:
     if not memories:
         return GPU_TRIALS_UNKNOWN_MEMORY
     return max(1, min(MAX_TRIALS_PER_GPU, min(memories) // GPU_MEMORY_PER_TRIAL_MIB))
-
-
-def run_trial(method, chip: Chip, spec, settings, log, blobs, job, key, sample, model, prior,
-              baselines: BaselineBook | None = None) -> tuple[TrialEnd | None, str]:
-    """Run the method on one operator; return how the trial ended and why (None: it did not,
-    the job's cost budget stopped it)."""
-    from kgb.models import ModelCallFailed, ProviderUnavailable
-
-    if not chip.present:
-        return TrialEnd.SKIPPED, chip.reason
-    ctx = TrialContext(
-        problem=spec.problem(chip_notes=chip.notes, show_reference=True), spec=spec,
-        settings=settings, log=log, blobs=blobs, job=job, key=key, sample=sample,
-        model=None, prior=prior, baselines=baselines,
-    )
-    if model is not None:
-        ctx.model = model.for_trial(ctx)  # its calls log themselves into this trial
-    try:
-        method.solve(ctx)
-    except NoCandidate as e:
-        return TrialEnd.NO_CANDIDATE, str(e)
-    except BudgetExhausted as e:
-        if job_budget_spent(model):  # the job's budget, not the trial's: no end, see job_budget_spent
-            print(f"  {spec.id} stopped by the job's cost budget: no result (a run with a larger budget goes on)",
-                  file=sys.stderr)
-            return None, str(e)
-        return TrialEnd.BUDGET, str(e)
-    except (ProviderUnavailable, InfrastructureFailure) as e:  # no verdict on the method: retried
-        print(f"  infrastructure failure on {spec.id} (a re-run retries it): {e}", file=sys.stderr)
-        return TrialEnd.INFRA_ERROR, str(e)
-    except ModelCallFailed as e:  # after its retries: it ends this trial, not the sweep
-        print(f"  model call failed on {spec.id}: {e}", file=sys.stderr)
-        return TrialEnd.METHOD_ERROR, f"model call failed: {e}"
-    except Exception as e:  # noqa: BLE001 - a method bug ends its trial, not the sweep
-        if machine_error(e):
-            print(f"  infrastructure failure on {spec.id} (a re-run retries it): {e}", file=sys.stderr)
-            return TrialEnd.INFRA_ERROR, f"{type(e).__name__}: {e}"
-        print(f"  method error on {spec.id}: {type(e).__name__}: {e}", file=sys.stderr)
-        return TrialEnd.METHOD_ERROR, f"{type(e).__name__}: {e}"
-    if ctx.proposed == 0:
-        return TrialEnd.NO_CANDIDATE, "the method proposed no candidate"
-    return TrialEnd.COMPLETED, ""
-
-
-def job_budget_spent(model: Model | None) -> bool:
-    """Whether the job's cost budget (model.max_job_cost_usd) refuses further calls. A trial it
-    stopped has no result: a larger budget lets its method go on, so it is left unfinished and
-    the next run resumes it, paying only for new calls (until session 45 it ended `budget`,
-    counted as a failure and never run again). A trial whose own budget ran out is finished."""
-    if model is None or model.cfg.max_job_cost_usd is None:
-        return False
-    try:
-        model.check_budget(Usage())  # no tokens used: only the job's cap can refuse it
-    except BudgetExhausted:
-        return True
-    return False
-
-
-def budget_note(events: Sequence[Event], cap: float, kept: int, total: int) -> str:
-    """What the job's cost budget left undone. The spend is added up as the summary's cost is
-    (fsum), so the two say the same sum (they once said $0.0110 here and $0.0109 there)."""
-    spent = math.fsum(e.usage.cost_usd for e in events if isinstance(e, ModelCalled))
-    return (f"the job's cost budget is spent (${spent:.4f} of model.max_job_cost_usd={cap}): {total - kept} of {total} "
-            "trial(s) have no result; run the same command with a larger budget to go on")
 
 
 def ended_by(events: Sequence[Event], end: RunFinished) -> Sequence[Event]:

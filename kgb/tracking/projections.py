@@ -332,7 +332,7 @@ def summarize(outcomes: list[TrialOutcome], settings: str = "") -> JobSummary:
     timed = [s for s in speedups.values() if s > 0]
     # What the trials' model calls cost, a trial the job's budget stopped (unfinished) included:
     # it was paid. Summed with fsum, so that the same calls make the same figure in whatever
-    # order they are added (kgb.run's budget note adds them in the log's order).
+    # order they are added (kgb.trials.budget_note adds them in the log's order).
     # A replayed call was paid by the run it was recorded in, not by this one.
     calls = [c.usage for t in outcomes for c in t.calls if paid(c)]
     usage = dataclasses.replace(sum(calls, Usage()), cost_usd=math.fsum(u.cost_usd for u in calls))
