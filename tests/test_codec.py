@@ -266,6 +266,7 @@ def test_a_spares_pages_are_made_a_step_at_a_time_until_the_judges_next_message(
 
 
 def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_in_a_sealed_one(tmp_path, monkeypatch):
+    from kgb.evaluate import leftovers
     from kgb.evaluate.candidate_process import CandidateProcess
     from kgb.evaluate.sandbox import Limits
 
@@ -288,6 +289,7 @@ def test_a_call_in_a_memory_file_reaches_the_confined_candidate_and_comes_back_i
         first = [weakref.ref(t) for t in process._read]
         assert sum(r().numel() for r in first) >= 4 << 20
         assert process.call("f", (x, y), {}).failure is None  # its reply in the file made after the first's
+        leftovers.drained()  # let go of by the judge's freeing thread
         assert all(r() is None for r in first)
         assert torch.equal(x, torch.arange(1 << 20, dtype=torch.float32) + 4)
         assert taken == [memory_file.Accepted.SEALED] * 2  # x's 4 MB came back in files the sandbox let it seal

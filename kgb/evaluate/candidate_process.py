@@ -68,9 +68,9 @@ class CandidateProcess:
     # the bytes of the largest outputs a call was allowed (`ReplyBound`); a timed call's are among them
     largest_outputs: int | None = None
     # The host buffers of the replies read since the last hand-over, let go of after the next
-    # one: letting go of a reply's memory file unmaps it and frees its pages, 0.16 s of the
-    # judge's for aten::reshape's 768 MB replies on an H100 (session 60's profile), which then
-    # runs while the candidate process computes instead of after it.
+    # one by a thread of their own (kgb.evaluate.leftovers): letting go of a reply's memory
+    # file unmaps it and frees its pages, 0.16 s of the judge's for aten::reshape's 768 MB
+    # replies on an H100 (session 60's profile), which then runs beside the judge's work.
     _read: tuple[torch.Tensor, ...] = ()
 
     def __init__(self, device: str, workspace: Path, limits: Limits):
@@ -184,7 +184,9 @@ class CandidateProcess:
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
         codec.send(self.conn, "granted")
-        self._read = ()  # while the candidate process computes
+        # the replies read since the last hand-over, let go of beside the judge's work
+        leftovers.free_beside(self._read)
+        self._read = ()
         return out
 
     def give_spec(self, spec: Spec) -> None:
