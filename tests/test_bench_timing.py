@@ -287,3 +287,22 @@ def test_the_candidate_process_ends_beside_the_staging_of_its_last_call():
     assert bench_timing.time_bench_cases(runner, candidate, cases, 100, 10, results) == ""
     assert runner.turns == [(False, ["a", "b"], ["a", "b"])]
     assert all(b.timed_beside_candidate is False for b in runner.baselines)
+
+
+def test_a_failure_to_end_the_candidate_process_beside_the_judge_still_ends_it_and_fails_the_judgement(monkeypatch):
+    """Where the quiet gate cannot be taken for its end, the process is ended without it and
+    the judge hears why, rather than timing baselines beside a process that lives on."""
+
+    @contextlib.contextmanager
+    def broken(gate):
+        raise OSError(5, "the gate's file could not be opened")
+        yield
+
+    monkeypatch.setattr(bench_timing.quiet_gate, "changing", broken)
+    cases = [Case(name=n, tag="bench", seed=i) for i, n in enumerate("ab")]
+    candidate = Candidate()
+    runner = Runner(candidate, {"a": 1, "b": 1})
+    results = [CaseResult(name=c.name, tag="bench", status=Status.CORRECT) for c in cases]
+    with pytest.raises(OSError, match="gate's file"):
+        bench_timing.time_bench_cases(runner, candidate, cases, 100, 10, results)
+    assert candidate.closed and runner.turns == []  # ended, and no baseline timed

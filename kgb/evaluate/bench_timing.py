@@ -89,19 +89,26 @@ class _Ending:
 
     def __init__(self, candidate: CandidateProcess, gate: str | None):
         self.thread = threading.Thread(target=self._end, args=(candidate, gate), name="candidate end", daemon=True)
+        self.error: BaseException | None = None
 
-    @staticmethod
-    def _end(candidate: CandidateProcess, gate: str | None) -> None:
-        with quiet_gate.changing(gate):
-            candidate.close()
+    def _end(self, candidate: CandidateProcess, gate: str | None) -> None:
+        try:
+            with quiet_gate.changing(gate):
+                candidate.close()
+        except BaseException as exc:  # noqa: BLE001 - raised again by `join`, in the judge's thread
+            self.error = exc
+            candidate.close()  # without the gate, but ended all the same
 
     def start(self) -> None:
         self.thread.start()
 
     def join(self) -> None:
-        """Wait for the process to be reaped, if its end was started."""
+        """Wait for the process to be reaped, if its end was started; what went wrong there
+        is raised here."""
         if self.thread.ident is not None:
             self.thread.join()
+            if self.error is not None:
+                raise self.error
 
 
 def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int,
