@@ -5,11 +5,12 @@ needs whose freeing takes time, left for its exit (`leave`) or freed beside its 
 A judge writes its verdict, tells the engine so, and leaves by os._exit
 (kgb.evaluate.sandbox.exit_after), which runs no finalizer: the kernel takes its memory back
 as the process ends, after the verdict is out. Freeing the same objects before that was time
-of the evaluation (session 60's profile of the judge on an H100): a profiler session's records
-(kgb.evaluate.kernel_clock), part of the 0.05-0.08 s each view's judge took to end its session,
-and the memory files of the replies of aten::reshape's bench case, 768 MB, 0.16 s to unmap
-(kgb.evaluate.candidate_process). A process that goes on (a test's, a benchmark's) frees the
-oldest beyond KEPT as it leaves more.
+of the evaluation: the memory files of the replies of aten::reshape's bench case, 768 MB, 0.16 s
+to unmap (kgb.evaluate.candidate_process; session 60's profile of the judge on an H100), and a
+profiler session's records (kgb.evaluate.kernel_clock; some of the 0.05-0.08 s each view's
+judge took to end its session, how much was not measured apart: most of it is making the
+records Python objects, session 61). A process that goes on (a test's, a benchmark's) frees
+the oldest beyond KEPT as it leaves more.
 
 What the judge lets go of mid-judgement (an earlier reply's file, once it has handed over the
 next call) is freed by a thread of its own instead: unmapping releases the interpreter's lock,
