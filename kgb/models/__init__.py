@@ -18,16 +18,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kgb.models.content import Text, Tool, ToolResult, ToolUse
+from kgb.models.failures import CallFailed, ModelCallFailed, ProviderUnavailable
 from kgb.models.model import (
-    CallFailed,
     CallSite,
     Completion,
     Defaults,
     Message,
     Model,
-    ModelCallFailed,
     Provider,
-    ProviderUnavailable,
     Request,
     StopReason,
     TrialModel,

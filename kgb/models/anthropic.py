@@ -11,7 +11,8 @@ from typing import Any
 
 from kgb.config import LLMConfig
 from kgb.models.content import Block, Text, ToolUse
-from kgb.models.model import CallSite, Message, Reply, Request, StopReason, malformed, sdk_failure
+from kgb.models.failures import malformed, sdk_failure
+from kgb.models.model import CallSite, Message, Reply, Request, StopReason
 from kgb.usage import Usage
 
 STOP_REASONS = {

@@ -1,15 +1,15 @@
 """The shared Model wrapper: everything about a model call except the wire format.
 
 A provider (anthropic.py, openai.py, replay.py) has one method that turns a `Request` into
-a `Reply` or raises `CallFailed`. This wrapper adds, once for all of them: retries with
-backoff on 429, 5xx, timeouts and malformed bodies (a retry-after header wins), budgets,
-cost, and the `ModelCalled` event of every call. A trial uses it through `for_trial(ctx)`,
-which also answers, on a resumed trial, every request the trial's log already holds.
+a `Reply` or raises `CallFailed` (failures.py, which also says which failures are retried).
+This wrapper adds, once for all of them: retries with backoff (a retry-after wait wins),
+budgets, cost, and the `ModelCalled` event of every call. A trial uses it through
+`for_trial(ctx)`, which also answers, on a resumed trial, every request the trial's log
+already holds.
 """
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import random
@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date, timedelta
 from enum import StrEnum
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kgb.config import LLMConfig, PriceConfig
 from kgb.models.content import Block, Tool, ToolUse, tool_uses_from_json, tool_uses_json
+from kgb.models.failures import CallFailed, ModelCallFailed, ProviderUnavailable, WallClockReached
 from kgb.tracking.events import ModelCalled
 from kgb.tracking.log import read_events
 from kgb.tracking.projections import REPLAYED
@@ -33,12 +34,6 @@ from kgb.usage import Usage
 
 if TYPE_CHECKING:
     from kgb.trial import TrialContext
-
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-# Refusals that say nothing about the request a method built: the key, the account or the
-# model's availability changed under the run. Like an outage, they end a trial as an
-# infrastructure failure that a re-run retries.
-ACCESS_STATUS = frozenset({401, 403, 404})
 
 
 class StopReason(StrEnum):
@@ -117,41 +112,6 @@ class Completion:
         return self.stop_reason == StopReason.MAX_TOKENS
 
 
-class CallFailed(Exception):
-    """One attempt failed; `retryable` says whether another attempt may succeed."""
-
-    def __init__(self, message: str, retryable: bool, retry_after_s: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.message, self.retryable, self.retry_after_s = message, retryable, retry_after_s
-        self.status = status  # the HTTP status, where there was a response
-
-    @property
-    def outage(self) -> bool:
-        """Whether the provider, not the request, is at fault (down, overloaded, or access lost)."""
-        return self.retryable or self.status in ACCESS_STATUS
-
-
-class WallClockReached(CallFailed):
-    """The caller's deadline (an agent trial's wall clock) came before a reply: the attempt
-    was cut there, and no other is made."""
-
-    def __init__(self, message: str):
-        super().__init__(message, retryable=False)
-
-    @property
-    def outage(self) -> bool:
-        return False
-
-
-class ModelCallFailed(Exception):
-    """A call failed for good (after its retries): it ends the trial, not the job."""
-
-
-class ProviderUnavailable(ModelCallFailed):
-    """The provider was down or refused access after every retry: no verdict on the method,
-    so the trial ends as an infrastructure failure and a re-run retries it."""
-
-
 class Provider(Protocol):
     name: str
 
@@ -163,44 +123,6 @@ class Provider(Protocol):
     def models(self) -> list[str] | None:
         """The model ids the endpoint serves, or None where it cannot list them."""
         ...
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from retry-after-ms, or retry-after as seconds or an HTTP date."""
-    if value := headers.get("retry-after-ms"):
-        try:
-            return float(value) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        return max(email.utils.parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
-    except (TypeError, ValueError):
-        return None
-
-
-def sdk_failure(error: Exception, sdk: Any) -> CallFailed:
-    """Translate an exception of the anthropic or openai SDK (they share this shape)."""
-    if isinstance(error, sdk.APIStatusError):
-        status = error.status_code
-        retryable = status in RETRYABLE_STATUS or status >= 500
-        return CallFailed(f"HTTP {status}: {error.message}", retryable, retry_after(error.response.headers), status)
-    if isinstance(error, sdk.APITimeoutError):
-        return CallFailed("timed out", retryable=True)
-    if isinstance(error, sdk.APIConnectionError):
-        return CallFailed(f"connection failed: {error}", retryable=True)
-    return CallFailed(f"malformed response: {error}", retryable=True)
-
-
-def malformed(body: str, why: str) -> CallFailed:
-    """A 200 whose body is not what the API sends: retried, as a proxy glitch would be."""
-    return CallFailed(f"malformed response ({why}): {body[:200]!r}", retryable=True)
 
 
 def priced(usage: Usage, price: PriceConfig) -> Usage:

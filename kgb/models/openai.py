@@ -12,7 +12,8 @@ from typing import Any
 
 from kgb.config import LLMConfig
 from kgb.models.content import ToolResult, ToolUse, arguments, blocks_text, tool_uses
-from kgb.models.model import CallSite, Message, Reply, Request, StopReason, malformed, sdk_failure
+from kgb.models.failures import malformed, sdk_failure
+from kgb.models.model import CallSite, Message, Reply, Request, StopReason
 from kgb.usage import Usage
 
 STOP_REASONS = {

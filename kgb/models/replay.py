@@ -16,7 +16,8 @@ from pathlib import Path
 
 from kgb.config import ReplayConfig
 from kgb.models.content import tool_uses_from_json
-from kgb.models.model import CallFailed, CallSite, Defaults, Reply, Request, StopReason
+from kgb.models.failures import CallFailed
+from kgb.models.model import CallSite, Defaults, Reply, Request, StopReason
 from kgb.tracking.blobs import BlobStore
 from kgb.tracking.log import read_events
 from kgb.tracking.projections import run_started, trial_outcomes
