@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kgb import chips, operators  # noqa: E402
 from kgb.evaluate import EvalSettings, evaluate  # noqa: E402
 from kgb.evaluate.verdict import geomean  # noqa: E402
-from kgb.tracking.events import to_json  # noqa: E402
+from kgb.tracking.encoding import to_json  # noqa: E402
 
 
 def positive_geomean(values: list[float | None]) -> float | None:

@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 from kgb import operators  # noqa: E402
 from kgb.evaluate.verdict import CaseResult, Status, Verdict  # noqa: E402
 from kgb.tracking.blobs import BlobStore  # noqa: E402
+from kgb.tracking.encoding import to_json  # noqa: E402
 from kgb.tracking.events import (  # noqa: E402
     CandidateEvaluated,
     CandidateProposed,
@@ -61,7 +62,6 @@ from kgb.tracking.events import (  # noqa: E402
     TrialEnd,
     TrialFinished,
     TrialStarted,
-    to_json,
 )
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import TrialOutcome, run_started, trial_outcomes  # noqa: E402

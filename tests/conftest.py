@@ -145,7 +145,8 @@ def job_log(tmp_path):
     import gzip
     import json
 
-    from kgb.tracking.events import CandidateEvaluated, CandidateProposed, TrialStarted, to_json
+    from kgb.tracking.encoding import to_json
+    from kgb.tracking.events import CandidateEvaluated, CandidateProposed, TrialStarted
 
     def write(judged: list) -> Path:
         events = []

@@ -374,7 +374,8 @@ def test_a_later_job_alone_is_given_the_chips_baselines_from_an_earlier_jobs_log
 
     from kgb import operators
     from kgb.tracking.baselines import load_book
-    from kgb.tracking.events import BaselineMeasured, to_json
+    from kgb.tracking.encoding import to_json
+    from kgb.tracking.events import BaselineMeasured
 
     spec = operators.load("aten::add")
     started = {"kind": "RunStarted", "job": "j1", "seq": 0}

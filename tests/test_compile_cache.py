@@ -19,7 +19,7 @@ from kgb.evaluate.compile_store import Entry
 from kgb.evaluate.verdict import CacheUse, Verdict
 from kgb.identity import Judging
 from kgb.preflight import check_settings
-from kgb.tracking import events
+from kgb.tracking import encoding, events
 
 # A softmax candidate that reports what its Triton cache held when it was imported, after
 # leaving a file there: the file comes back only to evaluations of the same source.
@@ -279,11 +279,11 @@ def test_the_setting_is_in_no_trial_key():
 
 def test_the_event_log_keeps_whether_the_cache_was_used_and_reads_older_logs():
     verdict = Verdict(Status.CORRECT, "ok", compile_cache=CacheUse.HIT)
-    record = events.to_json(events.CandidateEvaluated(job="j", candidate="c", verdict=verdict))
+    record = encoding.to_json(events.CandidateEvaluated(job="j", candidate="c", verdict=verdict))
     assert record["verdict"]["compile_cache"] == "hit"
-    assert events.from_json(record).verdict.compile_cache is CacheUse.HIT
+    assert encoding.from_json(record).verdict.compile_cache is CacheUse.HIT
     del record["verdict"]["compile_cache"]  # a log written before the compile cache
-    assert events.from_json(record).verdict.compile_cache is None
+    assert encoding.from_json(record).verdict.compile_cache is None
 
 
 def test_past_its_size_the_store_lets_go_of_the_entries_used_longest_ago(tmp_path, monkeypatch):

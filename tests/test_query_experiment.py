@@ -18,7 +18,8 @@ from test_query_scope import Job
 from kgb.query import StoreError, trial_runs
 from kgb.query.__main__ import main
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import RunStarted, to_json
+from kgb.tracking.encoding import to_json
+from kgb.tracking.events import RunStarted
 from kgb.tracking.mlflow_projection import MlflowProjection
 
 A, B = "campaign-a", "campaign-b"

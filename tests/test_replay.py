@@ -163,15 +163,15 @@ def test_the_event_log_keeps_whose_clock_timed_a_case_and_reads_older_logs():
     import dataclasses
 
     from kgb.evaluate.verdict import CaseResult, Status, TimedBy, Verdict
-    from kgb.tracking import events
+    from kgb.tracking import encoding, events
 
     case = CaseResult("big", "bench", Status.CORRECT, latency_us=3.0, baseline_us=4.0, timed_by=TimedBy.JUDGE)
     required = {f.name: None for f in dataclasses.fields(events.CandidateEvaluated)
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    record = events.to_json(events.CandidateEvaluated(**{**required, "verdict": Verdict(Status.CORRECT, "ok", (case,))}))
-    assert events.from_json(record).verdict.cases[0].timed_by is TimedBy.JUDGE
+    record = encoding.to_json(events.CandidateEvaluated(**{**required, "verdict": Verdict(Status.CORRECT, "ok", (case,))}))
+    assert encoding.from_json(record).verdict.cases[0].timed_by is TimedBy.JUDGE
     del record["verdict"]["cases"][0]["timed_by"]  # a log written before the judge replayed calls
-    assert events.from_json(record).verdict.cases[0].timed_by is None
+    assert encoding.from_json(record).verdict.cases[0].timed_by is None
 
 
 def test_a_trial_run_says_whose_clock_timed_it():

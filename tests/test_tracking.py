@@ -11,6 +11,7 @@ import pytest
 
 from kgb.evaluate.verdict import CaseResult, Status, Verdict
 from kgb.tracking.blobs import BlobStore
+from kgb.tracking.encoding import to_json
 from kgb.tracking.events import (
     EVENT_TYPES,
     CandidateEvaluated,
@@ -20,7 +21,6 @@ from kgb.tracking.events import (
     TrialEnd,
     TrialFinished,
     TrialStarted,
-    to_json,
 )
 from kgb.tracking.log import EventLog, NewerSchemaError, read_events
 from kgb.tracking.projections import TrialStatus, summarize, trial_outcomes

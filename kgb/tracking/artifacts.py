@@ -58,7 +58,7 @@ def text_of(content: File) -> str:
 
 def trial_files(t: TrialOutcome, blobs: BlobStore) -> dict[str, File]:
     """Artifact path -> content, for one finished trial."""
-    from kgb.tracking.events import to_json
+    from kgb.tracking.encoding import to_json
 
     files: dict[str, File] = {}
     best = t.best

@@ -18,14 +18,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from kgb.tracking.encoding import from_json, to_json
 from kgb.tracking.events import (
     SCHEMA_VERSION,
     Event,
     RunFinished,
     RunStarted,
     TrialFinished,
-    from_json,
-    to_json,
 )
 from kgb.tracking.projections import TrialFold, TrialOutcome
 

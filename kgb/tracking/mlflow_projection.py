@@ -30,7 +30,8 @@ from kgb.evaluate.verdict import TimedBy
 from kgb.method_params import method_params
 from kgb.tracking.artifacts import ArtifactWriter, trial_files
 from kgb.tracking.blobs import BlobStore
-from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished, to_json
+from kgb.tracking.encoding import to_json
+from kgb.tracking.events import Event, RunFinished, RunStarted, TrialFinished
 from kgb.tracking.follower import Follower
 from kgb.tracking.mlflow_store import PARENT, NewRun, search_all, sqlite_path, writer_for
 from kgb.tracking.projections import TrialFold, TrialOutcome, run_started, summarize
