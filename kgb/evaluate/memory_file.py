@@ -92,7 +92,10 @@ class MemoryFile:
     def make_pages(self, stop: Callable[[], bool]) -> None:
         """Make its pages ahead of the bytes (the kernel makes and zeroes each page at its
         first write: one byte written per page), SPARE_STEP_BYTES at a time, until all are
-        made or `stop()` says to leave the rest to land with the bytes."""
+        made or `stop()` says to leave the rest to land with the bytes. A file whose pages
+        are all made is left as it is, with no buffer made over it."""
+        if self.made_bytes >= self.nbytes:
+            return
         pages = torch.frombuffer(self.mapping, dtype=torch.uint8)
         try:
             while self.made_bytes < self.nbytes and not stop():
