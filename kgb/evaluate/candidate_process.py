@@ -184,9 +184,9 @@ class CandidateProcess:
             if self._receive().kind != "gpu":
                 raise codec.WireError("the candidate process did not ask for the GPU before a call")
         codec.send(self.conn, "granted")
-        # the replies read since the last hand-over, let go of beside the judge's work
-        leftovers.free_beside(self._read)
-        self._read = ()
+        if self._read:  # the replies read since the last hand-over, let go of beside the judge's work
+            leftovers.free_beside(self._read)
+            self._read = ()
         return out
 
     def give_spec(self, spec: Spec) -> None:
