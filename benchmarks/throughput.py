@@ -155,7 +155,7 @@ def main() -> int:
     # Issue 11's harness overhead: what a view operator's evaluation spends on neither its
     # inputs, nor its calls, nor the GPU's turns, nor waiting for them (processes, import,
     # the judge's own bookkeeping, the engine and the fork).
-    harness = [sum(per_op[op]["phases"].get(p, 0.0) for p in HARNESS_PHASES) for op in VIEW_OPS if op in per_op]
+    harness = [harness_s(per_op[op]["phases"]) for op in VIEW_OPS if op in per_op]
     rows = [
         ("machine", f"{chips.device_name()} ({device}), cases {','.join(tags)}, {args.jobs} in flight"),
         ("engine start + first candidate", f"{engine_s:.1f} s"),
@@ -226,6 +226,11 @@ def split_of(verdict: Verdict, wall: float) -> dict[str, float]:
             OUTSIDE: wall - verdict.judge_s - verdict.gate_s - verdict.ran_out_s - store - handoff}
 
 
+def harness_s(split: dict[str, float]) -> float:
+    """Issue 11's harness overhead of one evaluation, from its `split_of`."""
+    return sum(split.get(p, 0.0) for p in HARNESS_PHASES)
+
+
 def views_alone(settings: EvalSettings) -> None:
     """The view operators judged one after another on the warm engine: their harness
     overhead without eleven other judges beside them. Each is judged twice, as an agent
@@ -246,12 +251,11 @@ def views_alone(settings: EvalSettings) -> None:
     print("| operator | call | verdict | wall | harness overhead | " + " | ".join(HARNESS_PHASES) + " |")
     print("|---" * (5 + len(HARNESS_PHASES)) + "|")
     for op, call, status, wall, split in rows:
-        harness = sum(split.get(p, 0.0) for p in HARNESS_PHASES)
-        print(f"| {op} | {call} | {status} | {wall:.2f} | {harness:.2f} | "
+        print(f"| {op} | {call} | {status} | {wall:.2f} | {harness_s(split):.2f} | "
               + " | ".join(f"{split.get(p, 0.0):.2f}" for p in HARNESS_PHASES) + " |")
     for call, what in (("first", "first calls (baselines timed)"), ("later", "later calls (baselines known)")):
         splits = [split for _, c, *_, split in rows if c == call]
-        overheads = [sum(split.get(p, 0.0) for p in HARNESS_PHASES) for split in splits]
+        overheads = [harness_s(split) for split in splits]
         print(f"\nharness overhead alone, {what}, median / max: "
               f"{statistics.median(overheads):.2f} / {max(overheads):.2f} s")
         others: dict[str, list[float]] = {}
