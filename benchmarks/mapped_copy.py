@@ -12,8 +12,9 @@ file each repetition:
   into pages made ahead (as the judge writes its inputs into its kept file);
 - the reader's copy onto the GPU through a fresh mapping of the sealed file: private read and
   write (as the judge maps it), private read-only, shared read-only, private read and write with
-  its page table filled first (madvise MADV_POPULATE_READ), and a second copy through the first
-  mapping, whose pages are in its page table by then (the copy engine's speed alone).
+  its page table filled first (madvise MADV_POPULATE_READ), private read and write locked for the
+  GPU's copy engine first (cudaHostRegister, read-only: the lock and its release counted), and a
+  second copy through the first mapping, whose pages are in its page table by then.
 On the CPU (`--device cpu`) the GPU's part is a copy into fresh host memory: what reading the
 mapping costs the host.
 """
@@ -38,11 +39,13 @@ from kgb.evaluate import memory_file, tensor_storage  # noqa: E402
 
 MADV_POPULATE_READ = 22  # Linux 5.14; Python's mmap module may not name it
 
+CUDA_HOST_REGISTER_READ_ONLY = 8
 READS = {
     "private, read and write (the judge's)": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, False),
     "private, read only": (mmap.MAP_PRIVATE, mmap.PROT_READ, False),
     "shared, read only": (mmap.MAP_SHARED, mmap.PROT_READ, False),
-    "private, read and write, page table filled first": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, True),
+    "private, read and write, page table filled first": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, "fill"),
+    "private, read and write, locked for the GPU": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, "lock"),
 }
 
 
@@ -64,13 +67,15 @@ def main() -> int:
                                      "from the host, pages made": (on_host, True)}.items():
             fd = _written(data, made, times)
             first = None
-            for name, (flags, prot, populate) in READS.items():
+            for name, (flags, prot, before) in READS.items():
+                if before == "lock" and args.device != "cuda":
+                    continue
                 mapped = mmap.mmap(fd, n, flags=flags, prot=prot)
-                if populate:
+                if before == "fill":
                     started = time.perf_counter()
                     mapped.madvise(MADV_POPULATE_READ)
                     _add(times, f"filling the page table (madvise); {writer}", started)
-                _add(times, f"onto the GPU: {name}; {writer}", _onto(mapped, n, args.device))
+                _add(times, f"onto the GPU: {name}; {writer}", _onto(mapped, n, args.device, before == "lock"))
                 if first is None:
                     first = mapped
                 else:
@@ -107,13 +112,20 @@ def _written(data: torch.Tensor, made: bool, times: dict[str, list[float]]) -> i
     return file.fd
 
 
-def _onto(mapped: mmap.mmap, n: int, device: str) -> float:
+def _onto(mapped: mmap.mmap, n: int, device: str, lock: bool = False) -> float:
     """When the copy of the mapping's bytes onto the device began (it has ended on return)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a read-only mapping: torch warns that the buffer is not writable
         host = torch.frombuffer(mapped, dtype=torch.uint8, count=n)
     started = time.perf_counter()
-    if device == "cuda":
+    if lock:
+        cudart = torch.cuda.cudart()
+        err = cudart.cudaHostRegister(host.data_ptr(), n, CUDA_HOST_REGISTER_READ_ONLY)
+        if int(err) != 0:
+            raise SystemExit(f"cudaHostRegister: error {err}")
+        tensor_storage.on_device(host, device, _synchronized)
+        cudart.cudaHostUnregister(host.data_ptr())
+    elif device == "cuda":
         tensor_storage.on_device(host, device, _synchronized)
     else:
         host.clone()
