@@ -21,7 +21,7 @@ from kgb.evaluate.case_runner import CaseRunner
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.staged_replay import StagedReplay
 from kgb.evaluate.timing_lock import TimingLock
-from kgb.evaluate.verdict import CROWDED_TURN, CaseResult, InstrumentFailed, Status, Turn
+from kgb.evaluate.verdict import CROWDED_TURN, CaseResult, InstrumentFailed, Status, TimedBy, Turn
 from kgb.operators import Case
 
 
@@ -124,14 +124,17 @@ class Runner:
                 raise InstrumentFailed(f"case {case.name}: {b.broke}")
 
     def finish(self, s):
-        return 10.0, s.baseline.us if s.baseline is not None else None, "graph", 0.01, None
+        return bench_case.Finished(10.0, s.baseline.us if s.baseline is not None else None, "graph", 0.01,
+                                   TimedBy.JUDGE, 0.5, 0.25)
 
 
-def _judge(sizes, known=frozenset(), broke=""):
+def _judge(sizes, known=frozenset(), broke="", checked=()):
+    """Time bench cases named by their sizes; `checked`: those checked before (a spec of bench
+    cases alone), whose results exist already."""
     cases = [Case(name=n, tag="bench", seed=i) for i, n in enumerate(sizes)]
     candidate = Candidate()
     runner = Runner(candidate, sizes, known, broke)
-    results = [CaseResult(name=c.name, tag="bench", status=Status.CORRECT) for c in cases]
+    results = [CaseResult(name=c.name, tag="bench", status=Status.CORRECT) for c in cases if c.name in checked]
     message = bench_timing.time_bench_cases(runner, candidate, cases, 100, 10, results)
     return runner, candidate, results, message
 
@@ -148,6 +151,18 @@ def test_one_turn_times_replays_and_baselines_once_the_candidate_process_is_gone
     assert all(b.timed_beside_candidate is False for b in runner.baselines)
     assert [r.baseline_us for r in results] == [100.0, 101.0, 102.0]
     assert all(r.latency_us == 10.0 and r.baseline_mode == "eager" for r in results)
+
+
+def test_each_timed_case_gets_one_result_judged_by_its_timing():
+    """Judge v33: a timed case has no check before its timing; its result, correct, comes from
+    the timing's checks, with the candidate's errors on set V. A spec of bench cases alone has
+    them checked first, as its only cases: their results are completed, not doubled."""
+    _, _, results, _ = _judge({"a": 1, "b": TURN_BATCH_BYTES, "c": 1})
+    assert [(r.name, r.status, r.latency_us, r.max_abs_err) for r in results] == [
+        ("a", Status.CORRECT, 10.0, 0.5), ("b", Status.CORRECT, 10.0, 0.5), ("c", Status.CORRECT, 10.0, 0.5)]
+    assert all(r.baseline_us is not None for r in results)  # a's and b's timed alone, later
+    _, _, results, _ = _judge({"a": 1, "b": 1}, checked={"a", "b"})
+    assert [(r.name, r.latency_us) for r in results] == [("a", 10.0), ("b", 10.0)]
 
 
 def test_an_earlier_turns_baselines_wait_for_a_turn_after_the_candidate_process():

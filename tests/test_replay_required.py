@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_redraw import CANDIDATE, _spec
+from test_redraw import CANDIDATE, KERNEL, _spec
 
 from kgb.evaluate import Verdict, _ran_out, bench_case
 from kgb.evaluate.candidate_process import CandidateProcess
@@ -39,20 +39,35 @@ def test_a_bench_case_the_judge_cannot_replay_is_never_correct(tmp_path, monkeyp
         raise raised
 
     monkeypatch.setattr(bench_case, "StagedReplay", staged_replay)
-    spec = _spec(tmp_path)
+    failed = _staged(tmp_path, _spec(tmp_path), KERNEL)
+    assert failed.value.status == status and says in failed.value.message, failed.value.message
+    assert failed.value.message.startswith("case big: ")
+    # a replay that ran out of memory among other judges' is judged again, alone
+    verdict = Verdict(failed.value.status, failed.value.message, device="cuda")
+    assert _ran_out(verdict) is (raised.__class__ is torch.OutOfMemoryError)
+
+
+def test_a_timed_case_is_audited_as_a_checked_call_is(tmp_path):
+    """Judge v33: a timed case has no check before its timing, where the op audit caught a
+    candidate that computes with PyTorch at bench sizes; the candidate process's last call of
+    the timing is audited instead, before any replay is staged."""
+    failed = _staged(tmp_path, _spec(tmp_path), CANDIDATE)  # out.copy_(x * 2)
+    assert failed.value.status == Status.REJECTED
+    assert failed.value.message == ("case big: the candidate computed with PyTorch (aten::mul.Tensor); "
+                                    "values must be computed by Triton kernels")
+
+
+def _staged(tmp_path, spec, source: str) -> pytest.ExceptionInfo[Failed]:
+    """How staging the spec's bench case fails, in a real, confined candidate process on the CPU."""
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     runner = CaseRunner(spec, process, "cpu", Phases())
     runner.exclusive = process.exclusive = TimingLock(None, runner.phase)
     runner.known_baselines = {}
     try:
-        assert process.load(CANDIDATE).failure is None
+        assert process.load(source).failure is None
         with pytest.raises(Failed) as failed:
             runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
     finally:
         process.close()
-    assert failed.value.status == status and says in failed.value.message, failed.value.message
-    assert failed.value.message.startswith("case big: ")
-    # a replay that ran out of memory among other judges' is judged again, alone
-    verdict = Verdict(failed.value.status, failed.value.message, device="cuda")
-    assert _ran_out(verdict) is (raised.__class__ is torch.OutOfMemoryError)
+    return failed

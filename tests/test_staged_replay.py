@@ -185,10 +185,12 @@ def _audited_skips(replayed: Replayed, seen: int) -> str:
 
 
 class _Finished(StagedReplay):
-    """A staged replay that only finishes, as given (what CaseRunner.finish does with it)."""
+    """A staged replay that only finishes, as given (what CaseRunner.finish does with it), with
+    set V's values as sent (`v_in`): those of the replayed call's inputs."""
 
     def __init__(self, replayed: Replayed):
         self.replayed, self.nbytes = replayed, 0
+        self.v_in = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in replayed.inputs.items()}
 
     def finish(self) -> Replayed:
         return self.replayed
@@ -211,7 +213,7 @@ def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped)
     staged = TimedCase(case, Reply({"result": expected.clone()}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
                        None, _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
     if not skipped:
-        assert runner.finish(staged)[0] == 12.5
+        assert runner.finish(staged).latency_us == 12.5
         return
     with pytest.raises(Failed) as failed:
         runner.finish(staged)
@@ -329,6 +331,33 @@ def test_on_a_gpu_a_kernel_that_copies_an_answer_kept_where_no_reset_reaches_is_
         return
     assert t.repeated_us < t.first_us / 3  # the copies: what judge v28 reported
     assert "timed by its first call on the timed inputs" in t.note and t.median_us == t.first_us
+
+
+def test_a_replay_that_writes_an_input_it_must_not_is_wrong_after_timing():
+    """Judge v33: a timed case has no check before its timing, where a candidate that wrote into
+    an argument it must leave alone was caught (`CaseRunner._untouched`); the replay's checked
+    call is held to it instead, its inputs against set V's values as sent."""
+    spec = operators.load("aten::add")
+    runner = CaseRunner(spec, None, "cpu")
+    case = next(c for c in spec.cases if c.tag == operators.CaseTag.SMOKE)
+    ref_in = draw_inputs(spec, case, 11, "cpu")
+    expected = runner.reference(spec.entry_of(case).name, dict(ref_in), case)
+    run = timing.Timing(median_us=12.5, spread=0.01, repeats=5, mode="eager")
+    outcomes = []
+    for scribbled in (False, True):
+        replayed = Replayed(run, expected.clone(), {k: v.clone() if isinstance(v, torch.Tensor) else v
+                                                    for k, v in ref_in.items()}, None)
+        finished = _Finished(replayed)
+        if scribbled:
+            replayed.inputs["other"].view(-1)[0] += 1  # after the check's copy of set V was taken
+        staged = TimedCase(case, Reply({"result": expected.clone()}, {}), dict(ref_in), dict(ref_in), None, finished)
+        try:
+            outcomes.append(runner.finish(staged).latency_us)
+        except Failed as failed:
+            outcomes.append((failed.status, failed.message))
+    assert outcomes[0] == 12.5
+    assert outcomes[1] == (Status.WRONG_OUTPUT, f"after timing, on fresh inputs: case {case.name}: the candidate "
+                           "modified its input other, which it must not")
 
 
 def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_is_wrong():

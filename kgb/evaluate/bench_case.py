@@ -17,9 +17,9 @@ import torch
 from kgb.evaluate import gpus, kernel_clock
 from kgb.evaluate.baseline import BaselineTiming, routine
 from kgb.evaluate.call_audit import CallAudit
-from kgb.evaluate.candidate_call import Redraw, Reply
+from kgb.evaluate.candidate_call import Redraw, Reply, ReplyTooLarge, output_bytes
 from kgb.evaluate.candidate_process import TurnOverrun
-from kgb.evaluate.correctness import compare_outputs, tensors_in
+from kgb.evaluate.correctness import clone_exact, compare_outputs, tensors_in
 from kgb.evaluate.draws import draw_inputs, timing_draws
 from kgb.evaluate.recording import Unreplayable
 from kgb.evaluate.staged_replay import Replayed, StagedReplay
@@ -82,6 +82,18 @@ class TimedCase:
         return self.replay.nbytes if isinstance(self.replay, StagedReplay) else 0
 
 
+@dataclasses.dataclass(frozen=True)
+class Finished:
+    """A timed case's outcome (`BenchCaseTiming.finish`)."""
+    latency_us: float | None  # the replay's median
+    baseline_us: float | None
+    timing_mode: str
+    latency_spread: float | None
+    timed_by: TimedBy
+    max_abs_err: float | None  # of the candidate process's answer on set V
+    max_rel_err: float | None
+
+
 def secret_seed() -> int:
     return random.SystemRandom().randrange(1 << 62)
 
@@ -116,10 +128,16 @@ class BenchCaseTiming:
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         seeds = (case.seed, secret_seed())
-        with self.exclusive.work(), self.phase("draw"):
-            drawn = timing_draws(spec, case, seeds, self.device)
-            timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
-            del drawn  # each set is freed once its last name below goes
+        with self.exclusive.work():
+            with self.phase("draw"):
+                drawn = timing_draws(spec, case, seeds, self.device)
+                timed, check, cand_t, cand_v = drawn.timed, drawn.check, drawn.cand_t, drawn.cand_v
+                del drawn  # each set is freed once its last name below goes
+            # What the reply may hold (candidate_call.ReplyBound): the reference's outputs on set
+            # T, whose answer is not set V's. Since judge v33 no check of the case before its
+            # timing told the candidate process a bench-sized bound.
+            with self.phase("reference"):
+                outputs = output_bytes(self.reference(entry.name, clone_exact(timed), case))
         # The process draws the sets itself from their seeds, with the spec the judge sent it:
         # hundreds of MB that would otherwise cross (kgb.evaluate.draws).
         redraw = Redraw(case.name, seeds) if self.candidate.has_spec else None
@@ -130,13 +148,16 @@ class BenchCaseTiming:
             written = list(tensors_in([v for n, v in cand_t.items() if n in spec.written_args]))
             try:
                 reply, sent, before = self.candidate.time(entry.name, entry.bind(cand_t), entry.bind(cand_v),
-                                                          written, redraw)
+                                                          written, redraw, outputs)
             except TurnOverrun as exc:
                 raise Failed(Status.TIMEOUT, f"case {case.name}: {exc}") from exc
+            except ReplyTooLarge as exc:
+                raise Failed(Status.REJECTED, f"case {case.name}: {exc}") from exc
         if then is not None:
             then()
         if (failure := reply.failure) is not None:
             raise Failed(failure[0], f"case {case.name}: {failure[1]}")
+        self.audit(reply, f"case {case.name}")  # its last call, as a checked call's (judge v33)
         baseline = None
         if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
             # on set T as drawn, which nothing else reads: a clone of it was one more copy of
@@ -216,9 +237,11 @@ class BenchCaseTiming:
             if s.baseline is not None:
                 s.baseline.turn = turn
 
-    def finish(self: CaseRunner, s: TimedCase) -> tuple[float | None, float | None, str, float | None, TimedBy]:
-        """(candidate median us, baseline median us, timing mode, spread, whose clock) of a
-        measured case, once the replay's and the candidate's last answers are judged."""
+    def finish(self: CaseRunner, s: TimedCase) -> Finished:
+        """A measured case's result, once the replay's and the candidate's last answers are
+        judged: since judge v33 the only check of a timed case (its inputs, the answer the
+        candidate process gives on them and the judge's replay of its GPU work all set V's,
+        drawn from a secret seed), where a check on the case's own seed came first before."""
         case, entry = s.case, self.spec.entry_of(s.case)
         if s.replay is None:
             raise _replay_error(case, Unreplayable("no replay was staged"))
@@ -232,7 +255,13 @@ class BenchCaseTiming:
                 ref_v, s.check = s.check, {}  # the reference's own now: nothing reads set V as drawn after it
                 expected = self.reference(entry.name, ref_v, case)
             with self.phase("compare"):
-                message, _, _ = self._compare(case, expected, s.reply.value["result"], ref_v, s.cand_t)
+                message, max_abs, max_rel = self._compare(case, expected, s.reply.value["result"], ref_v, s.cand_t)
+                if message:
+                    raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
+                self.note_elements(expected, ref_v)
+                # set V's values as sent, which the judge's calls never run on, against what the
+                # replay's checked call left in the arguments it must not write
+                message = self._untouched(case, s.replay.v_in, replayed.inputs)
                 if message:
                     raise Failed(Status.WRONG_OUTPUT, f"after timing, on fresh inputs: {message}")
                 message, _, _ = self._compare(case, expected, replayed.result, ref_v, replayed.inputs)
@@ -261,7 +290,8 @@ class BenchCaseTiming:
                                                         ("its timing", s.reply.sent_instead)) if reason]
         sent = f"; {SENT_NOT_DRAWN} ({'; '.join(why)})" if why else ""
         mode = t.mode + (f" ({t.note})" if t.note else "") + no_baseline + beside + sent
-        return t.median_us, base_us, mode, t.spread, TimedBy.FIRST_CALL if t.by_first_call else TimedBy.JUDGE
+        return Finished(t.median_us, base_us, mode, t.spread, TimedBy.FIRST_CALL if t.by_first_call else TimedBy.JUDGE,
+                        max_abs, max_rel)
 
     def _audit(self: CaseRunner) -> CallAudit:
         """The audit of a replay's calls: each call's digest, or some calls kept whole for a spec

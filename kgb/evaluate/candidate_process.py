@@ -246,14 +246,14 @@ class CandidateProcess:
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"), instead)
 
     def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict],
-             want_back: list[torch.Tensor], redraw: Redraw | None = None,
+             want_back: list[torch.Tensor], redraw: Redraw | None = None, outputs: int | None = None,
              ) -> tuple[Reply, tensor_storage.Storages, dict[int, torch.Tensor]]:
         """The reply (value: the result on set V and the recording), the storages sent under
         their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
         come back with what the candidate left in them. With `redraw`, the process is
-        asked to draw the sets itself (`_send_inputs`). Its outputs may take what the largest
-        of the calls before it were allowed (`_bound`): the judge checks a bench case before
-        it times it.
+        asked to draw the sets itself (`_send_inputs`). Its outputs may take `outputs` bytes
+        (the reference's on set T), or where not given what the largest of the calls before
+        it were allowed (`_bound`).
         Its calls run in the judge's work sections (`self.exclusive`), never beside a timing
         turn, and the transfers with the section let go of: the recorded call is timed by the
         judge's replay, in the judge's own turn."""
@@ -268,7 +268,7 @@ class CandidateProcess:
             # for meanwhile waits for the first call or for these, not for both.
             with exclusive.work():
                 codec.send(self.conn, "go", want=want)
-                bound = self._bound(sent, None)
+                bound = self._bound(sent, outputs)
                 msg = self._within_limit(lambda: self._receive(sent, bound))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=sent_instead), sent, before

@@ -137,7 +137,7 @@ class CaseRunner(BenchCaseTiming):
         with self.exclusive.work():
             with self.phase("compare"):
                 message, max_abs, max_rel = self._compare(case, expected, actual, ref_in, cand_in)
-                self.produced_elements |= _has_elements(expected, ref_in, spec)
+                self.note_elements(expected, ref_in)
                 if message is None:
                     message = self._untouched(case, pristine, cand_in)
             if message is None and self.device == "cpu" and spec.kernel_required and self.stored is not None:
@@ -151,6 +151,10 @@ class CaseRunner(BenchCaseTiming):
                 message = self._fresh_samples(case, entry.name, pristine, actual, cand_in, outputs)
         status = Status.CORRECT if message is None else Status.WRONG_OUTPUT
         return CaseResult(case.name, str(case.tag), status, message or "", max_abs, max_rel)
+
+    def note_elements(self, expected: Any, ref_in: dict) -> None:
+        """Whether some case's answer has elements, for the judgement's "launched no kernel"."""
+        self.produced_elements |= _has_elements(expected, ref_in, self.spec)
 
     def reference(self, entry: str, ref_in: dict, case: Case) -> Any:
         args, kwargs = self.spec.signatures[entry].bind(ref_in)

@@ -129,7 +129,16 @@ from enum import StrEnum
 # v32: that replay shuts the gate's door before it waits, so no new start or release begins while
 # those under way end; changes that overlapped without end kept it waiting its whole 3 s before
 # (session 55's H100). CPU verdicts are unchanged.
-JUDGE_VERSION = 32
+# v33: a case the judge times has no check of its own before its timing: its timing's checks
+# judge it, the candidate process's answer on set V (a draw from a secret seed) and the judge's
+# replay of its recorded GPU work on it, checked after the turn as before; that last call of the
+# candidate process is audited as a checked call is (PyTorch ops, Triton launches, hooks, values
+# read back to the host), its reply bounded by the reference's outputs on set T, and the replay's
+# checked call must leave the arguments it does not write as set V's values were sent. The check
+# on the case's own seed cost each bench case another draw, call, crossing of its outputs and
+# comparison. A bench case wrong on set V is `wrong_output` "after timing, on fresh inputs", as a
+# remembered answer was. CPU verdicts are unchanged.
+JUDGE_VERSION = 33
 
 
 class Status(StrEnum):
