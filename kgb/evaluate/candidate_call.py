@@ -34,8 +34,8 @@ MESSAGE_CHARS = 4000
 # What a reply's buffers may hold, known to the judge before it sends the call (ReplyBound):
 # the storages it sent, each back at most once with what the call left in it, and the
 # storages the call made, its outputs. The outputs' size is the reference's for the case,
-# computed before the checked call (CaseRunner.check); a timed call's are those of a bench
-# case checked before it (kgb.evaluate.judge checks every case first). A multiple of the
+# computed before the checked call (CaseRunner.check); a timed call's are the reference's on
+# the case's set T, computed before the call (BenchCaseTiming.stage, judge v33). A multiple of the
 # inputs alone would not do: factory ops are sent nothing and return up to 512 MB (arange's
 # bench-int64; full, empty_strided), new_ones 256 MB from a 4-byte tensor, and outputs
 # exceed their inputs many-fold elsewhere: affine_grid_generator's 100 MB grid from 384
