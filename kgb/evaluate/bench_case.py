@@ -105,11 +105,11 @@ class BenchCaseTiming:
     def stage(self: CaseRunner, case: Case, repeats: int, warmup: int,
               then: Callable[[], None] | None = None) -> TimedCase:
         """A bench case made ready for the timing turn; `measure` times staged cases in one
-        turn, then `finish` judges each and says its latency.
+        turn, then `finish` judges each and says its latency. Since judge v33 that is the
+        case's only check: it is not checked on its own seed first.
 
-        Since judge v33 this is the case's only check (`finish`): the case is not checked on its
-        own seed first. The candidate process rebuilds every input it receives, so the timed
-        calls never see the objects of its other cases. After them it makes one call that is recorded: the
+        The candidate process rebuilds every input it receives, so the timed calls never see
+        the objects of its other cases. After them it makes one call that is recorded: the
         judge replays that GPU work under its own clock (kgb.evaluate.replay) and judges the
         replay's answer on a fresh draw from a secret seed. Then it computes once more on
         that draw, loaded into the same buffers, and that output is judged here too, so an
@@ -119,14 +119,14 @@ class BenchCaseTiming:
         last call of it ends the process then: kgb.evaluate.bench_timing).
 
         So the process that checked the candidate times it too, once its checks are done,
-        though it has seen set T's values (the bench case's own seed, in its first call here,
-        and in a check until v33): an answer it remembers from there is right for set T only.
-        If its recorded call reads it, the replay gets set T's answer on set V's values; if
-        the call returns it, v14 poisons it first; and its own last answer on set V is
-        judged. (Until v15 a second candidate
-        process timed, which had seen no check input: one more CUDA context per evaluation to
-        start, on a host where starting them was what a sweep waited for; on the H200 a sweep
-        of 210 operators took 294 s without it where it took 427 s with it, session 30.)
+        though it has seen set T's values (the bench case's own seed: in its first call here,
+        and until v33 in the case's check): an answer it remembers from there is right for
+        set T only. If its recorded call reads it, the replay gets set T's answer on set V's
+        values; if the call returns it, v14 poisons it first; and its own last answer on set
+        V is judged. (Until v15 a second candidate process timed, which had seen no check
+        input: one more CUDA context per evaluation to start, on a host where starting them
+        was what a sweep waited for; on the H200 a sweep of 210 operators took 294 s without
+        it where it took 427 s with it, session 30.)
         """
         spec, entry = self.spec, self.spec.entry_of(case)
         seeds = (case.seed, secret_seed())
