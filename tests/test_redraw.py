@@ -260,7 +260,7 @@ LIAR = KERNEL + '''
 
 import sys
 
-_server = sys.modules["kgb.evaluate.candidate"]._Server
+_server = sys.modules["kgb.evaluate.candidate"].Server
 
 
 def _lying(self, draw):

@@ -2,10 +2,10 @@
 
 The judge forks it before touching the GPU, hands it one end of a socket pair, and from
 then on talks to it in messages (kgb.evaluate.codec): "load" the source, "call" an entry
-point on inputs the judge sends, "time" an entry point. The process confines itself
-(kgb.evaluate.sandbox) before it reads the candidate's source, so nothing the candidate
-does can reach the judge's reference, cases, comparison or verdict, other candidates,
-secrets or the network.
+point on inputs the judge sends, "time" an entry point (`Server`). The process confines
+itself (kgb.evaluate.sandbox; its start is kgb.evaluate.candidate_start) before it reads the
+candidate's source, so nothing the candidate does can reach the judge's reference, cases,
+comparison or verdict, other candidates, secrets or the network.
 
 What this process reports about the candidate (the ATen ops and Triton launches it made,
 its recording) is produced next to candidate code and is therefore an observation, not a
@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import gc
-import importlib
 import os
 import pickle
 import sys
@@ -30,7 +29,7 @@ from typing import Any
 
 import torch
 
-from kgb.evaluate import codec, cuda_waits, draws, launcher, tensor_storage
+from kgb.evaluate import codec, draws, launcher, tensor_storage
 from kgb.evaluate.bounds import call_inputs
 from kgb.evaluate.correctness import (
     fill_allocator_with_garbage,
@@ -38,12 +37,11 @@ from kgb.evaluate.correctness import (
     load_values,
     release_cached_memory,
 )
-from kgb.evaluate.integrity import audited, patch_launchers, recorded_by_profiler
+from kgb.evaluate.integrity import audited, recorded_by_profiler
 from kgb.evaluate.memory_file import Accepted, SealedOutbox
 from kgb.evaluate.op_watch import returned, set_source, watched
 from kgb.evaluate.provenance import stored_values, summarise
 from kgb.evaluate.recording import record
-from kgb.evaluate.sandbox import Applied, Limits, SandboxLevel, confine, die_with_parent, exit_after
 from kgb.evaluate.verdict import Status
 from kgb.operators import Spec, spec_from_text
 
@@ -147,7 +145,7 @@ def _say_when_compiling(conn: Connection, device: str) -> None:
     jit.JITFunction._do_compile = _do_compile
 
 
-class _Server:
+class Server:
     def __init__(self, conn: Connection, device: str, workspace: Path):
         self.conn, self.device, self.workspace = conn, device, workspace
         self.module: ModuleType | None = None
@@ -350,75 +348,3 @@ def snapshot(known: tensor_storage.Storages) -> dict[int, torch.Tensor]:
 def _unchanged(known: tensor_storage.Storages, before: dict[int, torch.Tensor]) -> frozenset[int]:
     return frozenset(sid for sid, s in known.by_id.items()
                      if sid in before and s.nbytes() == before[sid].numel() and torch.equal(tensor_storage.storage_bytes(s), before[sid]))
-
-
-def _warm_triton_driver() -> None:
-    """Build and load Triton's CUDA helper module before the sandbox closes. It is compiled
-    with the host's C compiler once per cache directory: the engine's shared one (trusted
-    code wrote it), not the candidate's own, which holds what evaluations of the same source
-    left there at most (kgb.evaluate.compile_cache)."""
-    own = os.environ.get("TRITON_CACHE_DIR")
-    shared = os.environ.get("KGB_DRIVER_CACHE")
-    if shared:
-        os.environ["TRITON_CACHE_DIR"] = shared
-    try:
-        import triton
-
-        driver = triton.runtime.driver.active
-        driver.utils  # noqa: B018 - the property compiles and loads the module
-        driver.get_current_device()
-    finally:
-        if own:
-            os.environ["TRITON_CACHE_DIR"] = own
-
-
-def _close_inherited(keep: int) -> None:
-    """Close every descriptor the fork inherited but its own socket, stdout and stderr: the
-    judge's and the engine's (the engine's order pipe on stdin among them), which are the
-    judge's to read and write, never the candidate's."""
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    top = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536
-    os.closerange(3, keep)
-    os.closerange(keep + 1, top)
-
-
-def run_forked(conn: Connection, device: str, workspace: Path, limits: Limits) -> None:
-    """The body of the forked candidate process; never returns."""
-
-    def serve() -> None:
-        os.setsid()
-        die_with_parent()
-        _close_inherited(keep=conn.fileno())
-        torch.set_num_threads(1)
-        readable: tuple[str, ...] = ()  # besides the sandbox's defaults
-        if device == "cuda":
-            cuda_waits.apply()
-            torch.cuda.init()
-            torch.empty(1, device="cuda")  # the context exists before the sandbox closes
-            draws.warm_up(device)
-            _warm_triton_driver()
-            if shared := os.environ.get("KGB_DRIVER_CACHE"):
-                launcher.read_judges_launchers(shared)
-                readable = (shared,)
-        else:
-            from kgb.evaluate.interpreter import prepare_interpreter
-
-            prepare_interpreter()
-        patch_launchers()
-        importlib.import_module("torch._dynamo")  # imported lazily by Tensor.movedim & co.: seconds, and files
-        with recorded_by_profiler():  # its first start spawns threads, which the sandbox refuses
-            torch.ones(1).add_(1)
-        import tempfile
-
-        tempfile.tempdir = str(workspace)  # compilers' scratch files (ptxas input) go to the workspace
-        if os.environ.get("KGB_SANDBOX") == "off":  # for diagnosing a new host; recorded on the verdict
-            applied = Applied(SandboxLevel.NONE, ["switched off with KGB_SANDBOX=off"])
-        else:
-            applied = confine(workspace, allow_exec=device != "cpu", limits=limits, extra_read=readable)
-        torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)  # no seed a candidate can predict
-        codec.send(conn, "ready", None, sandbox=str(applied.level), notes=applied.notes)
-        _Server(conn, device, workspace).serve()
-
-    exit_after(serve)

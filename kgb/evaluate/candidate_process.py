@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from kgb.evaluate import codec, leftovers, memory_file, tensor_storage
-from kgb.evaluate.candidate import run_forked, snapshot
+from kgb.evaluate.candidate import snapshot
 from kgb.evaluate.candidate_call import (
     DRAWN,
     RECEIVING,
@@ -31,6 +31,7 @@ from kgb.evaluate.candidate_call import (
     ReplyBound,
     ReplyTooLarge,
 )
+from kgb.evaluate.candidate_start import run_forked
 from kgb.evaluate.correctness import load_values
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.memory_file import Accepted
