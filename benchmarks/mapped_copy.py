@@ -40,10 +40,12 @@ from kgb.evaluate import memory_file, tensor_storage  # noqa: E402
 MADV_POPULATE_READ = 22  # Linux 5.14; Python's mmap module may not name it
 
 CUDA_HOST_REGISTER_READ_ONLY = 8
+# How the reader maps the file (flags, protection), and what it does before its copy: nothing,
+# "fill" the page table, or "lock" the pages for the GPU's copy engine (not on the CPU)
 READS = {
-    "private, read and write (the judge's)": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, False),
-    "private, read only": (mmap.MAP_PRIVATE, mmap.PROT_READ, False),
-    "shared, read only": (mmap.MAP_SHARED, mmap.PROT_READ, False),
+    "private, read and write (the judge's)": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, ""),
+    "private, read only": (mmap.MAP_PRIVATE, mmap.PROT_READ, ""),
+    "shared, read only": (mmap.MAP_SHARED, mmap.PROT_READ, ""),
     "private, read and write, page table filled first": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, "fill"),
     "private, read and write, locked for the GPU": (mmap.MAP_PRIVATE, mmap.PROT_READ | mmap.PROT_WRITE, "lock"),
 }

@@ -265,5 +265,6 @@ def views_alone(settings: EvalSettings) -> None:
         print("median per phase: " + ", ".join(f"{n} {statistics.median(v):.2f}" for n, v in
                                                  sorted(others.items(), key=lambda kv: -statistics.median(kv[1]))))
 
+
 if __name__ == "__main__":
     sys.exit(main())

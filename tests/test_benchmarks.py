@@ -527,3 +527,19 @@ def test_the_drain_model_cuts_only_the_split_kinds_of_section_at_their_cap():
     assert drain_model.modelled_drains(records, {}) == 1.0  # the comparison's last second
     assert drain_model.modelled_drains(records, {"compare": 0.1}) == 0.5  # then the candidate's call
     assert drain_model.modelled_drains(records, {"compare": 0.1, "candidate": 0.2}) == 0.2
+
+
+def test_the_mapped_copy_benchmark_reads_each_writers_sealed_file_every_way_it_can_on_the_host(monkeypatch, capsys):
+    """benchmarks/mapped_copy.py on the CPU: each writer's file, sealed, read through every
+    mapping the host can make (locking pages for a GPU's copy engine needs one) and through the
+    first mapping again, each a row of the table with its time."""
+    import mapped_copy
+
+    monkeypatch.setattr(sys, "argv", ["mapped_copy.py", "--device", "cpu", "--mb", "1", "--repeats", "1"])
+    assert mapped_copy.main() == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " s |" in line]
+    writers = ("off the GPU, pages not made", "off the GPU, pages made", "from the host, pages made")
+    reads = [n for n, (_, _, before) in mapped_copy.READS.items() if before != "lock"]
+    wanted = {f"onto the GPU: {r}; {w}" for r in reads + ["the first mapping again (its pages mapped)"] for w in writers}
+    assert wanted <= {row.split(" | ")[0].removeprefix("| ") for row in rows}
+    assert not any("locked" in row for row in rows)

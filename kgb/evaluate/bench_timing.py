@@ -145,8 +145,8 @@ def _record(results: list[CaseResult], case: Case, **fields: object) -> None:
     """A timed case's result, judged correct by its timing's checks (kgb.evaluate.bench_case).
     Since judge v33 a timed case has no check before them and its result starts here, but in a
     spec of bench cases alone, which are checked as its only cases."""
-    if any(r.name == case.name for r in results):
-        i = _index(results, case.name)
-        results[i] = dataclasses.replace(results[i], **fields)
-    else:
+    i = next((i for i, r in enumerate(results) if r.name == case.name), None)
+    if i is None:
         results.append(CaseResult(case.name, str(case.tag), Status.CORRECT, **fields))
+    else:
+        results[i] = dataclasses.replace(results[i], **fields)
