@@ -267,9 +267,9 @@ def test_the_gpu_check_refuses_a_host_without_a_gpu_and_writes_nothing(tmp_path)
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("script", ["clock_recovery.py", "steady_timing.py"])
+@pytest.mark.parametrize("script", ["clock_recovery.py", "steady_timing.py", "comparison.py"])
 def test_the_clock_benchmarks_refuse_a_host_without_a_gpu_and_the_clocks_say_none(tmp_path, script):
-    """benchmarks/clock_recovery.py and steady_timing.py time on a GPU: on a CPU host each says
+    """benchmarks/clock_recovery.py, steady_timing.py and comparison.py time on a GPU: on a CPU host each says
     so; and kgb.evaluate.nvml answers None where NVML is missing rather than raise."""
     import subprocess
 

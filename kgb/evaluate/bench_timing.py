@@ -47,23 +47,23 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
     ending = any(runner.known_baselines.get(c.name) is None for c in cases)
     for n, case in enumerate(cases):
         last = n + 1 == len(cases)
+        ender = _Ending(candidate, runner.quiet_gate) if last and ending else None
         # A replay that fails, or a baseline that breaks after one in its turn, fails the
         # candidate (kgb.evaluate.bench_case): no case of it stays correct unreplayed.
-        if last and ending:
-            ender = _Ending(candidate, runner.quiet_gate)
-            try:
-                staged.append(runner.stage(case, repeats, warmup, then=ender.start))
-            finally:
-                ender.join()  # reaped: nothing of it runs beside the baselines
-        else:
-            staged.append(runner.stage(case, repeats, warmup))
-        if not last and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
-            continue  # one turn for the next case too
-        if not last:
-            later += [s.case for s in staged if s.baseline is not None]
-            for s in staged:
-                s.baseline = None
-        runner.prepare_baselines([s.baseline for s in staged])
+        try:
+            staged.append(runner.stage(case, repeats, warmup, then=ender.start if ender else None))
+            if not last and sum(s.nbytes for s in staged) < TURN_BATCH_BYTES:
+                continue  # one turn for the next case too
+            if not last:
+                later += [s.case for s in staged if s.baseline is not None]
+                for s in staged:
+                    s.baseline = None
+            # The warm-ups may run while the process ends, as beside any judge's GPU work: they
+            # only decide whether a call is captured, which the turn decides again.
+            runner.prepare_baselines([s.baseline for s in staged])
+        finally:
+            if ender is not None:
+                ender.join()  # reaped: nothing of it runs beside the baselines' turn
         runner.measure(staged)
         for s in staged:
             f = runner.finish(s)
@@ -82,11 +82,11 @@ def time_bench_cases(runner: CaseRunner, candidate: CandidateProcess, cases: lis
 
 class _Ending:
     """The candidate process killed and reaped beside the judge, from its last reply on: its
-    CUDA context ends while the judge stages that call's replay, where the judge waited 0.05-0.11 s
-    for it to go in each view's judgement on an H100 (session 60's profile). The GPU's quiet
-    gate is held shared meanwhile, as around every process's end (kgb.evaluate.quiet_gate), by
-    this thread alone: the judge's own work may wait for a timing turn, which may wait for the
-    gate."""
+    CUDA context ends while the judge stages that call's replay and warms the baselines up, where
+    the judge waited 0.05-0.11 s for it to go after the replay in each view's judgement on an
+    H100 (session 60's profile). The GPU's quiet gate is held shared meanwhile, as around every
+    process's end (kgb.evaluate.quiet_gate), by this thread alone: the judge's own work may wait
+    for a timing turn, which may wait for the gate."""
 
     def __init__(self, candidate: CandidateProcess, gate: str | None):
         self.thread = threading.Thread(target=self._end, args=(candidate, gate), name="candidate end", daemon=True)

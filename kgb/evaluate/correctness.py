@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from kgb.evaluate import comparison_kernels
 from kgb.operators import Case, Spec, Tolerance, published_tolerance
 
 
@@ -131,7 +132,13 @@ def close_elements(a: torch.Tensor, e: torch.Tensor, tol: Tolerance) -> tuple[to
 def _compare_close(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Size,
                    tol: Tolerance) -> tuple[str | None, float | None, float | None]:
     """compare_tensor for flattened floating tensors, a chunk at a time: the counts and maxima
-    stay on the device until every chunk is queued, so the host waits at the end, not per chunk."""
+    stay on the device until every chunk is queued, so the host waits at the end, not per chunk.
+    A large one on a GPU is compared by one kernel instead (kgb.evaluate.comparison_kernels)."""
+    if comparison_kernels.fused(e):
+        found = comparison_kernels.closeness(a, e, tol.atol, tol.rtol)
+        if not found.outside:
+            return None, found.max_abs, found.max_rel
+        return _outside_message(what, a, e, shape, tol, found.outside, found.first), found.max_abs, found.max_rel
     bad, max_abs, max_rel = [], [], []
     for ca, ce in _chunks(a, e):
         ok, err, rel = close_elements(ca, ce, tol)
@@ -146,14 +153,15 @@ def _compare_close(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Siz
     start = first * CHUNK_ELEMENTS
     ok, _, _ = close_elements(a[start:start + CHUNK_ELEMENTS], e[start:start + CHUNK_ELEMENTS], tol)
     flat_index = start + int((~ok).nonzero()[0, 0])
+    return _outside_message(what, a, e, shape, tol, sum(per_chunk), flat_index), worst_abs, worst_rel
+
+
+def _outside_message(what: str, a: torch.Tensor, e: torch.Tensor, shape: torch.Size, tol: Tolerance,
+                     outside: int, flat_index: int) -> str:
     where = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat_index), shape))
-    return (
-        f"{what}: {sum(per_chunk)} of {e.numel()} elements outside tolerance "
-        f"(rtol {tol.rtol:g}, atol {tol.atol:.3g}); first at {_describe(where)}: "
-        f"got {_element(a[flat_index])}, expected {_element(e[flat_index])}",
-        worst_abs,
-        worst_rel,
-    )
+    return (f"{what}: {outside} of {e.numel()} elements outside tolerance "
+            f"(rtol {tol.rtol:g}, atol {tol.atol:.3g}); first at {_describe(where)}: "
+            f"got {_element(a[flat_index])}, expected {_element(e[flat_index])}")
 
 
 def _element(value: torch.Tensor) -> str:
@@ -163,8 +171,11 @@ def _element(value: torch.Tensor) -> str:
 
 def rms(t: torch.Tensor) -> float:
     """The root mean square of a tensor's finite values (0 if none): the scale that
-    tolerances grow with. Summed a chunk at a time, on the device, like the comparison."""
+    tolerances grow with. Summed a chunk at a time, on the device, like the comparison, or by
+    one kernel where the comparison takes one."""
     flat = t.detach().reshape(-1)
+    if comparison_kernels.fused(flat):
+        return comparison_kernels.root_mean_square(flat)
     wide = torch.complex128 if flat.is_complex() else torch.float64
     squares, counts = [], []
     for (chunk,) in _chunks(flat):

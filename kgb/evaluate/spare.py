@@ -49,8 +49,8 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
 def start(device: str, workspace: Path, limits: Limits, gate: str | None = None) -> CandidateProcess:
     """What a spare starts before its request (benchmarks/spare_memory.py measures what it
     holds): its candidate process, forked, confined and on the GPU, then this process's own
-    CUDA context, the judge's clock and the kernels its draws use; each start holding the
-    GPU's quiet gate shared (`gate`, kgb.evaluate.quiet_gate)."""
+    CUDA context, the judge's clock and the kernels its draws and comparisons use; each start
+    holding the GPU's quiet gate shared (`gate`, kgb.evaluate.quiet_gate)."""
     from kgb.evaluate import quiet_gate
     from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidate
 
@@ -59,12 +59,13 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
     if device == "cuda":
         import torch
 
-        from kgb.evaluate import draws, kernel_clock
+        from kgb.evaluate import comparison_kernels, draws, kernel_clock
 
         with quiet_gate.changing(gate):
             torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidate forked
             kernel_clock.warm_up()  # the judge's clock, ready before the request
             draws.warm_up(device)
+        comparison_kernels.warm_up(device)  # no start or release of memory: outside the gate
     return started
 
 

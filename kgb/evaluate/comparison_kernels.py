@@ -1,0 +1,151 @@
+"""The comparison's passes over a large floating tensor on a GPU, each fused into one Triton
+kernel of the judge's own (kgb.evaluate.correctness uses them).
+
+Done with PyTorch's ops, comparing an output widened to float64 took about 25 kernels per two
+million elements (`correctness.close_elements`, a chunk at a time), and the scale its tolerance
+grows with (`correctness.rms`) five more. Sixteen judges share a GPU, and their processes' kernels
+take turns on it: each of those thousands of small launches could wait for another process's
+slice of the GPU. In the first job on an H100 (session 62's trace) the comparisons' work sections
+summed 117.5 s, 343 of them over 0.1 s (70.5 s), up to 3.4 s, and a timing turn waited for one to
+end 65 times. Here a tensor takes one kernel, reading each element once, and a few small
+reductions of what its programs found.
+
+The arithmetic is the same as the ops': in float64, element by element, with the same
+comparisons (an element is outside tolerance where those ops say so). Two things can differ in
+the last bit of a float64: the tolerance's bound `atol + rtol * |e|` may be computed with one
+rounding where the ops round twice (a fused multiply-add), and the sum of squares behind the scale
+adds in another order. The bound and the sum are far from a float64's last bit of each other for
+any tolerance a spec publishes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import torch
+
+# What the kernels read: any other dtype (complex, float8, integers) is compared by the ops.
+FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# Below this many elements the ops' few launches cost less than this process's first use of a
+# kernel (its binary found in the cache and loaded, once per process and dtype).
+FUSED_FROM_ELEMENTS = 1 << 21
+BLOCK = 4096  # elements each program reads: one partial result per program
+
+
+@dataclasses.dataclass(frozen=True)
+class Closeness:
+    """What the comparison of two flat tensors found."""
+    outside: int  # elements outside tolerance
+    first: int | None  # the flat index of the first of them
+    max_abs: float  # NaN where any error is NaN, as the ops' max says
+    max_rel: float
+
+
+def fused(t: torch.Tensor) -> bool:
+    """Whether a tensor is compared here: a large floating one on a GPU."""
+    return t.device.type == "cuda" and t.dtype in FUSED_DTYPES and t.numel() >= FUSED_FROM_ELEMENTS
+
+
+def closeness(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> Closeness:
+    """`a` against `e`, both flat, of one dtype and length, on one GPU; each element's error
+    against the tolerance `atol + rtol * |e|` where `e` is finite, else `a` equal to `e` (or both
+    NaN). The errors where `e` is not finite count as 0 in the maxima."""
+    a, e = a.contiguous(), e.contiguous()
+    n = e.numel()
+    programs = _programs(n)
+    # float64 scalars from memory: a Python float argument would reach the kernel as a float32
+    params = torch.tensor([atol, rtol, 1e-30], dtype=torch.float64).to(e.device, non_blocking=True)
+    outside = torch.empty(programs, dtype=torch.int64, device=e.device)
+    first = torch.empty(programs, dtype=torch.int64, device=e.device)
+    nans = torch.empty(programs, dtype=torch.int64, device=e.device)
+    max_abs = torch.empty(programs, dtype=torch.float64, device=e.device)
+    max_rel = torch.empty(programs, dtype=torch.float64, device=e.device)
+    _kernels().close[(programs,)](a, e, params, n, outside, first, nans, max_abs, max_rel, BLOCK=BLOCK)
+    found = torch.stack([outside.sum().double(), first.min().double(), nans.sum().double(),
+                         max_abs.max(), max_rel.max()]).tolist()  # one wait for the GPU
+    count, first_at, nan_count, worst_abs, worst_rel = found
+    if nan_count:
+        worst_abs = worst_rel = math.nan
+    return Closeness(int(count), int(first_at) if count else None, worst_abs, worst_rel)
+
+
+def root_mean_square(t: torch.Tensor) -> float:
+    """The root mean square of a flat tensor's finite values, widened to float64; 0 if none."""
+    t = t.contiguous()
+    n = t.numel()
+    programs = _programs(n)
+    squares = torch.empty(programs, dtype=torch.float64, device=t.device)
+    counts = torch.empty(programs, dtype=torch.int64, device=t.device)
+    _kernels().squares[(programs,)](t, n, squares, counts, BLOCK=BLOCK)
+    total, finite = torch.stack([squares.sum(), counts.sum().double()]).tolist()
+    return math.sqrt(total / finite) if finite else 0.0
+
+
+def warm_up(device: str) -> None:
+    """Each kernel compiled (into the judges' Triton cache, once per host) and loaded for every
+    dtype it takes, with the specialisation most outputs get (a length that 16 divides): a
+    spare judge does it before its request, where a judge's first comparison would, inside a
+    work section that a timing turn may be waiting for."""
+    for dtype in FUSED_DTYPES:
+        x = torch.zeros(BLOCK, dtype=dtype, device=device)
+        closeness(x, x, 0.0, 0.0)
+        root_mean_square(x)
+
+
+def _programs(n: int) -> int:
+    return -(-n // BLOCK)
+
+
+@functools.cache
+def _kernels():
+    """The kernels, defined on first use: the judge imports Triton, a tool that only compares
+    on the CPU need not."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def close(a_ptr, e_ptr, params_ptr, n, outside_ptr, first_ptr, nans_ptr, max_abs_ptr, max_rel_ptr,
+              BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        a = tl.load(a_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        e = tl.load(e_ptr + offs, mask=inside, other=0.0).to(tl.float64)
+        atol = tl.load(params_ptr)
+        rtol = tl.load(params_ptr + 1)
+        floor = tl.load(params_ptr + 2)
+        magnitude = tl.abs(e)
+        finite = magnitude < float("inf")  # false for NaN too
+        err = tl.abs(a - e)
+        within = err <= atol + rtol * magnitude  # false where err is NaN
+        same = (a == e) | ((a != a) & (e != e))
+        ok = tl.where(finite, within, same) | (offs >= n)
+        counted = finite & inside
+        err = tl.where(counted, err, 0.0)
+        rel = tl.where(counted, err / tl.maximum(magnitude, floor), 0.0)
+        nan = err != err
+        tl.store(outside_ptr + pid, tl.sum((ok == 0).to(tl.int64), axis=0))
+        tl.store(first_ptr + pid, tl.min(tl.where(ok, n, offs), axis=0))
+        tl.store(nans_ptr + pid, tl.sum(nan.to(tl.int64), axis=0))
+        tl.store(max_abs_ptr + pid, tl.max(tl.where(nan, 0.0, err), axis=0))
+        tl.store(max_rel_ptr + pid, tl.max(tl.where(rel != rel, 0.0, rel), axis=0))
+
+    @triton.jit
+    def squares(x_ptr, n, squares_ptr, counts_ptr, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        magnitude = tl.abs(tl.load(x_ptr + offs, mask=inside, other=0.0).to(tl.float64))
+        finite = (magnitude < float("inf")) & inside
+        tl.store(squares_ptr + pid, tl.sum(tl.where(finite, magnitude * magnitude, 0.0), axis=0))
+        tl.store(counts_ptr + pid, tl.sum(finite.to(tl.int64), axis=0))
+
+    return _Kernels(close, squares)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Kernels:
+    close: object
+    squares: object

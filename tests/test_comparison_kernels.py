@@ -1,0 +1,78 @@
+"""The judge's fused comparison (kgb.evaluate.comparison_kernels) against the ops it stands in
+for (kgb.evaluate.correctness), run by Triton's interpreter: on a GPU the judge compares large
+outputs with it, and a verdict must not depend on which of the two compared."""
+
+import os
+import subprocess
+import sys
+
+SCRIPT = r"""
+import math
+import torch
+from kgb.evaluate import comparison_kernels as ck
+from kgb.evaluate.correctness import close_elements
+from kgb.operators import Tolerance
+
+def ops_rms(t):
+    m = t.double().abs()
+    finite = torch.isfinite(m)
+    n = int(finite.sum())
+    return math.sqrt(float(torch.where(finite, m, 0.0).square().sum()) / n) if n else 0.0
+
+def same(x, y):
+    return (math.isnan(x) and math.isnan(y)) or x == y
+
+g = torch.Generator().manual_seed(11)
+n = 2 * ck.BLOCK + 123  # the last program's block only partly inside
+specials = [float("nan"), float("inf"), float("-inf"), 0.0, 1e-30, -0.0]
+checked = 0
+for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+    for noise in (0.0, 1e-4, 3e-2):
+        e = torch.randn(n, generator=g, dtype=torch.float64).to(dtype)
+        a = (e.double() + noise * torch.randn(n, generator=g, dtype=torch.float64)).to(dtype)
+        if noise:
+            # special values where both, or one, hold them: matched exactly where e is not finite
+            spots = torch.randint(0, n, (24,), generator=g).tolist()
+            for i, at in enumerate(spots):
+                v = specials[i % len(specials)]
+                if i % 3 == 0:
+                    a[at] = e[at] = v
+                elif i % 3 == 1:
+                    e[at] = v
+                else:
+                    a[at] = v
+        for tol in (Tolerance(rtol=1e-2, atol=1e-3), Tolerance(rtol=1.6e-2, atol=1e-5)):
+            ok, err, rel = close_elements(a, e, tol)
+            got = ck.closeness(a, e, tol.atol, tol.rtol)
+            outside = int((~ok).sum())
+            assert got.outside == outside, (dtype, noise, got, outside)
+            assert got.first == (int((~ok).nonzero()[0, 0]) if outside else None), (dtype, noise, got)
+            assert same(got.max_abs, err.max().item()), (dtype, noise, got, err.max().item())
+            assert same(got.max_rel, rel.max().item()), (dtype, noise, got, rel.max().item())
+            checked += 1
+        # summed in another order: equal but for a float64's last bits
+        assert math.isclose(ck.root_mean_square(e), ops_rms(e), rel_tol=1e-12), (dtype, ck.root_mean_square(e))
+assert ck.root_mean_square(torch.full((5,), float("nan"))) == 0.0
+ck.warm_up("cpu")  # every dtype it takes, compiled and run
+print("compared", checked)
+"""
+
+
+def test_the_fused_comparison_finds_what_the_ops_find():
+    """Every dtype it takes, with NaN, infinities, zeros and tiny values in either tensor:
+    the same count outside tolerance, the same first index, the same maxima (NaN where an
+    error is NaN), the same scale but for its last bits."""
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "compared 24"
+
+
+def test_only_large_floating_tensors_on_a_gpu_are_fused():
+    import torch
+
+    from kgb.evaluate.comparison_kernels import FUSED_FROM_ELEMENTS, fused
+
+    meta = torch.empty(FUSED_FROM_ELEMENTS, device="meta")
+    assert not fused(meta)  # only a GPU's
+    assert not fused(torch.empty(FUSED_FROM_ELEMENTS))  # the host's
