@@ -204,12 +204,12 @@ def cpu_as_gpu(monkeypatch):
     clock, there is no L2 to flush, no CUDA graph, no kernel clock and no GPU clocks to wait for."""
     import torch
 
-    from kgb.evaluate import timing
+    from kgb.evaluate import l2_flush, timing
 
     monkeypatch.setattr(torch.cuda, "Event", _Event)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
     monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: None)
-    monkeypatch.setattr(timing, "_FLUSHES", {True: lambda: None, False: lambda: None})
+    monkeypatch.setattr(l2_flush, "_FLUSHES", {True: lambda: None, False: lambda: None})
     monkeypatch.setattr(timing, "capture", lambda fn, flush=None: "no CUDA graphs on the CPU")
     monkeypatch.setattr(timing, "KernelClock", _NoClock)
     monkeypatch.setattr(timing.nvml, "wait_for_clocks", lambda: 0.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from kgb.evaluate import stopping_rule, timing
+from kgb.evaluate import l2_flush, stopping_rule, timing
 
 
 def _source(draw):
@@ -92,8 +92,8 @@ def test_the_judges_protocol_flushes_the_l2_by_reading(monkeypatch):
         def __init__(self, reading: bool):
             self.reading = reading
 
-    monkeypatch.setattr(timing, "L2Flush", Flush)
-    monkeypatch.setattr(timing, "_FLUSHES", {})
+    monkeypatch.setattr(l2_flush, "L2Flush", Flush)
+    monkeypatch.setattr(l2_flush, "_FLUSHES", {})
     monkeypatch.setattr(timing, "_timed", lambda fn, flush, n, clock=None, **around_each: [1.0] * n)
     used = {protocol: timing.prepare(lambda: None, warmup=2, protocol=protocol, no_graph_because="no GPU here").flush
             for protocol in timing.Protocol}
