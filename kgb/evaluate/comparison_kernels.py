@@ -14,8 +14,8 @@ The arithmetic is the same as the ops': in float64, element by element, with the
 comparisons (an element is outside tolerance where those ops say so). Two things can differ in
 the last bit of a float64: the tolerance's bound `atol + rtol * |e|` may be computed with one
 rounding where the ops round twice (a fused multiply-add), and the sum of squares behind the scale
-adds in another order. The bound and the sum are far from a float64's last bit of each other for
-any tolerance a spec publishes.
+adds in another order. An element's verdict could differ only where its error lies within a
+float64's last bit of its bound.
 """
 
 from __future__ import annotations
