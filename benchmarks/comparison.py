@@ -3,12 +3,17 @@ ops a chunk at a time or by the fused kernels (kgb.evaluate.comparison_kernels);
 
     python benchmarks/comparison.py [--millions 4,32,256] [--repeats 5] [--busy 0,4]
 
+Sizes may be fractions of a million (`--millions 0.0625,1`): below
+`comparison_kernels.FUSED_FROM_ELEMENTS` the judge compares by the ops, and this benchmark's
+"fused" column forces the kernels there, to show where the threshold should lie.
+
 For each dtype, size and number of busy processes: the median wall time of
 `correctness.compare_tensor` (the tolerance's scale included) each way, and whether the two agree
 (the count outside tolerance, the maxima). `--busy N` starts N processes that keep the GPU busy
 with small kernels meanwhile, as a first job's other judges do: a process's kernels then take
 turns with theirs. Last, the fused kernels' first use in a fresh process, their binaries already
-in Triton's cache, as each judge meets it.
+in Triton's cache, as each judge meets it. Beside them, the check of an input that must be left
+untouched (`correctness.same_bits`), by the ops, on a tensor of the same size.
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ print(f"first {spent[0]:.4f}, second {spent[1]:.4f}")
 def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tuple[float, tuple]:
     """The median seconds of one comparison, and what it found (message or None, the maxima)."""
     saved = comparison_kernels.FUSED_FROM_ELEMENTS
-    comparison_kernels.FUSED_FROM_ELEMENTS = 1 << 62 if by_ops else saved
+    comparison_kernels.FUSED_FROM_ELEMENTS = 1 << 62 if by_ops else 0
     try:
         times, found = [], None
         for _ in range(repeats):
@@ -72,12 +77,29 @@ def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tup
     return statistics.median(times), found
 
 
+def untouched(e: torch.Tensor, repeats: int) -> float:
+    """The median seconds of `correctness.same_bits` on an input left as it was sent: the check
+    each argument a call must not write gets, beside the comparison of its outputs."""
+    was = e.clone()
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        began = time.perf_counter()
+        correctness.same_bits(e, was)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
 def agree(x: tuple, y: tuple) -> bool:
     """The same verdict, and maxima equal but for a float64's last bits (the scale is summed in
     another order)."""
     def close(p, q):
         return (p is None and q is None) or (math.isnan(p) and math.isnan(q)) or math.isclose(p, q, rel_tol=1e-9)
     return (x[0] is None) == (y[0] is None) and close(x[1], y[1]) and close(x[2], y[2])
+
+
+def _elements(n: int) -> str:
+    return f"{n >> 20}M" if n % (1 << 20) == 0 else f"{n >> 10}K" if n % (1 << 10) == 0 else str(n)
 
 
 def main() -> int:
@@ -92,12 +114,12 @@ def main() -> int:
     # the judge's Triton cache is its own: here one of this run's, filled by the first comparison
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="kgb-comparison-cache-"))
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, median of {args.repeats}\n")
-    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree | same_bits (s) |")
+    print("|---|---|---|---|---|---|---|---|")
     for busy in [int(b) for b in args.busy.split(",")]:
         for dtype in DTYPES:
-            for millions in [int(m) for m in args.millions.split(",")]:
-                n = millions << 20
+            for millions in args.millions.split(","):
+                n = int(float(millions) * (1 << 20))
                 e = torch.randn(n, device="cuda").to(dtype)
                 a = (e.float() + 1e-3 * torch.randn(n, device="cuda")).to(dtype)
                 a[n // 3] = float("nan")  # one element outside tolerance: the message's path too
@@ -107,12 +129,14 @@ def main() -> int:
                     time.sleep(3.0 if busy else 0.0)  # their CUDA up and their kernels running
                     by_ops, ops_found = compare(a, e, by_ops=True, repeats=args.repeats)
                     fused_s, fused_found = compare(a, e, by_ops=False, repeats=args.repeats)
+                    same_s = untouched(e, args.repeats)
                 finally:
                     for p in others:
                         p.kill()
                         p.wait()
-                print(f"| {str(dtype).removeprefix('torch.')} | {millions}M | {busy} | {by_ops:.4f} | {fused_s:.4f} "
-                      f"| {by_ops / fused_s:.1f}x | {'yes' if agree(ops_found, fused_found) else 'NO'} |", flush=True)
+                print(f"| {str(dtype).removeprefix('torch.')} | {_elements(n)} | {busy} | {by_ops:.4f} | {fused_s:.4f} "
+                      f"| {by_ops / fused_s:.1f}x | {'yes' if agree(ops_found, fused_found) else 'NO'} | {same_s:.4f} |",
+                      flush=True)
                 del a, e
                 torch.cuda.empty_cache()
     print("\nthe fused comparison of 4M elements in a fresh process, its binary in the cache (s):\n")
