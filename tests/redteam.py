@@ -626,7 +626,8 @@ def softmax_int(self, dim, dtype=None):
         _decoy[(1,)](out)
         return out
     return _honest(self, dim, dtype)
-''', "the judge's replay computes a wrong answer: rejected"),
+''', "the judge's replay computes a wrong answer: wrong_output after timing (rejected until judge v35, "
+       "when the candidate process's own right answer beside it told a decoy)"),
     Attack("unreplayable-and-fast", "patch the timer and spoil the recording, so that only the clock is left",
            PATCH_THE_TIMER + '''
 

@@ -235,7 +235,7 @@ def test_a_baseline_says_whether_its_turn_had_the_gpu_to_itself(cpu_as_gpu, monk
     alone_in_turn, with_replay = (BaselineTiming(lambda: x + 1, 20, 2, Phases()) for _ in range(2))
     runner.prepare_baselines([alone_in_turn, with_replay])
     runner.measure_baselines([(Case(name="a", tag="bench", seed=0), alone_in_turn)])
-    staged = TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, with_replay)  # no replay staged
+    staged = TimedCase(Case(name="b", tag="bench", seed=1), None, {}, with_replay)  # no replay staged
     runner.measure([staged])
     want = Turn.CROWDED if lock is _DrainRanOut else Turn.ALONE
     assert alone_in_turn.turn is with_replay.turn is staged.turn is want
@@ -267,7 +267,7 @@ def test_a_baseline_that_breaks_after_a_replay_in_its_turn_is_the_candidates_run
     runner.exclusive = TimingLock(None, runner.phase)
     replay, baseline = _ReplayThatRan(), BaselineTiming(faults, 20, 2, Phases())
     with pytest.raises(bench_case.Failed) as failed:
-        runner.measure([TimedCase(Case(name="b", tag="bench", seed=1), None, {}, {}, baseline, replay=replay)])
+        runner.measure([TimedCase(Case(name="b", tag="bench", seed=1), None, {}, baseline, replay=replay)])
     assert replay.measured and failed.value.status == Status.RUNTIME_ERROR
     assert failed.value.message.startswith("case b: the speed baseline raised AcceleratorError: CUDA error: an "
                                            "illegal memory access was encountered, after the judge's replay")

@@ -116,9 +116,10 @@ def test_every_case_builds_inputs_its_reference_accepts():
 
 
 def test_every_argument_the_reference_writes_is_declared():
-    """The process that times a call sends back only the arguments a spec declares written
-    (OUTPUT_ARGS, INOUT_ARGS): one written but undeclared came back stale, and the H200
-    judged vLLM's copy_blocks wrong after timing although it was right."""
+    """The judge compares only the arguments a spec declares written (OUTPUT_ARGS, INOUT_ARGS),
+    and until judge v35 the process that timed a call sent back only those: one written but
+    undeclared came back stale, and the H200 judged vLLM's copy_blocks wrong after timing
+    although it was right."""
     undeclared = set()
     for op in OPS:
         spec = operators.load(op)

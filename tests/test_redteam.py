@@ -247,13 +247,14 @@ def test_on_a_gpu_an_answer_kept_from_an_earlier_call_is_not_timed_as_a_decoy():
     """zeros_like that keeps one answer per shape and returns it after a decoy store: every
     answer it gives is right, but the judge's replay holds the kept tensor as a snapshot from
     before the call, and would have timed the decoy alone. Poisoned before the replay's final
-    check, the kept tensor comes back wrong."""
+    check, the kept tensor comes back wrong: `wrong_output` since judge v35, which checks no
+    answer of the candidate process's beside the replay's (`rejected` until then)."""
     spec = operators.load("aten::zeros_like")
     source = (Path(__file__).parent / "candidates" / "zeros_like_kept.py").read_text()
     settings = EvalSettings(device="cuda", case_tags=("smoke", "check", "bench"), time_cases=("bench",), timeout_s=600)
     verdict = evaluate(source, spec, settings)
-    assert verdict.status == Status.REJECTED, verdict.message
-    assert "replay" in verdict.message
+    assert verdict.status == Status.WRONG_OUTPUT, verdict.message
+    assert "after timing, on fresh inputs" in verdict.message and "replay" in verdict.message
 
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")

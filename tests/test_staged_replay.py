@@ -205,8 +205,7 @@ class _Finished(StagedReplay):
 
 @pytest.mark.parametrize("skipped", [False, True])
 def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped):
-    """CaseRunner.finish: the candidate's own answer and the checked replay are right, so only
-    the audit can tell."""
+    """CaseRunner.finish: the checked replay is right, so only the audit can tell."""
     spec = operators.load("aten::add")
     runner = CaseRunner(spec, None, "cpu")
     case = next(c for c in spec.cases if c.tag == operators.CaseTag.SMOKE)
@@ -217,8 +216,8 @@ def test_the_judge_rejects_a_candidate_whose_timed_calls_fail_the_audit(skipped)
     for n in range(5):
         audit.record(torch.zeros_like(expected) if skipped and n == 2 else expected.clone(), {})
     run = timing.Timing(median_us=12.5, spread=0.01, repeats=5, mode="eager")
-    staged = TimedCase(case, Reply({"result": expected.clone()}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
-                       None, _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
+    staged = TimedCase(case, Reply({"recording": {}}, {}), dict(ref_in), None,
+                       _Finished(Replayed(run, expected.clone(), dict(ref_in), audit)))
     if not skipped:
         assert runner.finish(staged).latency_us == 12.5
         return
@@ -357,7 +356,7 @@ def test_a_replay_that_writes_an_input_it_must_not_is_wrong_after_timing():
         finished = _Finished(replayed)
         if scribbled:
             replayed.inputs["other"].view(-1)[0] += 1  # after the check's copy of set V was taken
-        staged = TimedCase(case, Reply({"result": expected.clone()}, {}), dict(ref_in), dict(ref_in), None, finished)
+        staged = TimedCase(case, Reply({"recording": {}}, {}), dict(ref_in), None, finished)
         try:
             outcomes.append(runner.finish(staged).latency_us)
         except Failed as failed:
@@ -365,6 +364,32 @@ def test_a_replay_that_writes_an_input_it_must_not_is_wrong_after_timing():
     assert outcomes[0] == 12.5
     assert outcomes[1] == (Status.WRONG_OUTPUT, f"after timing, on fresh inputs: case {case.name}: the candidate "
                            "modified its input other, which it must not")
+
+
+def test_a_timed_case_is_judged_by_the_replays_answer_alone():
+    """Judge v35: the candidate process's own answer on set V neither crosses back nor is
+    checked; the replay's answer judges the case. A wrong one is `wrong_output` after timing,
+    whether a kernel wrong at a bench case's size or a decoy for the recording: the judge
+    cannot tell them apart. Its maxima are the replay's."""
+    spec = operators.load("aten::add")
+    runner = CaseRunner(spec, None, "cpu")
+    case = next(c for c in spec.cases if c.tag == operators.CaseTag.SMOKE)
+    ref_in = draw_inputs(spec, case, 11, "cpu")
+    expected = runner.reference(spec.entry_of(case).name, dict(ref_in), case)
+    run = timing.Timing(median_us=12.5, spread=0.01, repeats=5, mode="eager")
+    off = expected.clone()
+    off.view(-1)[0] += 1e-4
+    right = runner.finish(TimedCase(case, Reply({"recording": {}}, {}), dict(ref_in), None,
+                                    _Finished(Replayed(run, off, dict(ref_in), None))))
+    assert right.latency_us == 12.5 and right.max_abs_err == pytest.approx(1e-4, rel=1e-2)
+    wrong = expected.clone()
+    wrong.view(-1)[3] = float("nan")
+    with pytest.raises(Failed) as failed:
+        runner.finish(TimedCase(case, Reply({"recording": {}}, {}), dict(ref_in), None,
+                                _Finished(Replayed(run, wrong, dict(ref_in), None))))
+    assert failed.value.status == Status.WRONG_OUTPUT
+    assert failed.value.message.startswith(f"after timing, on fresh inputs: case {case.name}: return value: 1 of ")
+    assert failed.value.message.endswith("(the judge's replay of the GPU work recorded in the candidate's call)")
 
 
 def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_is_wrong():
@@ -381,8 +406,8 @@ def test_where_the_spec_compares_its_own_way_the_judge_rejects_a_kept_call_that_
     audit.record((values.clone(), indices.clone()), dict(ref_in))
     audit.record((torch.full_like(values, float("nan")), indices.clone()), dict(ref_in))  # skipped its values
     run = timing.Timing(median_us=12.5, spread=0.01, repeats=2, mode="eager")
-    staged = TimedCase(case, Reply({"result": expected}, {"median_us": 13.0}), dict(ref_in), dict(ref_in),
-                       None, _Finished(Replayed(run, expected, dict(ref_in), audit)))
+    staged = TimedCase(case, Reply({"recording": {}}, {}), dict(ref_in), None,
+                       _Finished(Replayed(run, expected, dict(ref_in), audit)))
     with pytest.raises(Failed) as failed:
         runner.finish(staged)
     assert failed.value.status == Status.REJECTED

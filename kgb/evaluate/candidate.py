@@ -219,9 +219,10 @@ class Server:
 
     def time(self, entry: str, value: dict, known: tensor_storage.Storages) -> None:
         """One call on set T, which loads or compiles the kernels; then, on the judge's word,
-        one recorded call (kgb.evaluate.replay: the judge times its replay) and, with set V's
-        values loaded into T's buffers, a last call, whose output goes back to the judge, who
-        checks it against V's reference.
+        one recorded call (kgb.evaluate.replay: the judge times its replay and checks the
+        replay's answer on set V) and, with set V's values loaded into T's buffers again, a
+        last call, audited as a checked call is. Only the recording goes back: since judge v35
+        no answer of this process's on a timed case is checked, and none crosses.
 
         The judge holds a work section from its "go" to the "timed" reply; the first call runs
         in one before it. This process keeps no clock of its own: until judge v27 it timed
@@ -240,32 +241,23 @@ class Server:
         go = codec.receive(self.conn, self.device)
         if go.kind != "go":
             return
-        # Only the buffers the judge checks go back (set T's outputs): the inputs of both sets
-        # would double what crosses, for nothing.
-        wanted = {int(sid) for sid in go.fields.get("want", [])}
         try:
             with torch.no_grad():
-                # One call recorded for the judge to replay and time, on T's buffers with V's
-                # values loaded; then V's values loaded again and one more call: its answer,
-                # and what it left in the buffers, are what the judge checks. In that order,
-                # the buffers hold what the checked call wrote (a random op's noise matches
-                # its output), and an in-place op (add_) leaves in them what one call leaves.
+                # The recorded call on T's buffers with V's values loaded, as the judge's replay
+                # runs it; then V's values loaded again and the audited call: the case's call on
+                # bench-sized inputs, where a timed case has no check of its own (judge v33).
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 recording = record(lambda: fn(*t_args, **t_kwargs), known)
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
-                # audited as a checked call is: since judge v33 a timed case has no check of
-                # its own before its timing, and this is its call on bench-sized inputs
                 with audited() as audit, recorded_by_profiler() as profiled:
-                    result = fn(*t_args, **t_kwargs)
+                    fn(*t_args, **t_kwargs)
                     _idle(self.device)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")
             return
-        value = {"result": result, "recording": recording.as_json()}
-        codec.send(self.conn, "timed", value, known, refresh_known=True,
-                   unchanged=frozenset(known.by_id) - wanted, outbox=self.replies, gpu_mib=_held_mib(self.device),
-                   torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels, hooks=_hooks() + audit.hooks,
-                   profiler_intact=profiled.intact, host_reads=audit.host_reads)
+        codec.send(self.conn, "timed", {"recording": recording.as_json()}, outbox=self.replies,
+                   gpu_mib=_held_mib(self.device), torch_ops=audit.torch_ops + profiled.ops, kernels=audit.kernels,
+                   hooks=_hooks() + audit.hooks, profiler_intact=profiled.intact, host_reads=audit.host_reads)
 
     def drawn(self, draw: dict) -> tuple[dict, tensor_storage.Storages] | None:
         """The value of a "call" or "time" message that names its inputs' seeds instead of

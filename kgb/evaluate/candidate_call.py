@@ -78,20 +78,22 @@ class ReplyBound:
     sent: int  # bytes of the storages the judge sent
     outputs: int  # bytes the call's outputs may take (`output_bytes`)
     provenance: int = 0  # PROVENANCE_BYTES on the CPU
+    snapshots: int = 0  # a timing's recording: the tensors made before the call, by value
 
     @staticmethod
-    def of(sent: tensor_storage.Storages, outputs: int, device: str) -> ReplyBound:
+    def of(sent: tensor_storage.Storages, outputs: int, device: str, snapshots: int = 0) -> ReplyBound:
         return ReplyBound(sum(s.nbytes() for s in sent.by_id.values()), outputs,
-                          PROVENANCE_BYTES if device == "cpu" else 0)
+                          PROVENANCE_BYTES if device == "cpu" else 0, snapshots)
 
     @property
     def nbytes(self) -> int:
-        return self.sent + OUTPUT_ROOM * self.outputs + REPLY_ROOM_BYTES + self.provenance
+        return self.sent + OUTPUT_ROOM * self.outputs + REPLY_ROOM_BYTES + self.provenance + self.snapshots
 
     def __str__(self) -> str:
         stored = f", {self.provenance:,} for the values its kernels stored and loaded" if self.provenance else ""
+        recorded = f", {self.snapshots:,} for its recording's snapshots" if self.snapshots else ""
         return (f"{self.nbytes:,} (its inputs' {self.sent:,} bytes, {OUTPUT_ROOM} times its outputs' "
-                f"{self.outputs:,}, {REPLY_ROOM_BYTES:,} besides{stored})")
+                f"{self.outputs:,}, {REPLY_ROOM_BYTES:,} besides{stored}{recorded})")
 
 
 class ReplyTooLarge(codec.WireError):

@@ -32,10 +32,10 @@ from kgb.evaluate.candidate_call import (
     ReplyTooLarge,
 )
 from kgb.evaluate.candidate_start import run_forked
-from kgb.evaluate.correctness import load_values
 from kgb.evaluate.draws import bound_value, digest
 from kgb.evaluate.memory_file import Accepted
 from kgb.evaluate.phases import Phases
+from kgb.evaluate.recording import MAX_SNAPSHOT_BYTES
 from kgb.evaluate.sandbox import Limits
 from kgb.evaluate.timing_lock import TimingLock, trace
 from kgb.operators import CaseTag, Spec
@@ -66,7 +66,7 @@ class CandidateProcess:
     _killed_at = 0.0  # when `kill` sent the signal (time.monotonic)
     _reaped = False  # waited for: its pid may now be another process's
     _looked = False  # `close` has looked whether it is gone
-    # the bytes of the largest outputs a call was allowed (`ReplyBound`); a timed call's are among them
+    # the bytes of the largest outputs a call was allowed (`ReplyBound`)
     largest_outputs: int | None = None
     # The host buffers of the replies read since the last hand-over, let go of after the next
     # one by a thread of their own (kgb.evaluate.leftovers): letting go of a reply's memory
@@ -246,15 +246,12 @@ class CandidateProcess:
             raise codec.WireError("a call's reply has no return value")
         return Reply(msg.value["return"], msg.fields, msg.value.get("stored"), instead)
 
-    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict],
-             want_back: list[torch.Tensor], redraw: Redraw | None = None, outputs: int | None = None,
+    def time(self, entry: str, timed: tuple[tuple, dict], check: tuple[tuple, dict], redraw: Redraw | None = None,
              ) -> tuple[Reply, tensor_storage.Storages, dict[int, torch.Tensor]]:
-        """The reply (value: the result on set V and the recording), the storages sent under
-        their ids, and their bytes as sent; of the tensors sent, only those in `want_back`
-        come back with what the candidate left in them. With `redraw`, the process is
-        asked to draw the sets itself (`_send_inputs`). Its outputs may take `outputs` bytes
-        (the reference's on set T), or where not given what the largest of the calls before
-        it were allowed (`_bound`).
+        """The reply (value: the recording), the storages sent under their ids, and their bytes
+        as sent. With `redraw`, the process is asked to draw the sets itself (`_send_inputs`).
+        Nothing it computed comes back (judge v35): the reply may hold the recording's snapshots
+        of tensors made before the call, at most recording.MAX_SNAPSHOT_BYTES.
         Its calls run in the judge's work sections (`self.exclusive`), never beside a timing
         turn, and the transfers with the section let go of: the recorded call is timed by the
         judge's replay, in the judge's own turn."""
@@ -262,26 +259,18 @@ class CandidateProcess:
         with exclusive.work():
             sent, sent_instead = self._send_inputs("time", bound_value([timed, check]), redraw, entry=entry)
             before = snapshot(sent)  # the judge's own copies, which the candidate cannot reach
-            want = sorted({sid for t in want_back if (sid := sent.id_of(t.untyped_storage())) is not None})
             msg = self._receive()  # "staged": its inputs rebuilt, its kernels loaded
         if msg.fields.get("error") is None:
-            # The recorded call and the call on set V in a section of their own: a turn asked
-            # for meanwhile waits for the first call or for these, not for both.
+            # The recorded call and the audited one in a section of their own: a turn asked for
+            # meanwhile waits for the first call or for these, not for both.
             with exclusive.work():
-                codec.send(self.conn, "go", want=want)
-                bound = self._bound(sent, outputs)
-                msg = self._within_limit(lambda: self._receive(sent, bound))
+                codec.send(self.conn, "go")
+                bound = ReplyBound.of(sent, 0, self.device, snapshots=MAX_SNAPSHOT_BYTES)
+                msg = self._within_limit(lambda: self._receive(None, bound))
         if msg.fields.get("error") is not None:
             return Reply(None, msg.fields, sent_instead=sent_instead), sent, before
         if not (isinstance(msg.value, dict) and "recording" in msg.value):
             raise codec.WireError("a timing reply has no recording")
-        with exclusive.work():
-            # Here as there, set T's buffers end with V's values in them and the outputs the
-            # candidate wrote: the comparison may read the inputs (a tolerance that scales
-            # with them), which do not come back.
-            load_values(timed, check)
-            for sid, data in msg.known_bytes.items():
-                tensor_storage.overwrite(sent.by_id[sid], data)
         return Reply(msg.value, msg.fields, sent_instead=sent_instead), sent, before
 
     def _within_limit(self, receive: Callable[[], codec.Message]) -> codec.Message:

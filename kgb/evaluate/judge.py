@@ -181,9 +181,9 @@ def _judge(spec: Spec, candidate: CandidateProcess, request: dict, emit: Callabl
         redraw = bool(benched) and draws_bench_inputs(device)
         if redraw:
             candidate.give_spec(spec)
-        # A case to be timed is judged by its timing's checks alone (judge v33): the candidate
-        # process's answer on set V, a draw from a secret seed, and the judge's replay of its
-        # recorded GPU work on it, which is what a GPU's verdict stands on. A check on the
+        # A case to be timed is judged by its timing's checks alone (judge v33): the judge's
+        # replay of the candidate process's recorded GPU work on set V, a draw from a secret
+        # seed, which is what a GPU's verdict stands on. A check on the
         # case's own seed before them cost each bench case another draw, call, crossing of
         # its outputs and comparison (aten::reshape: half its 768 MB of replies).
         for case in [c for c in benched if c not in timed]:

@@ -144,7 +144,14 @@ from enum import StrEnum
 # elements did: the same float64 arithmetic, but the tolerance's bound may round once where the
 # ops round twice, and the scale adds in another order (a float64's last bits). The baselines'
 # warm-ups may run while the candidate process ends. CPU verdicts are unchanged.
-JUDGE_VERSION = 34
+# v35: nothing the candidate process computes on a timed case comes back: its answer on set V
+# neither crosses nor is checked, and the judge checks its replay of the recorded call alone,
+# which is what a GPU's verdict stood on. A wrong replay is `wrong_output` "after timing, on
+# fresh inputs", where the process's right answer beside it made it `rejected`; its maxima are
+# the replay's. The reply is bounded by the recording's snapshots, and no reference on set T
+# is computed for it. The process's last call on set V still runs, audited. CPU verdicts are
+# unchanged.
+JUDGE_VERSION = 35
 
 
 class Status(StrEnum):
