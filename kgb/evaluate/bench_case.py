@@ -111,11 +111,12 @@ class BenchCaseTiming:
         the objects of its other cases. It makes one call on set T, which loads its kernels,
         then one that is recorded, on T's buffers with set V's values (a draw from a secret
         seed) loaded: the judge replays that GPU work under its own clock
-        (kgb.evaluate.replay), times the replay and judges the replay's answer on set V. Its
-        last call on them is audited as a checked call is (judge v33). Since judge v35 nothing
-        the process computes on a timed case comes back, nor is checked: the replay's answer
-        is what the verdict stood on already, and the process's own crossed back and was
-        compared for nothing more (aten::reshape: 384 MB of replies).
+        (kgb.evaluate.replay), times the replay and judges the replay's answer on set V. That
+        call is audited as a checked call is. Since judge v35 nothing the process computes on a
+        timed case comes back, nor is checked: the replay's answer is what the verdict stood on
+        already. Until then the process made a last call on set V, whose answer crossed back
+        and was compared for nothing more (aten::reshape: 384 MB of replies), and which was
+        the one audited (from v33): a call the judge does not replay.
 
         `then`: called once the candidate process has replied to the case's call (the judge's
         last call of it ends the process then: kgb.evaluate.bench_timing).
@@ -149,7 +150,7 @@ class BenchCaseTiming:
             then()
         if (failure := reply.failure) is not None:
             raise Failed(failure[0], f"case {case.name}: {failure[1]}")
-        self.audit(reply, f"case {case.name}")  # its last call, as a checked call's (judge v33)
+        self.audit(reply, f"case {case.name}")  # its recorded call, as a checked call's (judge v35)
         baseline = None
         if self.known_baselines.get(case.name) is None:  # not measured on this chip before (kgb.tracking.baselines)
             # on set T as drawn, which nothing else reads: a clone of it was one more copy of

@@ -219,10 +219,11 @@ class Server:
 
     def time(self, entry: str, value: dict, known: tensor_storage.Storages) -> None:
         """One call on set T, which loads or compiles the kernels; then, on the judge's word,
-        one recorded call (kgb.evaluate.replay: the judge times its replay and checks the
-        replay's answer on set V) and, with set V's values loaded into T's buffers again, a
-        last call, audited as a checked call is. Only the recording goes back: since judge v35
-        no answer of this process's on a timed case is checked, and none crosses.
+        one call on T's buffers with set V's values loaded, recorded (kgb.evaluate.replay: the
+        judge times its replay and checks the replay's answer on set V) and audited as a checked
+        call is. Only the recording and the audit go back: since judge v35 no answer of this
+        process's on a timed case is checked, and none crosses; until then a last call on set V
+        was made for its answer and, from v33, its audit.
 
         The judge holds a work section from its "go" to the "timed" reply; the first call runs
         in one before it. This process keeps no clock of its own: until judge v27 it timed
@@ -243,14 +244,13 @@ class Server:
             return
         try:
             with torch.no_grad():
-                # The recorded call on T's buffers with V's values loaded, as the judge's replay
-                # runs it; then V's values loaded again and the audited call: the case's call on
-                # bench-sized inputs, where a timed case has no check of its own (judge v33).
-                load_values((t_args, t_kwargs), (v_args, v_kwargs))
-                recording = record(lambda: fn(*t_args, **t_kwargs), known)
+                # The call the judge replays is the one audited: the case's call on bench-sized
+                # inputs, where a timed case has no check of its own (judge v33). The recorder's
+                # snapshots of tensors made before it are the judge's copies, not the call's
+                # (recording.Recorder._snapshot).
                 load_values((t_args, t_kwargs), (v_args, v_kwargs))
                 with audited() as audit, recorded_by_profiler() as profiled:
-                    fn(*t_args, **t_kwargs)
+                    recording = record(lambda: fn(*t_args, **t_kwargs), known)
                     _idle(self.device)
         except BaseException as exc:  # noqa: BLE001
             self.reply_error("timed", classify(exc), f"while timing: {type(exc).__name__}: {exc}\n{short_traceback(exc)}")

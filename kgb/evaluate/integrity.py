@@ -68,14 +68,18 @@ class Audit:
         return bad
 
 
-# The interpreter copies a launch's tensors to host buffers and back: its own ops, not the
-# candidate's. Only Triton's two copy functions are wrapped in this marker (interpreter.py).
-TRANSFER_MARK = "kgb::interpreter-transfer"
+# Copies the judge's own code makes inside a candidate's call: the interpreter's of a launch's
+# tensors to host buffers and back (interpreter.py), the recorder's snapshots of tensors made
+# before a recorded call (recording.py). Both observers leave out what runs inside
+# `judges_transfer`: the candidate did not ask for it. (Candidate code can enter it too, as it
+# can reach everything else of this process: the op audit is the candidate's to forge, and on
+# a GPU the judge's replay of the recorded call is what a verdict stands on.)
+TRANSFER_MARK = "kgb::judges-transfer"
 _in_transfer = [0]
 
 
 @contextlib.contextmanager
-def interpreter_transfer() -> Iterator[None]:
+def judges_transfer() -> Iterator[None]:
     from torch.autograd.profiler import record_function
 
     _in_transfer[0] += 1

@@ -76,7 +76,7 @@ def _mark_transfers() -> None:
     the audit must not count them as the candidate's (kgb.evaluate.integrity)."""
     from triton.runtime.interpreter import GridExecutor
 
-    from kgb.evaluate.integrity import interpreter_transfer
+    from kgb.evaluate.integrity import judges_transfer
 
     for name in ("_init_args_hst", "_restore_args_dev"):
         original = getattr(GridExecutor, name)
@@ -84,7 +84,7 @@ def _mark_transfers() -> None:
             continue
 
         def marked(self, *args, _original=original, **kwargs):
-            with interpreter_transfer():
+            with judges_transfer():
                 return _original(self, *args, **kwargs)
 
         marked._kgb_marked = True  # type: ignore[attr-defined]

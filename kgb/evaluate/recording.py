@@ -20,6 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from kgb.evaluate import tensor_storage
+from kgb.evaluate.integrity import judges_transfer
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # tensors the candidate made before the call, sent by value
 
@@ -76,10 +77,14 @@ class Recorder(TorchDispatchMode):
         self._snapshot_bytes += st.nbytes()
         if self._snapshot_bytes > MAX_SNAPSHOT_BYTES:
             raise Unreplayable(f"the call uses over {MAX_SNAPSHOT_BYTES >> 20} MB of tensors made before it")
-        if st.device.type == "cuda":
-            torch.cuda.synchronize()
+        # the recorded call is audited (judge v35): its audit must not count this copy to the
+        # host as the candidate's reading its values back
+        with judges_transfer():
+            if st.device.type == "cuda":
+                torch.cuda.synchronize()
+            data = tensor_storage.host_bytes(st).clone()
         self._held.append(st)
-        self.rec.snapshots.append({"device": st.device.type, "data": tensor_storage.host_bytes(st).clone()})
+        self.rec.snapshots.append({"device": st.device.type, "data": data})
         return len(self.rec.snapshots) - 1
 
     def value(self, v: Any) -> Any:

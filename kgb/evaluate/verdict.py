@@ -149,8 +149,10 @@ from enum import StrEnum
 # which is what a GPU's verdict stood on. A wrong replay is `wrong_output` "after timing, on
 # fresh inputs", where the process's right answer beside it made it `rejected`; its maxima are
 # the replay's. The reply is bounded by the recording's snapshots, and no reference on set T
-# is computed for it. The process's last call on set V still runs, audited. CPU verdicts are
-# unchanged.
+# is computed for it. The recorded call itself is audited as a checked call is (PyTorch ops,
+# Triton launches, hooks, values read back to the host; the recorder's snapshots of tensors made
+# before it are left out, as the judge's own copies), where a last call after it was from v33:
+# one call fewer, and the audited call is the one replayed. CPU verdicts are unchanged.
 JUDGE_VERSION = 35
 
 
