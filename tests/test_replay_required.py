@@ -13,14 +13,10 @@ from __future__ import annotations
 import pytest
 import torch
 from test_redraw import CANDIDATE, KERNEL, _spec
+from test_timed_case import timing_runner
 
 from kgb.evaluate import Verdict, _ran_out, bench_case
-from kgb.evaluate.candidate_process import CandidateProcess
-from kgb.evaluate.case_runner import CaseRunner
-from kgb.evaluate.phases import Phases
 from kgb.evaluate.recording import Unreplayable
-from kgb.evaluate.sandbox import Limits
-from kgb.evaluate.timing_lock import TimingLock
 from kgb.evaluate.verdict import Failed, Status
 
 OOM = "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 139.80 GiB"
@@ -59,15 +55,6 @@ def test_a_timed_case_is_audited_as_a_checked_call_is(tmp_path):
 
 def _staged(tmp_path, spec, source: str) -> pytest.ExceptionInfo[Failed]:
     """How staging the spec's bench case fails, in a real, confined candidate process on the CPU."""
-    (tmp_path / "ws").mkdir()
-    process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
-    runner = CaseRunner(spec, process, "cpu", Phases())
-    runner.exclusive = process.exclusive = TimingLock(None, runner.phase)
-    runner.known_baselines = {}
-    try:
-        assert process.load(source).failure is None
-        with pytest.raises(Failed) as failed:
-            runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
-    finally:
-        process.close()
+    with timing_runner(tmp_path, spec, source) as runner, pytest.raises(Failed) as failed:
+        runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
     return failed

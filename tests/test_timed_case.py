@@ -7,6 +7,7 @@ ops (copy_, fill_) are ones the judge replays, as a GPU's Triton launches are.""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -76,11 +77,10 @@ def copied(x, out):
 """
 
 
-def _judged(tmp_path: Path, source: str, staged: list | None = None) -> bench_case.Finished:
-    folder = tmp_path / "ops" / "aten" / "copied"
-    folder.mkdir(parents=True)
-    (folder / "spec.py").write_text(SPEC)
-    spec = operators.load_spec(folder / "spec.py")
+@contextlib.contextmanager
+def timing_runner(tmp_path: Path, spec: operators.Spec, source: str) -> Iterator[CaseRunner]:
+    """A judge's CaseRunner over a real, confined candidate process on the CPU, `source` loaded
+    in it, no baseline known."""
     (tmp_path / "ws").mkdir()
     process = CandidateProcess("cpu", tmp_path / "ws", Limits(cpu_s=120)).wait_ready()
     runner = CaseRunner(spec, process, "cpu", Phases())
@@ -88,13 +88,23 @@ def _judged(tmp_path: Path, source: str, staged: list | None = None) -> bench_ca
     runner.known_baselines = {}
     try:
         assert process.load(source).failure is None
+        yield runner
+    finally:
+        process.close()
+
+
+def _judged(tmp_path: Path, source: str, staged: list | None = None) -> bench_case.Finished:
+    """The spec's bench case staged, measured and finished; `staged` gets the staged case."""
+    folder = tmp_path / "ops" / "aten" / "copied"
+    folder.mkdir(parents=True)
+    (folder / "spec.py").write_text(SPEC)
+    spec = operators.load_spec(folder / "spec.py")
+    with timing_runner(tmp_path, spec, source) as runner:
         case = runner.stage(next(c for c in spec.cases if c.tag == "bench"), 3, 1)
         if staged is not None:
             staged.append(case)
         runner.measure([case])
         return runner.finish(case)
-    finally:
-        process.close()
 
 
 @pytest.fixture
@@ -118,7 +128,8 @@ def test_a_decoy_in_the_recorded_call_is_wrong_after_timing(tmp_path, no_kernel_
 
 def test_the_candidate_processs_own_answers_on_a_timed_case_are_not_judged(tmp_path, no_kernel_clock):
     """Judge v35: what the process computes outside its recorded call stays there; the replay of
-    the recorded call, which is what is timed, is what is checked."""
+    the recorded call, which is what is timed, is what is checked, and its maxima are the case's
+    (the process's own answer, all ones, is far off)."""
     finished = _judged(tmp_path, WRONG_UNRECORDED)
     assert finished.latency_us > 0 and finished.max_abs_err == 0.0
 
