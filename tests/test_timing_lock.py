@@ -289,7 +289,7 @@ def test_a_candidate_that_keeps_the_gpu_turn_is_cut_off_and_the_turn_released(mo
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
     with pytest.raises(candidate_process.TurnOverrun, match="held the GPU"):
-        process.time("f", ((x,), {}), ((x.clone(),), {}), [])
+        process.time("f", ((x,), {}), ((x.clone(),), {}))
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
     with open(tmp_path / "gpu.lock") as f:  # the turn is free again
@@ -498,16 +498,15 @@ def test_the_candidates_recorded_call_waits_for_a_turn_asked_for_during_its_firs
                     time.sleep(0.01)
             go_during_the_turn = conn.poll(0.3)
         go_after = conn.poll(5) and codec.receive(conn, "cpu").kind == "go"
-        codec.send(conn, "timed", {"result": None, "recording": {
-            "drained": drained, "go during the turn": go_during_the_turn, "go after": go_after}},
-            known, refresh_known=True)
+        codec.send(conn, "timed", {"recording": {
+            "drained": drained, "go during the turn": go_during_the_turn, "go after": go_after}})
         os._exit(0)
     theirs.close()
     process = candidate_process.CandidateProcess.__new__(candidate_process.CandidateProcess)
     turn = TimingLock(path, Phases())
     process.pid, process.conn, process.device, process.exclusive = pid, Connection(ours.detach()), "cpu", turn
     x = torch.ones(4)
-    reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}), [])
+    reply, _, _ = process.time("f", ((x,), {}), ((x.clone(),), {}))
     assert reply.failure is None
     assert reply.value["recording"] == {"drained": True, "go during the turn": False, "go after": True}
     os.waitpid(pid, 0)
