@@ -13,7 +13,7 @@ For each dtype, size and number of busy processes: the median wall time of
 with small kernels meanwhile, as a first job's other judges do: a process's kernels then take
 turns with theirs. Last, the fused kernels' first use in a fresh process, their binaries already
 in Triton's cache, as each judge meets it. Beside them, the check of an input that must be left
-untouched (`correctness.same_bits`), by the ops, on a tensor of the same size.
+untouched (`correctness.same_bits`), each way, on a tensor of the same size.
 """
 
 from __future__ import annotations
@@ -77,16 +77,21 @@ def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tup
     return statistics.median(times), found
 
 
-def untouched(e: torch.Tensor, repeats: int) -> float:
+def untouched(e: torch.Tensor, by_ops: bool, repeats: int) -> float:
     """The median seconds of `correctness.same_bits` on an input left as it was sent: the check
     each argument a call must not write gets, beside the comparison of its outputs."""
     was = e.clone()
-    times = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        began = time.perf_counter()
-        correctness.same_bits(e, was)
-        times.append(time.perf_counter() - began)
+    saved = comparison_kernels.FUSED_FROM_ELEMENTS
+    comparison_kernels.FUSED_FROM_ELEMENTS = 1 << 62 if by_ops else 0
+    try:
+        times = []
+        for _ in range(repeats):
+            torch.cuda.synchronize()
+            began = time.perf_counter()
+            assert correctness.same_bits(e, was)
+            times.append(time.perf_counter() - began)
+    finally:
+        comparison_kernels.FUSED_FROM_ELEMENTS = saved
     return statistics.median(times)
 
 
@@ -114,8 +119,8 @@ def main() -> int:
     # the judge's Triton cache is its own: here one of this run's, filled by the first comparison
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="kgb-comparison-cache-"))
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, median of {args.repeats}\n")
-    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree | same_bits (s) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree | same_bits by the ops (s) | fused (s) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for busy in [int(b) for b in args.busy.split(",")]:
         for dtype in DTYPES:
             for millions in args.millions.split(","):
@@ -129,13 +134,13 @@ def main() -> int:
                     time.sleep(3.0 if busy else 0.0)  # their CUDA up and their kernels running
                     by_ops, ops_found = compare(a, e, by_ops=True, repeats=args.repeats)
                     fused_s, fused_found = compare(a, e, by_ops=False, repeats=args.repeats)
-                    same_s = untouched(e, args.repeats)
+                    same_ops, same_fused = untouched(e, True, args.repeats), untouched(e, False, args.repeats)
                 finally:
                     for p in others:
                         p.kill()
                         p.wait()
                 print(f"| {str(dtype).removeprefix('torch.')} | {_elements(n)} | {busy} | {by_ops:.4f} | {fused_s:.4f} "
-                      f"| {by_ops / fused_s:.1f}x | {'yes' if agree(ops_found, fused_found) else 'NO'} | {same_s:.4f} |",
+                      f"| {by_ops / fused_s:.1f}x | {'yes' if agree(ops_found, fused_found) else 'NO'} | {same_ops:.4f} | {same_fused:.4f} |",
                       flush=True)
                 del a, e
                 torch.cuda.empty_cache()

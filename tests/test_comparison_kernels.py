@@ -53,6 +53,22 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
         # summed in another order: equal but for a float64's last bits
         assert math.isclose(ck.root_mean_square(e), ops_rms(e), rel_tol=1e-12), (dtype, ck.root_mean_square(e))
 assert ck.root_mean_square(torch.full((5,), float("nan"))) == 0.0
+# the untouched-input check: exact, NaN equal to NaN, -0.0 equal to 0.0, as same_bits by the ops
+for dtype in ck.EXACT_DTYPES:
+    if dtype.is_floating_point:
+        was = torch.randn(n, generator=g, dtype=torch.float64).to(dtype)
+        was[[5, 70, n - 1]] = torch.tensor([float("nan"), float("inf"), 0.0], dtype=dtype)
+    else:
+        was = torch.randint(-100 if dtype != torch.uint8 else 0, 100, (n,), generator=g).to(dtype)
+    after = was.clone()
+    assert ck.differing(after, was) == 0, dtype
+    if dtype.is_floating_point:
+        after[n - 1] = -0.0
+        assert ck.differing(after, was) == 0, dtype
+    after[[3, ck.BLOCK + 1, n - 2]] += 1  # in three programs' blocks, the last one partly inside
+    assert ck.differing(after, was) == 3, dtype
+    assert ck.differing(was, after) == 3, dtype
+    checked += 1
 ck.warm_up("cpu")  # every dtype it takes, compiled and run
 print("compared", checked)
 """
@@ -61,18 +77,20 @@ print("compared", checked)
 def test_the_fused_comparison_finds_what_the_ops_find():
     """Every dtype it takes, with NaN, infinities, zeros and tiny values in either tensor:
     the same count outside tolerance, the same first index, the same maxima (NaN where an
-    error is NaN), the same scale but for its last bits."""
+    error is NaN), the same scale but for its last bits; and the exact check of an untouched
+    input, over integers too, counts what differs."""
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "TRITON_INTERPRET": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip() == "compared 24"
+    assert done.stdout.strip() == "compared 33"
 
 
 def test_only_large_floating_tensors_on_a_gpu_are_fused():
     import torch
 
-    from kgb.evaluate.comparison_kernels import FUSED_FROM_ELEMENTS, fused
+    from kgb.evaluate.comparison_kernels import FUSED_FROM_ELEMENTS, exact, fused
 
     meta = torch.empty(FUSED_FROM_ELEMENTS, device="meta")
     assert not fused(meta)  # only a GPU's
     assert not fused(torch.empty(FUSED_FROM_ELEMENTS))  # the host's
+    assert not exact(meta) and not exact(torch.empty(FUSED_FROM_ELEMENTS, dtype=torch.int64))

@@ -1,5 +1,6 @@
 """The comparison's passes over a large floating tensor on a GPU, each fused into one Triton
-kernel of the judge's own (kgb.evaluate.correctness uses them).
+kernel of the judge's own (kgb.evaluate.correctness uses them); and since judge v35 the check
+that an input the call must not write was left as it was sent, exact, over integers too.
 
 Done with PyTorch's ops, comparing an output widened to float64 took about 25 kernels per two
 million elements (`correctness.close_elements`, a chunk at a time), and the scale its tolerance
@@ -15,7 +16,7 @@ comparisons (an element is outside tolerance where those ops say so). Two things
 the last bit of a float64: the tolerance's bound `atol + rtol * |e|` may be computed with one
 rounding where the ops round twice (a fused multiply-add), and the sum of squares behind the scale
 adds in another order. An element's verdict could differ only where its error lies within a
-float64's last bit of its bound.
+float64's last bit of its bound. The exact check counts what `correctness.same_bits` did.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import torch
 
 # What the kernels read: any other dtype (complex, float8, integers) is compared by the ops.
 FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+# What the check of an input left untouched reads (exact equality): those and the integers.
+EXACT_DTYPES = FUSED_DTYPES + (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 # Below this many elements the ops' few launches cost less than this process's first use of a
 # kernel (its binary found in the cache and loaded, once per process and dtype).
 FUSED_FROM_ELEMENTS = 1 << 21
@@ -46,6 +49,12 @@ class Closeness:
 def fused(t: torch.Tensor) -> bool:
     """Whether a tensor is compared here: a large floating one on a GPU."""
     return t.device.type == "cuda" and t.dtype in FUSED_DTYPES and t.numel() >= FUSED_FROM_ELEMENTS
+
+
+def exact(t: torch.Tensor) -> bool:
+    """Whether a tensor's exact equality with another is counted here: a large one on a GPU, of
+    a floating or integer dtype."""
+    return t.device.type == "cuda" and t.dtype in EXACT_DTYPES and t.numel() >= FUSED_FROM_ELEMENTS
 
 
 def closeness(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> Closeness:
@@ -83,15 +92,29 @@ def root_mean_square(t: torch.Tensor) -> float:
     return math.sqrt(total / finite) if finite else 0.0
 
 
+def differing(a: torch.Tensor, b: torch.Tensor) -> int:
+    """How many elements of `a` and `b` (flat, of one dtype and length, on one GPU) differ, NaN
+    equal to NaN: `correctness.same_bits`, in one pass. By the ops it took six kernels and four
+    temporaries of the tensor's length, once for each argument a call must not write."""
+    a, b = a.contiguous(), b.contiguous()
+    n = a.numel()
+    programs = _programs(n)
+    counts = torch.empty(programs, dtype=torch.int64, device=a.device)
+    _kernels().differ[(programs,)](a, b, n, counts, BLOCK=BLOCK, FLOATING=a.is_floating_point())
+    return int(counts.sum())
+
+
 def warm_up(device: str) -> None:
     """Each kernel compiled (into the judges' Triton cache, once per host) and loaded for every
     dtype it takes, with the specialisation most outputs get (a length that 16 divides): a
     spare judge does it before its request, where a judge's first comparison would, inside a
     work section that a timing turn may be waiting for."""
-    for dtype in FUSED_DTYPES:
+    for dtype in EXACT_DTYPES:
         x = torch.zeros(BLOCK, dtype=dtype, device=device)
-        closeness(x, x, 0.0, 0.0)
-        root_mean_square(x)
+        differing(x, x)
+        if dtype in FUSED_DTYPES:
+            closeness(x, x, 0.0, 0.0)
+            root_mean_square(x)
 
 
 def _programs(n: int) -> int:
@@ -142,10 +165,23 @@ def _kernels():
         tl.store(squares_ptr + pid, tl.sum(tl.where(finite, magnitude * magnitude, 0.0), axis=0))
         tl.store(counts_ptr + pid, tl.sum(finite.to(tl.int64), axis=0))
 
-    return _Kernels(close, squares)
+    @triton.jit
+    def differ(a_ptr, b_ptr, n, counts_ptr, BLOCK: tl.constexpr, FLOATING: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+        inside = offs < n
+        a = tl.load(a_ptr + offs, mask=inside, other=0)
+        b = tl.load(b_ptr + offs, mask=inside, other=0)
+        if FLOATING:  # widened losslessly, as the interpreter compares bfloat16 by its bits
+            a, b = a.to(tl.float64), b.to(tl.float64)
+        same = (a == b) | ((a != a) & (b != b))  # the second false for integers
+        tl.store(counts_ptr + pid, tl.sum(((same == 0) & inside).to(tl.int64), axis=0))
+
+    return _Kernels(close, squares, differ)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Kernels:
     close: object
     squares: object
+    differ: object

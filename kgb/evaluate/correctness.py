@@ -55,6 +55,8 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Exact equality, NaN included: for inputs that must be left untouched."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
+    if comparison_kernels.exact(a) and a.device == b.device:
+        return comparison_kernels.differing(a.reshape(-1), b.reshape(-1)) == 0
     if a.is_floating_point() or a.is_complex():
         return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
     return bool((a == b).all())

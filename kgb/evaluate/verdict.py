@@ -152,7 +152,10 @@ from enum import StrEnum
 # is computed for it. The recorded call itself is audited as a checked call is (PyTorch ops,
 # Triton launches, hooks, values read back to the host; the recorder's snapshots of tensors made
 # before it are left out, as the judge's own copies), where a last call after it was from v33:
-# one call fewer, and the audited call is the one replayed. CPU verdicts are unchanged.
+# one call fewer, and the audited call is the one replayed. On a GPU the check that an input the
+# call must not write was left untouched is one Triton kernel for a tensor of two million
+# elements or more (floating or integer; `comparison_kernels.differing`), the same exact
+# equality as the six ops it replaces. CPU verdicts are unchanged.
 JUDGE_VERSION = 35
 
 
