@@ -1,13 +1,17 @@
 """The judge's fused comparison (kgb.evaluate.comparison_kernels) against the ops it stands in
-for (kgb.evaluate.correctness), run by Triton's interpreter: on a GPU the judge compares large
-outputs with it, and a verdict must not depend on which of the two compared."""
+for (kgb.evaluate.correctness), run by Triton's interpreter, and compiled on a GPU where there is
+one: on a GPU the judge compares large outputs with it, and a verdict must not depend on which
+of the two compared."""
 
 import os
 import subprocess
 import sys
 
+import pytest
+
 SCRIPT = r"""
 import math
+import sys
 import torch
 from kgb.evaluate import comparison_kernels as ck
 from kgb.evaluate.correctness import close_elements
@@ -22,6 +26,7 @@ def ops_rms(t):
 def same(x, y):
     return (math.isnan(x) and math.isnan(y)) or x == y
 
+device = sys.argv[1]
 g = torch.Generator().manual_seed(11)
 n = 2 * ck.BLOCK + 123  # the last program's block only partly inside
 specials = [float("nan"), float("inf"), float("-inf"), 0.0, 1e-30, -0.0]
@@ -41,6 +46,7 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
                     e[at] = v
                 else:
                     a[at] = v
+        a, e = a.to(device), e.to(device)
         for tol in (Tolerance(rtol=1e-2, atol=1e-3), Tolerance(rtol=1.6e-2, atol=1e-5)):
             ok, err, rel = close_elements(a, e, tol)
             got = ck.closeness(a, e, tol.atol, tol.rtol)
@@ -52,7 +58,7 @@ for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
             checked += 1
         # summed in another order: equal but for a float64's last bits
         assert math.isclose(ck.root_mean_square(e), ops_rms(e), rel_tol=1e-12), (dtype, ck.root_mean_square(e))
-assert ck.root_mean_square(torch.full((5,), float("nan"))) == 0.0
+assert ck.root_mean_square(torch.full((5,), float("nan"), device=device)) == 0.0
 # the untouched-input check: exact, NaN equal to NaN, -0.0 equal to 0.0, as same_bits by the ops
 for dtype in ck.EXACT_DTYPES:
     if dtype.is_floating_point:
@@ -60,6 +66,7 @@ for dtype in ck.EXACT_DTYPES:
         was[[5, 70, n - 1]] = torch.tensor([float("nan"), float("inf"), 0.0], dtype=dtype)
     else:
         was = torch.randint(-100 if dtype != torch.uint8 else 0, 100, (n,), generator=g).to(dtype)
+    was = was.to(device)
     after = was.clone()
     assert ck.differing(after, was) == 0, dtype
     if dtype.is_floating_point:
@@ -69,7 +76,7 @@ for dtype in ck.EXACT_DTYPES:
     assert ck.differing(after, was) == 3, dtype
     assert ck.differing(was, after) == 3, dtype
     checked += 1
-ck.warm_up("cpu")  # every dtype it takes, compiled and run
+ck.warm_up(device)  # every dtype it takes, compiled and run
 print("compared", checked)
 """
 
@@ -79,8 +86,21 @@ def test_the_fused_comparison_finds_what_the_ops_find():
     the same count outside tolerance, the same first index, the same maxima (NaN where an
     error is NaN), the same scale but for its last bits; and the exact check of an untouched
     input, over integers too, counts what differs."""
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "TRITON_INTERPRET": "1"})
+    _run_on("cpu", interpret=True)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_fused_comparison_compiled_for_a_gpu_finds_what_the_ops_find():
+    """The same, compiled and run on a GPU, where the judge uses it."""
+    _run_on("cuda", interpret=False)
+
+
+def _run_on(device: str, interpret: bool) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    done = subprocess.run([sys.executable, "-c", SCRIPT, device], capture_output=True, text=True, timeout=600,
+                          env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "compared 33"
 
