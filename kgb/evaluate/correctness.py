@@ -187,8 +187,9 @@ def rms(t: torch.Tensor) -> float:
         counts.append(finite.sum())
     if not squares:
         return 0.0
-    n = int(torch.stack(counts).sum())
-    return float((torch.stack(squares).sum() / n).sqrt()) if n else 0.0
+    # one wait for the device, where reading the count and then the sum waited twice
+    total, n = torch.stack([torch.stack(squares).sum(), torch.stack(counts).sum().double()]).tolist()
+    return math.sqrt(total / n) if n else 0.0
 
 
 def compare_values(
