@@ -61,8 +61,9 @@ print(f"first {spent[0]:.4f}, second {spent[1]:.4f}")
 """
 
 
-def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tuple[float, tuple]:
-    """The median seconds of one comparison, and what it found (message or None, the maxima)."""
+def timed(call, by_ops: bool, repeats: int) -> tuple[float, object]:
+    """The median seconds of `call()` and what its last run returned, by PyTorch's ops or by the
+    kernels (forced at any size: the judge's threshold set past every tensor, or to 0)."""
     saved = comparison_kernels.FUSED_FROM_ELEMENTS
     comparison_kernels.FUSED_FROM_ELEMENTS = 1 << 62 if by_ops else 0
     try:
@@ -70,29 +71,25 @@ def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tup
         for _ in range(repeats):
             torch.cuda.synchronize()
             began = time.perf_counter()
-            found = correctness.compare_tensor("out", a, e, 1)
+            found = call()
             times.append(time.perf_counter() - began)
     finally:
         comparison_kernels.FUSED_FROM_ELEMENTS = saved
     return statistics.median(times), found
 
 
+def compare(a: torch.Tensor, e: torch.Tensor, by_ops: bool, repeats: int) -> tuple[float, tuple]:
+    """The median seconds of one comparison, and what it found (message or None, the maxima)."""
+    return timed(lambda: correctness.compare_tensor("out", a, e, 1), by_ops, repeats)
+
+
 def untouched(e: torch.Tensor, by_ops: bool, repeats: int) -> float:
     """The median seconds of `correctness.same_bits` on an input left as it was sent: the check
     each argument a call must not write gets, beside the comparison of its outputs."""
     was = e.clone()
-    saved = comparison_kernels.FUSED_FROM_ELEMENTS
-    comparison_kernels.FUSED_FROM_ELEMENTS = 1 << 62 if by_ops else 0
-    try:
-        times = []
-        for _ in range(repeats):
-            torch.cuda.synchronize()
-            began = time.perf_counter()
-            assert correctness.same_bits(e, was)
-            times.append(time.perf_counter() - began)
-    finally:
-        comparison_kernels.FUSED_FROM_ELEMENTS = saved
-    return statistics.median(times)
+    seconds, same = timed(lambda: correctness.same_bits(e, was), by_ops, repeats)
+    assert same, "an untouched copy compared as changed"
+    return seconds
 
 
 def agree(x: tuple, y: tuple) -> bool:

@@ -137,8 +137,9 @@ class CandidateProcess:
             raise CandidateDied(self._exit_reason()) from exc
 
     def _bound(self, sent: tensor_storage.Storages, outputs: int | None) -> ReplyBound:
-        """What a call on `sent` may send back. Where the caller knows no outputs, those of the
-        largest it was told of stand for them (a timed call's), else the inputs' own size."""
+        """What a call on `sent` may send back. Where the caller knows no outputs (the judge
+        always tells them; a test's call need not), those of the largest it was told of stand
+        for them, else the inputs' own size."""
         if outputs is not None:
             self.largest_outputs = max(self.largest_outputs or 0, outputs)
         elif self.largest_outputs is not None:

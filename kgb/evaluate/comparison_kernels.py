@@ -46,15 +46,15 @@ class Closeness:
     max_rel: float
 
 
-def fused(t: torch.Tensor) -> bool:
-    """Whether a tensor is compared here: a large floating one on a GPU."""
-    return t.device.type == "cuda" and t.dtype in FUSED_DTYPES and t.numel() >= FUSED_FROM_ELEMENTS
-
-
 def exact(t: torch.Tensor) -> bool:
     """Whether a tensor's exact equality with another is counted here: a large one on a GPU, of
     a floating or integer dtype."""
     return t.device.type == "cuda" and t.dtype in EXACT_DTYPES and t.numel() >= FUSED_FROM_ELEMENTS
+
+
+def fused(t: torch.Tensor) -> bool:
+    """Whether a tensor is compared here: a large floating one on a GPU."""
+    return t.dtype in FUSED_DTYPES and exact(t)
 
 
 def closeness(a: torch.Tensor, e: torch.Tensor, atol: float, rtol: float) -> Closeness:
