@@ -13,7 +13,8 @@ For each dtype, size and number of busy processes: the median wall time of
 with small kernels meanwhile, as a first job's other judges do: a process's kernels then take
 turns with theirs. Last, the fused kernels' first use in a fresh process, their binaries already
 in Triton's cache, as each judge meets it. Beside them, the check of an input that must be left
-untouched (`correctness.same_bits`), each way, on a tensor of the same size.
+untouched (`correctness.same_bits`), each way, on a tensor of the same size; and the audit's digest
+of what a timed call wrote (`call_audit.digest`), each way, its wait for the GPU included.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kgb.evaluate import comparison_kernels, correctness  # noqa: E402
+from kgb.evaluate import call_audit, comparison_kernels, correctness  # noqa: E402
 
 DTYPES = (torch.bfloat16, torch.float32)
 BUSY = """
@@ -92,6 +93,17 @@ def untouched(e: torch.Tensor, by_ops: bool, repeats: int) -> float:
     return seconds
 
 
+def digests(e: torch.Tensor, by_ops: bool, repeats: int) -> tuple[float, list[float]]:
+    """The median seconds of the audit's digest of an output, the wait for the GPU included (the
+    judge does not wait for it: its kernels are queued between timed calls), and its row."""
+    def digest_done():
+        row = call_audit.digest([e])[0]
+        torch.cuda.synchronize()
+        return row
+    seconds, row = timed(digest_done, by_ops, repeats)
+    return seconds, row.tolist()
+
+
 def agree(x: tuple, y: tuple) -> bool:
     """The same verdict, and maxima equal but for a float64's last bits (the scale is summed in
     another order)."""
@@ -116,8 +128,9 @@ def main() -> int:
     # the judge's Triton cache is its own: here one of this run's, filled by the first comparison
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="kgb-comparison-cache-"))
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, median of {args.repeats}\n")
-    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree | same_bits by the ops (s) | fused (s) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| dtype | elements | busy processes | by the ops (s) | fused (s) | ratio | agree "
+          "| same_bits by the ops (s) | fused (s) | digest by the ops (s) | fused (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for busy in [int(b) for b in args.busy.split(",")]:
         for dtype in DTYPES:
             for millions in args.millions.split(","):
@@ -132,13 +145,17 @@ def main() -> int:
                     by_ops, ops_found = compare(a, e, by_ops=True, repeats=args.repeats)
                     fused_s, fused_found = compare(a, e, by_ops=False, repeats=args.repeats)
                     same_ops, same_fused = untouched(e, True, args.repeats), untouched(e, False, args.repeats)
+                    (digest_ops, row_ops), (digest_fused, row_fused) = (digests(a, True, args.repeats),
+                                                                        digests(a, False, args.repeats))
                 finally:
                     for p in others:
                         p.kill()
                         p.wait()
+                agreed = agree(ops_found, fused_found) and row_ops[:2] == row_fused[:2] and math.isclose(
+                    row_ops[2], row_fused[2], rel_tol=1e-9)
                 print(f"| {str(dtype).removeprefix('torch.')} | {_elements(n)} | {busy} | {by_ops:.4f} | {fused_s:.4f} "
-                      f"| {by_ops / fused_s:.1f}x | {'yes' if agree(ops_found, fused_found) else 'NO'} | {same_ops:.4f} | {same_fused:.4f} |",
-                      flush=True)
+                      f"| {by_ops / fused_s:.1f}x | {'yes' if agreed else 'NO'} | {same_ops:.4f} | {same_fused:.4f} "
+                      f"| {digest_ops:.4f} | {digest_fused:.4f} |", flush=True)
                 del a, e
                 torch.cuda.empty_cache()
     print("\nthe fused comparison of 4M elements in a fresh process, its binary in the cache (s):\n")

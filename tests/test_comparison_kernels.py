@@ -14,6 +14,7 @@ import math
 import sys
 import torch
 from kgb.evaluate import comparison_kernels as ck
+from kgb.evaluate.call_audit import digest
 from kgb.evaluate.correctness import close_elements
 from kgb.operators import Tolerance
 
@@ -76,6 +77,20 @@ for dtype in ck.EXACT_DTYPES:
     assert ck.differing(after, was) == 3, dtype
     assert ck.differing(was, after) == 3, dtype
     checked += 1
+# the audit's digest of a call's outputs: the same counts, the magnitudes summed in another order
+for dtype in ck.FUSED_DTYPES:
+    for specials_in in (0, 40):
+        t = torch.randn(n, generator=g, dtype=torch.float64).to(dtype)
+        spots = torch.randint(0, n, (specials_in,), generator=g).tolist()
+        for i, at in enumerate(spots):
+            t[at] = specials[i % len(specials)]
+        t = t.to(device)
+        by_ops = digest([t])[0].tolist()  # the ops: n is under the size the judge fuses from
+        fused_row = ck.digested(t).tolist()
+        assert fused_row[:2] == by_ops[:2], (dtype, fused_row, by_ops)
+        assert math.isclose(fused_row[2], by_ops[2], rel_tol=1e-12), (dtype, fused_row, by_ops)
+        checked += 1
+assert ck.digested(torch.full((5,), float("nan"), device=device)).tolist() == [5.0, 5.0, 0.0]
 ck.warm_up(device)  # every dtype it takes, compiled and run
 print("compared", checked)
 """
@@ -84,8 +99,9 @@ print("compared", checked)
 def test_the_fused_comparison_finds_what_the_ops_find():
     """Every dtype it takes, with NaN, infinities, zeros and tiny values in either tensor:
     the same count outside tolerance, the same first index, the same maxima (NaN where an
-    error is NaN), the same scale but for its last bits; and the exact check of an untouched
-    input, over integers too, counts what differs."""
+    error is NaN), the same scale but for its last bits; the exact check of an untouched
+    input, over integers too, counts what differs; and the audit's digest of an output has the
+    same counts and the same sum of magnitudes but for its last bits."""
     _run_on("cpu", interpret=True)
 
 
@@ -102,7 +118,7 @@ def _run_on(device: str, interpret: bool) -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT, device], capture_output=True, text=True, timeout=600,
                           env=env)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip() == "compared 33"
+    assert done.stdout.strip() == "compared 41"
 
 
 def test_only_large_floating_tensors_on_a_gpu_are_fused():

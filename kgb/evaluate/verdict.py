@@ -156,7 +156,13 @@ from enum import StrEnum
 # call must not write was left untouched is one Triton kernel for a tensor of two million
 # elements or more (floating or integer; `comparison_kernels.differing`), the same exact
 # equality as the six ops it replaces. CPU verdicts are unchanged.
-JUDGE_VERSION = 35
+# v36: on a GPU the audit's digest of what a timed call wrote (kgb.evaluate.call_audit) is one
+# Triton kernel for a floating output of two million elements or more
+# (`comparison_kernels.digested`), where about ten ops a chunk read and wrote the output some
+# eleven times over, in the turn, after each audited call: the same counts, and the magnitudes
+# summed in another order (a float64's last bits, within the audit's SUM_SLACK). CPU verdicts
+# are unchanged.
+JUDGE_VERSION = 36
 
 
 class Status(StrEnum):
