@@ -139,6 +139,22 @@ def test_the_first_call_is_audited_always_and_the_warm_ups_count_towards_the_odd
     assert len(audit.audited) < 30 // 2  # 1 + 8/12 + ... + 8/40: about 14 without the ten, 7 with them
 
 
+def test_a_warm_up_call_readies_the_digest_without_being_counted_or_audited(monkeypatch):
+    """Judge v36: the digest's kernel is loaded on a warm-up call's outputs, before the turn;
+    that call is no call of the audit's, and only the first is digested. A spec that compares
+    its own way keeps calls whole and takes no digest."""
+    taken = []
+    monkeypatch.setattr(call_audit, "digest", lambda tensors: taken.append(list(tensors)))
+    audit = CallAudit(("out",))
+    for _ in range(3):
+        audit.ready(torch.ones(2), {"out": torch.ones(4)})
+    assert len(taken) == 1 and [t.numel() for t in taken[0]] == [2, 4]
+    assert audit.calls == 0 and audit.audited == [] and audit.digests == []
+    whole = CallAudit(("out",), whole=True)
+    whole.ready(None, {"out": torch.ones(4)})
+    assert len(taken) == 1 and not whole.loaded
+
+
 def test_a_kept_call_is_judged_by_the_cases_own_comparison():
     e = torch.arange(6.0)
 

@@ -111,6 +111,7 @@ def test_every_call_timed_or_checked_starts_from_one_state_and_calls_are_audited
     audited = replayed.audit.audited
     assert audited[:8 - WARMUP_CALLS] == list(range(1, 9 - WARMUP_CALLS)) and audited[-1] <= len(seen) - 1
     assert replayed.audit.passed == WARMUP_CALLS
+    assert replayed.audit.loaded  # its digest taken of a warm-up call, before the turn, and not counted
     assert len(replayed.audit.digests) == len(replayed.audit.samples) == len(audited)
     assert replayed.audit.disagreement(x_v, ref_in, 1) is None
     # the judges' trace says what the resets and the audit took of the measurement

@@ -192,6 +192,16 @@ class CallAudit:
         self.passed = 0  # calls before the first, on other values: counted, not audited (`passed_over`)
         self.pinned: int | None = None  # the first call, kept whole beside the reservoir's
         self.pinned_bytes = 0  # what its copy holds
+        self.loaded = False  # whether `ready` took its digest
+
+    def ready(self, result: Any, inputs: dict[str, Any]) -> None:
+        """A digest of a warm-up call's outputs, thrown away: its Triton kernel loaded for what
+        the calls write before the turn (a warm-up runs in a work section). A judge's first
+        digest of an output on a GPU loads the kernel's binary, some tenths of a second that
+        held the turn when the first audited call met it (session 65)."""
+        if not self.whole and not self.loaded:
+            digest(written(result, inputs, self.names))
+            self.loaded = True
 
     def passed_over(self) -> None:
         """A call the audit leaves out, which still makes a later call's odds of being audited

@@ -104,7 +104,8 @@ class StagedReplay:
             self.prepared = prepare(self.replay, warmup, no_graph_because="the call copies from host memory"
                                     if self.replay.reads_host else "", section=exclusive.work,
                                     before_each=self.before_each, after_each=self.after_each,
-                                    before_warm_up=self.before_warm_up if self.warm_values.nbytes else None)
+                                    before_warm_up=self.before_warm_up if self.warm_values.nbytes else None,
+                                    after_warm_up=self.after_warm_up)
         self.drawn.release()  # its memory back: the timed calls run on set V's own values
         self.flush = self.prepared.flush  # the checked call's too (`finish`)
 
@@ -152,6 +153,12 @@ class StagedReplay:
             began = time.perf_counter()
             self.audit.record(result, self.t_in)
             self.spent["audit"] += time.perf_counter() - began
+
+    def after_warm_up(self, result: Any) -> None:
+        """A warm-up call's answer, on other values: not audited, but the audit's digest kernel
+        loaded on it (CallAudit.ready), so that the turn does not wait for that."""
+        if self.audit is not None:
+            self.audit.ready(result, self.t_in)
 
     def measure(self) -> None:
         """Inside the timing turn."""

@@ -201,7 +201,8 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
             section: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
             before_each: Callable[[], None] | None = None,
             after_each: Callable[[object], None] | None = None,
-            before_warm_up: Callable[[], None] | None = None) -> Prepared:
+            before_warm_up: Callable[[], None] | None = None,
+            after_warm_up: Callable[[object], None] | None = None) -> Prepared:
     """What comes before a measurement and needs no quiet GPU: the warm-up calls (module
     loads, allocator, library heuristics) and the graph capture. The judge runs it in a work
     section, beside other judges' GPU work, so that its timing turn, which every judge of the
@@ -217,9 +218,10 @@ def prepare(fn: Callable[[], object], warmup: int = 10, protocol: Protocol = JUD
     waited for, a median 0.24-0.29 s).
 
     With `before_warm_up`, the warm-up calls and the capture start from that instead of
-    `before_each`, and are not given to `after_each` (their answers are for other values)."""
+    `before_each`, and are given to `after_warm_up`, not `after_each` (their answers are for
+    other values)."""
     flush = _flush(protocol.flush_reads)
-    before, after = (before_warm_up, None) if before_warm_up is not None else (before_each, after_each)
+    before, after = (before_warm_up, after_warm_up) if before_warm_up is not None else (before_each, after_each)
     first = warm = 0.0
     if warmup > 0:
         with section():
