@@ -16,7 +16,7 @@ import torch
 
 from kgb import operators
 from kgb.operators import Case, published_tolerance
-from kgb.vllm import ggml
+from kgb.vllm import ggml, q8_1_check
 from kgb.vllm.ggml import moe_case
 from kgb.vllm.quant import QUOTIENT_RTOL
 
@@ -68,28 +68,28 @@ def _routes_per_expert(op: str, inputs: dict) -> list[tuple[int, torch.Tensor]]:
     return [(e, ids[slot_expert == e]) for e in slot_expert.unique().tolist()]
 
 
-def _products(op: str, inputs: dict) -> list[ggml.Product]:
+def _products(op: str, inputs: dict) -> list[q8_1_check.Product]:
     """What the spec's compare hands to `compare_q8_1`."""
     return [(inputs["W"][e], inputs["type"], inputs["X"][z // inputs["top_k"]], z) for e, z in _routes(op, inputs)]
 
 
-def _bound_per_product(products: list[ggml.Product], shape: tuple[int, ...]) -> torch.Tensor:
+def _bound_per_product(products: list[q8_1_check.Product], shape: tuple[int, ...]) -> torch.Tensor:
     """The oracle: B as `compare_q8_1` found it before, each bound flagging its product's rows itself."""
     moved = torch.zeros(shape, dtype=torch.float64)
     for w, type_id, x, rows in products:
-        moved[rows] = (ggml.q8_1_tie_bound(w, type_id, x, QUOTIENT_RTOL).double()
-                       + ggml.q8_1_scale_bound(w, type_id, x, QUOTIENT_RTOL).double()
-                       + ggml.q8_1_sum_bound(w, type_id, x).double())
+        moved[rows] = (q8_1_check.q8_1_tie_bound(w, type_id, x, QUOTIENT_RTOL).double()
+                       + q8_1_check.q8_1_scale_bound(w, type_id, x, QUOTIENT_RTOL).double()
+                       + q8_1_check.q8_1_sum_bound(w, type_id, x).double())
     return moved
 
 
 def _flags_alone(type_id: int, x: torch.Tensor) -> list[torch.Tensor]:
     """The oracle: what each bound's own `.nonzero()` finds in one product's rows (the columns
     with a value on a half; the rows and blocks of d8, then of s8, that may round either way)."""
-    cols = ggml.tie_steps(x, QUOTIENT_RTOL).ne(0).any(0).nonzero().reshape(-1)
-    low, high = ggml.d8_interval(x, QUOTIENT_RTOL)
+    cols = q8_1_check.tie_steps(x, QUOTIENT_RTOL).ne(0).any(0).nonzero().reshape(-1)
+    low, high = q8_1_check.d8_interval(x, QUOTIENT_RTOL)
     d8 = (low != high).nonzero(as_tuple=True)
-    low, high = ggml.s8_interval(x) if type_id != ggml.Q8_0.id else (low, low)  # Q8_0 does not use s8
+    low, high = q8_1_check.s8_interval(x) if type_id != ggml.Q8_0.id else (low, low)  # Q8_0 does not use s8
     return [cols, *d8, *(low != high).nonzero(as_tuple=True)]
 
 
@@ -116,12 +116,12 @@ def test_routes_are_the_per_expert_ones(op, case, seed):
 @pytest.mark.parametrize("op,case", CASES)
 def test_the_flags_and_the_bound_are_the_per_product_ones(op, case, seed):
     products = _products(op, _inputs(op, case, seed))
-    flagged = ggml.flagged_entries(products, QUOTIENT_RTOL)
+    flagged = q8_1_check.flagged_entries(products, QUOTIENT_RTOL)
     for (_, type_id, x, _), (cols, d8, s8) in zip(products, flagged, strict=True):
         want = _flags_alone(type_id, x)
         assert all(torch.equal(f, w) for f, w in zip([cols, *d8, *s8], want, strict=True))
     shape = _output_shape(case)
-    assert torch.equal(ggml.q8_1_bound(products, torch.empty(shape)), _bound_per_product(products, shape))
+    assert torch.equal(q8_1_check.q8_1_bound(products, torch.empty(shape)), _bound_per_product(products, shape))
 
 
 def test_the_cases_flag_each_kind_in_some_experts_and_not_in_others():
@@ -132,7 +132,7 @@ def test_the_cases_flag_each_kind_in_some_experts_and_not_in_others():
                      ("vllm::ggml_moe_a8", "deepseek-v2-lite-w13-q4_0"),
                      ("vllm::ggml_moe_a8_vec", "deepseek-v2-lite-w13-q4_0")):
         case = next(c for c in _spec(op).CASES if c.name == name)
-        for cols, d8, s8 in ggml.flagged_entries(_products(op, _inputs(op, case, 0)), QUOTIENT_RTOL):
+        for cols, d8, s8 in q8_1_check.flagged_entries(_products(op, _inputs(op, case, 0)), QUOTIENT_RTOL):
             for kind, found in enumerate((cols, d8[0], s8[0])):
                 seen[kind].add(len(found) > 0)
     assert seen == [{True, False}] * 3
@@ -144,7 +144,7 @@ def test_compare_passes_the_reference_and_fails_one_element_moved(op, case):
     shrunk = _shrunk(case)
     expected = _spec(op).reference(**inputs)
     assert _spec(op).compare({"return": expected}, {"return": expected}, shrunk, inputs) is None
-    moved = ggml.q8_1_bound(_products(op, inputs), expected)
+    moved = q8_1_check.q8_1_bound(_products(op, inputs), expected)
     tol = published_tolerance(str(expected.dtype).removeprefix("torch."), case.reduction,
                               float(expected.double().pow(2).mean().sqrt()))
     i = int(moved.reshape(-1).argmax())  # where the check allows the most

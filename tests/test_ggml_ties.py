@@ -26,7 +26,7 @@ import torch
 
 from kgb import operators
 from kgb.operators import REPO_ROOT, published_tolerance
-from kgb.vllm import ggml
+from kgb.vllm import ggml, q8_1_check
 from kgb.vllm.moe import compare_close
 from kgb.vllm.quant import QUOTIENT_RTOL
 
@@ -86,14 +86,14 @@ def test_the_draw_that_failed_passes_with_s8_summed_in_either_order(monkeypatch)
                                  inputs["top_k"], inputs["tokens"])
     ties = torch.zeros_like(e)
     for ex, z in routes:
-        ties[z] = ggml.q8_1_tie_bound(inputs["W"][ex], inputs["type"], inputs["X"][z // 3], QUOTIENT_RTOL).double()
+        ties[z] = q8_1_check.q8_1_tie_bound(inputs["W"][ex], inputs["type"], inputs["X"][z // 3], QUOTIENT_RTOL).double()
     before = compare_close(by_pairs, by_sequence, tol.rtol, tol.atol + (1 + tol.rtol) * ties, "return value")
     assert before is not None and before.startswith("return value: 2 elements off; first at (4, 10)")
     assert (by_pairs.double() - e).abs().max().item() == 2.0**-9
     # the spec's check now: either order against either
     assert spec.module.compare({"return": by_pairs}, {"return": by_sequence}, case, inputs) is None
     assert spec.module.compare({"return": by_sequence}, {"return": by_pairs}, case, inputs) is None
-    low, high = ggml.s8_interval(inputs["X"])  # the block that some orders round either way
+    low, high = q8_1_check.s8_interval(inputs["X"])  # the block that some orders round either way
     assert (low[1, 0].item(), high[1, 0].item()) == (-8.34375, -8.3359375)
 
 
@@ -171,7 +171,7 @@ def test_every_order_of_a_blocks_sum_rounds_into_its_interval():
     mid = (near.double().sum(-1) / 2**-7).floor() * 2**-7 + 2**-8  # a float16 midpoint for sums in [8, 16)
     near[:, 0] += (mid + 8 * torch.sign(mid) - near.double().sum(-1)).float()  # the sum moved to about +-8 off it
     x = torch.cat([x, near])
-    low, high = ggml.s8_interval(x)
+    low, high = q8_1_check.s8_interval(x)
     assert bool((ggml.quantize_q8_1(x)[2] >= low).all() and (ggml.quantize_q8_1(x)[2] <= high).all())
     straddled = 0
     for r in range(x.shape[0]):
@@ -199,7 +199,7 @@ def test_the_chains_depths_bound_every_trees():
     for n in range(2, 15):
         chain = np.cumsum([n - 1, *range(n - 1, 0, -1)])
         assert all((np.cumsum(d) <= chain).all() for d in _depths(n)), n
-    assert ggml.CHAIN_DEPTHS == (31, 31, *range(30, 0, -1))
+    assert q8_1_check.CHAIN_DEPTHS == (31, 31, *range(30, 0, -1))
 
 
 def test_half_precision_rows_have_one_s8_where_every_sum_is_exact():
@@ -208,7 +208,7 @@ def test_half_precision_rows_have_one_s8_where_every_sum_is_exact():
     gen = torch.Generator().manual_seed(0)
     for dtype in (torch.float16, torch.bfloat16):
         x = torch.randn(1000, 32, generator=gen).to(dtype)
-        low, high = ggml.s8_interval(x)
+        low, high = q8_1_check.s8_interval(x)
         assert (low != high).float().mean().item() < 0.01
     # but not all: 1 + 2**-11 + 2 * 2**-24 (float16's least subnormal, twice) is 1 + 2**-10 in
     # float16 if the two small ones go first, and 1 (the tie rounded to even) if the 1 goes first
@@ -216,7 +216,7 @@ def test_half_precision_rows_have_one_s8_where_every_sum_is_exact():
     x[0, :4] = torch.tensor([1.0, 2.0**-11, 2.0**-24, 2.0**-24])
     v = x[0].float().numpy()
     assert float(np.float16(_sequential(v))) == 1.0 and float(np.float16(_sequential(v[::-1]))) == 1 + 2.0**-10
-    low, high = ggml.s8_interval(x)
+    low, high = q8_1_check.s8_interval(x)
     assert (low.item(), high.item()) == (1.0, 1 + 2.0**-10)
 
 
@@ -239,10 +239,10 @@ def test_a_scale_that_rounds_to_the_other_float16_passes(monkeypatch):
     message, _, _ = _reciprocal_scale_check(monkeypatch, "vllm::ggml_mul_mat_a8", "odd-q4_0-f32", 19542)
     assert message is None, message
     w = inputs["W"].reshape(inputs["row"], -1)
-    bound = ggml.q8_1_scale_bound(w, inputs["type"], inputs["X"], QUOTIENT_RTOL)
+    bound = q8_1_check.q8_1_scale_bound(w, inputs["type"], inputs["X"], QUOTIENT_RTOL)
     moving = (bound > 0).any(1).nonzero().reshape(-1).tolist()
     assert 1 in moving and len(moving) <= 3  # the flipped block's row, and two more within rtol of a boundary
-    monkeypatch.setattr(ggml, "q8_1_scale_bound", lambda *a: torch.zeros_like(bound))
+    monkeypatch.setattr(q8_1_check, "q8_1_scale_bound", lambda *a: torch.zeros_like(bound))
     before, _, _ = _reciprocal_scale_check(monkeypatch, "vllm::ggml_mul_mat_a8", "odd-q4_0-f32", 19542)
     assert before is not None and before.startswith("return value: 21 elements off")
 

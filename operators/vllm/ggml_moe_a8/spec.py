@@ -61,7 +61,8 @@ float16 or bfloat16 ones, whose sums are exact in any order).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import align_for_experts, compare_q8_1, moe_case, moe_inputs, q8_1_matmul
+from kgb.vllm.ggml import align_for_experts, moe_case, moe_inputs, q8_1_matmul
+from kgb.vllm.q8_1_check import compare_q8_1
 
 VERSION = 5  # 5: the check allows d8 = float16(d) rounded either way where d lies within QUOTIENT_RTOL of a boundary; 4: the check allows s8 rounded either way where the order of its sum decides; 3: exact d on the GPU
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.

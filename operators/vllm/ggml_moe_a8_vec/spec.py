@@ -47,7 +47,8 @@ it (as ggml_moe_a8).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import compare_q8_1, moe_case, moe_inputs, q8_1_matmul
+from kgb.vllm.ggml import moe_case, moe_inputs, q8_1_matmul
+from kgb.vllm.q8_1_check import compare_q8_1
 
 VERSION = 4  # 4: the check allows d8 = float16(d) rounded either way where d lies within QUOTIENT_RTOL of a boundary; 3: the check allows s8 rounded either way where the order of its sum decides; 2: codes on a half, exact d on the GPU
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.

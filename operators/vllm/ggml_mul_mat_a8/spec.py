@@ -43,7 +43,8 @@ it (as ggml_moe_a8).
 import torch
 
 from kgb.operators import Case
-from kgb.vllm.ggml import mul_mat_case, mul_mat_compare, mul_mat_inputs, q8_1_matmul
+from kgb.vllm.ggml import mul_mat_case, mul_mat_inputs, q8_1_matmul
+from kgb.vllm.q8_1_check import mul_mat_compare
 
 VERSION = 4  # 4: the check allows d8 = float16(d) rounded either way where d lies within QUOTIENT_RTOL of a boundary; 3: the check allows s8 rounded either way where the order of its sum decides; 2: codes on a half, exact d on the GPU
 # No speed_baseline: vllm is not importable on the GPU host, so the reference is the baseline.
