@@ -70,12 +70,14 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
 step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py $second \
   --events "$out" --json "$out/first-run.json" -- chip=nvidia
 
+# the first job's trace kept before any report on it: a caller's time limit that cuts a report
+# short (session 65's call 3) loses the report, not the trace
+[ -f "$trace.first" ] && gzip -c "$trace.first" >"$out/first-trace.jsonl.gz"
+
 for run in first ${second:+second}; do
   echo "## the $run job's trace" >>"$out/trace.txt"
   step "trace-$run" "$out/trace.txt" python3 benchmarks/gpu_trace.py "$trace.$run"
 done
-
-[ -f "$trace.first" ] && gzip -c "$trace.first" >"$out/first-trace.jsonl.gz"
 
 # the first job's slow replays against the other jobs' timings, and what was beside them
 others=()
