@@ -133,8 +133,10 @@ def warm_up(device: str) -> None:
             closeness(x, x, 0.0, 0.0)
             root_mean_square(x)
             digested(x)
-            digested(x[1:])  # a length that 16 does not divide: Triton compiles it apart, and
-            # the digest runs in the timing turn, where a first load holds the GPU
+            # a length that 16 does not divide, at an address that it does (a slice would not be
+            # one): Triton compiles it apart, and the digest runs in the timing turn, where a
+            # first load holds the GPU
+            digested(torch.zeros(BLOCK + 1, dtype=dtype, device=device))
 
 
 def _programs(n: int) -> int:
