@@ -119,7 +119,6 @@ def test_an_honest_solution_passes_every_smoke_case_within_its_bound(tmp_path, s
         for case in softmax.cases_for({CaseTag.SMOKE}):
             result = runner.check(case, case.seed)
             assert result.status == Status.CORRECT, result.message
-        assert process.largest_outputs is not None and process.largest_outputs > 0  # the reference's, told
     finally:
         process.close()
 

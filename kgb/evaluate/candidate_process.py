@@ -66,8 +66,6 @@ class CandidateProcess:
     _killed_at = 0.0  # when `kill` sent the signal (time.monotonic)
     _reaped = False  # waited for: its pid may now be another process's
     _looked = False  # `close` has looked whether it is gone
-    # the bytes of the largest outputs a call was allowed (`ReplyBound`)
-    largest_outputs: int | None = None
     # The host buffers of the replies read since the last hand-over, let go of after the next
     # one by a thread of their own (kgb.evaluate.leftovers): letting go of a reply's memory
     # file unmaps it and frees its pages, 0.16 s of the judge's for aten::reshape's 768 MB
@@ -137,14 +135,9 @@ class CandidateProcess:
             raise CandidateDied(self._exit_reason()) from exc
 
     def _bound(self, sent: tensor_storage.Storages, outputs: int | None) -> ReplyBound:
-        """What a call on `sent` may send back. Where the caller knows no outputs (the judge
-        always tells them; a test's call need not), those of the largest it was told of stand
-        for them, else the inputs' own size."""
-        if outputs is not None:
-            self.largest_outputs = max(self.largest_outputs or 0, outputs)
-        elif self.largest_outputs is not None:
-            outputs = self.largest_outputs
-        else:
+        """What a call on `sent` may send back: outputs of `outputs` bytes, where the caller
+        says (the judge always does), else of the inputs' own size (a test's call need not)."""
+        if outputs is None:
             outputs = sum(s.nbytes() for s in sent.by_id.values())
         return ReplyBound.of(sent, outputs, self.device)
 
