@@ -145,11 +145,15 @@ def test_a_warm_up_call_readies_the_digest_without_being_counted_or_audited(monk
     its own way keeps calls whole and takes no digest."""
     taken = []
     monkeypatch.setattr(call_audit, "digest", lambda tensors: taken.append(list(tensors)))
+    monkeypatch.setattr(call_audit.comparison_kernels, "fused", lambda t: t.numel() >= 4)  # as a GPU's large ones
     audit = CallAudit(("out",))
     for _ in range(3):
         audit.ready(torch.ones(2), {"out": torch.ones(4)})
-    assert len(taken) == 1 and [t.numel() for t in taken[0]] == [2, 4]
+    assert len(taken) == 1 and [t.numel() for t in taken[0]] == [4]  # only what its kernel digests
     assert audit.calls == 0 and audit.audited == [] and audit.digests == []
+    small = CallAudit(("out",))
+    small.ready(torch.ones(2), {"out": torch.ones(3)})
+    assert len(taken) == 1 and small.loaded  # no kernel to load: the ops digest it
     whole = CallAudit(("out",), whole=True)
     whole.ready(None, {"out": torch.ones(4)})
     assert len(taken) == 1 and not whole.loaded

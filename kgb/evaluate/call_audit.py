@@ -195,12 +195,15 @@ class CallAudit:
         self.loaded = False  # whether `ready` took its digest
 
     def ready(self, result: Any, inputs: dict[str, Any]) -> None:
-        """A digest of a warm-up call's outputs, thrown away: its Triton kernel loaded for what
-        the calls write before the turn (a warm-up runs in a work section). A judge's first
+        """A digest of a warm-up call's outputs that its Triton kernel takes, thrown away: the
+        kernel loaded for what the calls write before the turn (a warm-up runs in a work
+        section). A judge's first
         digest of an output on a GPU loads the kernel's binary, some tenths of a second that
         held the turn when the first audited call met it (session 65)."""
         if not self.whole and not self.loaded:
-            digest(written(result, inputs, self.names))
+            fused = [t for t in written(result, inputs, self.names) if comparison_kernels.fused(t)]
+            if fused:  # the others' digests are PyTorch's ops: nothing to load
+                digest(fused)
             self.loaded = True
 
     def passed_over(self) -> None:
