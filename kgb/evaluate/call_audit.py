@@ -197,9 +197,8 @@ class CallAudit:
     def ready(self, result: Any, inputs: dict[str, Any]) -> None:
         """A digest of a warm-up call's outputs that its Triton kernel takes, thrown away: the
         kernel loaded for what the calls write before the turn (a warm-up runs in a work
-        section). A judge's first
-        digest of an output on a GPU loads the kernel's binary, some tenths of a second that
-        held the turn when the first audited call met it (session 65)."""
+        section). A judge's first digest of an output on a GPU loads the kernel's binary, some
+        tenths of a second that held the turn when the first audited call met it (session 65)."""
         if not self.whole and not self.loaded:
             fused = [t for t in written(result, inputs, self.names) if comparison_kernels.fused(t)]
             if fused:  # the others' digests are PyTorch's ops: nothing to load
