@@ -229,14 +229,22 @@ def report(records: list[dict]) -> str:
     # what each drain waited for: the section of another judge, running when the turn got
     # the lock, that ended last
     waited: dict[str, list[float]] = defaultdict(list)
+    by_operator: dict[tuple[str, str], list[float]] = defaultdict(list)  # whose section, in which phase
     for t in turns:
         running = [s for s in sections if s["pid"] != t["pid"] and s["began"] < t["began"] < s["ended"]]
         if running and t["drained"] > t["began"]:
             last = max(running, key=lambda s: s["ended"])
-            waited[last["what"] or "?"].append(min(last["ended"], t["drained"]) - t["began"])
+            wait = min(last["ended"], t["drained"]) - t["began"]
+            waited[last["what"] or "?"].append(wait)
+            by_operator[(last.get("tag") or "?", last["what"] or "?")].append(wait)
     lines.append("\n| the drain waited for | turns | seconds | longest |\n|---|---|---|---|")
     for what, waits in sorted(waited.items(), key=lambda kv: -sum(kv[1])):
         lines.append(f"| {what} | {len(waits)} | {sum(waits):.1f} | {max(waits):.2f} |")
+    # the sections worth shortening: an operator's few long ones (a reference compiling its
+    # kernels, a comparison that waits for the device per expert) stand out here, not above
+    lines.append("\n| the drain waited for: operator, phase (the 8 longest in all) | turns | seconds |\n|---|---|---|")
+    for (tag, what), waits in sorted(by_operator.items(), key=lambda kv: -sum(kv[1]))[:8]:
+        lines.append(f"| {tag}, {what} | {len(waits)} | {sum(waits):.1f} |")
 
     held: dict[str, list[float]] = defaultdict(list)
     for s in sections:

@@ -153,6 +153,26 @@ def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_
     assert "the GPU's time: a turn measuring (or spinning the GPU up) 2.0 s (29%)" in gpu_trace.report([turn, behind, *sections])
 
 
+def test_the_gpu_trace_says_whose_sections_the_drains_waited_for():
+    """Each drain is put down to the section of another judge that ended last, by its
+    operator and phase: a few long sections of one operator stand out there."""
+    import gpu_trace
+
+    def turn(pid, began, drained):
+        return {"kind": "turn", "pid": pid, "asked": began, "began": began, "drained": drained,
+                "measured": drained, "ended": drained + 0.5, "crowded": False, "tag": "t"}
+
+    def section(pid, tag, what, began, ended):
+        return {"kind": "section", "pid": pid, "asked": began, "began": began, "ended": ended, "what": what, "tag": tag}
+
+    records = [turn(1, 1.0, 3.0), turn(1, 10.0, 10.5), turn(1, 20.0, 20.2),
+               section(2, "op::a", "reference", 0.0, 3.0), section(3, "op::b", "compare", 0.5, 2.0),
+               section(2, "op::a", "reference", 9.0, 10.5), section(4, "op::c", "compare", 19.0, 20.2)]
+    report = gpu_trace.report(records)
+    table = report[report.index("operator, phase"):].splitlines()
+    assert table[2:5] == ["| op::a, reference | 2 | 2.5 |", "| op::c, compare | 1 | 0.2 |", ""]
+
+
 def test_a_turn_gathering_company_is_not_counted_as_holding_up_the_gpu():
     """KGB_GATHER_S: a lone turn waits for another to ask while sections run on (session 37's
     call 2 counted that wait as "a turn behind another turn", 14% of its GPU's time)."""
