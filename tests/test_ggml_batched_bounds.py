@@ -117,9 +117,9 @@ def test_routes_are_the_per_expert_ones(op, case, seed):
 def test_the_flags_and_the_bound_are_the_per_product_ones(op, case, seed):
     products = _products(op, _inputs(op, case, seed))
     flagged = q8_1_check.flagged_entries(products, QUOTIENT_RTOL)
-    for (_, type_id, x, _), (cols, d8, s8) in zip(products, flagged, strict=True):
+    for (_, type_id, x, _), found in zip(products, flagged, strict=True):
         want = _flags_alone(type_id, x)
-        assert all(torch.equal(f, w) for f, w in zip([cols, *d8, *s8], want, strict=True))
+        assert all(torch.equal(f, w) for f, w in zip([found.cols, *found.d8_blocks, *found.s8_blocks], want, strict=True))
     shape = _output_shape(case)
     assert torch.equal(q8_1_check.q8_1_bound(products, torch.empty(shape)), _bound_per_product(products, shape))
 
@@ -132,9 +132,9 @@ def test_the_cases_flag_each_kind_in_some_experts_and_not_in_others():
                      ("vllm::ggml_moe_a8", "deepseek-v2-lite-w13-q4_0"),
                      ("vllm::ggml_moe_a8_vec", "deepseek-v2-lite-w13-q4_0")):
         case = next(c for c in _spec(op).CASES if c.name == name)
-        for cols, d8, s8 in q8_1_check.flagged_entries(_products(op, _inputs(op, case, 0)), QUOTIENT_RTOL):
-            for kind, found in enumerate((cols, d8[0], s8[0])):
-                seen[kind].add(len(found) > 0)
+        for found in q8_1_check.flagged_entries(_products(op, _inputs(op, case, 0)), QUOTIENT_RTOL):
+            for kind, flags in enumerate((found.cols, found.d8_blocks[0], found.s8_blocks[0])):
+                seen[kind].add(len(flags) > 0)
     assert seen == [{True, False}] * 3
 
 

@@ -8,6 +8,7 @@ float16 (`q8_1_scale_bound`), and the block sum s8 added in another order (`q8_1
 from __future__ import annotations
 
 import itertools
+from typing import NamedTuple
 
 import torch
 
@@ -39,16 +40,18 @@ def tie_steps(x: torch.Tensor, rtol: float) -> torch.Tensor:
 
 
 def q8_1_tie_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: float,
-                   cols: torch.Tensor | None = None) -> torch.Tensor:
+                   found: Flagged | None = None) -> torch.Tensor:
     """float32 [R, N]: how far `q8_1_matmul`'s output may move when the Q8_1 scale d and the
     quotients x / d err by float32 roundings within `rtol`: such an error moves a code only
     where x / d lies within rtol of a half (one step, then), which moves sumi by the weight
     code it meets; so the bound is sum over those activation values of d8 * |d4 * code|
     (Q4_1's half(d4 * d8) is at most 2**-11 above |d4| * d8; the 2**-10 covers it).
-    `cols`: the columns of x holding such values, where `flagged_entries` found them already."""
-    step = tie_steps(x, rtol)
-    if cols is None:
+    `found`: x's steps and the columns holding such values, where `flagged_entries` found them."""
+    if found is None:
+        step = tie_steps(x, rtol)
         cols = step.ne(0).any(0).nonzero().reshape(-1)  # few values lie on a half: their columns only
+    else:
+        step, cols = found.steps, found.cols
     bound = torch.zeros(x.shape[0], w_raw.shape[0], dtype=torch.float64, device=x.device)
     chunk = max(1, 2**23 // max(1, w_raw.shape[0]))  # columns a pass: a prefill's weights whole took 2 GB
     for c in cols.split(chunk):
@@ -60,6 +63,17 @@ def q8_1_tie_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: flo
 Blocks = tuple[torch.Tensor, torch.Tensor]  # (rows, blocks) of Q8_1 blocks: a `.nonzero(as_tuple=True)`
 
 
+class Flagged(NamedTuple):
+    """What one product's three bounds need of its activation rows, found for all products at
+    once (`flagged_entries`), with the intervals and steps they were found from."""
+    steps: torch.Tensor  # `tie_steps`
+    cols: torch.Tensor  # the columns holding a value on a half
+    d8: tuple[torch.Tensor, torch.Tensor]  # `d8_interval`
+    d8_blocks: Blocks  # where it holds two float16s
+    s8: tuple[torch.Tensor, torch.Tensor] | None  # `s8_interval`; None for Q8_0, which has no s8
+    s8_blocks: Blocks  # where it holds two float16s
+
+
 def d8_interval(x: torch.Tensor, rtol: float) -> tuple[torch.Tensor, torch.Tensor]:
     """(low, high) float32 [R, C/32]: the least and greatest d8 = float16(d) of a d within rtol
     of the exact Q8_1 scale (`q8_1_scale_bound`)."""
@@ -68,7 +82,7 @@ def d8_interval(x: torch.Tensor, rtol: float) -> tuple[torch.Tensor, torch.Tenso
 
 
 def q8_1_scale_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: float,
-                     flagged: Blocks | None = None) -> torch.Tensor:
+                     found: Flagged | None = None) -> torch.Tensor:
     """float32 [R, N]: how far `q8_1_matmul`'s output may move when d8 = float16(d) rounds to
     the other float16 neighbour: a kernel's d within rtol of the exact quotient (amax times a
     float32 1/127, Triton's approximate `/`) crosses a float16 rounding boundary where the
@@ -77,14 +91,14 @@ def q8_1_scale_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor, rtol: f
     benchmarks/ggml_inexact_scale.py: ggml_mul_mat_a8's odd-q4_0-f32, seed 19542, 21 outputs
     off. Per such block the term moves by |sumi| times d8's move: Q4_0 and Q8_0 |d4| (high -
     low), Q4_1 half(d4 high) - half(d4 low) (its rounding monotone in d8, so the two ends bound
-    the move from any d8 between, the reference's among them). `flagged`: those blocks, where
-    `flagged_entries` found them already."""
+    the move from any d8 between, the reference's among them). `found`: d8's interval and
+    those blocks, where `flagged_entries` found them."""
     rows, n = x.shape[0], w_raw.shape[0]
     bound = torch.zeros(rows, n, dtype=torch.float64, device=x.device)
     if rows == 0 or n == 0:
         return bound.float()
-    low, high = d8_interval(x, rtol)
-    r, b = (low != high).nonzero(as_tuple=True) if flagged is None else flagged  # d8 rounding either way
+    low, high = d8_interval(x, rtol) if found is None else found.d8
+    r, b = (low != high).nonzero(as_tuple=True) if found is None else found.d8_blocks  # d8 rounding either way
     if r.numel() == 0:
         return bound.float()
     qx = quantize_q8_1(x)[0]
@@ -133,7 +147,7 @@ def s8_interval(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def q8_1_sum_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor,
-                   flagged: Blocks | None = None) -> torch.Tensor:
+                   found: Flagged | None = None) -> torch.Tensor:
     """float32 [R, N]: how far `q8_1_matmul`'s output may move when a kernel adds a block's 32
     values in another order than the reference's (the spec leaves that order free): s8 =
     float16(sum) may then round to a neighbour of the reference's where the sums that orders
@@ -143,14 +157,14 @@ def q8_1_sum_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor,
     outputs 2**-9 off. Per such block the term moves by at most Q4_0: 8 |d4| (high - low);
     Q4_1: half(m4 high) - half(m4 low) in magnitude (m4 s8 is exact in float32, and its
     rounding monotone in s8, so the interval's two ends bound the move from any s8 within it,
-    the reference's among them); Q8_0 does not use s8. `flagged`: those blocks, where
-    `flagged_entries` found them already."""
+    the reference's among them); Q8_0 does not use s8. `found`: s8's interval and those
+    blocks, where `flagged_entries` found them."""
     rows, n = x.shape[0], w_raw.shape[0]
     bound = torch.zeros(rows, n, dtype=torch.float64, device=x.device)
     if type_id == Q8_0.id or rows == 0 or n == 0:
         return bound.float()
-    low, high = s8_interval(x)
-    r, b = (low != high).nonzero(as_tuple=True) if flagged is None else flagged  # s8 rounding either way
+    low, high = s8_interval(x) if found is None or found.s8 is None else found.s8
+    r, b = (low != high).nonzero(as_tuple=True) if found is None else found.s8_blocks  # s8 rounding either way
     if r.numel() == 0:
         return bound.float()
     blocks = w_raw.reshape(n, -1, TYPES[type_id].nbytes)
@@ -170,20 +184,24 @@ def q8_1_sum_bound(w_raw: torch.Tensor, type_id: int, x: torch.Tensor,
 Product = tuple[torch.Tensor, int, torch.Tensor, torch.Tensor]  # see `compare_q8_1`
 
 
-def flagged_entries(products: list[Product], rtol: float) -> list[tuple[torch.Tensor, Blocks, Blocks]]:
+def flagged_entries(products: list[Product], rtol: float) -> list[Flagged]:
     """Per product, what the `.nonzero()` of each bound finds in its activation rows: the columns
     holding a value on a half (`q8_1_tie_bound`), and the blocks whose d8 (`q8_1_scale_bound`)
     and whose s8 (`q8_1_sum_bound`) may round either way. Why all at once: every `.nonzero()`
     waits for the device, and a MoE compare that looked per expert (128 of them) waited some
     500 times, 3.3 s on a busy H100 that held other judges' timing turns. The flags are still
-    computed per product (no wait; on the CPU, faster than on all rows at once)."""
+    computed per product (no wait; on the CPU, faster than on all rows at once), and kept with
+    what they were found from, which the bounds then use."""
     if not products:
         return []
     xs = [x for _, _, x, _ in products]
-    on_half = torch.stack([tie_steps(x, rtol).ne(0).any(0) for x in xs])  # [products, C]
-    d8_either = [torch.ne(*d8_interval(x, rtol)) for x in xs]
-    s8_either = [torch.ne(*s8_interval(x)) if type_id != Q8_0.id else torch.zeros_like(d8)  # Q8_0: no s8
-                 for (_, type_id, x, _), d8 in zip(products, d8_either, strict=True)]
+    steps = [tie_steps(x, rtol) for x in xs]
+    d8s = [d8_interval(x, rtol) for x in xs]
+    s8s = [s8_interval(x) if type_id != Q8_0.id else None for _, type_id, x, _ in products]  # Q8_0: no s8
+    on_half = torch.stack([step.ne(0).any(0) for step in steps])  # [products, C]
+    d8_either = [torch.ne(*d8) for d8 in d8s]
+    s8_either = [torch.ne(*s8) if s8 is not None else torch.zeros_like(d8)
+                 for s8, d8 in zip(s8s, d8_either, strict=True)]
     counts = torch.stack([on_half.sum(1), torch.stack([f.sum() for f in d8_either]),
                           torch.stack([f.sum() for f in s8_either])]).tolist()  # one wait for all three
     first = list(itertools.accumulate(map(len, xs[:-1]), initial=0))  # of each product's rows, in all rows
@@ -194,7 +212,8 @@ def flagged_entries(products: list[Product], rtol: float) -> list[tuple[torch.Te
                 for rows, bs, start in zip(r.split(counts), b.split(counts), first, strict=True)]
 
     cols = on_half.nonzero(as_tuple=True)[1].split(counts[0])
-    return list(zip(cols, blocks(d8_either, counts[1]), blocks(s8_either, counts[2]), strict=True))
+    return [Flagged(*found) for found in zip(steps, cols, d8s, blocks(d8_either, counts[1]), s8s,
+                                             blocks(s8_either, counts[2]), strict=True)]
 
 
 def q8_1_bound(products: list[Product], expected: torch.Tensor) -> torch.Tensor:
@@ -202,14 +221,14 @@ def q8_1_bound(products: list[Product], expected: torch.Tensor) -> torch.Tensor:
     of its three bounds, each 0 where `flagged_entries` found nothing for it."""
     moved = torch.zeros(expected.shape, dtype=torch.float64, device=expected.device)
     flagged = flagged_entries(products, QUOTIENT_RTOL)
-    for (w, type_id, x, rows), (cols, d8_blocks, s8_blocks) in zip(products, flagged, strict=True):
+    for (w, type_id, x, rows), found in zip(products, flagged, strict=True):
         bound = torch.zeros(len(x), len(w), dtype=torch.float64, device=expected.device)
-        if len(cols):
-            bound += q8_1_tie_bound(w, type_id, x, QUOTIENT_RTOL, cols).double()
-        if len(d8_blocks[0]):
-            bound += q8_1_scale_bound(w, type_id, x, QUOTIENT_RTOL, d8_blocks).double()
-        if len(s8_blocks[0]):
-            bound += q8_1_sum_bound(w, type_id, x, s8_blocks).double()
+        if len(found.cols):
+            bound += q8_1_tie_bound(w, type_id, x, QUOTIENT_RTOL, found).double()
+        if len(found.d8_blocks[0]):
+            bound += q8_1_scale_bound(w, type_id, x, QUOTIENT_RTOL, found).double()
+        if len(found.s8_blocks[0]):
+            bound += q8_1_sum_bound(w, type_id, x, found).double()
         moved[rows] = bound
     return moved
 
