@@ -26,6 +26,7 @@ from kgb.evaluate.correctness import (
     tensors_in,
 )
 from kgb.evaluate.draws import candidate_copy, draw_inputs
+from kgb.evaluate.first_use import FirstUse
 from kgb.evaluate.integrity import ALLOWED_OPS, HOST_READ_LIMIT, Audit
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.provenance_audit import unexplained, unexplained_loads
@@ -57,6 +58,8 @@ class CaseRunner(BenchCaseTiming):
         self.stored: dict | None = None  # what the last call's interpreted kernels stored
         self.literals: list[float] = []  # the numbers its source writes (provenance_audit.literal_numbers)
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
+        # the references' first-use compiles, done before their sections (judge v37)
+        self.first_use = FirstUse(device, random=bool(getattr(spec.module, "RANDOM", False)))
         self.phase = phase or Phases()
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
@@ -121,16 +124,19 @@ class CaseRunner(BenchCaseTiming):
         """Check one case on the draw from `seed`; with `redraw`, the candidate process
         draws its copy itself (it has the spec: `CandidateProcess.give_spec`)."""
         spec, entry = self.spec, self.spec.entry_of(case)
-        # Three work sections: no other judge's timing beside any of them (drawing a bench
-        # case's inputs on the GPU, and copying them, would take the memory bandwidth it
-        # measures), and a turn asked for meanwhile waits for the one running, not all three.
-        with self.exclusive.work():
-            with self.phase("draw"):
-                pristine = draw_inputs(spec, case, seed, self.device)
-                ref_in, cand_in = clone_exact(pristine), candidate_copy(spec, pristine)
-            with self.phase("reference"):
-                expected = self.reference(entry.name, ref_in, case)
-                outputs = output_bytes(expected)  # what the candidate's reply may hold, with its inputs
+        # Work sections of their own (the draw, the reference, the candidate's call, the
+        # comparison): no other judge's timing beside any of them (drawing a bench case's inputs
+        # on the GPU, and copying them, would take the memory bandwidth it measures), and a turn
+        # asked for meanwhile waits for the one running, not all. Between the first two, in no
+        # section, the reference's first-use compiles (judge v37).
+        with self.exclusive.work(), self.phase("draw"):
+            pristine = draw_inputs(spec, case, seed, self.device)
+            ref_in, cand_in = clone_exact(pristine), candidate_copy(spec, pristine)
+        with self.phase("reference compile"):  # outside any section: nothing runs on the GPU
+            self.compile_reference(entry.name, ref_in)
+        with self.exclusive.work(), self.phase("reference"):
+            expected = self.reference(entry.name, ref_in, case)
+            outputs = output_bytes(expected)  # what the candidate's reply may hold, with its inputs
         with self.exclusive.work(), self.phase("candidate"):
             actual = self._call(entry.name, cand_in, f"case {case.name}", outputs,
                                 Redraw(case.name, (seed,)) if redraw else None)
@@ -155,6 +161,12 @@ class CaseRunner(BenchCaseTiming):
     def note_elements(self, expected: Any, ref_in: dict) -> None:
         """Whether some case's answer has elements, for the judgement's "launched no kernel"."""
         self.produced_elements |= _has_elements(expected, ref_in, self.spec)
+
+    def compile_reference(self, entry: str, ref_in: dict) -> None:
+        """The kernels the reference compiles at their first use, compiled now, where no work
+        section is held (kgb.evaluate.first_use)."""
+        args, kwargs = self.spec.signatures[entry].bind(ref_in)
+        self.first_use.ready(entry, self.spec.reference_for(entry), args, kwargs)
 
     def reference(self, entry: str, ref_in: dict, case: Case) -> Any:
         args, kwargs = self.spec.signatures[entry].bind(ref_in)

@@ -162,7 +162,11 @@ from enum import StrEnum
 # eleven times over, in the turn, after each audited call: the same counts, and the magnitudes
 # summed in another order (a float64's last bits, within the audit's SUM_SLACK). CPU verdicts
 # are unchanged.
-JUDGE_VERSION = 36
+# v37: on a GPU the kernels a check case's reference compiles at their first use (PyTorch's
+# jiterator: polygamma, i0, erfc, special_entr) are compiled before its work section, by a
+# capture of its call into a CUDA graph that is dropped unreplayed (kgb.evaluate.first_use),
+# and the draw and the reference are work sections of their own. Verdicts are unchanged.
+JUDGE_VERSION = 37
 
 
 class Status(StrEnum):

@@ -1,0 +1,94 @@
+"""PyTorch's kernels that compile at their first use, compiled before the work section that runs
+them (judge v37).
+
+Some of PyTorch's own kernels are not in its binary: its jiterator writes them at their first
+use in a process, for the dtypes and layout of that call, and compiles them with NVRTC (the
+special functions among them: polygamma, i0, erfc, special_entr). The judges keep what they
+compiled in a disk cache they share, but a first job on a fresh host meets each such kernel
+once, and the compile ran inside the reference's work section: a timing turn asked for then
+waited seconds for a section whose GPU work takes milliseconds. In session 65's two first jobs on
+an H100, turns waited 7.0-7.8 s on the references of those four operators, their sections taking
+0.4-3.5 s each (docs/gpu-results.md).
+
+So before the section, the reference's call is captured into a CUDA graph that is never
+replayed: PyTorch writes, compiles and loads the kernels it launches, and nothing runs on the
+GPU, so no section is needed for it. The graph is dropped, and the call then runs in its section
+as before, its kernels ready. A call that cannot be captured (it waits for the device, copies
+from the host's memory) stops the capture and runs as before, compiling in its section. A spec
+that draws random numbers is not captured: a capture takes its share of the generator's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+# Inputs larger than this are not captured: the capture allocates the call's outputs and
+# temporaries beside the real call's, outside the memory the judge reserved; a bench case's
+# kernels are those its check cases of the same dtypes and layouts compiled.
+MAX_INPUT_BYTES = 64 << 20
+
+
+def signature(args: tuple, kwargs: dict) -> tuple:
+    """What decides which kernels a call compiles, as far as the judge can tell: each tensor's
+    dtype, rank and whether it is contiguous, and every other argument's value."""
+    def key(v: Any) -> Any:
+        if isinstance(v, torch.Tensor):
+            return ("tensor", v.dtype, v.dim(), v.is_contiguous(), v.device.type)
+        if isinstance(v, list | tuple):
+            return (type(v).__name__, *(key(x) for x in v))
+        if isinstance(v, dict):
+            return ("dict", *sorted((k, key(x)) for k, x in v.items()))
+        return ("value", repr(v))
+    return key(args), key(kwargs)
+
+
+def compiled_beforehand(call: Callable[[], Any]) -> bool:
+    """`call`, made on the GPU, captured into a CUDA graph that is dropped unreplayed: the kernels
+    it launches compiled and loaded, none run. False where it could not be captured."""
+    graph = torch.cuda.CUDAGraph()
+    side = torch.cuda.Stream()
+    try:
+        with torch.cuda.stream(side):
+            # thread_local: the judge's other threads may call CUDA meanwhile
+            graph.capture_begin(capture_error_mode="thread_local")
+            try:
+                with torch.no_grad():
+                    call()
+            finally:
+                graph.capture_end()  # raises where the call broke the capture
+        return True
+    except Exception:  # noqa: BLE001 - not capturable: it compiles in its section, as before
+        return False
+    finally:
+        del graph
+
+
+class FirstUse:
+    """The references a judge has compiled beforehand, by signature: each is captured once."""
+
+    def __init__(self, device: str, random: bool):
+        self.on = device == "cuda" and not random
+        self.seen: set[tuple] = set()
+        self.captured = 0  # calls captured, for the judges' trace and the tests
+
+    def ready(self, entry: str, reference: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+        """`reference(*args, **kwargs)`'s kernels compiled, where this judge has not yet met its
+        signature. Its inputs are views of `args`' and `kwargs`' tensors: a capture runs the
+        call's host side whole, and a reference that changes a tensor's shape in place changes
+        the view's."""
+        if not self.on:
+            return
+        tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+        if sum(t.untyped_storage().nbytes() for t in tensors) > MAX_INPUT_BYTES:
+            return
+        key = (entry, signature(args, kwargs))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        views = tuple(v.view_as(v) if isinstance(v, torch.Tensor) else v for v in args)
+        kw = {k: v.view_as(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
+        if compiled_beforehand(lambda: reference(*views, **kw)):
+            self.captured += 1

@@ -1,0 +1,84 @@
+"""The references' first-use compiles, done before their work sections (kgb.evaluate.first_use,
+judge v37): where they are tried, once per signature, and on a GPU that a captured call compiles
+its kernels and runs nothing."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from kgb.evaluate import first_use
+from kgb.evaluate.first_use import FirstUse, signature
+
+
+def test_nothing_is_captured_on_the_cpu_or_for_a_spec_that_draws_random_numbers(monkeypatch):
+    tried = []
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: tried.append(call) or True)
+    for device, random in (("cpu", False), ("cuda", True)):
+        FirstUse(device, random).ready("f", torch.neg, (torch.ones(3),), {})
+    assert tried == []
+
+
+def test_each_signature_is_captured_once_and_large_inputs_not_at_all(monkeypatch):
+    tried = []
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: tried.append(call) or True)
+    uses = FirstUse("cuda", random=False)
+    x = torch.ones(4, 5)
+    uses.ready("f", torch.polygamma, (3, x), {})
+    uses.ready("f", torch.polygamma, (3, x + 1), {})  # the same dtypes, layout and order
+    uses.ready("f", torch.polygamma, (2, x), {})  # another order: another kernel, maybe
+    uses.ready("f", torch.polygamma, (3, x.t()), {})  # not contiguous
+    uses.ready("f", torch.polygamma, (3, x.half()), {})
+    big = torch.empty(first_use.MAX_INPUT_BYTES // 4 + 1)
+    uses.ready("f", torch.neg, (big,), {})
+    assert len(tried) == uses.captured == 4
+
+
+def test_the_captured_call_sees_views_of_the_inputs(monkeypatch):
+    """A capture runs the call's host side whole: a reference that reshapes a tensor in place
+    reshapes a view, and the inputs the real call then gets are as they were."""
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: call() is not None)
+    x = torch.ones(6)
+    FirstUse("cuda", random=False).ready("f", lambda t: t.unsqueeze_(0), (x,), {})
+    assert x.shape == (6,)
+
+
+def test_signatures_tell_dtypes_layouts_and_values_apart():
+    x = torch.ones(2, 3)
+    assert signature((x,), {}) == signature((torch.zeros(2, 3),), {})
+    assert signature((x,), {}) != signature((x.t(),), {})
+    assert signature((x,), {"n": 1}) != signature((x,), {"n": 2})
+    assert signature(([x, x],), {}) != signature(([x],), {})
+
+
+GPU_SCRIPT = r"""
+import time, torch
+from kgb.evaluate.first_use import compiled_beforehand
+x = torch.rand(1 << 20, device="cuda") + 0.5
+torch.cuda.synchronize()
+out = []
+assert compiled_beforehand(lambda: out.append(torch.polygamma(3, x)))
+torch.cuda.synchronize()
+began = time.perf_counter()
+y = torch.polygamma(3, x)
+torch.cuda.synchronize()
+first = time.perf_counter() - began
+assert torch.allclose(y.cpu(), torch.polygamma(3, x.cpu()), rtol=1e-4)
+assert not compiled_beforehand(lambda: x.sum().item())  # it waits for the device: not capturable
+z = torch.special.i0(x)  # the stream is usable after a capture that failed
+torch.cuda.synchronize()
+print(f"first real call after the capture {first:.4f} s")
+assert first < 0.2, first
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_a_captured_reference_compiles_its_kernels_and_runs_nothing(tmp_path):
+    """polygamma's kernel is written and compiled at its first use (PyTorch's jiterator); after
+    the capture, the first real call finds it, and a call that cannot be captured leaves the
+    stream as it was. A fresh process, with a kernel cache of its own: no earlier compile helps."""
+    env = {**os.environ, "PYTORCH_KERNEL_CACHE_PATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", GPU_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
