@@ -7,8 +7,8 @@ special functions among them: polygamma, i0, erfc, special_entr). The judges kee
 compiled in a disk cache they share, but a first job on a fresh host meets each such kernel
 once, and the compile ran inside the reference's work section: a timing turn asked for then
 waited seconds for a section whose GPU work takes milliseconds. In session 65's two first jobs on
-an H100, turns waited 7.0-7.8 s on the references of those four operators, their sections taking
-0.4-3.5 s each (docs/gpu-results.md).
+an H100, the turns' drains put down to the references of those four operators summed 6.1-6.9 s
+(10.4 s in session 64's; benchmarks/gpu_trace.py), their sections taking 0.4-3.5 s each.
 
 So before the section, the reference's call is captured into a CUDA graph that is never
 replayed: PyTorch writes, compiles and loads the kernels it launches, and nothing runs on the
