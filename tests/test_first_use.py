@@ -53,6 +53,22 @@ def test_signatures_tell_dtypes_layouts_and_values_apart():
     assert signature(([x, x],), {}) != signature(([x],), {})
 
 
+def test_layouts_that_take_different_elementwise_kernels_have_different_signatures():
+    """Session 66: a transposed and a broadcast case of i0 shared a key, and the second compiled
+    its kernel inside its work section."""
+    x = torch.ones(64, 1000)
+    kinds = {
+        "contiguous": x, "transposed": torch.ones(1000, 64).t(), "strided": torch.ones(64, 2000)[:, ::2],
+        "expanded": torch.ones(1, 1000).expand(64, 1000), "one element in": torch.ones(64 * 1000 + 1)[1:].view(64, 1000),
+    }
+    assert [first_use.layout(t) for t in kinds.values()] == ["contiguous", "dense", "gapped", "broadcast", "contiguous"]
+    assert len({signature((t,), {}) for t in kinds.values()}) == len(kinds)
+    assert first_use.alignment(kinds["one element in"]) == 4
+    # size-1 dimensions take any stride and change nothing
+    assert first_use.layout(torch.ones(5, 1, 3).transpose(0, 1)) == "contiguous"
+    assert first_use.layout(torch.ones(3, 1, 5).permute(2, 1, 0)) == "dense"
+
+
 GPU_SCRIPT = r"""
 import time, torch
 from kgb.evaluate.first_use import compiled_beforehand

@@ -31,12 +31,38 @@ import torch
 MAX_INPUT_BYTES = 64 << 20
 
 
+def layout(t: torch.Tensor) -> str:
+    """The layout as PyTorch's elementwise kernels tell them apart: one that walks memory in
+    order (contiguous, or dense in another order, a transpose: TensorIterator permutes it into
+    order) runs a vectorised kernel; gaps or a broadcast dimension an indexed one."""
+    if t.is_contiguous():
+        return "contiguous"
+    spans = sorted((stride, size) for size, stride in zip(t.shape, t.stride(), strict=True) if size != 1)
+    if any(stride == 0 for stride, _ in spans):
+        return "broadcast"
+    step = 1
+    for stride, size in spans:
+        if stride != step:
+            return "gapped"
+        step *= size
+    return "dense"
+
+
+def alignment(t: torch.Tensor) -> int:
+    """The data's alignment up to 16 bytes: a vectorised kernel is compiled per vector width,
+    which the pointers' alignment caps (a view that starts one element in gets a narrower one)."""
+    address = t.data_ptr()
+    return 16 if address % 16 == 0 else address & -address
+
+
 def signature(args: tuple, kwargs: dict) -> tuple:
     """What decides which kernels a call compiles, as far as the judge can tell: each tensor's
-    dtype, rank and whether it is contiguous, and every other argument's value."""
+    dtype, rank, layout and alignment, and every other argument's value. (Session 66, an H100:
+    keyed by contiguity alone, an expanded (broadcast) check case of i0, erfc and special_entr met a
+    transposed one's key and compiled its own kernel in its section, 0.6-1.1 s.)"""
     def key(v: Any) -> Any:
         if isinstance(v, torch.Tensor):
-            return ("tensor", v.dtype, v.dim(), v.is_contiguous(), v.device.type)
+            return ("tensor", v.dtype, v.dim(), layout(v), alignment(v), v.device.type)
         if isinstance(v, list | tuple):
             return (type(v).__name__, *(key(x) for x in v))
         if isinstance(v, dict):
