@@ -87,6 +87,24 @@ z = torch.special.i0(x)  # the stream is usable after a capture that failed
 torch.cuda.synchronize()
 print(f"first real call after the capture {first:.4f} s")
 assert first < 0.2, first
+
+# session 66: a transposed check case and then an expanded one of the same dtype and rank; the
+# second runs an indexed kernel of its own, which its own capture must compile
+from kgb.evaluate.first_use import FirstUse
+uses = FirstUse("cuda", random=False)
+transposed = torch.rand(1000, 64, device="cuda").t()
+expanded = torch.rand(1, 1000, device="cuda").expand(64, 1000)
+for t in (transposed, expanded):
+    uses.ready("i0", torch.special.i0, (t,), {})
+assert uses.captured == 2, uses.captured
+torch.cuda.synchronize()
+began = time.perf_counter()
+e = torch.special.i0(expanded)
+torch.cuda.synchronize()
+first = time.perf_counter() - began
+assert torch.allclose(e.cpu(), torch.special.i0(expanded.cpu()), rtol=1e-5)
+print(f"first real call on the expanded case after its capture {first:.4f} s")
+assert first < 0.2, first
 """
 
 
