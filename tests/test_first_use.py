@@ -2,6 +2,7 @@
 judge v37): where they are tried, once per signature, and on a GPU that a captured call compiles
 its kernels and runs nothing."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -34,6 +35,24 @@ def test_each_signature_is_captured_once_and_large_inputs_not_at_all(monkeypatch
     big = torch.empty(first_use.MAX_INPUT_BYTES // 4 + 1)
     uses.ready("f", torch.neg, (big,), {})
     assert len(tried) == uses.captured == 4
+
+
+def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
+    """The judge gives the GPU's quiet gate: a capture allocates and loads outside any section."""
+    held = []
+
+    @contextlib.contextmanager
+    def gate():
+        held.append("in")
+        yield
+        held.append("out")
+
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: held.append("capture") or True)
+    uses = FirstUse("cuda", random=False, changing=gate)
+    x = torch.ones(3)
+    uses.ready("f", torch.neg, (x,), {})
+    uses.ready("f", torch.neg, (x + 1,), {})  # seen: no capture, no gate
+    assert held == ["in", "capture", "out"]
 
 
 def test_the_captured_call_sees_views_of_the_inputs(monkeypatch):

@@ -59,7 +59,8 @@ class CaseRunner(BenchCaseTiming):
         self.literals: list[float] = []  # the numbers its source writes (provenance_audit.literal_numbers)
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
         # the references' first-use compiles, done before their sections (judge v37)
-        self.first_use = FirstUse(device, random=bool(getattr(spec.module, "RANDOM", False)))
+        self.first_use = FirstUse(device, random=bool(getattr(spec.module, "RANDOM", False)),
+                                  changing=lambda: quiet_gate.changing(self.quiet_gate))
         self.phase = phase or Phases()
         # the GPU's timing turn and the work sections it waits for (set by _judge)
         self.exclusive = TimingLock(None, self.phase)
@@ -67,7 +68,7 @@ class CaseRunner(BenchCaseTiming):
         # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
         # the GPU's quiet gate (kgb.evaluate.quiet_gate): held shared while this process gives
-        # memory back; and held whole while each replay is measured where `alone_first_calls`
+        # memory back or captures a reference (first_use); and held whole while each replay is measured where `alone_first_calls`
         # (a run again for a case timed by its first call); None: not held
         self.quiet_gate: str | None = None
         self.alone_first_calls = False

@@ -21,6 +21,7 @@ that draws random numbers is not captured: a capture takes its share of the gene
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import torch
@@ -95,8 +96,14 @@ def compiled_beforehand(call: Callable[[], Any]) -> bool:
 class FirstUse:
     """The references a judge has compiled beforehand, by signature: each is captured once."""
 
-    def __init__(self, device: str, random: bool):
+    def __init__(self, device: str, random: bool,
+                 changing: Callable[[], AbstractContextManager[Any]] = nullcontext):
+        """`changing`: held around each capture. The judge's is the GPU's quiet gate, shared
+        (kgb.evaluate.quiet_gate): a capture allocates its graph's memory in fresh blocks and
+        loads the kernels it compiled outside any work section, as a process's CUDA start and
+        a release of memory do, and a measurement that must be alone waits for none of them."""
         self.on = device == "cuda" and not random
+        self.changing = changing
         self.seen: set[tuple] = set()
         self.captured = 0  # calls captured, for the judges' trace and the tests
 
@@ -116,5 +123,6 @@ class FirstUse:
         self.seen.add(key)
         views = tuple(v.view_as(v) if isinstance(v, torch.Tensor) else v for v in args)
         kw = {k: v.view_as(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
-        if compiled_beforehand(lambda: reference(*views, **kw)):
-            self.captured += 1
+        with self.changing():
+            if compiled_beforehand(lambda: reference(*views, **kw)):
+                self.captured += 1
