@@ -208,6 +208,23 @@ def _first_call(r: dict, others: list[dict]) -> str:
             + (f"; beside it: {', '.join(f'{n} {k}' for k, n in sorted(near.items()))}" if near else ""))
 
 
+def _longest_sections(sections: list[dict], shown: int = 10) -> list[str]:
+    """The longest sections one by one, each with its place among its judge's sections of that
+    phase: a first-use compile or load inside a section stands out as a long one early in its
+    judge, where a section long by its work is long wherever it falls."""
+    place: dict[tuple, int] = defaultdict(int)
+    ranked = []
+    for s in sorted(sections, key=lambda s: s["began"]):
+        key = (s["pid"], s["what"] or "?")
+        place[key] += 1
+        ranked.append((s["ended"] - s["began"], s.get("tag") or "?", key, place[key]))
+    lines = [f"\n| the {shown} longest sections: operator | phase | seconds | its judge's nth of that phase |",
+             "|---|---|---|---|"]
+    for seconds, tag, key, nth in sorted(ranked, key=lambda r: -r[0])[:shown]:
+        lines.append(f"| {tag} | {key[1]} | {seconds:.2f} | {nth} of {place[key]} |")
+    return lines
+
+
 def report(records: list[dict]) -> str:
     turns = [r for r in records if r["kind"] == "turn"]
     sections = [r for r in records if r["kind"] == "section"]
@@ -253,6 +270,8 @@ def report(records: list[dict]) -> str:
     for what, spans in sorted(held.items(), key=lambda kv: -sum(kv[1])):
         lines.append(f"| {what} | {len(spans)} | {sum(spans):.1f} | {statistics.median(spans):.3f} | "
                      f"{_quantile(spans, 0.9):.3f} | {max(spans):.2f} |")
+
+    lines.extend(_longest_sections(sections))
 
     # turns that measured while a judge or spare was starting its processes' CUDA contexts
     beside = [t for t in turns if t["measured"] is not None and any(

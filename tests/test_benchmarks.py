@@ -563,3 +563,18 @@ def test_the_mapped_copy_benchmark_reads_each_writers_sealed_file_every_way_it_c
     wanted = {f"onto the GPU: {r}; {w}" for r in reads + ["the first mapping again (its pages mapped)"] for w in writers}
     assert wanted <= {row.split(" | ")[0].removeprefix("| ") for row in rows}
     assert not any("locked" in row for row in rows)
+
+
+def test_the_gpu_trace_lists_the_longest_sections_with_their_place_in_their_judge():
+    """A compile or a load at a kernel's first use is a long section early among its judge's
+    sections of that phase; the table says which of them each long one was."""
+    import gpu_trace
+
+    def section(pid, tag, what, began, ended):
+        return {"kind": "section", "pid": pid, "asked": began, "began": began, "ended": ended, "what": what, "tag": tag}
+
+    records = [section(1, "op::a", "reference", 0.0, 0.01), section(1, "op::a", "reference", 1.0, 2.0),
+               section(1, "op::a", "reference", 3.0, 3.01), section(2, "op::b", "compare", 0.0, 0.5)]
+    lines = gpu_trace._longest_sections(records, shown=2)
+    assert lines[2:] == ["| op::a | reference | 1.00 | 2 of 3 |", "| op::b | compare | 0.50 | 1 of 1 |"]
+    assert "the 10 longest sections" in gpu_trace.report(records)
