@@ -105,7 +105,7 @@ class FirstUse:
         self.on = device == "cuda" and not random
         self.changing = changing
         self.seen: set[tuple] = set()
-        self.captured = 0  # calls captured, for the judges' trace and the tests
+        self.captured = 0  # calls captured (the "reference compile" phase says what they took)
 
     def ready(self, entry: str, reference: Callable[..., Any], args: tuple, kwargs: dict) -> None:
         """`reference(*args, **kwargs)`'s kernels compiled, where this judge has not yet met its
