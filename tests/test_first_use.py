@@ -16,7 +16,7 @@ from kgb.evaluate.first_use import FirstUse, signature
 
 def test_nothing_is_captured_on_the_cpu_or_for_a_spec_that_draws_random_numbers(monkeypatch):
     tried = []
-    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: tried.append(call) or True)
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side=None: tried.append(call) or True)
     for device, random in (("cpu", False), ("cuda", True)):
         FirstUse(device, random).ready("f", torch.neg, (torch.ones(3),), {})
     assert tried == []
@@ -24,7 +24,7 @@ def test_nothing_is_captured_on_the_cpu_or_for_a_spec_that_draws_random_numbers(
 
 def test_each_signature_is_captured_once_and_large_inputs_not_at_all(monkeypatch):
     tried = []
-    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: tried.append(call) or True)
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side=None: tried.append(call) or True)
     uses = FirstUse("cuda", random=False)
     x = torch.ones(4, 5)
     uses.ready("f", torch.polygamma, (3, x), {})
@@ -47,7 +47,7 @@ def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
         yield
         held.append("out")
 
-    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: held.append("capture") or True)
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side=None: held.append("capture") or True)
     uses = FirstUse("cuda", random=False, changing=gate)
     x = torch.ones(3)
     uses.ready("f", torch.neg, (x,), {})
@@ -55,10 +55,22 @@ def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
     assert held == ["in", "capture", "out"]
 
 
+def test_a_judge_captures_on_one_stream(monkeypatch):
+    """PyTorch keeps a cuBLAS workspace for each stream a cuBLAS call ran on: a stream per
+    capture would leave one behind for each."""
+    made, given = [], []
+    monkeypatch.setattr(torch.cuda, "Stream", lambda: made.append(object()) or made[-1])
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side: given.append(side()) or True)
+    uses = FirstUse("cuda", random=False)
+    for x in (torch.ones(3), torch.ones(3, 2), torch.ones(4).half()):
+        uses.ready("f", torch.neg, (x,), {})
+    assert len(made) == 1 and given == made * 3
+
+
 def test_the_captured_call_sees_views_of_the_inputs(monkeypatch):
     """A capture runs the call's host side whole: a reference that reshapes a tensor in place
     reshapes a view, and the inputs the real call then gets are as they were."""
-    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call: call() is not None)
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side=None: call() is not None)
     x = torch.ones(6)
     FirstUse("cuda", random=False).ready("f", lambda t: t.unsqueeze_(0), (x,), {})
     assert x.shape == (6,)

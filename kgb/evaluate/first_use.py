@@ -16,6 +16,8 @@ GPU, so no section is needed for it. The graph is dropped, and the call then run
 as before, its kernels ready. A call that cannot be captured (it waits for the device, copies
 from the host's memory) stops the capture and runs as before, compiling in its section. A spec
 that draws random numbers is not captured: a capture takes its share of the generator's state.
+So a reference must not keep GPU values it computed for its later calls (a table made on its
+first call and cached): that first call may be a capture, where nothing is computed.
 """
 
 from __future__ import annotations
@@ -72,13 +74,13 @@ def signature(args: tuple, kwargs: dict) -> tuple:
     return key(args), key(kwargs)
 
 
-def compiled_beforehand(call: Callable[[], Any]) -> bool:
-    """`call`, made on the GPU, captured into a CUDA graph that is dropped unreplayed: the kernels
-    it launches compiled and loaded, none run. False where it could not be captured."""
+def compiled_beforehand(call: Callable[[], Any], side: Callable[[], torch.cuda.Stream] = torch.cuda.Stream) -> bool:
+    """`call`, made on the GPU, captured on the stream `side()` gives into a CUDA graph that is
+    dropped unreplayed: the kernels it launches compiled and loaded, none run. False where it
+    could not be captured."""
     graph = torch.cuda.CUDAGraph()
-    side = torch.cuda.Stream()
     try:
-        with torch.cuda.stream(side):
+        with torch.cuda.stream(side()):
             # thread_local: the judge's other threads may call CUDA meanwhile
             graph.capture_begin(capture_error_mode="thread_local")
             try:
@@ -104,6 +106,9 @@ class FirstUse:
         a release of memory do, and a measurement that must be alone waits for none of them."""
         self.on = device == "cuda" and not random
         self.changing = changing
+        # One stream for all of a judge's captures: PyTorch gives each stream that runs a
+        # cuBLAS call a workspace of its own and keeps it, and its pool hands out up to 32.
+        self.stream: torch.cuda.Stream | None = None
         self.seen: set[tuple] = set()
         self.captured = 0  # calls captured (the "reference compile" phase says what they took)
 
@@ -124,5 +129,11 @@ class FirstUse:
         views = tuple(v.view_as(v) if isinstance(v, torch.Tensor) else v for v in args)
         kw = {k: v.view_as(v) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
         with self.changing():
-            if compiled_beforehand(lambda: reference(*views, **kw)):
+            if compiled_beforehand(lambda: reference(*views, **kw), self.side):
                 self.captured += 1
+
+    def side(self) -> torch.cuda.Stream:
+        """The stream this judge captures on, made at its first capture."""
+        if self.stream is None:
+            self.stream = torch.cuda.Stream()
+        return self.stream
