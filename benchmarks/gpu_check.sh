@@ -8,8 +8,9 @@
 # --no-tests skips the GPU tests and --one-job the later job, to fit a lent machine's minutes
 # (the whole check takes about nine on an H200). e.g. benchmarks/gpu_check.sh /tmp/check docs/results/h200-s35-call3-first-events.jsonl.gz
 #
-# OUT receives nine files, a few MB in all: summary.txt (one line per step, its exit code
-# and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables),
+# OUT receives ten files, a few MB in all: summary.txt (one line per step, its exit code
+# and seconds), tests.log, first-run.md and first-run.json (benchmarks/first_run.py's tables,
+# then benchmarks/host_profile.py's: the CPU time by role, the machine's idle each 5 s), host.json,
 # first-events.jsonl.gz and second-events.jsonl.gz (the two jobs' event logs), trace.txt
 # (benchmarks/gpu_trace.py on both jobs' traces, and benchmarks/slow_measurements.py on the
 # first's), first-trace.jsonl.gz (the first job's trace itself, for questions the report does
@@ -67,8 +68,11 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
   tests/test_redteam.py tests/test_redraw.py tests/test_staged_replay.py \
   tests/test_correctness.py tests/test_call_audit.py -k "gpu or cuda or sandbox or float8 or chunk"
 
-step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/first_run.py $second \
-  --events "$out" --json "$out/first-run.json" -- chip=nvidia
+# under the host's profile (benchmarks/host_profile.py, a sample a second): whether the host's
+# cores bound the jobs, where the GPU is idle a sixth of an H100's first job (session 66)
+step first_run "$out/first-run.md" env KGB_GPU_TRACE="$trace" python3 benchmarks/host_profile.py --every 1 \
+  --json "$out/host.json" -- python3 benchmarks/first_run.py $second --events "$out" --json "$out/first-run.json" \
+  -- chip=nvidia
 
 # the first job's trace kept before any report on it: a caller's time limit that cuts a report
 # short (session 65's call 3) loses the report, not the trace

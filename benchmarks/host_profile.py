@@ -161,7 +161,10 @@ def main() -> None:
     proc = subprocess.Popen(command)
     tree = Tree(proc.pid)
     while proc.poll() is None:
-        tree.sample()
+        try:
+            tree.sample()
+        except (OSError, ValueError, IndexError):  # a process read as it ended: the next sample
+            pass  # counts it; the command it profiles (a GPU check's whole job) goes on regardless
         now = time.monotonic()
         if now - last_mark >= 5:  # the whole machine's use, 5 s at a time
             cpu = _system_cpu()
