@@ -16,8 +16,10 @@ GPU, so no section is needed for it. The graph is dropped, and the call then run
 as before, its kernels ready. A call that cannot be captured (it waits for the device, copies
 from the host's memory) stops the capture and runs as before, compiling in its section. A spec
 that draws random numbers is not captured: a capture takes its share of the generator's state.
-So a reference must not keep GPU values it computed for its later calls (a table made on its
-first call and cached): that first call may be a capture, where nothing is computed.
+Nor may a reference keep GPU values it computed for its later calls (a table made on its first
+call and cached): that first call may be a capture, where nothing is computed. On an H100
+(session 66, v37 against v36 on one host) the turns' drains put down to reference sections fell
+from 8.5 s to 1.5 s a first job.
 """
 
 from __future__ import annotations
