@@ -58,7 +58,8 @@ class CaseRunner(BenchCaseTiming):
         self.stored: dict | None = None  # what the last call's interpreted kernels stored
         self.literals: list[float] = []  # the numbers its source writes (provenance_audit.literal_numbers)
         self.replayable_ops = (ALLOWED_OPS | spec.allowed_torch_ops) - spec.denied_torch_ops
-        # the references' first-use compiles, done before their sections (judge v37)
+        # the references' first-use compiles, done before their sections (judge v37); none for a
+        # spec that draws random numbers (a RANDOM given per case, a function, counts for all)
         self.first_use = FirstUse(device, random=bool(getattr(spec.module, "RANDOM", False)),
                                   changing=lambda: quiet_gate.changing(self.quiet_gate))
         self.phase = phase or Phases()
@@ -68,8 +69,9 @@ class CaseRunner(BenchCaseTiming):
         # why a case's inputs were sent where the candidate process was asked to draw them, by case name
         self.sent_instead: dict[str, str] = {}
         # the GPU's quiet gate (kgb.evaluate.quiet_gate): held shared while this process gives
-        # memory back or captures a reference (first_use); and held whole while each replay is measured where `alone_first_calls`
-        # (a run again for a case timed by its first call); None: not held
+        # memory back or captures a reference (first_use); and held whole while each replay is
+        # measured where `alone_first_calls` (a run again for a case timed by its first call);
+        # None: not held
         self.quiet_gate: str | None = None
         self.alone_first_calls = False
 

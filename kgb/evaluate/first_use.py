@@ -76,7 +76,8 @@ def signature(args: tuple, kwargs: dict) -> tuple:
     return key(args), key(kwargs)
 
 
-def compiled_beforehand(call: Callable[[], Any], side: Callable[[], torch.cuda.Stream] = torch.cuda.Stream) -> bool:
+def compiled_beforehand(call: Callable[[], Any],
+                        side: Callable[[], torch.cuda.Stream] = torch.cuda.Stream) -> bool:
     """`call`, made on the GPU, captured on the stream `side()` gives into a CUDA graph that is
     dropped unreplayed: the kernels it launches compiled and loaded, none run. False where it
     could not be captured."""
