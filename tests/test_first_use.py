@@ -37,6 +37,17 @@ def test_each_signature_is_captured_once_and_large_inputs_not_at_all(monkeypatch
     assert len(tried) == uses.captured == 4
 
 
+def test_a_reference_given_a_sparse_tensor_is_not_captured(monkeypatch):
+    """A sparse tensor has neither the storage a capture's inputs are sized by nor the strides
+    a signature is keyed by: its case runs as it did before judge v37."""
+    tried = []
+    monkeypatch.setattr(first_use, "compiled_beforehand", lambda call, side=None: tried.append(call) or True)
+    uses = FirstUse("cuda", random=False)
+    uses.ready("f", torch.sparse.sum, (torch.eye(3).to_sparse(),), {})
+    uses.ready("f", torch.neg, (torch.ones(3),), {})
+    assert len(tried) == uses.captured == 1
+
+
 def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
     """The judge gives the GPU's quiet gate: a capture allocates and loads outside any section."""
     held = []

@@ -123,6 +123,8 @@ class FirstUse:
         if not self.on:
             return
         tensors = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)]
+        if any(t.layout != torch.strided for t in tensors):
+            return  # sparse or other: no storage to size nor strides to key by; it compiles in its section
         if sum(t.untyped_storage().nbytes() for t in tensors) > MAX_INPUT_BYTES:
             return
         key = (entry, signature(args, kwargs))
