@@ -48,6 +48,36 @@ def test_a_reference_given_a_sparse_tensor_is_not_captured(monkeypatch):
     assert len(tried) == uses.captured == 1
 
 
+@pytest.mark.parametrize("breaks", [False, True])
+def test_a_capture_that_breaks_puts_the_default_generator_back(monkeypatch, breaks):
+    """PyTorch leaves the default CUDA generator in its capture mode after a capture that broke,
+    where the judge's next draw from it raised (session 67, an H100): its state from before is
+    put back. The GPU test below draws after a broken capture; this one runs without a GPU."""
+    restored = []
+
+    class Generator:
+        def clone_state(self):
+            return "before"
+
+        def graphsafe_set_state(self, state):
+            restored.append(state)
+
+    class Graph:
+        def capture_begin(self, capture_error_mode):
+            pass
+
+        def capture_end(self):
+            if breaks:
+                raise RuntimeError("operation not permitted when stream is capturing")
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    monkeypatch.setattr(torch.cuda, "default_generators", (Generator(),))
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: contextlib.nullcontext())
+    assert first_use.compiled_beforehand(lambda: None, side=lambda: None) is not breaks
+    assert restored == (["before"] if breaks else [])
+
+
 def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
     """The judge gives the GPU's quiet gate: a capture allocates and loads outside any section."""
     held = []
@@ -126,6 +156,7 @@ first = time.perf_counter() - began
 assert torch.allclose(y.cpu(), torch.polygamma(3, x.cpu()), rtol=1e-4)
 assert not compiled_beforehand(lambda: x.sum().item())  # it waits for the device: not capturable
 z = torch.special.i0(x)  # the stream is usable after a capture that failed
+torch.rand(8, device="cuda")  # and the default generator: a broken capture left it capturing
 torch.cuda.synchronize()
 print(f"first real call after the capture {first:.4f} s")
 assert first < 0.2, first

@@ -82,6 +82,8 @@ def compiled_beforehand(call: Callable[[], Any],
     dropped unreplayed: the kernels it launches compiled and loaded, none run. False where it
     could not be captured."""
     graph = torch.cuda.CUDAGraph()
+    generator = torch.cuda.default_generators[torch.cuda.current_device()]
+    before = generator.clone_state()
     try:
         with torch.cuda.stream(side()):
             # thread_local: the judge's other threads may call CUDA meanwhile
@@ -93,6 +95,11 @@ def compiled_beforehand(call: Callable[[], Any],
                 graph.capture_end()  # raises where the call broke the capture
         return True
     except Exception:  # noqa: BLE001 - not capturable: it compiles in its section, as before
+        # PyTorch takes the default generator out of its capture mode only once a capture has
+        # ended well: left in it, the judge's next draw from it would raise "Offset increment
+        # outside graph capture" (session 67, an H100). Its state from before, never
+        # capturing, is put back: nothing was drawn from it since.
+        generator.graphsafe_set_state(before)
         return False
     finally:
         del graph
