@@ -79,6 +79,23 @@ def _ready_by_period(starts: list[dict], sections: list[dict], period: float = 1
         f"{k * period:.0f}-{(k + 1) * period:.0f} s: {statistics.median(v):.2f} s ({len(v)})" for k, v in sorted(by.items()))
 
 
+def _warm_ups(warm: list[dict], t0: float, early_s: float = 20.0) -> str:
+    """The spares' warm-ups before their requests (kgb.evaluate.spare: their CUDA context, the
+    judge's clock, the draws, then the comparison kernels), those of the job's first seconds
+    apart: on a host whose Triton cache is empty they compile the comparison kernels, where the
+    others load them (session 67: a job's first spares reached their first work section 8.5-8.8 s
+    after their start)."""
+    def summary(ws: list[dict]) -> str:
+        spans = [w["ended"] - w["began"] for w in ws]
+        comparing = [w.get("comparisons", 0.0) for w in ws]
+        return (f"{len(ws)}, median {statistics.median(spans):.2f} s (the comparison kernels "
+                f"{statistics.median(comparing):.2f} s), most {max(spans):.2f} s")
+    early = [w for w in warm if w["began"] - t0 < early_s]
+    later = [w for w in warm if w not in early]
+    line = f"spares' warm-ups begun in the first {early_s:.0f} s: {summary(early) if early else 0}"
+    return line + (f"; later: {summary(later)}" if later else "")
+
+
 def _closed_by_period(turns: list[dict], t0: float, end: float, period: float = 20.0) -> str:
     """The share of each period in which no new work section could start: some turn was
     asked for or held (from its ask to its end; turns overlap). On the H200 at 20 in flight
@@ -287,6 +304,8 @@ def report(records: list[dict]) -> str:
     if starts:
         lines.append(_starts_by_wave(starts))
         lines.append(_ready_by_period(starts, sections))
+    if warm := [r for r in records if r["kind"] == "warm-up"]:
+        lines.append(_warm_ups(warm, min(r["began"] for r in records)))
     # judge v21 closes a candidate process and waits for it to go before timing a baseline
     # (kgb.evaluate.bench_timing): what that wait costs a judgement
     waited = [r["ended"] - r["began"] for r in records if r["kind"] == "exit" and r.get("waited")]

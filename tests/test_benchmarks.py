@@ -136,6 +136,22 @@ def test_the_gpu_trace_says_what_waiting_for_candidate_processes_to_go_cost():
     assert "closed and waited for" not in gpu_trace.report([turn, exits[2]])
 
 
+def test_the_gpu_trace_tells_the_spares_warm_ups_of_a_jobs_start_from_the_later_ones():
+    """A job's first spares compile the comparison kernels on a host whose cache is empty;
+    the later ones load them (kgb.evaluate.spare traces each warm-up)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import gpu_trace
+
+    def warm(began, seconds, comparisons):
+        return {"kind": "warm-up", "pid": 1, "asked": began, "began": began, "ended": began + seconds,
+                "comparisons": comparisons}
+
+    report = gpu_trace.report([warm(100, 8.0, 7.0), warm(101, 9.0, 8.0), warm(103, 7.0, 6.0), warm(150, 0.5, 0.2)])
+    assert ("spares' warm-ups begun in the first 20 s: 3, median 8.00 s (the comparison kernels 7.00 s), "
+            "most 9.00 s; later: 1, median 0.50 s (the comparison kernels 0.20 s), most 0.50 s") in report
+    assert "warm-ups" not in gpu_trace.report([{"kind": "exit", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 0.1}])
+
+
 def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_use():
     import gpu_trace
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import os
+from collections.abc import Callable
 
 import torch
 
@@ -121,22 +123,42 @@ def digested(t: torch.Tensor) -> torch.Tensor:
     return row
 
 
-def warm_up(device: str) -> None:
+def warm_up(device: str, start: int | None = None) -> None:
     """Each kernel compiled (into the judges' Triton cache, once per host) and loaded for every
     dtype it takes: a spare judge does it before its request, where a judge's first comparison
     would, inside a work section that a timing turn may be waiting for. Both specialisations
     of the length: one that 16 divides, and one that it does not, at an address that it does
     (a slice would not be one), which Triton compiles apart. (Until session 67 only the digest
     had the second: the batched GEMMs' bench outputs, of odd lengths, then met theirs in their
-    compare sections, which took 0.8-1.3 s on an H100 where their other compares took 0.05.)"""
+    compare sections, which took 0.8-1.3 s on an H100 where their other compares took 0.05.)
+
+    Each process begins at another place of the list (`start`, else its pid): at a job's start
+    on a host whose cache is empty, the spares that start side by side then compile different
+    kernels at once, each loading the others' from the cache, where each compiled every one of
+    them in the same order. (Session 67, an H100's first job: the seven spares that took the
+    first trials reached their first work section 8.5-8.8 s after their processes' start had
+    ended, the four judges started without a warm-up 0.1-0.3 s after; how much of that was these
+    compiles the trace did not say, and `kgb.evaluate.spare` now traces it.)"""
+    calls = _warm_up_calls(device)
+    begin = (os.getpid() if start is None else start) % len(calls)
+    for call in calls[begin:] + calls[:begin]:
+        call()
+
+
+def _warm_up_calls(device: str) -> list[Callable[[], object]]:
+    """One call per kernel, dtype and specialisation of the length, each on zeros of its own."""
+    def zeros(dtype: torch.dtype, length: int) -> torch.Tensor:
+        return torch.zeros(length, dtype=dtype, device=device)
+
+    calls: list[Callable[[], object]] = []
     for dtype in EXACT_DTYPES:
         for length in (BLOCK, BLOCK + 1):
-            x = torch.zeros(length, dtype=dtype, device=device)
-            differing(x, x)
+            calls.append(lambda d=dtype, n=length: differing(zeros(d, n), zeros(d, n)))
             if dtype in FUSED_DTYPES:
-                closeness(x, x, 0.0, 0.0)
-                root_mean_square(x)
-                digested(x)
+                calls.append(lambda d=dtype, n=length: closeness(zeros(d, n), zeros(d, n), 0.0, 0.0))
+                calls.append(lambda d=dtype, n=length: root_mean_square(zeros(d, n)))
+                calls.append(lambda d=dtype, n=length: digested(zeros(d, n)))
+    return calls
 
 
 def _programs(n: int) -> int:

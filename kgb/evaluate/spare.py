@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,12 +61,18 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
         import torch
 
         from kgb.evaluate import comparison_kernels, draws, kernel_clock
+        from kgb.evaluate.timing_lock import trace
 
+        began = time.monotonic()
         with quiet_gate.changing(gate):
             torch.empty(1, device="cuda")  # this process's own CUDA context, after its candidate forked
             kernel_clock.warm_up()  # the judge's clock, ready before the request
             draws.warm_up(device)
+        comparing = time.monotonic()
         comparison_kernels.warm_up(device)  # no start or release of memory: outside the gate
+        # traced (benchmarks/gpu_trace.py): on a host whose Triton cache is empty, what the
+        # comparison kernels' compiles cost the spares of a job's start
+        trace("warm-up", began, began, time.monotonic(), comparisons=time.monotonic() - comparing)
     return started
 
 
