@@ -594,3 +594,29 @@ def test_the_gpu_trace_lists_the_longest_sections_with_their_place_in_their_judg
     lines = gpu_trace._longest_sections(records, shown=2)
     assert lines[2:] == ["| op::a | reference | 1.00 | 2 of 3 |", "| op::b | compare | 0.50 | 1 of 1 |"]
     assert "the 10 longest sections" in gpu_trace.report(records)
+
+
+def test_compare_steps_times_each_step_of_a_bench_cases_check(monkeypatch):
+    """benchmarks/compare_steps.py: one row per bench case, every step timed, the comparison
+    kernels warmed first only when asked (small cases of a batched GEMM stand in for its own)."""
+    import dataclasses
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import compare_steps
+
+    from kgb import operators
+    from kgb.evaluate import comparison_kernels
+
+    spec = operators.load("cublas::cublasSgemmStridedBatched")
+    checks = spec.cases_for({"check"})[:2]
+    small = [*checks, *(dataclasses.replace(c, name=f"bench-{c.name}", tag="bench") for c in checks)]
+    monkeypatch.setattr(operators, "load", lambda op: dataclasses.replace(spec, cases=small))
+    warmed = []
+    monkeypatch.setattr(comparison_kernels, "warm_up", lambda device: warmed.append(device))
+    for warm in (False, True):
+        rows = compare_steps.measure("cublas::cublasSgemmStridedBatched", "cpu", warm)
+        assert [name for name, _, _ in rows] == ["bench-nn", "bench-nt"]
+        for _, elements, seconds in rows:
+            assert elements > 0 and set(seconds) == set(compare_steps.STEPS)
+            assert all(s >= 0 for s in seconds.values())
+    assert warmed == ["cpu"]
