@@ -77,6 +77,12 @@ def test_a_capture_that_breaks_puts_the_default_generator_back(monkeypatch, brea
     assert first_use.compiled_beforehand(lambda: None, side=lambda: None) is not breaks
     assert restored == (["before"] if breaks else [])
 
+    # a PyTorch whose generator cannot hand its state over: nothing is captured at all
+    called = []
+    monkeypatch.setattr(torch.cuda, "default_generators", (object(),))
+    assert not first_use.compiled_beforehand(lambda: called.append(1), side=lambda: None)
+    assert called == []
+
 
 def test_only_a_capture_holds_the_gate_it_is_given(monkeypatch):
     """The judge gives the GPU's quiet gate: a capture allocates and loads outside any section."""

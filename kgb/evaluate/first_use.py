@@ -81,9 +81,12 @@ def compiled_beforehand(call: Callable[[], Any],
     """`call`, made on the GPU, captured on the stream `side()` gives into a CUDA graph that is
     dropped unreplayed: the kernels it launches compiled and loaded, none run. False where it
     could not be captured."""
-    graph = torch.cuda.CUDAGraph()
     generator = torch.cuda.default_generators[torch.cuda.current_device()]
-    before = generator.clone_state()
+    try:
+        before = generator.clone_state()
+    except (AttributeError, NotImplementedError, RuntimeError):
+        return False  # a PyTorch that cannot put the generator back after a broken capture: none
+    graph = torch.cuda.CUDAGraph()
     try:
         with torch.cuda.stream(side()):
             # thread_local: the judge's other threads may call CUDA meanwhile
