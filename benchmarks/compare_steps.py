@@ -98,6 +98,7 @@ def main() -> int:
     print("|---|---|---|" + "---|" * len(STEPS))
     from kgb.operators import unknown_operator
 
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     failed = 0
     for op in args.ops:
         if why := unknown_operator(op):
@@ -105,7 +106,6 @@ def main() -> int:
             print(f"| {op} | {why} |")
             continue
         child = [sys.executable, __file__, "--one", op, "--device", args.device, *(["--warm"] if args.warm else [])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
         done = subprocess.run(child, capture_output=True, text=True, env=env, cwd=REPO)
         if done.returncode != 0:
             failed += 1

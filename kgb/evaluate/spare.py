@@ -72,7 +72,8 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
         comparison_kernels.warm_up(device)  # no start or release of memory: outside the gate
         # traced (benchmarks/gpu_trace.py): on a host whose Triton cache is empty, what the
         # comparison kernels' compiles cost the spares of a job's start
-        trace("warm-up", began, began, time.monotonic(), comparisons=time.monotonic() - comparing)
+        ended = time.monotonic()
+        trace("warm-up", began, began, ended, comparisons=ended - comparing)
     return started
 
 

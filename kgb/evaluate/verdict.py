@@ -167,7 +167,7 @@ from enum import StrEnum
 # capture of its call into a CUDA graph that is dropped unreplayed (kgb.evaluate.first_use),
 # and the draw and the reference are work sections of their own. Verdicts are unchanged.
 # (Measured on an H100 as 6b8ad95; its signatures then told layouts and alignments apart, and
-# its captures took the quiet gate and one stream per judge, none of that yet run on a GPU.)
+# its captures took the quiet gate and one stream per judge: run on an H100 in session 67.)
 JUDGE_VERSION = 37
 
 
