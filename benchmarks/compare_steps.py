@@ -7,8 +7,9 @@ For every bench case of each operator, in a process of its own (a fresh Triton s
 judge has), each step of the judge's check of a timed case timed alone: the draw, the reference
 (a first call and a second), the tolerance's scale (`correctness.tolerance_for`), the comparison
 (`correctness.compare_tensor`, a first call and a second) and the audit's digest
-(`call_audit.digest`). The check cases' references run first, as a judge's check phase runs
-them. With --warm the process first warms the comparison kernels as a spare does
+(`call_audit.digest`), and the whole check as the judge runs it (`correctness.compare_outputs`:
+the spec's own compare where it has one, as ggml_moe_a8's; a first call and a second). The
+check cases' references run first, as a judge's check phase runs them. With --warm the process first warms the comparison kernels as a spare does
 (`comparison_kernels.warm_up`). Session 67 (an H100, without it): the batched GEMMs' first
 scale, comparison and digest of an output whose length 16 does not divide took 0.19, 0.60 and
 0.25 s, and then 1 ms, where their references took 1-40 ms.
@@ -25,7 +26,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-STEPS = ("draw", "reference", "reference again", "scale", "compare", "compare again", "digest")
+STEPS = ("draw", "reference", "reference again", "scale", "compare", "compare again", "digest", "judged",
+         "judged again")
 
 
 def measure(op: str, device: str, warm: bool) -> list[tuple[str, int, dict[str, float]]]:
@@ -34,7 +36,13 @@ def measure(op: str, device: str, warm: bool) -> list[tuple[str, int, dict[str, 
 
     from kgb.evaluate import comparison_kernels
     from kgb.evaluate.call_audit import digest
-    from kgb.evaluate.correctness import clone_exact, compare_tensor, leaves, tolerance_for
+    from kgb.evaluate.correctness import (
+        clone_exact,
+        compare_outputs,
+        compare_tensor,
+        leaves,
+        tolerance_for,
+    )
     from kgb.evaluate.draws import draw_inputs
     from kgb.operators import load
 
@@ -74,7 +82,12 @@ def measure(op: str, device: str, warm: bool) -> list[tuple[str, int, dict[str, 
         _, compare = timed(compare_tensor, "output", out, out_again, case.reduction)
         _, compare_again = timed(compare_tensor, "output", out, out_again, case.reduction)
         _, digested = timed(digest, [out])
-        seconds = (drawn, ref, ref_again, scale, compare, compare_again, digested)
+        # the whole check as the judge runs it: the spec's own compare where it has one
+        expected = {"return": result, **{name: first[name] for name in spec.written_args}}
+        actual = {"return": result_again, **{name: second[name] for name in spec.written_args}}
+        _, judged = timed(compare_outputs, spec, case, actual, expected, second)
+        _, judged_again = timed(compare_outputs, spec, case, actual, expected, second)
+        seconds = (drawn, ref, ref_again, scale, compare, compare_again, digested, judged, judged_again)
         rows.append((case.name, out.numel(), dict(zip(STEPS, seconds, strict=True))))
     return rows
 
