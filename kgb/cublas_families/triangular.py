@@ -112,19 +112,31 @@ def _triangle_storage(count: int, dim: int, lda: int, uplo: str, diag: str, dtyp
         buf = random(size, dtype, gen) * ((BENCH_OFF_DIAGONAL if bench else 0.5) / dim**0.5)
         return buf
 
-    def shape(buf: torch.Tensor, start: int) -> None:
-        a = matrix(buf, dim, dim, lda, start)
-        d = random(dim, dtype, gen)
+    def shape(buf: torch.Tensor, starts: list[int]) -> None:
+        """The matrices at `starts` given their diagonals and NaN where they are not read.
+        Drawn one matrix after the other, as they always were (the values stay those of
+        earlier versions), and written all at once: a matrix at a time, a bench case of 1,024
+        matrices launched some 20,000 kernels on the GPU, 0.5-0.9 s in a work section."""
+        if not starts:
+            return
+        ds, spreads = [], []
+        for _ in starts:
+            ds.append(random(dim, dtype, gen))
+            if bench:
+                spreads.append(torch.rand(dim, generator=gen, dtype=torch.float64))
+        d = torch.stack(ds)
         if bench:
-            spread = torch.rand(dim, generator=gen, dtype=torch.float64).to(d.abs().dtype)
-            a.diagonal().copy_(d / d.abs() * (1.0 + BENCH_DIAGONAL_SPREAD * spread))
+            diagonal = d / d.abs() * (1.0 + BENCH_DIAGONAL_SPREAD * torch.stack(spreads).to(d.abs().dtype))
         else:
-            a.diagonal().copy_(d / d.abs() * (1.5 + d.abs()))  # |diagonal| in [1.5, ...)
-        unread = torch.ones(dim, dim, dtype=torch.bool)
+            diagonal = d / d.abs() * (1.5 + d.abs())  # |diagonal| in [1.5, ...)
+        at = torch.arange(dim, device=buf.device)
+        cells = (torch.tensor(starts, device=buf.device)[:, None, None] + at[:, None] + at * lda)  # (b, i, j)
+        buf[cells.diagonal(dim1=1, dim2=2)] = diagonal.to(buf.dtype)
+        unread = torch.ones(dim, dim, dtype=torch.bool, device=buf.device)
         unread = unread.triu(1) if uplo == "L" else unread.tril(-1)
         if diag == "U":
-            unread |= torch.eye(dim, dtype=torch.bool)
-        a.masked_fill_(unread, float("nan"))
+            unread |= torch.eye(dim, dtype=torch.bool, device=buf.device)
+        buf[cells[:, unread]] = float("nan")
 
     return fill, shape
 
@@ -137,7 +149,7 @@ def make_inputs(name: str, c: Case, gen: torch.Generator, device: str) -> dict:
         lda = n + p["pad"]
         fill, shape = _triangle_storage(1, n, lda, p["uplo"], p["diag"], dtype, gen, bench=c.tag == "bench")
         A = fill(lda * n)
-        shape(A, 0)
+        shape(A, [0])
         return dict(uplo=p["uplo"], trans=p["trans"], diag=p["diag"], n=n, A=A.to(device),
                     lda=lda, x=random(span(n, incx), dtype, gen).to(device), incx=incx)  # fmt: skip
     m, n, count = p["m"], p["n"], p.get("batch", 1)
@@ -145,8 +157,7 @@ def make_inputs(name: str, c: Case, gen: torch.Generator, device: str) -> dict:
     lda, ldb = dim + p["pad"], m + 2 * p["pad"]
     fill, shape = _triangle_storage(count, dim, lda, p["uplo"], p["diag"], dtype, gen, bench=c.tag == "bench")
     a = batched(count, lda * dim, v.form, gen, fill)
-    for start in a.starts:
-        shape(a.buf, start)
+    shape(a.buf, a.starts)
     b = batched(count, ldb * n, v.form, gen, lambda size: random(size, dtype, gen))
     args = dict(side=p["side"], uplo=p["uplo"], trans=p["trans"], diag=p["diag"], m=m, n=n,
                 alpha=p["alpha"], A=a.buf.to(device))  # fmt: skip
