@@ -196,8 +196,8 @@ def flagged_entries(products: list[Product], rtol: float) -> list[Flagged]:
         return []
     sizes = [len(x) for _, _, x, _ in products]
     x = torch.cat([x for _, _, x, _ in products])
-    owner = torch.repeat_interleave(torch.arange(len(sizes), device=x.device),
-                                    torch.tensor(sizes, device=x.device))  # each row's product
+    owner = torch.repeat_interleave(torch.arange(len(sizes), device=x.device), torch.tensor(sizes, device=x.device),
+                                    output_size=len(x))  # each row's product; the size given: no wait for it
     uses_s8 = [type_id != Q8_0.id for _, type_id, _, _ in products]  # Q8_0 does not use s8
 
     def per_product(flags: torch.Tensor) -> torch.Tensor:
