@@ -157,9 +157,17 @@ def make_inputs(case: Case, gen: torch.Generator, device: str) -> dict:
     )
 
 
+# Tokens whose decays exp(dt * A) and inputs dt * B * u are computed at once: [dim, T, dstate]
+# float32 each, 32 MB for a 8192-channel model.
+TOKENS_A_PASS = 64
+
+
 def _scan(u, delta, A, B, C, D, z, bias, softplus, h):
     """One sequence: u, delta, z [dim, L]; B, C [groups, n, L]; h [dim, n] float32 (updated).
-    Returns (y, gated y) as float32 [dim, L]."""
+    Returns (y, gated y) as float32 [dim, L]. The recurrence runs token by token; what each
+    token's step needs besides the state, and y from the states, is computed TOKENS_A_PASS
+    tokens at a time: two launches a token on a GPU, where computing everything token by token
+    took eight (a bench case's reference held its judge's work section for a second)."""
     dim, length = u.shape
     per_group = dim // B.shape[0]
     Bd = B.float().repeat_interleave(per_group, dim=0)  # [dim, n, L]
@@ -169,10 +177,18 @@ def _scan(u, delta, A, B, C, D, z, bias, softplus, h):
         dt = torch.where(dt <= 20.0, torch.log1p(torch.exp(dt)), dt)
     uf = u.float()
     ys = []
-    for t in range(length):
-        h.mul_(torch.exp(dt[:, t, None] * A)).add_(dt[:, t, None] * Bd[:, :, t] * uf[:, t, None])
-        ys.append((h * Cd[:, :, t]).sum(dim=1))
-    y = torch.stack(ys, dim=1) if ys else torch.zeros_like(uf)
+    state = h
+    for first in range(0, length, TOKENS_A_PASS):
+        span = slice(first, min(first + TOKENS_A_PASS, length))
+        step = dt[:, span, None]  # [dim, T, 1]
+        decay = torch.exp(step * A[:, None, :])  # [dim, T, n]
+        drive = step * Bd[:, :, span].transpose(1, 2) * uf[:, span, None]
+        states = torch.empty_like(decay)  # the state after each token
+        for i in range(states.shape[1]):
+            state = torch.mul(state, decay[:, i], out=states[:, i]).add_(drive[:, i])
+        ys.append((states * Cd[:, :, span].transpose(1, 2)).sum(dim=2))
+    h.copy_(state)
+    y = torch.cat(ys, dim=1) if ys else torch.zeros_like(uf)
     if D is not None:
         y = y + D[:, None] * uf
     gated = y * z.float() * torch.sigmoid(z.float()) if z is not None else None
