@@ -384,24 +384,15 @@ def test_selective_scan_speed_baseline_computes_what_the_reference_does_on_every
 
 
 def _scan_token_by_token(u, delta, A, B, C, D, z, bias, softplus, h):
-    """The oracle: the reference's scan until session 68, everything computed token by token."""
-    dim, length = u.shape
-    per_group = dim // B.shape[0]
-    Bd = B.float().repeat_interleave(per_group, dim=0)
-    Cd = C.float().repeat_interleave(per_group, dim=0)
-    dt = delta.float() + (bias[:, None] if bias is not None else 0.0)
-    if softplus:
-        dt = torch.where(dt <= 20.0, torch.log1p(torch.exp(dt)), dt)
-    uf = u.float()
+    """The oracle: the reference's scan until session 68, everything computed token by token
+    (its inputs widened and its outputs finished as the spec's helpers do)."""
+    module = spec("selective_scan_fwd")
+    Bd, Cd, dt, uf = module._widened(u, delta, B, C, bias, softplus)
     ys = []
-    for t in range(length):
+    for t in range(u.shape[1]):
         h.mul_(torch.exp(dt[:, t, None] * A)).add_(dt[:, t, None] * Bd[:, :, t] * uf[:, t, None])
         ys.append((h * Cd[:, :, t]).sum(dim=1))
-    y = torch.stack(ys, dim=1) if ys else torch.zeros_like(uf)
-    if D is not None:
-        y = y + D[:, None] * uf
-    gated = y * z.float() * torch.sigmoid(z.float()) if z is not None else None
-    return y, gated
+    return module._outputs(torch.stack(ys, dim=1) if ys else torch.zeros_like(uf), uf, D, z)
 
 
 def test_selective_scan_writes_what_the_token_by_token_scan_wrote_bit_for_bit(monkeypatch):
