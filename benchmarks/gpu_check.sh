@@ -61,12 +61,15 @@ step() {  # step NAME FILE COMMAND...: run it, its output added to FILE; its exi
 # clock, alone, since they time calls (beside the red team's busy-between-calls attack, which
 # keeps the GPU busy for seconds, a graph-timing test read a short call eagerly, session 41);
 # then the red team's GPU and sandbox attacks, the audit of the replay's calls, the candidate
-# process's own draws, float8 and chunked comparisons, eight at a time.
+# process's own draws, float8 and chunked comparisons, and that the inputs and references made
+# in fewer launches (the batched triangular draws, selective_scan's reference, session 68) are
+# the same bits on the GPU as the one-at-a-time versions; eight at a time.
 [ "$tests" -eq 0 ] || step tests-timing "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="" \
   tests/test_cuda_waits.py tests/test_timing_gpu.py -k "gpu or cuda"
 [ "$tests" -eq 0 ] || step tests "$out/tests.log" python3 -m pytest -q -p no:cacheprovider -o addopts="-n 8 --dist loadgroup" \
   tests/test_redteam.py tests/test_redraw.py tests/test_staged_replay.py \
-  tests/test_correctness.py tests/test_call_audit.py -k "gpu or cuda or sandbox or float8 or chunk"
+  tests/test_correctness.py tests/test_call_audit.py tests/test_cublas_triangle_draws.py \
+  tests/test_vllm_references_b.py -k "gpu or cuda or sandbox or float8 or chunk"
 
 # under the host's profile (benchmarks/host_profile.py, a sample a second): whether the host's
 # cores bound the jobs, where the GPU is idle a sixth of an H100's first job (session 66)

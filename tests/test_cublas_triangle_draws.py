@@ -11,6 +11,7 @@ import torch
 from kgb import operators
 from kgb.cublas_families import layout, triangular
 from kgb.evaluate.correctness import same_bits
+from kgb.evaluate.draws import draw_inputs
 
 ROUTINES = tuple(f"cublas::{name}" for name in triangular.ROUTINES)
 
@@ -38,15 +39,19 @@ def _one_at_a_time(count, dim, lda, uplo, diag, dtype, gen, bench=False):
     return fill, shape
 
 
+# on a GPU too (benchmarks/gpu_check.sh runs it): there the draws are the CUDA generator's
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("op", ROUTINES)
-def test_every_case_draws_the_matrices_it_drew_one_at_a_time(op, monkeypatch):
+def test_every_case_draws_the_matrices_it_drew_one_at_a_time(op, device, monkeypatch):
     spec = operators.load(op)
-    name = op.removeprefix("cublas::")
     for case in spec.cases:
-        drawn = triangular.make_inputs(name, case, torch.Generator().manual_seed(case.seed), "cpu")
+        drawn = draw_inputs(spec, case, case.seed, device)
         with monkeypatch.context() as m:
             m.setattr(triangular, "_triangle_storage", _one_at_a_time)
-            oracle = triangular.make_inputs(name, case, torch.Generator().manual_seed(case.seed), "cpu")
+            oracle = draw_inputs(spec, case, case.seed, device)
         assert drawn.keys() == oracle.keys()
         for key, value in oracle.items():
             if isinstance(value, torch.Tensor):

@@ -395,7 +395,9 @@ def _scan_token_by_token(u, delta, A, B, C, D, z, bias, softplus, h):
     return module._outputs(torch.stack(ys, dim=1) if ys else torch.zeros_like(uf), uf, D, z)
 
 
-def test_selective_scan_writes_what_the_token_by_token_scan_wrote_bit_for_bit(monkeypatch):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA GPU"))])  # benchmarks/gpu_check.sh runs the GPU's
+def test_selective_scan_writes_what_the_token_by_token_scan_wrote_bit_for_bit(device, monkeypatch):
     """The reference computes a pass of tokens' decays, inputs and outputs at once (two launches a
     token on a GPU where there were eight); its results are those of the scan token by token, bit
     for bit, on every case that is not benched, and on one that spans several passes unevenly."""
@@ -406,7 +408,7 @@ def test_selective_scan_writes_what_the_token_by_token_scan_wrote_bit_for_bit(mo
     cases = [c for c in scan.cases if c.tag != "bench"]
     assert max(sum(c.params["lens"]) for c in cases) > 2 * scan.module.TOKENS_A_PASS
     for case in cases:
-        drawn = draw_inputs(scan, case, case.seed, "cpu")
+        drawn = draw_inputs(scan, case, case.seed, device)
         ours, oracle = clone_exact(drawn), clone_exact(drawn)
         scan.module.reference(**ours)
         with monkeypatch.context() as m:
