@@ -202,9 +202,12 @@ def flagged_entries(products: list[Product], rtol: float) -> list[Flagged]:
     uses_s8 = [type_id != Q8_0.id for _, type_id, _, _ in products]  # Q8_0 does not use s8
 
     def per_product(flags: torch.Tensor) -> torch.Tensor:
-        """[products, ...]: how many of each product's rows flag each entry."""
+        """[products, ...]: each product's rows' `flags` [rows, ...] summed."""
         counts = torch.zeros(len(sizes), *flags.shape[1:], dtype=torch.int64, device=x.device)
         return counts.index_add_(0, owner, flags.to(torch.int64))
+
+    def by_product(pair: tuple[torch.Tensor, torch.Tensor]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return list(zip(*(half.split(sizes) for half in pair), strict=True))
 
     step = tie_steps(x, rtol)
     d8 = d8_interval(x, rtol)
@@ -212,8 +215,8 @@ def flagged_entries(products: list[Product], rtol: float) -> list[Flagged]:
     on_half = per_product(step.ne(0)).ne(0)  # [products, C]
     d8_either = torch.ne(*d8)
     s8_either = torch.ne(*s8) & torch.tensor(uses_s8, device=x.device)[owner, None]
-    counts = torch.stack([on_half.sum(1), per_product(d8_either).sum(1),
-                          per_product(s8_either).sum(1)]).tolist()  # one wait for all three
+    counts = torch.stack([on_half.sum(1), per_product(d8_either.sum(1)),
+                          per_product(s8_either.sum(1))]).tolist()  # one wait for all three
     first = list(itertools.accumulate(sizes[:-1], initial=0))  # of each product's rows, in all rows
 
     def blocks(flags: torch.Tensor, counts: list[int]) -> list[Blocks]:
@@ -222,11 +225,9 @@ def flagged_entries(products: list[Product], rtol: float) -> list[Flagged]:
                 for rows, bs, start in zip(r.split(counts), b.split(counts), first, strict=True)]
 
     cols = on_half.nonzero(as_tuple=True)[1].split(counts[0])
-    split_s8 = [pair if use else None for use, pair in zip(uses_s8, zip(*(half.split(sizes) for half in s8), strict=True),
-                                                          strict=True)]
-    return [Flagged(*found) for found in zip(step.split(sizes), cols, zip(*(half.split(sizes) for half in d8), strict=True),
-                                             blocks(d8_either, counts[1]), split_s8,
-                                             blocks(s8_either, counts[2]), strict=True)]
+    s8s = [pair if use else None for use, pair in zip(uses_s8, by_product(s8), strict=True)]
+    return [Flagged(*found) for found in zip(step.split(sizes), cols, by_product(d8), blocks(d8_either, counts[1]),
+                                             s8s, blocks(s8_either, counts[2]), strict=True)]
 
 
 def q8_1_bound(products: list[Product], expected: torch.Tensor) -> torch.Tensor:
