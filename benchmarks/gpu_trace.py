@@ -88,8 +88,10 @@ def _warm_ups(warm: list[dict], t0: float, early_s: float = 20.0) -> str:
     def summary(ws: list[dict]) -> str:
         spans = [w["ended"] - w["began"] for w in ws]
         comparing = [w.get("comparisons", 0.0) for w in ws]
+        cut = sum(1 for w in ws if w.get("asked"))  # stopped early: the request had come
         return (f"{len(ws)}, median {statistics.median(spans):.2f} s (the comparison kernels "
-                f"{statistics.median(comparing):.2f} s), most {max(spans):.2f} s")
+                f"{statistics.median(comparing):.2f} s), most {max(spans):.2f} s"
+                + (f", {cut} cut short by their request" if cut else ""))
     early = [w for w in warm if w["began"] - t0 < early_s]
     later = [w for w in warm if w not in early]
     line = f"spares' warm-ups begun in the first {early_s:.0f} s: {summary(early) if early else 0}"

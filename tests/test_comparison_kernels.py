@@ -169,3 +169,17 @@ def test_a_spare_warms_both_specialisations_of_every_kernel_from_a_place_of_its_
         assert set(launched) == every and len(launched) == len(every)
         firsts.append(launched[0])
     assert len(set(firsts[:3])) == 3 and firsts[3] == firsts[2]
+
+
+def test_a_spare_stops_warming_up_once_its_request_has_come(monkeypatch):
+    """At a job's start every trial waits for a spare: one whose request has come leaves the
+    comparison kernels it has not warmed to their first use."""
+    from kgb.evaluate import comparison_kernels as ck
+
+    ran = []
+    monkeypatch.setattr(ck, "_warm_up_calls", lambda device: [lambda i=i: ran.append(i) for i in range(6)])
+    ck.warm_up("cpu", start=2, until=lambda: len(ran) == 3)
+    assert ran == [2, 3, 4]
+    ran.clear()
+    ck.warm_up("cpu", start=0, until=lambda: False)
+    assert ran == list(range(6))

@@ -4,6 +4,7 @@ judge and candidate processes started before it was asked for, in a workspace of
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -141,3 +142,19 @@ def test_once_the_gpu_ran_out_of_memory_one_spare_waits_unless_one_caller_is_alo
     assert SEQUENTIAL_SPARES == 2
     assert [pool_size(n, ran_out=False) for n in (0, 1, 3, 50)] == [2, 2, 3, SPARES_PER_SETTINGS]
     assert [pool_size(n, ran_out=True) for n in (0, 1, 2, 3, 16)] == [2, 2, 1, 1, 1]
+
+
+def test_a_spare_sees_its_request_come_without_reading_it():
+    """What stops a spare's warm-up (kgb.evaluate.spare._waiting): the engine's word on the
+    order pipe, a request or its end, seen without consuming it."""
+    from kgb.evaluate.spare import _next_order, _waiting
+
+    r, w = os.pipe()
+    assert not _waiting(r)
+    os.write(w, b'{"request": "x"}\n')
+    assert _waiting(r) and _waiting(r)  # looking leaves the line for the spare to read
+    assert _next_order(r) == {"request": "x"}
+    r, w = os.pipe()
+    os.close(w)
+    assert _waiting(r)  # the engine gone: the spare stops warming too
+    os.close(r)

@@ -123,7 +123,7 @@ def digested(t: torch.Tensor) -> torch.Tensor:
     return row
 
 
-def warm_up(device: str, start: int | None = None) -> None:
+def warm_up(device: str, start: int | None = None, until: Callable[[], bool] | None = None) -> None:
     """Each kernel compiled (into the judges' Triton cache, once per host) and loaded for every
     dtype it takes: a spare judge does it before its request, where a judge's first comparison
     would, inside a work section that a timing turn may be waiting for. Both specialisations
@@ -138,10 +138,17 @@ def warm_up(device: str, start: int | None = None) -> None:
     them in the same order. (Session 67, an H100's first job: the seven spares that took the
     first trials reached their first work section 8.5-8.8 s after their processes' start had
     ended, the four judges started without a warm-up 0.1-0.3 s after; how much of that was these
-    compiles the trace did not say, and `kgb.evaluate.spare` now traces it.)"""
+    compiles the trace did not say, and `kgb.evaluate.spare` now traces it.)
+
+    It stops before the next kernel once `until()` says so: a spare whose request has come
+    loads the rest at their first use. At a job's start every trial waits for a spare, and
+    the comparison kernels were 2.6 s of the first spares' 3.7 s warm-up (session 69's first
+    job on an H100), with the GPU idle and no timing turn yet for a section to hold up."""
     calls = _warm_up_calls(device)
     begin = (os.getpid() if start is None else start) % len(calls)
     for call in calls[begin:] + calls[:begin]:
+        if until is not None and until():
+            return
         call()
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +41,8 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
 
     workspace = Path(order["workspace"])
     workspace.mkdir(parents=True, exist_ok=True)
-    started = start(order["device"], workspace, limits_of(order), order.get("quiet_gate"))
+    started = start(order["device"], workspace, limits_of(order), order.get("quiet_gate"),
+                    asked=lambda: _waiting(orders_fd))
     request = _next_order(orders_fd)
     if request is None:  # the engine is gone, or let this spare go
         started.close()
@@ -47,11 +50,13 @@ def serve_spare(order: dict, orders_fd: int, done_fd: int) -> None:
     serve_request(Path(request["request"]), started)
 
 
-def start(device: str, workspace: Path, limits: Limits, gate: str | None = None) -> CandidateProcess:
+def start(device: str, workspace: Path, limits: Limits, gate: str | None = None,
+          asked: Callable[[], bool] | None = None) -> CandidateProcess:
     """What a spare starts before its request (benchmarks/spare_memory.py measures what it
     holds): its candidate process, forked, confined and on the GPU, then this process's own
     CUDA context, the judge's clock and the kernels its draws and comparisons use; each start
-    holding the GPU's quiet gate shared (`gate`, kgb.evaluate.quiet_gate)."""
+    holding the GPU's quiet gate shared (`gate`, kgb.evaluate.quiet_gate). The comparison
+    kernels are warmed only until `asked()` says the request has come."""
     from kgb.evaluate import quiet_gate
     from kgb.evaluate.judge import _keep_out_of_the_workspace, start_candidate
 
@@ -69,12 +74,17 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None)
             kernel_clock.warm_up()  # the judge's clock, ready before the request
             draws.warm_up(device)
         comparing = time.monotonic()
-        comparison_kernels.warm_up(device)  # no start or release of memory: outside the gate
+        comparison_kernels.warm_up(device, until=asked)  # no start or release of memory: outside the gate
         # traced (benchmarks/gpu_trace.py): on a host whose Triton cache is empty, what the
         # comparison kernels' compiles cost the spares of a job's start
         ended = time.monotonic()
-        trace("warm-up", began, began, ended, comparisons=ended - comparing)
+        trace("warm-up", began, began, ended, comparisons=ended - comparing, asked=bool(asked and asked()))
     return started
+
+
+def _waiting(fd: int) -> bool:
+    """Whether the engine has written to the order pipe `fd` (the request, or its end)."""
+    return bool(select.select([fd], [], [], 0)[0])
 
 
 def _next_order(fd: int) -> dict | None:
