@@ -109,3 +109,24 @@ def test_a_gpu_engines_processes_start_cuda_with_one_work_queue(monkeypatch):
     stream. Whatever the user's shell says, the judges of one judge version start alike."""
     monkeypatch.setenv("CUDA_DEVICE_MAX_CONNECTIONS", "8")
     assert engine_env(EvalSettings(device="cuda"))["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
+
+
+def test_the_engine_keeps_the_bytecode_of_what_it_imports_and_nothing_forked_from_it_does(tmp_path, monkeypatch):
+    """The engine's environment says not to write bytecode, for the judges and candidate
+    processes forked from it; its own imports (torch, torch._dynamo, kgb) keep theirs, or a
+    host whose packages came without bytecode compiles them at every engine start."""
+    import importlib
+    import sys
+
+    from kgb.evaluate.engine_process import _bytecode_kept
+
+    (tmp_path / "kgb_probe_kept.py").write_text("X = 1\n")
+    (tmp_path / "kgb_probe_not_kept.py").write_text("X = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    with _bytecode_kept():
+        importlib.import_module("kgb_probe_kept")
+    assert sys.dont_write_bytecode  # what is forked afterwards writes none
+    importlib.import_module("kgb_probe_not_kept")
+    cached = {p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir()}
+    assert cached == {"kgb_probe_kept"}

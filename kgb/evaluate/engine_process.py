@@ -22,6 +22,7 @@ judge says its verdict is written (status 0), or else when the judge ends.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -33,7 +34,28 @@ from pathlib import Path
 
 def _warm(took: dict[str, float] | None = None) -> None:
     """Import everything a judge and a candidate process use, so that forks start warm;
-    each step's seconds go into `took` (benchmarks/engine_start.py)."""
+    each step's seconds go into `took` (benchmarks/engine_start.py). What is imported here
+    is the engine's own code, so Python may keep its bytecode (`_bytecode_kept`)."""
+    with _bytecode_kept():
+        _imported(took)
+
+
+@contextlib.contextmanager
+def _bytecode_kept():
+    """Python writes the bytecode of the modules imported meanwhile where it would by
+    default (`__pycache__` beside each source it may write to). The engine's environment
+    says not to (PYTHONDONTWRITEBYTECODE, for every judge and candidate process forked from
+    it), and on a host whose packages came without bytecode every engine start would
+    compile torch, torch._dynamo and the rest from their sources again."""
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = before
+
+
+def _imported(took: dict[str, float] | None) -> None:
     import importlib
     import time
 
