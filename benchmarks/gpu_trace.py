@@ -88,7 +88,7 @@ def _warm_ups(warm: list[dict], t0: float, early_s: float = 20.0) -> str:
     def summary(ws: list[dict]) -> str:
         spans = [w["ended"] - w["began"] for w in ws]
         comparing = [w.get("comparisons", 0.0) for w in ws]
-        cut = sum(1 for w in ws if w.get("asked"))  # stopped early: the request had come
+        cut = sum(1 for w in ws if w.get("cut_short"))  # stopped early: the request had come
         return (f"{len(ws)}, median {statistics.median(spans):.2f} s (the comparison kernels "
                 f"{statistics.median(comparing):.2f} s), most {max(spans):.2f} s"
                 + (f", {cut} cut short by their request" if cut else ""))

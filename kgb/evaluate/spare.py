@@ -78,7 +78,7 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None,
         # traced (benchmarks/gpu_trace.py): on a host whose Triton cache is empty, what the
         # comparison kernels' compiles cost the spares of a job's start
         ended = time.monotonic()
-        trace("warm-up", began, began, ended, comparisons=ended - comparing, asked=bool(asked and asked()))
+        trace("warm-up", began, began, ended, comparisons=ended - comparing, cut_short=bool(asked and asked()))
     return started
 
 
