@@ -150,6 +150,10 @@ def test_the_gpu_trace_tells_the_spares_warm_ups_of_a_jobs_start_from_the_later_
     assert ("spares' warm-ups begun in the first 20 s: 3, median 8.00 s (the comparison kernels 7.00 s), "
             "most 9.00 s; later: 1, median 0.50 s (the comparison kernels 0.20 s), most 0.50 s") in report
     assert "warm-ups" not in gpu_trace.report([{"kind": "exit", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 0.1}])
+    # a spare whose request came before its comparison kernels were all warm stops (session 69)
+    cut = dict(warm(102, 0.8, 0.0), cut_short=True)
+    assert "3, median 8.00 s (the comparison kernels 7.00 s), most 9.00 s, 1 cut short by their request; later: 1" in (
+        gpu_trace.report([warm(100, 8.0, 7.0), warm(101, 9.0, 8.0), cut, warm(150, 0.5, 0.2)]))
 
 
 def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_use():
