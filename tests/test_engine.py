@@ -120,13 +120,36 @@ def test_the_engine_keeps_the_bytecode_of_what_it_imports_and_nothing_forked_fro
 
     from kgb.evaluate.engine_process import _bytecode_kept
 
-    (tmp_path / "kgb_probe_kept.py").write_text("X = 1\n")
-    (tmp_path / "kgb_probe_not_kept.py").write_text("X = 2\n")
+    for name in ("kgb_probe_kept", "kgb_probe_not_kept", "kgb_probe_prefixed"):
+        (tmp_path / f"{name}.py").write_text("X = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.delenv("KGB_BYTECODE_PREFIX", raising=False)
     with _bytecode_kept():
         importlib.import_module("kgb_probe_kept")
     assert sys.dont_write_bytecode  # what is forked afterwards writes none
     importlib.import_module("kgb_probe_not_kept")
     cached = {p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir()}
     assert cached == {"kgb_probe_kept"}
+    # where the harness's environment says to write none beside the sources: under kgb's prefix
+    prefix = tmp_path / "prefix"
+    monkeypatch.setenv("KGB_BYTECODE_PREFIX", str(prefix))
+    with _bytecode_kept():
+        importlib.import_module("kgb_probe_prefixed")
+    assert sys.pycache_prefix is None and sys.dont_write_bytecode
+    assert [p.name.split(".")[0] for p in prefix.rglob("*.pyc")] == ["kgb_probe_prefixed"]
+    assert {p.name.split(".")[0] for p in (tmp_path / "__pycache__").iterdir()} == {"kgb_probe_kept"}
+
+
+def test_the_engine_is_told_where_to_keep_bytecode_only_where_the_harness_may_not_write_it(monkeypatch, tmp_path):
+    from kgb.evaluate.compile_cache import users_cache
+
+    settings = EvalSettings(device="cpu")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("KGB_BYTECODE_PREFIX", raising=False)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert engine_env(settings)["KGB_BYTECODE_PREFIX"] == str(users_cache("pycache")) == str(tmp_path / "kgb" / "pycache")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
+    env = engine_env(settings)
+    assert "KGB_BYTECODE_PREFIX" not in env and env["PYTHONDONTWRITEBYTECODE"] == "1"

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from kgb.evaluate import cuda_waits, timing_lock, workdirs
+from kgb.evaluate.compile_cache import users_cache
 from kgb.evaluate.verdict import EvalSettings
 from kgb.operators import REPO_ROOT
 
@@ -65,6 +66,10 @@ def engine_env(settings: EvalSettings) -> dict[str, str]:
            and k not in VOLATILE_ENV and not any(s in v for s in secrets) and not URL_WITH_PASSWORD.search(v)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and "KGB_BYTECODE_PREFIX" not in env:
+        # the engine's own imports keep their bytecode (engine_process._bytecode_kept), in kgb's
+        # cache where this environment says to write none beside the sources
+        env["KGB_BYTECODE_PREFIX"] = str(users_cache("pycache"))
     if settings.device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     else:
