@@ -48,13 +48,18 @@ ROUTINES = {
 # ---------------------------------------------------------------- references
 
 
+def read_cells(n: int, uplo: str, diag: str, device) -> torch.Tensor:
+    """Which cells of an n x n matrix a triangular routine reads: its triangle `uplo`, less
+    the diagonal where diag == 'U' (taken as ones)."""
+    cells = torch.ones(n, n, dtype=torch.bool, device=device)
+    return cells.tril(-1 if diag == "U" else 0) if uplo == "L" else cells.triu(1 if diag == "U" else 0)
+
+
 def triangular(A, n, lda, uplo, diag, a0=0) -> torch.Tensor:
     """The n x n triangular matrix stored in A's triangle `uplo` (the other triangle, and
     the diagonal when diag == 'U', are not read: they may hold NaN), in float64 / complex128."""
     a = matrix(A, n, n, lda, a0).to(wide(A.dtype))
-    keep = torch.ones(n, n, dtype=torch.bool, device=a.device)
-    keep = keep.tril(-1 if diag == "U" else 0) if uplo == "L" else keep.triu(1 if diag == "U" else 0)
-    t = torch.where(keep, a, torch.zeros((), dtype=a.dtype, device=a.device))
+    t = torch.where(read_cells(n, uplo, diag, a.device), a, torch.zeros((), dtype=a.dtype, device=a.device))
     if diag == "U":
         t = t + torch.eye(n, dtype=a.dtype, device=a.device)
     return t
@@ -132,11 +137,7 @@ def _triangle_storage(count: int, dim: int, lda: int, uplo: str, diag: str, dtyp
         at = torch.arange(dim, device=buf.device)
         cells = (torch.tensor(starts, device=buf.device)[:, None, None] + at[:, None] + at * lda)  # (b, i, j)
         buf[cells.diagonal(dim1=1, dim2=2)] = diagonal.to(buf.dtype)
-        unread = torch.ones(dim, dim, dtype=torch.bool, device=buf.device)
-        unread = unread.triu(1) if uplo == "L" else unread.tril(-1)
-        if diag == "U":
-            unread |= torch.eye(dim, dtype=torch.bool, device=buf.device)
-        buf[cells[:, unread]] = float("nan")
+        buf[cells[:, ~read_cells(dim, uplo, diag, buf.device)]] = float("nan")
 
     return fill, shape
 
