@@ -178,8 +178,8 @@ def test_a_spare_stops_warming_up_once_its_request_has_come(monkeypatch):
 
     ran = []
     monkeypatch.setattr(ck, "_warm_up_calls", lambda device: [lambda i=i: ran.append(i) for i in range(6)])
-    ck.warm_up("cpu", start=2, until=lambda: len(ran) == 3)
+    assert ck.warm_up("cpu", start=2, until=lambda: len(ran) == 3)  # cut short
     assert ran == [2, 3, 4]
     ran.clear()
-    ck.warm_up("cpu", start=0, until=lambda: False)
+    assert not ck.warm_up("cpu", start=0, until=lambda: False)
     assert ran == list(range(6))

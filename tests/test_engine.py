@@ -143,6 +143,8 @@ def test_the_engine_keeps_the_bytecode_of_what_it_imports_and_nothing_forked_fro
 
 
 def test_the_engine_is_told_where_to_keep_bytecode_only_where_the_harness_may_not_write_it(monkeypatch, tmp_path):
+    """A harness whose environment says to write no bytecode gives its engine kgb's cache for
+    it; one whose environment lets Python write it there leaves it beside the sources."""
     from kgb.evaluate.compile_cache import users_cache
 
     settings = EvalSettings(device="cpu")

@@ -158,3 +158,28 @@ def test_a_spare_sees_its_request_come_without_reading_it():
     os.close(w)
     assert _waiting(r)  # the engine gone: the spare stops warming too
     os.close(r)
+
+
+def test_a_gpu_spares_warm_up_is_traced_and_cut_short_by_its_request(monkeypatch, tmp_path):
+    """The GPU branch of a spare's start, its CUDA work stubbed out, as far as the trace line
+    benchmarks/gpu_trace.py reads: in session 69 a field named like trace()'s own argument
+    killed every spare judge on the GPU, which no CPU test had started."""
+    import torch
+
+    from kgb.evaluate import comparison_kernels, draws, judge, kernel_clock, spare
+    from kgb.evaluate.timing_lock import TRACE_ENV
+
+    ran = []
+    monkeypatch.setattr(judge, "start_candidate", lambda *a: "the candidate process")
+    monkeypatch.setattr(judge, "_keep_out_of_the_workspace", lambda folder: None)
+    monkeypatch.setattr(torch, "empty", lambda *a, **k: None)
+    monkeypatch.setattr(kernel_clock, "warm_up", lambda: None)
+    monkeypatch.setattr(draws, "warm_up", lambda device: None)
+    monkeypatch.setattr(comparison_kernels, "_warm_up_calls", lambda device: [lambda i=i: ran.append(i) for i in range(4)])
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(TRACE_ENV, str(trace))
+    assert spare.start("cuda", tmp_path / "w", None, asked=lambda: len(ran) == 2) == "the candidate process"
+    assert spare.start("cuda", tmp_path / "w", None, asked=lambda: False) == "the candidate process"
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(w["kind"], w["cut_short"]) for w in lines] == [("warm-up", True), ("warm-up", False)]
+    assert len(ran) == 2 + 4

@@ -123,7 +123,7 @@ def digested(t: torch.Tensor) -> torch.Tensor:
     return row
 
 
-def warm_up(device: str, start: int | None = None, until: Callable[[], bool] | None = None) -> None:
+def warm_up(device: str, start: int | None = None, until: Callable[[], bool] | None = None) -> bool:
     """Each kernel compiled (into the judges' Triton cache, once per host) and loaded for every
     dtype it takes: a spare judge does it before its request, where a judge's first comparison
     would, inside a work section that a timing turn may be waiting for. Both specialisations
@@ -140,16 +140,17 @@ def warm_up(device: str, start: int | None = None, until: Callable[[], bool] | N
     ended, the four judges started without a warm-up 0.1-0.3 s after; how much of that was these
     compiles the trace did not say, and `kgb.evaluate.spare` now traces it.)
 
-    It stops before the next kernel once `until()` says so: a spare whose request has come
-    loads the rest at their first use. At a job's start every trial waits for a spare, and
+    It stops before the next kernel once `until()` says so, and says whether it did: a spare
+    whose request has come loads the rest at their first use. At a job's start every trial waits for a spare, and
     the comparison kernels were 2.6 s of the first spares' 3.7 s warm-up (session 69's first
     job on an H100), with the GPU idle and no timing turn yet for a section to hold up."""
     calls = _warm_up_calls(device)
     begin = (os.getpid() if start is None else start) % len(calls)
     for call in calls[begin:] + calls[:begin]:
         if until is not None and until():
-            return
+            return True
         call()
+    return False
 
 
 def _warm_up_calls(device: str) -> list[Callable[[], object]]:

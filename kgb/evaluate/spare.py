@@ -74,11 +74,11 @@ def start(device: str, workspace: Path, limits: Limits, gate: str | None = None,
             kernel_clock.warm_up()  # the judge's clock, ready before the request
             draws.warm_up(device)
         comparing = time.monotonic()
-        comparison_kernels.warm_up(device, until=asked)  # no start or release of memory: outside the gate
+        cut_short = comparison_kernels.warm_up(device, until=asked)  # no start or release of memory: outside the gate
         # traced (benchmarks/gpu_trace.py): on a host whose Triton cache is empty, what the
         # comparison kernels' compiles cost the spares of a job's start
         ended = time.monotonic()
-        trace("warm-up", began, began, ended, comparisons=ended - comparing, cut_short=bool(asked and asked()))
+        trace("warm-up", began, began, ended, comparisons=ended - comparing, cut_short=cut_short)
     return started
 
 
