@@ -10,9 +10,10 @@ judge has), each step of the judge's check of a timed case timed alone: the draw
 (`call_audit.digest`), and the whole check as the judge runs it (`correctness.compare_outputs`:
 the spec's own compare where it has one, as ggml_moe_a8's; a first call and a second). The
 check cases' references run first, as a judge's check phase runs them. With --warm the process
-first warms the comparison kernels as a spare does (`comparison_kernels.warm_up`). Session 67 (an H100, without it): the batched GEMMs' first
-scale, comparison and digest of an output whose length 16 does not divide took 0.19, 0.60 and
-0.25 s, and then 1 ms, where their references took 1-40 ms.
+first warms the comparison kernels as a spare does (`comparison_kernels.warm_up`). Session 67
+(an H100, without it): the batched GEMMs' first scale, comparison and digest of an output whose
+length 16 does not divide took 0.19, 0.60 and 0.25 s, and then 1 ms, where their references
+took 1-40 ms.
 """
 
 from __future__ import annotations

@@ -141,9 +141,10 @@ def warm_up(device: str, start: int | None = None, until: Callable[[], bool] | N
     compiles the trace did not say, and `kgb.evaluate.spare` now traces it.)
 
     It stops before the next kernel once `until()` says so, and says whether it did: a spare
-    whose request has come loads the rest at their first use. At a job's start every trial waits for a spare, and
-    the comparison kernels were 2.6 s of the first spares' 3.7 s warm-up (session 69's first
-    job on an H100), with the GPU idle and no timing turn yet for a section to hold up."""
+    whose request has come loads the rest at their first use. At a job's start every trial
+    waits for a spare, and the comparison kernels were 2.6 s of the first spares' 3.7 s
+    warm-up (session 69's first job on an H100), with the GPU idle and no timing turn yet for
+    a section to hold up."""
     calls = _warm_up_calls(device)
     begin = (os.getpid() if start is None else start) % len(calls)
     for call in calls[begin:] + calls[:begin]:
