@@ -164,6 +164,8 @@ def summarise(events: list[dict], launched: float) -> dict[str, float | int | No
         "trials": len(ended),
         "correct": sum(v["status"] == "correct" for v in verdicts),
         "baselines measured": sum(e["kind"] == "BaselineMeasured" for e in events),
+        "... of them ahead of their trials": sum(e["kind"] == "BaselineMeasured" and e.get("trial") is None
+                                                 for e in events),
         "evaluations summed (s)": sum(v.get("eval_s", 0.0) for v in verdicts),
         # logs older than session 53 say only how long earlier runs took, which only running out made
         "evaluations run again after running out of GPU memory": sum(

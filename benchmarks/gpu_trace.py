@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kgb.evaluate.baseline_judge import AHEAD  # noqa: E402
 from kgb.evaluate.first_call import remembered  # noqa: E402
 
 
@@ -291,6 +292,13 @@ def report(records: list[dict]) -> str:
                      f"{_quantile(spans, 0.9):.3f} | {max(spans):.2f} |")
 
     lines.extend(_longest_sections(sections))
+
+    if ahead := [t for t in turns if t.get("tag", "").endswith(AHEAD)]:  # kgb.baseline_scout's
+        t0 = min(r["asked"] for r in records)
+        lines.append(f"\nturns of baselines timed ahead of their trials: {len(ahead)}, measuring "
+                     f"{sum(t['ended'] - (t['measured'] or t['drained']) for t in ahead):.1f} s, "
+                     f"{len({t['tag'] for t in ahead})} operators, the last ended {max(t['ended'] for t in ahead) - t0:.1f} s "
+                     "after the trace's start")
 
     # turns that measured while a judge or spare was starting its processes' CUDA contexts
     beside = [t for t in turns if t["measured"] is not None and any(

@@ -246,6 +246,10 @@ class EvalConfig:
     # Triton's compiled kernels, kept per candidate source for its next evaluation
     # (docs/design/evaluation.md); in no trial key: it changes how long a compile takes.
     compile_cache: str | None = "auto"  # folder of compiled kernels kept per source; auto: $XDG_CACHE_HOME/kgb/compile (else ~/.cache/kgb/compile); null or empty: off
+    # Time the baselines of operators whose trials have not begun while the GPU stands idle
+    # (kgb.baseline_scout), where the chip's book lacks them; in no trial key: the same
+    # measurement, made earlier.
+    baselines_ahead: bool = True
 
 
 @dataclass

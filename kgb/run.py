@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kgb import chips, methods, operators
+from kgb.baseline_scout import BaselineScout, say
 from kgb.config import Config
 from kgb.evaluate import EvalSettings, start_engine
 from kgb.evaluate.sandbox import check_hidden_from_candidates
@@ -174,8 +175,11 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
                   f"and keeps every event in {path}: run it again, or `python -m kgb.tracking rebuild {root} "
                   f"--tracking-uri {cfg.tracking.tracking_uri()}`, to project them", file=sys.stderr)
 
+    begun: set[str] = set()  # operators whose trials have begun: the scout leaves them alone
+
     def one_trial(item: Trial) -> None:
         spec, sample, key = item
+        begun.add(spec.id)
         if budget_spent.is_set():
             return  # its first model call would be refused: the next run goes on
         prior = earlier[key].events if key in earlier else []
@@ -223,13 +227,21 @@ def _run_held(cfg: Config, job: str, path: Path, ops: list[str], method: methods
                            "run the same command to go on")
 
     pool = ThreadPoolExecutor(max_workers=at_once)
+    scout = None
+    if book is not None and cfg.eval.baselines_ahead:  # the first `at_once` trials begin at once
+        coming = list({spec.id: spec for spec, _, _ in todo[at_once:]}.values())
+        scout = BaselineScout(coming, settings, book, log, job, begun.__contains__, ending, run_ended).start()
     try:
         with progress.beating():  # ends before the summary, and before Ctrl-C's lines below
             list(pool.map(one_trial, todo))
     except KeyboardInterrupt:  # Ctrl-C: start no other trial, and leave the running ones to the exit
         pool.shutdown(wait=False, cancel_futures=True)
+        if scout is not None:
+            scout.stop(wait=False)
         raise interrupted() from None
     pool.shutdown()
+    if scout is not None:
+        say(scout.stop())
 
     log.append(run_finished(interrupted=False))
     log.close()

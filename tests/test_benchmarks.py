@@ -156,6 +156,19 @@ def test_the_gpu_trace_tells_the_spares_warm_ups_of_a_jobs_start_from_the_later_
         gpu_trace.report([warm(100, 8.0, 7.0), warm(101, 9.0, 8.0), cut, warm(150, 0.5, 0.2)]))
 
 
+def test_the_gpu_trace_counts_the_turns_of_baselines_timed_ahead_of_their_trials():
+    import gpu_trace
+
+    def turn(asked, ended, tag):
+        return {"kind": "turn", "pid": 1, "asked": asked, "began": asked, "drained": asked, "measured": asked + 0.1,
+                "ended": ended, "crowded": False, "tag": tag}
+
+    report = gpu_trace.report([turn(10.0, 11.0, "aten::add"), turn(11.0, 11.5, "aten::cos (baselines ahead)"),
+                               turn(12.0, 13.1, "aten::cos (baselines ahead)"), turn(14.0, 14.3, "aten::abs (baselines ahead)")])
+    assert "baselines timed ahead of their trials: 3, measuring 1.6 s, 2 operators, the last ended 4.3 s after" in report
+    assert "timed ahead" not in gpu_trace.report([turn(10.0, 11.0, "aten::add")])
+
+
 def test_the_gpu_trace_counts_each_moment_of_the_gpu_once_by_its_most_exclusive_use():
     import gpu_trace
 

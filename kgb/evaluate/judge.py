@@ -26,7 +26,15 @@ from pathlib import Path
 
 import torch
 
-from kgb.evaluate import codec, cuda_waits, kernel_clock, memory_ledger, quiet_gate
+from kgb.evaluate import (
+    baseline_judge,
+    baselines_ahead,
+    codec,
+    cuda_waits,
+    kernel_clock,
+    memory_ledger,
+    quiet_gate,
+)
 from kgb.evaluate.bench_case import secret_seed
 from kgb.evaluate.bench_timing import time_bench_cases
 from kgb.evaluate.candidate_process import CandidateDied, CandidateProcess
@@ -246,7 +254,11 @@ def serve_request(request_path: Path, started: CandidateProcess | None = None) -
         with out.open("a") as f:
             f.write(json.dumps({"case": case}) + "\n")
 
-    final = run(request, emit, started)
+    if request.get("task") == baselines_ahead.TASK:  # sent to a judge forked for it, never to a spare
+        _keep_out_of_the_workspace(Path(request["workspace"]).parent / "judge")
+        final = baseline_judge.time_baselines(request, emit)
+    else:
+        final = run(request, emit, started)
     final["eval_s"] = time.perf_counter() - began
     with out.open("a") as f:
         f.write(json.dumps({"final": final}) + "\n")

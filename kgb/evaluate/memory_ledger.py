@@ -126,6 +126,30 @@ class Ledger:
             trace("memory", asked, began, time.monotonic(), mib=int(mib), tag=tag)
 
 
+    @contextmanager
+    def room_now(self, mib: int, tag: str = "") -> Iterator[bool]:
+        """Hold `mib` in the ledger if there is room at once, with no reservation waiting before
+        it; whether it is held. Never waits: a reservation waiting here would hold up every one
+        asked for after it, which `reserved` serves in order (kgb.evaluate.baseline_judge's
+        baselines, timed ahead of their trials, must never hold up a trial)."""
+        asked = time.monotonic()
+        mine = {"mib": int(mib), "asked": time.time(), "held": False}
+        with self._book() as book:
+            book[self.key] = mine
+            mine["held"] = self._may_hold(book, mine)
+            if not mine["held"]:
+                del book[self.key]
+        if not mine["held"]:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._book() as book:
+                book.pop(self.key, None)
+            trace("memory", asked, asked, time.monotonic(), mib=int(mib), tag=tag)
+
+
 def for_request(request: dict) -> Ledger | None:
     """The ledger of the request's GPU, or None where its judge keeps none: on the CPU, or
     without a figure for its operator."""

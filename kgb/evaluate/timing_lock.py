@@ -95,6 +95,16 @@ def _until_another_asks(asked, limit_s: float) -> None:
         time.sleep(0.005)
 
 
+def _free(f) -> bool:
+    """Whether no one holds `f`'s lock, shared or whole, at this instant; nothing is kept."""
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    fcntl.flock(f, fcntl.LOCK_UN)
+    return True
+
+
 def _flock_within(f, operation: int, limit_s: float) -> bool:
     """flock, giving up after limit_s; whether it was granted."""
     deadline = time.monotonic() + limit_s
@@ -174,6 +184,23 @@ class TimingLock:
                 fcntl.flock(f, fcntl.LOCK_UN)
                 fcntl.flock(want, fcntl.LOCK_UN)
                 fcntl.flock(others, fcntl.LOCK_UN)
+
+    def idle_within(self, limit_s: float, poll_s: float = 0.005) -> bool:
+        """Whether the GPU was seen idle within `limit_s`: at some instant no turn asked for or
+        held and no work section running. For GPU work that should only fill the time the
+        judges leave idle (kgb.evaluate.baseline_judge); nothing is held once it returns, so
+        what starts next is served in the usual order."""
+        if not self.path:
+            return True
+        self._create()
+        deadline = time.monotonic() + limit_s
+        with open(self.path + ASKED_SUFFIX, "a") as asked, open(self.path + WORK_SUFFIX, "a") as work:
+            while True:
+                if _free(asked) and _free(work):
+                    return True
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(poll_s)
 
     @contextmanager
     def work(self) -> Iterator[None]:

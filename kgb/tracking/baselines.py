@@ -10,6 +10,9 @@ case names the event its baseline came from (`CaseResult.baseline_from`). The bo
 projection of the event logs under the tracking root: a job started later, or resumed,
 reads what earlier jobs measured.
 
+A chip's first job also times baselines ahead of their trials, in the GPU's idle time
+(kgb.baseline_scout): those are the job's own events, no trial's (`record_ahead`).
+
 Every measurement is logged, and the book gives out the first one whose timing turn had the
 GPU to itself. A baseline timed while another evaluation's work ran on the GPU past the turn's
 wait for it (`Turn.CROWDED`: a candidate hanging in its check) reads slow, and given to every
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgb.evaluate import Verdict
+from kgb.evaluate.baselines_ahead import Ahead
 from kgb.evaluate.verdict import Turn
 from kgb.operators import Spec
 from kgb.tracking.events import BaselineMeasured, Event
@@ -98,6 +102,23 @@ class BaselineBook:
                 cases.append(dataclasses.replace(c, baseline_us=known.latency_us, baseline_from=known.ref,
                                                  baseline_mode=None, baseline_turn=None))
         return dataclasses.replace(verdict, cases=tuple(cases))
+
+
+    def record_ahead(self, emit: Callable[[Event], Event], job: str, spec: Spec, ahead: Ahead) -> int:
+        """Log the baselines a judge timed ahead of `spec`'s trials (kgb.baseline_scout), as
+        job events, and know them from now on; how many the book took (a crowded one, or one
+        a trial's judge logged first, stays in the log only)."""
+        taken = 0
+        for m in ahead.measured:
+            event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=m.case,
+                                          baseline=ahead.baseline, latency_us=m.latency_us,
+                                          fingerprint=self.fingerprint, timing_mode=m.mode, turn=m.turn))
+            if m.turn is Turn.CROWDED:
+                continue
+            with self._lock:
+                mine = Baseline(m.latency_us, ahead.baseline, f"{event.job}#{event.seq}")
+                taken += self._known.setdefault((spec.id, spec.version, m.case), mine) is mine
+        return taken
 
 
 def load_book(root: Path, fingerprint: str) -> BaselineBook:

@@ -1,0 +1,135 @@
+"""A judge asked for baselines only: an operator's bench-case baselines timed before any trial
+of it, in the time the GPU would otherwise stand idle (kgb.baseline_scout asks, and says for
+which operators).
+
+A chip's first job measures every bench case's baseline once (kgb.tracking.baselines): 590
+measurements, 35.8-40.1 s of its timing turns on an H100 (session 69), each in the turn of the
+trial that meets the case first. Meanwhile, in the job's first half minute, the GPU stands idle
+some 18 s while the first trials' candidates compile. A baseline depends on no candidate, so
+the baselines of operators whose trials come later can be timed then, and those trials are
+given them as any later trial is.
+
+The protocol is the one a trial's judge follows for baselines it times in a turn of their own
+(kgb.evaluate.bench_timing): each case's set T drawn from its seed, warmed up in a work section,
+timed in a turn, as many cases to a turn as TURN_BATCH_BYTES allows. No candidate process is
+started: nothing of a candidate's runs in this process or beside it, as in the last turn of a
+trial's judge, whose candidate process is reaped before its baselines are timed.
+
+Only the GPU's idle time is taken. Before each turn's cases are drawn the judge waits for an
+instant at which no other judge holds or asks for a turn or runs a work section, and stops once
+IDLE_WAIT_S passes without one: the trials' judges then keep the GPU busy, and their own
+turns time what is left. It reserves its operator's memory only where the ledger has room at
+once (a wait there would hold up every trial's reservation asked for after it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+import torch
+
+from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger, quiet_gate
+from kgb.evaluate.baseline import BaselineTiming
+from kgb.evaluate.bench_case import TURN_BATCH_BYTES
+from kgb.evaluate.case_runner import CaseRunner
+from kgb.evaluate.correctness import tensors_in
+from kgb.evaluate.draws import draw_inputs
+from kgb.evaluate.phases import Phases
+from kgb.evaluate.timing_lock import TimingLock
+from kgb.evaluate.verdict import InstrumentFailed
+from kgb.operators import Case, load_spec
+
+# How long the judge looks for an idle instant before a turn, at most. In the first 30 s of a
+# first job on an H100 (session 69's trace) the GPU held work sections a quarter of the time,
+# in stretches under a second; once the trials' checks and turns follow each other, it is
+# seldom free for two seconds together.
+IDLE_WAIT_S = 2.0
+BUSY = "the GPU stayed busy"  # why a judge stopped before its last case
+AHEAD = " (baselines ahead)"  # after the operator, in the tag of this judge's turns (the judges' trace)
+
+
+def time_baselines(request: dict, emit: Callable[[dict], None]) -> dict:
+    """Time the baselines of the request's bench cases that it does not give (`baselines`), in
+    the GPU's idle time; emit each case's measurement as it is made. Returns the baseline's
+    name, the cases measured, and why it stopped before the others ("" where it did not)."""
+    phase = Phases()
+    device = request["device"]
+    spec = load_spec(Path(request["spec"]))
+    timed_tags, known = set(request["time_tags"]), set(request.get("baselines") or {})
+    cases = [c for c in spec.cases if c.tag in timed_tags and c.tag in set(request["case_tags"]) and c.name not in known]
+    runner = CaseRunner(spec, None, device, phase)  # no candidate: the baselines are the judge's own calls
+    runner.exclusive = TimingLock(request.get("timing_lock"), phase,
+                                  torch.cuda.synchronize if device == "cuda" else lambda: None)
+    runner.exclusive.tag = spec.id + AHEAD
+    runner.quiet_gate = quiet_gate.gate_of(request.get("timing_lock"))
+    name = runner.baseline(next(iter(spec.signatures)))[0]
+    measured: list[dict] = []
+
+    def final(stopped: str) -> dict:
+        return {"baseline": name, "cases": measured, "stopped": stopped,
+                "phase_s": {k: round(v, 3) for k, v in phase.seconds.items()}}
+
+    if not cases:
+        return final("")
+    if device == "cuda":
+        cuda_waits.apply()
+        with phase("clock warm-up"), quiet_gate.changing(runner.quiet_gate):  # this process's CUDA start
+            kernel_clock.warm_up()
+    with ExitStack() as held:
+        ledger = memory_ledger.for_request(request)
+        if ledger is not None and not held.enter_context(ledger.room_now(request["gpu_mib"], tag=spec.id)):
+            return final("no room in the GPU's memory ledger")
+        if name == "torch":
+            _first_uses(runner, [c for c in spec.cases if c.tag in set(request["case_tags"]) and c.tag not in timed_tags])
+        try:
+            stopped = _turns(runner, cases, request["repeats"], request["warmup"], measured,
+                             lambda record: emit({**record, "baseline": name}))
+        except InstrumentFailed as exc:
+            stopped = f"a baseline broke this process's CUDA context ({exc})"
+    return final(stopped)
+
+
+def _first_uses(runner: CaseRunner, small: list[Case]) -> None:
+    """The reference's first-use compiles (kgb.evaluate.first_use), met on the operator's small
+    cases, where a trial's judge meets them in its checks: a bench case's inputs are too large
+    to capture, and its warm-up would compile them inside its work section."""
+    for case in small:
+        with runner.exclusive.work(), runner.phase("draw"):
+            inputs = draw_inputs(runner.spec, case, case.seed, runner.device)
+        with runner.phase("reference compile"):
+            runner.compile_reference(runner.spec.entry_of(case).name, inputs)
+        del inputs
+    runner.released()
+
+
+def _turns(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int, measured: list[dict],
+           emit: Callable[[dict], None]) -> str:
+    """The cases' baselines, a turn's worth at a time, each turn begun at an idle instant;
+    why it stopped before the last ("" where it did not)."""
+    batch: list[tuple[Case, BaselineTiming]] = []
+    held = 0
+    for n, case in enumerate(cases):
+        if not batch:
+            looked = time.monotonic()
+            with runner.phase("waiting for the GPU to be idle"):
+                if not runner.exclusive.idle_within(IDLE_WAIT_S):
+                    return f"{BUSY} for {time.monotonic() - looked:.1f} s"
+        with runner.exclusive.work(), runner.phase("draw"):
+            timed = draw_inputs(runner.spec, case, case.seed, runner.device)
+        held += sum(t.untyped_storage().nbytes() for t in tensors_in(list(timed.values())))
+        batch.append((case, runner.baseline_on(case, timed, repeats, warmup)))
+        del timed
+        if n + 1 < len(cases) and held < TURN_BATCH_BYTES:
+            continue
+        runner.prepare_baselines([b for _, b in batch])
+        runner.measure_baselines(batch)
+        for done, b in batch:
+            record = {"name": done.name, "baseline_us": b.us, "mode": b.mode, "turn": b.turn, "missing": b.missing}
+            measured.append(record)
+            emit(record)
+        batch, held = [], 0
+        runner.released()
+    return ""
