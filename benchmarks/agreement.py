@@ -8,6 +8,10 @@ median ratio, and the cases furthest apart.
 Either may be a job's event log instead (events.jsonl, or .jsonl.gz as docs/results keeps
 them): `run.py`'s own sweeps, as benchmarks/first_run.py --events keeps them.
 
+With --baselines, two event logs' speed baselines instead (their BaselineMeasured events, the
+first of each case whose turn was not crowded), the new log's split into those its job's scout
+timed ahead of their trials (kgb.baseline_scout) and those its trials' judges timed.
+
 Verdicts are compared too: an operator judged in both whose status differs is listed.
 From event logs, each timing's spread ((p80 - p20) / median of its repetitions) is shown
 beside the cases furthest apart, and the cases apart by over 5% are counted by whether
@@ -27,7 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kgb.evaluate.first_call import TIMED_BY_FIRST_CALL  # noqa: E402
-from kgb.evaluate.verdict import TimedBy  # noqa: E402
+from kgb.evaluate.verdict import TimedBy, Turn  # noqa: E402
+from kgb.tracking.events import BaselineMeasured  # noqa: E402
 from kgb.tracking.log import read_events  # noqa: E402
 from kgb.tracking.projections import judged  # noqa: E402
 
@@ -102,12 +107,42 @@ def _by_first_call(case) -> bool:
     return case.timed_by == TimedBy.FIRST_CALL or TIMED_BY_FIRST_CALL in (case.timing_mode or "")
 
 
+def baselines_of(path: Path) -> dict[tuple[str, str], tuple[float, bool]]:
+    """Each case's baseline in an event log, and whether it was timed ahead of its trials."""
+    found: dict[tuple[str, str], tuple[float, bool]] = {}
+    for e in read_events(path):
+        if isinstance(e, BaselineMeasured) and e.turn is not Turn.CROWDED:
+            found.setdefault((e.op, e.case), (e.latency_us, e.trial is None))
+    return found
+
+
+def baseline_table(new: Path, old: Path) -> int:
+    now, before = baselines_of(new), baselines_of(old)
+    both = [(Pair(op, case, us, before[(op, case)][0]), ahead) for (op, case), (us, ahead) in now.items()
+            if (op, case) in before]
+    if not both:
+        print("no case's baseline was measured in both logs")
+        return 1
+    print("| the new log's baselines | cases in both | within 2% (0.5 us under 10 us) | within 5% | median ratio, new / old |\n"
+          "|---|---|---|---|---|")
+    for what, group in (("timed ahead of their trials", [p for p, ahead in both if ahead]),
+                        ("timed by the trials' judges", [p for p, ahead in both if not ahead]),
+                        ("all", [p for p, _ in both])):
+        if group:
+            print(f"| {what} | {len(group)} | {sum(p.within(0.02) for p in group)} | {sum(p.within(0.05) for p in group)} "
+                  f"| {statistics.median(p.ratio for p in group):.4f} |")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("new", type=Path)
     parser.add_argument("old", type=Path)
     parser.add_argument("--worst", type=int, default=8, help="list this many of the cases furthest apart")
+    parser.add_argument("--baselines", action="store_true", help="compare two event logs' speed baselines")
     args = parser.parse_args()
+    if args.baselines:
+        return baseline_table(args.new, args.old)
     new, old = sweep_of(args.new), sweep_of(args.old)
     found = pairs(new, old)
     if not found:

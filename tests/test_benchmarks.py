@@ -30,6 +30,29 @@ def test_two_sweeps_agree_within_two_percent_over_10_us_and_half_a_microsecond_u
     assert not pairs["slow"].within(0.05)
 
 
+def test_two_logs_baselines_compare_split_by_whether_the_new_ones_were_timed_ahead(tmp_path, capsys):
+    from kgb.evaluate.verdict import Turn
+    from kgb.tracking.events import BaselineMeasured
+    from kgb.tracking.log import EventLog
+
+    def log(name: str, figures: list[tuple[str, float, str | None, Turn]]) -> Path:
+        events = EventLog(tmp_path / name / "events.jsonl")
+        for case, us, trial, turn in figures:
+            events.append(BaselineMeasured(job=name, trial=trial, op="aten::add", case=case, baseline="torch",
+                                           latency_us=us, turn=turn))
+        return events.path
+
+    new = log("new", [("a", 101.0, None, Turn.ALONE), ("b", 110.0, None, Turn.ALONE), ("c", 50.5, "t1", Turn.ALONE),
+                      ("d", 80.0, None, Turn.CROWDED), ("d", 40.0, "t2", Turn.ALONE), ("e", 1.0, None, Turn.ALONE)])
+    old = log("old", [("a", 100.0, "t", Turn.ALONE), ("b", 100.0, "t", Turn.ALONE), ("c", 50.0, "t", Turn.ALONE),
+                      ("d", 40.2, "t", Turn.ALONE)])
+    assert agreement.baseline_table(new, old) == 0
+    table = capsys.readouterr().out
+    assert "| timed ahead of their trials | 2 | 1 | 1 | 1.0550 |" in table  # e: in one log only
+    assert "| timed by the trials' judges | 2 | 2 | 2 |" in table  # d: its crowded figure never counts
+    assert "| all | 4 | 3 | 3 |" in table
+
+
 def test_a_jobs_event_log_compares_as_a_sweep_of_its_last_verdicts(job_log):
     """run.py's own sweeps (benchmarks/first_run.py --events) against each other or a throughput sweep."""
     from kgb.evaluate import CaseResult, Status, Verdict
