@@ -5,11 +5,10 @@ until session 70 each in the timing turn of the first trial that met the case: 3
 a first job's turns on an H100 (session 69). Meanwhile, in the job's first half minute, the
 GPU stood idle some 18 s while the first trials' candidates compiled. The scout fills that
 time: beside the trials, it asks the engine for the baselines of operators whose trials have
-not begun, in the order the job will start them, one operator at a time
+not begun, in the order the job will start them, a few operators to a judge
 (kgb.evaluate.baselines_ahead), and the book gives them to those trials when they begin. The
-judge it asks takes only the GPU's idle time (kgb.evaluate.baseline_judge); once it finds the
-GPU busy for IDLE_WAIT_S, the scout stops and the trials' own judges time what is left, as
-before.
+judge takes only the GPU's idle time (kgb.evaluate.baseline_judge); once it finds the GPU busy
+for IDLE_WAIT_S, the scout stops and the trials' own judges time what is left, as before.
 
 Its measurements are the job's own events (BaselineMeasured with no trial), logged like a
 trial's; none is logged after the run's end (`ending`, as for trials: kgb.run).
@@ -27,6 +26,12 @@ from kgb.evaluate.baselines_ahead import measure_ahead
 from kgb.operators import Spec
 from kgb.tracking.baselines import BaselineBook
 from kgb.tracking.log import EventLog
+
+# Operators per judge: each judge costs a process's start and its CUDA context's, about 0.6 s
+# between one operator's turn and the next's where each had its own (an H100, session 70); and
+# an operator asked for is not looked at again, though its trial may begin meanwhile (its judge
+# then times its baselines too, and the book keeps the first logged).
+PER_JUDGE = 8
 
 
 @dataclass
@@ -69,27 +74,41 @@ class BaselineScout:
             self.done.stopped = f"{type(exc).__name__}: {exc}"
 
     def _scout(self) -> None:
-        for spec in self.coming:
+        left = list(self.coming)
+        while True:
             if self._stop.is_set():
                 self.done.stopped = "the job's trials ended"
                 return
-            known = self.book.known(spec)
-            timed = [c.name for c in spec.cases if c.tag in self.settings.time_cases and c.tag in self.settings.case_tags]
-            if self.begun(spec.id) or all(name in known for name in timed):
-                continue
-            ahead = measure_ahead(spec, self.settings, known, abort=self._stop)
+            asked = self._next(left)
+            if not asked:
+                self.done.stopped = "every coming operator's baselines were known"
+                return
+            ahead = measure_ahead(asked, self.settings, {spec.id: self.book.known(spec) for spec in asked},
+                                  abort=self._stop)
             with self.ending:
                 if self.run_ended.is_set():
                     return
-                self.done.taken += self.book.record_ahead(self.log.append, self.job, spec, ahead)
-            self.done.operators += 1
+                self.done.taken += self.book.record_ahead(self.log.append, self.job,
+                                                          {spec.id: spec for spec in asked}, ahead)
+            self.done.operators += len({m.op for m in ahead.measured})
             if self._stop.is_set():
                 self.done.stopped = "the job's trials ended"  # its judge killed: what it measured is kept
                 return
             if ahead.stopped:
                 self.done.stopped = ahead.stopped
                 return
-        self.done.stopped = "every coming operator's baselines were known"
+
+    def _next(self, left: list[Spec]) -> list[Spec]:
+        """The next PER_JUDGE operators of `left` whose trials have not begun and whose
+        baselines the book lacks, taken off it (with those passed over)."""
+        asked: list[Spec] = []
+        while left and len(asked) < PER_JUDGE:
+            spec = left.pop(0)
+            known = self.book.known(spec)
+            timed = [c.name for c in spec.cases if c.tag in self.settings.time_cases and c.tag in self.settings.case_tags]
+            if not self.begun(spec.id) and not all(name in known for name in timed):
+                asked.append(spec)
+        return asked
 
 
 def say(done: Scouted) -> None:

@@ -63,12 +63,16 @@ def reference(x, out):
 '''
 
 
-@pytest.fixture
-def spec_path(tmp_path) -> Path:
-    folder = tmp_path / "ops" / "aten" / "copied"
+def _spec_file(tmp_path: Path, name: str) -> Path:
+    folder = tmp_path / "ops" / "aten" / name
     folder.mkdir(parents=True)
     (folder / "spec.py").write_text(SPEC)
     return folder / "spec.py"
+
+
+@pytest.fixture
+def spec_path(tmp_path) -> Path:
+    return _spec_file(tmp_path, "copied")
 
 
 @pytest.fixture
@@ -77,21 +81,24 @@ def timed_on_cpu(cpu_as_gpu, monkeypatch):
     monkeypatch.setattr(timing_lock, "spin_up", lambda seconds=0.2: None)  # no GPU to spin up
 
 
-def _request(tmp_path: Path, spec_path: Path, **extra) -> dict:
-    return {"task": baselines_ahead.TASK, "spec": str(spec_path), "workspace": str(tmp_path / "w" / "candidate"),
+def _request(tmp_path: Path, *operators: dict) -> dict:
+    return {"task": baselines_ahead.TASK, "operators": list(operators), "workspace": str(tmp_path / "w" / "candidate"),
             "timing_lock": str(tmp_path / "timing.lock"), "device": "cpu", "case_tags": ["smoke", "bench"],
-            "time_tags": ["bench"], "repeats": 5, "warmup": 1, "baselines": {}, "gpu_mib": None,
-            "result": str(tmp_path / "result.jsonl"), **extra}
+            "time_tags": ["bench"], "repeats": 5, "warmup": 1, "result": str(tmp_path / "result.jsonl")}
+
+
+def _operator(spec_path: Path, **known: float) -> dict:
+    return {"spec": str(spec_path), "baselines": known, "gpu_mib": None}
 
 
 def test_the_judge_times_the_cases_not_given_and_says_how_each_turn_went(tmp_path, spec_path, timed_on_cpu):
     emitted: list[dict] = []
-    final = baseline_judge.time_baselines(_request(tmp_path, spec_path, baselines={"big": 3.0}), emitted.append)
-    assert final["stopped"] == "" and final["baseline"] == "torch"
-    assert [c["name"] for c in final["cases"]] == ["bigger"]  # "big" was given
-    (case,) = emitted
-    assert case["baseline"] == "torch" and case["baseline_us"] > 0 and case["turn"] == Turn.ALONE
-    assert case["mode"].startswith("eager")
+    other = _spec_file(tmp_path, "copied_again")
+    request = _request(tmp_path, _operator(spec_path, big=3.0), _operator(other, big=3.0, bigger=4.0))
+    assert baseline_judge.time_baselines(request, emitted.append)["stopped"] == ""
+    (case,) = emitted  # "big" was given, and the second operator's every case
+    assert (case["op"], case["name"], case["baseline"]) == ("aten::copied", "bigger", "torch")
+    assert case["baseline_us"] > 0 and case["turn"] == Turn.ALONE and case["mode"].startswith("eager")
 
 
 def test_the_judge_stops_before_a_turn_while_another_judge_keeps_the_gpu_busy(tmp_path, spec_path, timed_on_cpu,
@@ -99,10 +106,11 @@ def test_the_judge_stops_before_a_turn_while_another_judge_keeps_the_gpu_busy(tm
     monkeypatch.setattr(baseline_judge, "IDLE_WAIT_S", 0.2)
     lock = str(tmp_path / "timing.lock")
     TimingLock(lock, Phases())._create()
+    emitted: list[dict] = []
     with open(lock + WORK_SUFFIX, "a") as section:  # another judge's work section, running throughout
         fcntl.flock(section, fcntl.LOCK_SH)
-        final = baseline_judge.time_baselines(_request(tmp_path, spec_path), lambda case: None)
-    assert final["cases"] == [] and final["stopped"].startswith(baseline_judge.BUSY)
+        final = baseline_judge.time_baselines(_request(tmp_path, _operator(spec_path)), emitted.append)
+    assert emitted == [] and final["stopped"].startswith(baseline_judge.BUSY)
 
 
 def test_a_request_for_baselines_is_served_with_no_candidate_process(tmp_path, spec_path, timed_on_cpu, monkeypatch):
@@ -111,21 +119,24 @@ def test_a_request_for_baselines_is_served_with_no_candidate_process(tmp_path, s
     kept_out: list[Path] = []
     monkeypatch.setattr(judge, "_keep_out_of_the_workspace", kept_out.append)
     monkeypatch.setattr(judge, "start_candidate", lambda *a, **k: pytest.fail("a candidate process was started"))
-    request = _request(tmp_path, spec_path)
+    request = _request(tmp_path, _operator(spec_path), _operator(_spec_file(tmp_path, "copied_again")))
     (tmp_path / "request.json").write_text(json.dumps(request))
     judge.serve_request(tmp_path / "request.json")
     assert kept_out == [tmp_path / "w" / "judge"]
     ahead = baselines_ahead._read(Path(request["result"]), "ok", "")
-    assert ahead.baseline == "torch" and ahead.stopped == ""
-    assert [m.case for m in ahead.measured] == ["big", "bigger"] and all(m.latency_us > 0 for m in ahead.measured)
+    assert ahead.stopped == ""
+    assert [(m.op, m.case, m.baseline) for m in ahead.measured] == [
+        (op, case, "torch") for op in ("aten::copied", "aten::copied_again") for case in ("big", "bigger")]
+    assert all(m.latency_us > 0 for m in ahead.measured)
 
 
 def test_what_a_judge_measured_before_it_died_is_kept_with_why_it_ended(tmp_path):
     result = tmp_path / "result.jsonl"
-    result.write_text(json.dumps({"case": {"name": "big", "baseline_us": 7.5, "mode": "graph", "turn": "alone",
-                                           "missing": "", "baseline": "libcublas"}}) + "\n" + '{"case": {"na')
+    result.write_text(json.dumps({"case": {"op": "cublas::x", "name": "big", "baseline_us": 7.5, "mode": "graph",
+                                           "turn": "alone", "missing": "", "baseline": "libcublas"}}) + "\n"
+                      + '{"case": {"na')
     ahead = baselines_ahead._read(result, "died:killed by signal SIGSEGV", "a\nSegmentation fault")
-    assert ahead == Ahead("libcublas", (Measured("big", 7.5, "graph", Turn.ALONE),),
+    assert ahead == Ahead((Measured("cublas::x", "big", "libcublas", 7.5, "graph", Turn.ALONE),),
                           "the judge ended: died:killed by signal SIGSEGV (Segmentation fault)")
 
 
@@ -175,17 +186,24 @@ def _bench(spec: operators.Spec) -> list[str]:
 
 
 class Engine:
-    """measure_ahead's stand-in: every case asked for measured at 10 us, `stops_at` ends the
-    scout there, and `begins` an operator's trial while the scout measures the one before."""
+    """measure_ahead's stand-in: every case asked for measured at 10 us, and a request with
+    `stops_at` among its operators ends the scout after that one."""
 
     def __init__(self, stops_at: str = "", turn: Turn = Turn.ALONE):
         self.asked: list[tuple[str, dict]] = []
+        self.requests = 0
         self.stops_at, self.turn = stops_at, turn
 
-    def __call__(self, spec, settings, known, abort=None):
-        self.asked.append((spec.id, dict(known)))
-        measured = tuple(Measured(c, 10.0, "eager", self.turn) for c in _bench(spec) if c not in known)
-        return Ahead("torch", measured, baseline_judge.BUSY if spec.id == self.stops_at else "")
+    def __call__(self, specs, settings, known, abort=None):
+        self.requests += 1
+        measured = []
+        for spec in specs:
+            self.asked.append((spec.id, dict(known[spec.id])))
+            measured += [Measured(spec.id, c, "torch", 10.0, "eager", self.turn) for c in _bench(spec)
+                         if c not in known[spec.id]]
+            if spec.id == self.stops_at:
+                return Ahead(tuple(measured), baseline_judge.BUSY)
+        return Ahead(tuple(measured), "")
 
 
 def _scout(tmp_path, monkeypatch, engine: Engine, coming, begun=(), book=None, run_ended=None):
@@ -209,10 +227,17 @@ def test_the_scout_logs_the_coming_operators_baselines_as_job_events_that_later_
     assert [(e.op, e.case) for e in events] == [("aten::softmax", c) for c in _bench(softmax)] + [
         ("aten::add", c) for c in _bench(add)]
     assert book.known(softmax) == dict.fromkeys(_bench(softmax), 10.0) and book.known(cos) == {}
-    assert done.operators == 2 and done.taken == len(events)
+    assert done.operators == 2 and done.taken == len(events) and engine.requests == 1  # one judge for both
     assert done.stopped == "every coming operator's baselines were known"
     # a later job reads them back from the log, as a trial's
     assert load_book(tmp_path, "fp").known(add) == dict.fromkeys(_bench(add), 10.0)
+
+
+def test_the_scout_asks_each_judge_for_a_few_operators(tmp_path, monkeypatch):
+    monkeypatch.setattr("kgb.baseline_scout.PER_JUDGE", 2)
+    engine = Engine()
+    done, _, _ = _scout(tmp_path, monkeypatch, engine, _specs("aten::softmax", "aten::cos", "aten::add"))
+    assert engine.requests == 2 and [op for op, _ in engine.asked] == ["aten::softmax", "aten::cos", "aten::add"]
 
 
 def test_the_scout_stops_where_the_judge_found_the_gpu_busy(tmp_path, monkeypatch):
@@ -248,10 +273,11 @@ def test_the_jobs_end_kills_the_judge_under_way_and_keeps_what_it_measured(tmp_p
     softmax, cos = _specs("aten::softmax", "aten::cos")
     asked = threading.Event()
 
-    def measuring(spec, settings, known, abort=None):
+    def measuring(specs, settings, known, abort=None):
         asked.set()
         assert abort is not None and abort.wait(30)  # killed by the job's end
-        return Ahead("torch", (Measured(_bench(spec)[0], 10.0, "eager", Turn.ALONE),), "the judge ended: aborted")
+        return Ahead((Measured(specs[0].id, _bench(specs[0])[0], "torch", 10.0, "eager", Turn.ALONE),),
+                     "the judge ended: aborted")
 
     monkeypatch.setattr("kgb.baseline_scout.measure_ahead", measuring)
     log = EventLog(tmp_path / "events.jsonl")
@@ -265,12 +291,14 @@ def test_the_jobs_end_kills_the_judge_under_way_and_keeps_what_it_measured(tmp_p
 
 def test_the_warm_engine_forks_a_judge_that_serves_the_request(spec_path):
     """The whole way, in real processes: the request, the engine's fork, the judge's dispatch
-    and the answer read back. On the CPU the judge's timing has no CUDA events to read, so each
-    case's baseline is missing (a trial's judge would time it); on a GPU the same request times
-    them (docs/gpu-results.md, session 70)."""
+    and the answer read back. Where CUDA is absent the judge's timing has no events to read, so
+    each case's baseline is missing (a trial's judge would time it); on a GPU the same request
+    times them (docs/gpu-results.md, session 70)."""
     spec = operators.load_spec(spec_path)
     settings = EvalSettings(device="cpu", case_tags=("smoke", "bench"), time_cases=("bench",))
-    assert baselines_ahead.measure_ahead(spec, settings, {}) == Ahead("torch", (), "")
+    ahead = baselines_ahead.measure_ahead([spec], settings, {"aten::copied": {"big": 1.0}})
+    assert ahead.stopped == ""
+    assert {(m.op, m.case) for m in ahead.measured} <= {("aten::copied", "bigger")}
 
 
 def test_a_timed_job_gives_its_later_trials_the_baselines_its_scout_timed_while_the_first_ran(

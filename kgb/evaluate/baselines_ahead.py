@@ -1,4 +1,4 @@
-"""Asking the warm engine for an operator's baselines alone, ahead of its trials: the harness's
+"""Asking the warm engine for a few operators' baselines alone, ahead of their trials: the harness's
 side of kgb.evaluate.baseline_judge (why, and how the judge takes only the GPU's idle time).
 
 The judge is forked for the request, never a spare: a spare has a candidate process started,
@@ -20,16 +20,18 @@ from kgb.evaluate.verdict import EvalSettings, Turn
 from kgb.operators import Spec
 
 TASK = "baselines"  # the request's `task`: kgb.evaluate.judge hands it to kgb.evaluate.baseline_judge
-# At most this long for one operator's baselines: its longest bench cases take seconds, and a
+# At most this long for each operator of a request: its longest bench cases take seconds, and a
 # judge that runs on past this has stopped looking at the GPU's idle time at all.
-TIMEOUT_S = 120.0
+TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
 class Measured:
     """One case's baseline, as the judge timed it."""
 
+    op: str
     case: str
+    baseline: str  # which baseline ("torch", "libcublas")
     latency_us: float
     mode: str  # "eager" or "graph" and the timing's note, as a case's baseline_mode
     turn: Turn
@@ -37,19 +39,19 @@ class Measured:
 
 @dataclass(frozen=True)
 class Ahead:
-    """What one request measured, the baseline's name, and why it stopped before the last case
-    ("" where it did not); cases it could not time (a routine this library cannot run) are in
-    neither list: a trial's judge tries them again."""
+    """What one request measured, in order, and why it stopped before its last operator ("" where
+    it did not). Cases it could not time (a routine this library cannot run) are not there: a
+    trial's judge tries them again."""
 
-    baseline: str
     measured: tuple[Measured, ...]
     stopped: str
 
 
-def measure_ahead(spec: Spec, settings: EvalSettings, known: dict[str, float],
+def measure_ahead(specs: list[Spec], settings: EvalSettings, known: dict[str, dict[str, float]],
                   abort: threading.Event | None = None) -> Ahead:
-    """The baselines of `spec`'s timed cases that `known` lacks, timed in the GPU's idle time
-    by a judge of the warm engine. `abort`: set, the judge is killed (the job has ended)."""
+    """The baselines of the timed cases of `specs` that `known` (by operator) lacks, timed in
+    the GPU's idle time by one judge of the warm engine. `abort`: set, the judge is killed (the
+    job has ended); what it logged before is kept."""
     from kgb.evaluate.held_memory import expected_mib  # here: the module is also run as a script
 
     with _one_gpu(settings) as settings, _engine(settings) as engine:
@@ -58,7 +60,9 @@ def measure_ahead(spec: Spec, settings: EvalSettings, known: dict[str, float],
             result = workdir / "result.jsonl"
             request = {
                 "task": TASK,
-                "spec": str(spec.path),
+                "operators": [{"spec": str(spec.path), "gpu_mib": expected_mib(spec.id, settings.device),
+                               "baselines": {str(k): float(v) for k, v in known.get(spec.id, {}).items()}}
+                              for spec in specs],
                 "workspace": str(workdir / "candidate"),
                 "timing_lock": _timing_lock(settings),
                 "device": settings.device,
@@ -66,14 +70,12 @@ def measure_ahead(spec: Spec, settings: EvalSettings, known: dict[str, float],
                 "time_tags": list(settings.time_cases),
                 "repeats": settings.repeats,
                 "warmup": settings.warmup,
-                "baselines": {str(k): float(v) for k, v in known.items()},
-                "gpu_mib": expected_mib(spec.id, settings.device),
                 "result": str(result),
             }
             (workdir / "request.json").write_text(json.dumps(request))
             log = workdir / "stderr.log"
             env = {**settings.extra_env, **workspace_env(workdir / "candidate")}
-            outcome = engine.run(workdir / "request.json", log, env, TIMEOUT_S, abort=abort)
+            outcome = engine.run(workdir / "request.json", log, env, TIMEOUT_S * len(specs), abort=abort)
             return _read(result, outcome, _readable_log(log))
         finally:
             remove_tree(workdir)
@@ -91,10 +93,9 @@ def _read(path: Path, outcome: str, logs: str) -> Ahead:
             if "case" in record:
                 cases.append(record["case"])
             final = record.get("final", final)
-    measured = tuple(Measured(c["name"], float(c["baseline_us"]), c["mode"] or "", Turn(c["turn"]))
+    measured = tuple(Measured(c["op"], c["name"], c["baseline"], float(c["baseline_us"]), c["mode"] or "", Turn(c["turn"]))
                      for c in cases if c.get("baseline_us") is not None and c.get("turn"))
-    name = final["baseline"] if final is not None else next((c["baseline"] for c in cases), "")
     if final is not None and outcome == "ok":
-        return Ahead(name, measured, final["stopped"])
+        return Ahead(measured, final["stopped"])
     last = logs.strip().splitlines()[-1] if logs.strip() else "no output"
-    return Ahead(name, measured, f"the judge ended: {outcome} ({last})")
+    return Ahead(measured, f"the judge ended: {outcome} ({last})")

@@ -104,19 +104,20 @@ class BaselineBook:
         return dataclasses.replace(verdict, cases=tuple(cases))
 
 
-    def record_ahead(self, emit: Callable[[Event], Event], job: str, spec: Spec, ahead: Ahead) -> int:
-        """Log the baselines a judge timed ahead of `spec`'s trials (kgb.baseline_scout), as
-        job events, and know them from now on; how many the book took (a crowded one, or one
-        a trial's judge logged first, stays in the log only)."""
+    def record_ahead(self, emit: Callable[[Event], Event], job: str, specs: dict[str, Spec], ahead: Ahead) -> int:
+        """Log the baselines a judge timed ahead of their trials (kgb.baseline_scout), as job
+        events, and know them from now on; how many the book took (a crowded one, or one a
+        trial's judge logged first, stays in the log only). `specs`: the operators asked for."""
         taken = 0
         for m in ahead.measured:
+            spec = specs[m.op]
             event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=m.case,
-                                          baseline=ahead.baseline, latency_us=m.latency_us,
+                                          baseline=m.baseline, latency_us=m.latency_us,
                                           fingerprint=self.fingerprint, timing_mode=m.mode, turn=m.turn))
             if m.turn is Turn.CROWDED:
                 continue
             with self._lock:
-                mine = Baseline(m.latency_us, ahead.baseline, f"{event.job}#{event.seq}")
+                mine = Baseline(m.latency_us, m.baseline, f"{event.job}#{event.seq}")
                 taken += self._known.setdefault((spec.id, spec.version, m.case), mine) is mine
         return taken
 
