@@ -1,6 +1,6 @@
-"""A judge asked for baselines only: an operator's bench-case baselines timed before any trial
-of it, in the time the GPU would otherwise stand idle (kgb.baseline_scout asks, and says for
-which operators).
+"""A judge asked for baselines only: a few operators' bench-case baselines timed before any
+trial of them, in the time the GPU would otherwise stand idle (kgb.baseline_scout asks, and
+says for which operators).
 
 A chip's first job measures every bench case's baseline once (kgb.tracking.baselines): 590
 measurements, 35.8-40.1 s of its timing turns on an H100 (session 69), each in the turn of the
