@@ -295,6 +295,9 @@ def main() -> int:
         print_table(f"\n`python {' '.join(command[1:2] + args.overrides + extra)}`, the {run} job into {into}"
                     f"{'' if args.warm else ', its compile store empty'}", figures, events)
         held = print_memory(memory, Path(env[TRACE_ENV]) if trace is not None else None)
+        for line in (scratch / f"{run}.log").read_text(errors="replace").splitlines():
+            if line.startswith("kgb: ") and "timed ahead" in line:  # what the job's baseline scout did
+                print(line)
         report[run] = {"figures": figures, "phases": dict(phases(events)), "gpu_mib_by_operator": held}
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))
