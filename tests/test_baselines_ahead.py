@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_timed_case import SPEC  # x copied into out: a smoke case, and a bench case named big
 
 from kgb import operators
 from kgb.baseline_scout import BaselineScout
@@ -34,33 +35,6 @@ from kgb.evaluate.verdict import Turn
 from kgb.tracking.baselines import BaselineBook, load_book
 from kgb.tracking.events import BaselineMeasured
 from kgb.tracking.log import EventLog
-
-SPEC = '''
-"""x, copied into out."""
-
-import torch
-
-from kgb.operators import Case
-
-VERSION = 1
-SIGNATURES = """
-def copied(x: torch.Tensor, out: torch.Tensor) -> None:
-    \\"\\"\\"out = x\\"\\"\\"
-"""
-OUTPUT_ARGS = ("out",)
-KERNEL_REQUIRED = False
-CASES = [Case("small", "smoke", {"n": 64}, seed=3), Case("big", "bench", {"n": 1 << 14}, seed=4),
-         Case("bigger", "bench", {"n": 1 << 15}, seed=5)]
-
-
-def make_inputs(case, gen, device):
-    n = case.params["n"]
-    return {"x": torch.randn(n, generator=gen), "out": torch.empty(n)}
-
-
-def reference(x, out):
-    out.copy_(x)
-'''
 
 
 def _spec_file(tmp_path: Path, name: str) -> Path:
@@ -93,11 +67,11 @@ def _operator(spec_path: Path, **known: float) -> dict:
 
 def test_the_judge_times_the_cases_not_given_and_says_how_each_turn_went(tmp_path, spec_path, timed_on_cpu):
     emitted: list[dict] = []
-    other = _spec_file(tmp_path, "copied_again")
-    request = _request(tmp_path, _operator(spec_path, big=3.0), _operator(other, big=3.0, bigger=4.0))
+    given = _spec_file(tmp_path, "copied_again")
+    request = _request(tmp_path, _operator(given, big=3.0), _operator(spec_path))
     assert baseline_judge.time_baselines(request, emitted.append)["stopped"] == ""
-    (case,) = emitted  # "big" was given, and the second operator's every case
-    assert (case["op"], case["name"], case["baseline"]) == ("aten::copied", "bigger", "torch")
+    (case,) = emitted  # the first operator's one bench case was given
+    assert (case["op"], case["name"], case["baseline"]) == ("aten::copied", "big", "torch")
     assert case["baseline_us"] > 0 and case["turn"] == Turn.ALONE and case["mode"].startswith("eager")
 
 
@@ -126,7 +100,7 @@ def test_a_request_for_baselines_is_served_with_no_candidate_process(tmp_path, s
     ahead = baselines_ahead._read(Path(request["result"]), "ok", "")
     assert ahead.stopped == ""
     assert [(m.op, m.case, m.baseline) for m in ahead.measured] == [
-        (op, case, "torch") for op in ("aten::copied", "aten::copied_again") for case in ("big", "bigger")]
+        ("aten::copied", "big", "torch"), ("aten::copied_again", "big", "torch")]
     assert all(m.latency_us > 0 for m in ahead.measured)
 
 
@@ -296,9 +270,9 @@ def test_the_warm_engine_forks_a_judge_that_serves_the_request(spec_path):
     times them (docs/gpu-results.md, session 70)."""
     spec = operators.load_spec(spec_path)
     settings = EvalSettings(device="cpu", case_tags=("smoke", "bench"), time_cases=("bench",))
-    ahead = baselines_ahead.measure_ahead([spec], settings, {"aten::copied": {"big": 1.0}})
+    ahead = baselines_ahead.measure_ahead([spec], settings, {})
     assert ahead.stopped == ""
-    assert {(m.op, m.case) for m in ahead.measured} <= {("aten::copied", "bigger")}
+    assert {(m.op, m.case) for m in ahead.measured} <= {("aten::copied", "big")}
 
 
 def test_a_timed_job_gives_its_later_trials_the_baselines_its_scout_timed_while_the_first_ran(
@@ -310,15 +284,7 @@ def test_a_timed_job_gives_its_later_trials_the_baselines_its_scout_timed_while_
 
     import kgb.run
     import kgb.trial
-    from kgb.config import (
-        ChipConfig,
-        Config,
-        EvalConfig,
-        ExpertConfig,
-        ModelConfig,
-        SourceConfig,
-        TrackingConfig,
-    )
+    from kgb import config
     from kgb.evaluate import CaseResult, Status, Verdict
 
     real = kgb.run.eval_settings
@@ -341,9 +307,10 @@ def test_a_timed_job_gives_its_later_trials_the_baselines_its_scout_timed_while_
 
     monkeypatch.setattr(kgb.trial, "evaluate", judged)
     ops = ["aten::softmax", "aten::cos", "aten::add"]
-    cfg = Config(method=ExpertConfig(concurrency=1), model=ModelConfig(), source=SourceConfig("aten"),
-                 chip=ChipConfig(name="cpu", backend="cpu"), eval=EvalConfig(cases="smoke"),
-                 tracking=TrackingConfig(root=str(tmp_path), mlflow=False), ops=ops)
+    cfg = config.Config(method=config.ExpertConfig(concurrency=1), model=config.ModelConfig(),
+                        source=config.SourceConfig("aten"), chip=config.ChipConfig(name="cpu", backend="cpu"),
+                        eval=config.EvalConfig(cases="smoke"),
+                        tracking=config.TrackingConfig(root=str(tmp_path), mlflow=False), ops=ops)
     assert kgb.run.run_job(cfg).correct == 3
     first, *coming = list(given)
     assert sorted(op for op, _ in engine.asked) == sorted(coming)  # never the trial that began at once
@@ -354,7 +321,7 @@ def test_a_timed_job_gives_its_later_trials_the_baselines_its_scout_timed_while_
     # no scout where it is turned off: every trial times its own
     given.clear()
     engine.asked.clear()
-    cfg = dataclasses.replace(cfg, tracking=TrackingConfig(root=str(tmp_path / "off"), mlflow=False),
-                              eval=EvalConfig(cases="smoke", baselines_ahead=False))
+    cfg = dataclasses.replace(cfg, tracking=config.TrackingConfig(root=str(tmp_path / "off"), mlflow=False),
+                              eval=config.EvalConfig(cases="smoke", baselines_ahead=False))
     kgb.run.run_job(cfg)
     assert engine.asked == [] and all(known == {} for known in given.values())

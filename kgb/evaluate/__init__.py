@@ -220,12 +220,7 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             "source": source,
             "workspace": str(workspace),
             "timeout_s": settings.timeout_s,
-            "timing_lock": _timing_lock(settings),
-            "device": settings.device,
-            "case_tags": list(settings.case_tags),
-            "time_tags": list(settings.time_cases),
-            "repeats": settings.repeats,
-            "warmup": settings.warmup,
+            **_judging(settings),
             "baselines": {str(k): float(v) for k, v in baselines.items()},
             # what its bench cases are expected to hold on the GPU (kgb.evaluate.memory_ledger)
             "gpu_mib": expected_mib(spec.id, settings.device),
@@ -262,6 +257,12 @@ def _judged(source: str, spec: Spec, settings: EvalSettings, baselines: dict[str
             verdict = _cross_compiled(verdict, spec, workdir / "candidate.py", settings)
     note = f"\n[kgb] {not_kept}\n" if not_kept else ""  # after the log's last line, which messages quote
     return dataclasses.replace(verdict, compile_cache=use, logs=verdict.logs + note)
+
+
+def _judging(settings: EvalSettings) -> dict:
+    """What every request to a judge says of how to judge: where, which cases, how to time."""
+    return {"timing_lock": _timing_lock(settings), "device": settings.device, "case_tags": list(settings.case_tags),
+            "time_tags": list(settings.time_cases), "repeats": settings.repeats, "warmup": settings.warmup}
 
 
 @contextmanager
@@ -346,19 +347,25 @@ def _cross_compiled(verdict: Verdict, spec: Spec, candidate: Path, settings: Eva
                  f"({len(failed)} of {len(results)} launches fail): {error}"))
 
 
-def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) -> Verdict:
-    cases: list[CaseResult] = []
-    final = None
+def _result_records(path: Path) -> tuple[list[dict], dict | None]:
+    """A judge's result file: the cases it wrote one by one, and its final record (None where it
+    died before writing one)."""
+    cases, final = [], None
     if path.exists():
         for line in path.read_text().splitlines():
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
-                continue  # a torn last line from a worker that died mid-write
+                continue  # a torn last line from a judge that died mid-write
             if "case" in record:
-                cases.append(CaseResult.from_record(record["case"]))
-            if "final" in record:
-                final = record["final"]
+                cases.append(record["case"])
+            final = record.get("final", final)
+    return cases, final
+
+
+def _read_result(path: Path, outcome: str, logs: str, settings: EvalSettings) -> Verdict:
+    records, final = _result_records(path)
+    cases = [CaseResult.from_record(record) for record in records]
     # past its timeout a judge is killed; one that wrote its verdict first, after the deadline
     # (the kill came as it started), is timed out all the same: the timeout holds for all alike
     if final is not None and outcome != "timeout":

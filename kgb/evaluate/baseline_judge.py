@@ -32,10 +32,8 @@ from pathlib import Path
 import torch
 
 from kgb.evaluate import cuda_waits, kernel_clock, memory_ledger, quiet_gate
-from kgb.evaluate.baseline import BaselineTiming
-from kgb.evaluate.bench_case import TURN_BATCH_BYTES
+from kgb.evaluate.bench_timing import baseline_turns
 from kgb.evaluate.case_runner import CaseRunner
-from kgb.evaluate.correctness import tensors_in
 from kgb.evaluate.draws import draw_inputs
 from kgb.evaluate.phases import Phases
 from kgb.evaluate.timing_lock import TimingLock
@@ -114,27 +112,19 @@ def _first_uses(runner: CaseRunner, small: list[Case]) -> None:
 
 
 def _turns(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int, emit: Callable[[dict], None]) -> str:
-    """The cases' baselines, a turn's worth at a time, each turn begun at an idle instant;
-    why it stopped before the last ("" where it did not)."""
-    batch: list[tuple[Case, BaselineTiming]] = []
-    held = 0
-    for n, case in enumerate(cases):
-        if not batch:
-            looked = time.monotonic()
-            with runner.phase("waiting for the GPU to be idle"):
-                if not runner.exclusive.idle_within(IDLE_WAIT_S):
-                    return f"{BUSY} for {time.monotonic() - looked:.1f} s"
-        with runner.exclusive.work(), runner.phase("draw"):
-            timed = draw_inputs(runner.spec, case, case.seed, runner.device)
-        held += sum(t.untyped_storage().nbytes() for t in tensors_in(list(timed.values())))
-        batch.append((case, runner.baseline_on(case, timed, repeats, warmup)))
-        del timed
-        if n + 1 < len(cases) and held < TURN_BATCH_BYTES:
-            continue
-        runner.prepare_baselines([b for _, b in batch])
-        runner.measure_baselines(batch)
-        for done, b in batch:
-            emit({"name": done.name, "baseline_us": b.us, "mode": b.mode, "turn": b.turn, "missing": b.missing})
-        batch, held = [], 0
-        runner.released()
-    return ""
+    """The cases' baselines, each turn's draws begun at an idle instant; why it stopped before
+    the last ("" where it did not)."""
+    busy: list[float] = []
+
+    def idle() -> bool:
+        looked = time.monotonic()
+        with runner.phase("waiting for the GPU to be idle"):
+            if runner.exclusive.idle_within(IDLE_WAIT_S):
+                return True
+        busy.append(time.monotonic() - looked)
+        return False
+
+    for batch in baseline_turns(runner, cases, repeats, warmup, ready=idle):
+        for case, b in batch:
+            emit({"name": case.name, "baseline_us": b.us, "mode": b.mode, "turn": b.turn, "missing": b.missing})
+    return f"{BUSY} for {busy[0]:.1f} s" if busy else ""

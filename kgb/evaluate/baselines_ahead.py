@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from kgb.evaluate import _engine, _one_gpu, _readable_log, _timing_lock, workdirs
+from kgb.evaluate import _engine, _judging, _one_gpu, _readable_log, _result_records, workdirs
 from kgb.evaluate.environment import workspace_env
 from kgb.evaluate.tree_removal import remove_tree
 from kgb.evaluate.verdict import EvalSettings, Turn
@@ -64,12 +64,7 @@ def measure_ahead(specs: list[Spec], settings: EvalSettings, known: dict[str, di
                                "baselines": {str(k): float(v) for k, v in known.get(spec.id, {}).items()}}
                               for spec in specs],
                 "workspace": str(workdir / "candidate"),
-                "timing_lock": _timing_lock(settings),
-                "device": settings.device,
-                "case_tags": list(settings.case_tags),
-                "time_tags": list(settings.time_cases),
-                "repeats": settings.repeats,
-                "warmup": settings.warmup,
+                **_judging(settings),
                 "result": str(result),
             }
             (workdir / "request.json").write_text(json.dumps(request))
@@ -83,16 +78,7 @@ def measure_ahead(specs: list[Spec], settings: EvalSettings, known: dict[str, di
 
 def _read(path: Path, outcome: str, logs: str) -> Ahead:
     """The judge's answer; the cases it measured before it died, if it did, with why."""
-    final, cases = None, []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line from a judge that died mid-write
-            if "case" in record:
-                cases.append(record["case"])
-            final = record.get("final", final)
+    cases, final = _result_records(path)
     measured = tuple(Measured(c["op"], c["name"], c["baseline"], float(c["baseline_us"]), c["mode"] or "", Turn(c["turn"]))
                      for c in cases if c.get("baseline_us") is not None and c.get("turn"))
     if final is not None and outcome == "ok":

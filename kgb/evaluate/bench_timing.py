@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable, Iterator
 
 from kgb.evaluate import quiet_gate
 from kgb.evaluate.baseline import BaselineTiming
@@ -114,11 +115,26 @@ class _Ending:
 
 def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int,
                           results: list[CaseResult]) -> None:
-    """The baselines of cases whose replays were timed in an earlier turn, in turns of their
-    own, each on its case's set T drawn again; as many to a turn as TURN_BATCH_BYTES allows."""
+    """The baselines of cases whose replays were timed in an earlier turn, in turns of their own."""
+    for batch in baseline_turns(runner, cases, repeats, warmup):
+        for case, b in batch:
+            i = _index(results, case.name)
+            results[i] = dataclasses.replace(results[i], baseline_us=b.us, baseline_mode=b.mode,
+                                             baseline_turn=b.turn if b.us is not None else None,
+                                             timing_mode=(results[i].timing_mode or "") + b.missing)
+
+
+def baseline_turns(runner: CaseRunner, cases: list[Case], repeats: int, warmup: int,
+                   ready: Callable[[], bool] = lambda: True) -> Iterator[list[tuple[Case, BaselineTiming]]]:
+    """The cases' baselines in turns of their own, each on its case's set T drawn again from its
+    seed, as many to a turn as TURN_BATCH_BYTES allows; yields each turn's cases once timed.
+    `ready` is asked before each turn's first draw: False stops there (kgb.evaluate.baseline_judge
+    waits for an idle GPU)."""
     batch: list[tuple[Case, BaselineTiming]] = []
     held = 0
     for n, case in enumerate(cases):
+        if not batch and not ready():
+            return
         with runner.exclusive.work(), runner.phase("draw"):
             timed = draw_inputs(runner.spec, case, case.seed, runner.device)
         held += sum(t.untyped_storage().nbytes() for t in tensors_in(list(timed.values())))
@@ -128,11 +144,7 @@ def _time_baselines_alone(runner: CaseRunner, cases: list[Case], repeats: int, w
             continue
         runner.prepare_baselines([b for _, b in batch])
         runner.measure_baselines(batch)
-        for case_, b in batch:
-            i = _index(results, case_.name)
-            results[i] = dataclasses.replace(results[i], baseline_us=b.us, baseline_mode=b.mode,
-                                             baseline_turn=b.turn if b.us is not None else None,
-                                             timing_mode=(results[i].timing_mode or "") + b.missing)
+        yield batch
         batch, held = [], 0
         runner.released()
 
