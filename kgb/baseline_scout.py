@@ -105,7 +105,8 @@ class BaselineScout:
         while left and len(asked) < PER_JUDGE:
             spec = left.pop(0)
             known = self.book.known(spec)
-            timed = [c.name for c in spec.cases if c.tag in self.settings.time_cases and c.tag in self.settings.case_tags]
+            timed = [c.name for c in spec.cases
+                     if c.tag in self.settings.time_cases and c.tag in self.settings.case_tags]
             if not self.begun(spec.id) and not all(name in known for name in timed):
                 asked.append(spec)
         return asked

@@ -79,8 +79,8 @@ def measure_ahead(specs: list[Spec], settings: EvalSettings, known: dict[str, di
 def _read(path: Path, outcome: str, logs: str) -> Ahead:
     """The judge's answer; the cases it measured before it died, if it did, with why."""
     cases, final = _result_records(path)
-    measured = tuple(Measured(c["op"], c["name"], c["baseline"], float(c["baseline_us"]), c["mode"] or "", Turn(c["turn"]))
-                     for c in cases if c.get("baseline_us") is not None and c.get("turn"))
+    measured = tuple(Measured(c["op"], c["name"], c["baseline"], float(c["baseline_us"]), c["mode"] or "",
+                              Turn(c["turn"])) for c in cases if c.get("baseline_us") is not None and c.get("turn"))
     if final is not None and outcome == "ok":
         return Ahead(measured, final["stopped"])
     last = logs.strip().splitlines()[-1] if logs.strip() else "no output"
