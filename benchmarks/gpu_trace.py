@@ -25,6 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kgb.evaluate.baseline_judge import AHEAD  # noqa: E402
 from kgb.evaluate.first_call import remembered  # noqa: E402
 
+RAMP_S = 30.0
+
 
 def read(path: Path) -> list[dict]:
     text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
@@ -155,6 +157,18 @@ def gpu_time(turns: list[dict], sections: list[dict]) -> dict[str, float]:
     return seconds
 
 
+def idle_s(turns: list[dict], sections: list[dict], start: float, end: float) -> float:
+    """Seconds of [start, end] with no turn (from its ask) and no work section on the GPU."""
+    spans = sorted([(max(t.get("gathered", t["asked"]), start), min(t["ended"], end)) for t in turns]
+                   + [(max(r["began"], start), min(r["ended"], end)) for r in sections])
+    busy, reach = 0.0, start
+    for a, b in spans:
+        if b > reach:
+            busy += b - max(a, reach)
+            reach = b
+    return (end - start) - busy
+
+
 def clocks_line(measures: list[dict]) -> str:
     """The SM clock as each measurement started, by whose call: its median and lowest, how many
     started 5% or more below the clock's most, with what held it down (NVML's reasons), and
@@ -262,6 +276,10 @@ def report(records: list[dict]) -> str:
     if sum(spent.values()) > 0:
         lines.append("the GPU's time: " + ", ".join(
             f"{what} {s:.1f} s ({100 * s / sum(spent.values()):.0f}%)" for what, s in spent.items()))
+        # a first job's ramp: the first trials' candidates compile while the GPU waits
+        t0 = min(r["asked"] for r in records)
+        lines.append(f"the GPU idle (no turn, no section) in the trace's first {RAMP_S:.0f} s: "
+                     f"{idle_s(turns, sections, t0, t0 + RAMP_S):.1f} s")
 
     # what each drain waited for: the section of another judge, running when the turn got
     # the lock, that ended last

@@ -179,6 +179,19 @@ def test_the_gpu_trace_tells_the_spares_warm_ups_of_a_jobs_start_from_the_later_
         gpu_trace.report([warm(100, 8.0, 7.0), warm(101, 9.0, 8.0), cut, warm(150, 0.5, 0.2)]))
 
 
+def test_the_gpu_trace_says_how_long_the_gpu_stood_idle_in_a_jobs_first_30_s():
+    import gpu_trace
+
+    turn = {"kind": "turn", "pid": 1, "asked": 10.0, "gathered": 10.0, "began": 10.5, "drained": 11.0,
+            "measured": 11.0, "ended": 12.0, "crowded": False, "tag": "t"}
+    sections = [{"kind": "section", "pid": 2, "asked": 0.0, "began": 0.0, "ended": 3.0, "what": "draw"},
+                {"kind": "section", "pid": 3, "asked": 2.0, "began": 2.0, "ended": 4.0, "what": "draw"},
+                {"kind": "section", "pid": 2, "asked": 11.0, "began": 11.5, "ended": 13.0, "what": "compare"},
+                {"kind": "section", "pid": 2, "asked": 29.0, "began": 29.0, "ended": 40.0, "what": "compare"}]
+    assert gpu_trace.idle_s([turn], sections, 0.0, 30.0) == pytest.approx(30.0 - 4.0 - 3.0 - 1.0)
+    assert "the GPU idle (no turn, no section) in the trace's first 30 s: 22.0 s" in gpu_trace.report([turn, *sections])
+
+
 def test_the_gpu_trace_counts_the_turns_of_baselines_timed_ahead_of_their_trials():
     import gpu_trace
 
