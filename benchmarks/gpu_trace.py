@@ -25,6 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kgb.evaluate.baseline_judge import AHEAD  # noqa: E402
 from kgb.evaluate.first_call import remembered  # noqa: E402
 
+# A first job's first half minute, while the first trials' candidates compile: the GPU stood idle
+# 18.2-18.6 s of it on an H100 in session 69, which baselines timed ahead fill (kgb.baseline_scout)
 RAMP_S = 30.0
 
 
