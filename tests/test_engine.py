@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from kgb.evaluate import EvalSettings, engine_env
 
@@ -155,3 +156,42 @@ def test_the_engine_is_told_where_to_keep_bytecode_only_where_the_harness_may_no
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE")
     env = engine_env(settings)
     assert "KGB_BYTECODE_PREFIX" not in env and env["PYTHONDONTWRITEBYTECODE"] == "1"
+
+
+def test_a_first_start_compiles_its_imports_packages_beside_them_where_no_bytecode_is_there(tmp_path, monkeypatch):
+    """On a host of many cores the engine's first start compiles its imports' packages in worker
+    processes (compileall) while it imports, into the prefix its imports read; not where the
+    bytecode is there already, nor on a host of few cores, and never as the engine's child (its
+    loop reaps every child as a judge's)."""
+    import importlib.util
+    import sys
+    import time
+
+    from kgb.evaluate import engine_process
+
+    package = tmp_path / "src" / "kgb_probe_ahead"
+    package.mkdir(parents=True)
+    for name in ("__init__", "first", "second"):
+        (package / f"{name}.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    monkeypatch.setattr(engine_process, "AHEAD_PACKAGES", ("kgb_probe_ahead",))
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    assert not engine_process._compiled_ahead()  # four cores: the imports alone
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
+
+    def children() -> set[str]:  # running or ended, until reaped
+        return {pid for task in Path("/proc/self/task").iterdir() for pid in (task / "children").read_text().split()}
+
+    before = children()
+    assert engine_process._compiled_ahead()
+    assert children() <= before  # none of it is this process's child
+    compiled = [importlib.util.cache_from_source(str(package / f"{name}.py")) for name in ("__init__", "first", "second")]
+    deadline = time.monotonic() + 60
+    while not all(os.path.exists(path) for path in compiled) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(os.path.exists(path) for path in compiled)
+    torch_bytecode = Path(importlib.util.cache_from_source(importlib.util.find_spec("torch").origin))
+    torch_bytecode.parent.mkdir(parents=True, exist_ok=True)
+    torch_bytecode.write_bytes(b"")
+    assert not engine_process._compiled_ahead()  # compiled at an earlier start

@@ -37,6 +37,7 @@ def _warm(took: dict[str, float] | None = None) -> None:
     each step's seconds go into `took` (benchmarks/engine_start.py). What is imported here
     is the engine's own code, so Python may keep its bytecode (`_bytecode_kept`)."""
     with _bytecode_kept():
+        _compiled_ahead()
         _imported(took)
 
 
@@ -58,6 +59,49 @@ def _bytecode_kept():
         yield
     finally:
         sys.dont_write_bytecode, sys.pycache_prefix = before
+
+
+# The packages of the engine's imports, most modules first (on this project's CPU machine: torch
+# 1,040 of the 2,037 it imports, sympy 419 through torch._dynamo, kgb 130, Triton 94, NumPy 87,
+# mpmath 51), and the hosts whose cores can compile them beside the imports.
+AHEAD_PACKAGES = ("torch", "sympy", "kgb", "triton", "numpy", "mpmath")
+AHEAD_FROM_CORES = 8
+
+
+def _compiled_ahead() -> bool:
+    """Where the engine's imports find no bytecode (a host whose packages came without it, and
+    where kgb's own prefix is new: its first start), compile their packages' sources in worker
+    processes beside the imports; whether it began. The imports compile one module after
+    another on one core, while the first judges wait for them and the host's other cores stand
+    idle: on an H100 host the engine's first start took 8.92 s against 3.87 s with the bytecode
+    there (session 70, 16 cores, the host 87% idle in a first job's first 10 s). The workers
+    write where the imports look (`_bytecode_kept`'s prefix); an import that comes to a module
+    first compiles it itself, as before. The compile is not the engine's child, whose ends its
+    loop reaps as judges' (`serve`), and it runs on after the imports, at a lower priority, at
+    most until it has compiled the packages once."""
+    import importlib.util
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    torch = importlib.util.find_spec("torch")
+    if cores < AHEAD_FROM_CORES or torch is None or not torch.origin:
+        return False
+    if os.path.exists(importlib.util.cache_from_source(torch.origin)):
+        return False  # compiled at an earlier start (or shipped)
+    folders = [os.path.dirname(found.origin) for name in AHEAD_PACKAGES
+               if (found := importlib.util.find_spec(name)) is not None and found.origin]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if sys.pycache_prefix:
+        env["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
+    # bash starts the compile in the background and ends at once: the compile is not our child
+    command = 'nice -n 5 "$0" -m compileall -q -j "$1" "${@:2}" > /dev/null 2>&1 &'
+    import subprocess
+
+    try:
+        subprocess.run(["bash", "-c", command, sys.executable, str(cores - 2), *folders], env=env,
+                       stdin=subprocess.DEVNULL, check=False)
+    except OSError:  # no bash here: the imports compile alone, as before
+        return False
+    return True
 
 
 def _imported(took: dict[str, float] | None) -> None:
