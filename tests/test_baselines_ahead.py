@@ -131,20 +131,20 @@ def test_idle_means_no_turn_asked_for_or_held_and_no_section_running(tmp_path):
 def test_a_reservation_made_only_where_there_is_room_at_once_never_waits_in_line(tmp_path, monkeypatch):
     path = tmp_path / "gpu.memory"
     mine = memory_ledger.Ledger(path, 100)
-    with mine.room_now(60) as held:
+    with mine.reserved(60, at_once=True) as held:
         assert held and json.loads(path.read_text())[mine.key]["held"]
     assert mine.key not in json.loads(path.read_text())
     monkeypatch.setattr(memory_ledger, "_alive", lambda key: True)  # the other judges' entries below
     with mine._book() as book:
         book["1:other"] = {"mib": 70, "asked": time.time(), "held": True}
-    with mine.room_now(60) as held:
+    with mine.reserved(60, at_once=True) as held:
         assert not held
     assert mine.key not in json.loads(path.read_text())  # nothing left behind to hold others up
-    with mine.room_now(20) as held:
+    with mine.reserved(20, at_once=True) as held:
         assert held
     with mine._book() as book:  # a reservation waiting for room, asked for before
         book["2:waiting"] = {"mib": 50, "asked": time.time() - 1, "held": False}
-    with mine.room_now(20) as held:
+    with mine.reserved(20, at_once=True) as held:
         assert not held
 
 

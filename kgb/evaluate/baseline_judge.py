@@ -87,7 +87,7 @@ def _operator(runner: CaseRunner, request: dict, operator: dict, emit: Callable[
     name = runner.baseline(next(iter(spec.signatures)))[0]
     with ExitStack() as held:
         ledger = memory_ledger.for_request({**request, "gpu_mib": operator.get("gpu_mib")})
-        if ledger is not None and not held.enter_context(ledger.room_now(operator["gpu_mib"], tag=spec.id)):
+        if ledger is not None and not held.enter_context(ledger.reserved(operator["gpu_mib"], tag=spec.id, at_once=True)):
             return "no room in the GPU's memory ledger"
         if name == "torch":
             _first_uses(runner, [c for c in spec.cases if c.tag in tags and c.tag not in timed_tags])

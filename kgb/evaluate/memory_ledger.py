@@ -103,9 +103,13 @@ class Ledger:
 
     @contextmanager
     def reserved(self, mib: int, waiting: Callable[[], AbstractContextManager] = nullcontext,
-                 tag: str = "") -> Iterator[None]:
+                 tag: str = "", at_once: bool = False) -> Iterator[bool]:
         """Hold `mib` of the GPU's memory in the ledger, once there is room; `waiting`: the
-        phase the wait is counted in; `tag`: the operator, for the judges' trace."""
+        phase the wait is counted in; `tag`: the operator, for the judges' trace. Yields
+        whether it is held: with `at_once`, only if there is room at once and no reservation
+        waits before it, else never (a reservation waiting in line holds up every one asked for
+        after it; kgb.evaluate.baseline_judge's baselines, timed ahead of their trials, must
+        never hold up a trial)."""
         asked = time.monotonic()
         mine = {"mib": int(mib), "asked": time.time(), "held": False}
         try:
@@ -114,40 +118,18 @@ class Ledger:
                     with self._book() as book:
                         book[self.key] = mine
                         mine["held"] = self._may_hold(book, mine)
-                    if mine["held"]:
+                        if not mine["held"] and at_once:
+                            del book[self.key]
+                    if mine["held"] or at_once:
                         break
                     time.sleep(POLL_S)
             began = time.monotonic()
-            yield
+            yield mine["held"]
         finally:
             with self._book() as book:
                 book.pop(self.key, None)
         if mine["held"]:
             trace("memory", asked, began, time.monotonic(), mib=int(mib), tag=tag)
-
-
-    @contextmanager
-    def room_now(self, mib: int, tag: str = "") -> Iterator[bool]:
-        """Hold `mib` in the ledger if there is room at once, with no reservation waiting before
-        it; whether it is held. Never waits: a reservation waiting here would hold up every one
-        asked for after it, which `reserved` serves in order (kgb.evaluate.baseline_judge's
-        baselines, timed ahead of their trials, must never hold up a trial)."""
-        asked = time.monotonic()
-        mine = {"mib": int(mib), "asked": time.time(), "held": False}
-        with self._book() as book:
-            book[self.key] = mine
-            mine["held"] = self._may_hold(book, mine)
-            if not mine["held"]:
-                del book[self.key]
-        if not mine["held"]:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            with self._book() as book:
-                book.pop(self.key, None)
-            trace("memory", asked, asked, time.monotonic(), mib=int(mib), tag=tag)
 
 
 def for_request(request: dict) -> Ledger | None:
