@@ -87,7 +87,8 @@ def _operator(runner: CaseRunner, request: dict, operator: dict, emit: Callable[
     name = runner.baseline(next(iter(spec.signatures)))[0]
     with ExitStack() as held:
         ledger = memory_ledger.for_request({**request, "gpu_mib": operator.get("gpu_mib")})
-        if ledger is not None and not held.enter_context(ledger.reserved(operator["gpu_mib"], tag=spec.id, at_once=True)):
+        reserved = ledger.reserved(operator["gpu_mib"], tag=spec.id, at_once=True) if ledger is not None else None
+        if reserved is not None and not held.enter_context(reserved):
             return "no room in the GPU's memory ledger"
         if name == "torch":
             _first_uses(runner, [c for c in spec.cases if c.tag in tags and c.tag not in timed_tags])

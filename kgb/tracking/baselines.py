@@ -88,13 +88,8 @@ class BaselineBook:
             with self._lock:
                 known, mine = self._known.get(key), None
                 if c.baseline_mode is not None or known is None:  # measured by this verdict's judge, not given
-                    event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=c.name,
-                                                  baseline=verdict.baseline or "", latency_us=c.baseline_us,
-                                                  fingerprint=self.fingerprint, timing_mode=c.baseline_mode or "",
-                                                  turn=c.baseline_turn))
-                    mine = Baseline(c.baseline_us, verdict.baseline or "", f"{event.job}#{event.seq}")
-                    if c.baseline_turn is not Turn.CROWDED:
-                        known = self._known.setdefault(key, mine)
+                    mine, known = self._logged(emit, job, spec, c.name, verdict.baseline or "", c.baseline_us,
+                                               c.baseline_mode or "", c.baseline_turn)
             if known is None or known is mine:  # its own: the book's first, or crowded
                 assert mine is not None
                 cases.append(dataclasses.replace(c, baseline_from=mine.ref))
@@ -103,23 +98,26 @@ class BaselineBook:
                                                  baseline_mode=None, baseline_turn=None))
         return dataclasses.replace(verdict, cases=tuple(cases))
 
-
     def record_ahead(self, emit: Callable[[Event], Event], job: str, specs: dict[str, Spec], ahead: Ahead) -> int:
         """Log the baselines a judge timed ahead of their trials (kgb.baseline_scout), as job
         events, and know them from now on; how many the book took (a crowded one, or one a
         trial's judge logged first, stays in the log only). `specs`: the operators asked for."""
         taken = 0
         for m in ahead.measured:
-            spec = specs[m.op]
-            event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=m.case,
-                                          baseline=m.baseline, latency_us=m.latency_us,
-                                          fingerprint=self.fingerprint, timing_mode=m.mode, turn=m.turn))
-            if m.turn is Turn.CROWDED:
-                continue
             with self._lock:
-                mine = Baseline(m.latency_us, m.baseline, f"{event.job}#{event.seq}")
-                taken += self._known.setdefault((spec.id, spec.version, m.case), mine) is mine
+                mine, known = self._logged(emit, job, specs[m.op], m.case, m.baseline, m.latency_us, m.mode, m.turn)
+            taken += known is mine
         return taken
+
+    def _logged(self, emit: Callable[[Event], Event], job: str, spec: Spec, case: str, baseline: str,
+                latency_us: float, mode: str, turn: Turn | None) -> tuple[Baseline, Baseline | None]:
+        """One measurement logged, under the book's lock: the figure it is, and the book's for its
+        case now (its own where it is the first not crowded; None where none is known)."""
+        event = emit(BaselineMeasured(job=job, op=spec.id, spec_version=spec.version, case=case, baseline=baseline,
+                                      latency_us=latency_us, fingerprint=self.fingerprint, timing_mode=mode, turn=turn))
+        mine = Baseline(latency_us, baseline, f"{event.job}#{event.seq}")
+        key = (spec.id, spec.version, case)
+        return mine, self._known.get(key) if turn is Turn.CROWDED else self._known.setdefault(key, mine)
 
 
 def load_book(root: Path, fingerprint: str) -> BaselineBook:
