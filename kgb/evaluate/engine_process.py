@@ -80,6 +80,7 @@ def _compiled_ahead() -> bool:
     loop reaps as judges' (`serve`), and it runs on after the imports, at a lower priority, at
     most until it has compiled the packages once."""
     import importlib.util
+    import subprocess
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     torch = importlib.util.find_spec("torch")
@@ -94,8 +95,6 @@ def _compiled_ahead() -> bool:
         env["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
     # bash starts the compile in the background and ends at once: the compile is not our child
     command = 'nice -n 5 "$0" -m compileall -q -j "$1" "${@:2}" > /dev/null 2>&1 &'
-    import subprocess
-
     try:
         subprocess.run(["bash", "-c", command, sys.executable, str(cores - 2), *folders], env=env,
                        stdin=subprocess.DEVNULL, check=False)
